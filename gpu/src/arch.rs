@@ -1,0 +1,236 @@
+//! PTX instructions the kernels need, one small function each.
+//!
+//! The only module with inline assembly (the model is `core::arch::nvptx`). The
+//! cooperative-groups layer in [`crate::cg`] is built on these functions only.
+
+use core::arch::asm;
+use core::arch::nvptx;
+
+/// `%tid`: this thread's index in its block.
+#[inline(always)]
+pub fn thread_idx() -> [u32; 3] {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { [nvptx::_thread_idx_x(), nvptx::_thread_idx_y(), nvptx::_thread_idx_z()].map(|v| v as u32) }
+}
+
+/// `%ntid`: the block's dimensions.
+#[inline(always)]
+pub fn block_dim() -> [u32; 3] {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { [nvptx::_block_dim_x(), nvptx::_block_dim_y(), nvptx::_block_dim_z()].map(|v| v as u32) }
+}
+
+/// `%ctaid`: this block's index in the grid.
+#[inline(always)]
+pub fn block_idx() -> [u32; 3] {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { [nvptx::_block_idx_x(), nvptx::_block_idx_y(), nvptx::_block_idx_z()].map(|v| v as u32) }
+}
+
+/// `%nctaid`: the grid's dimensions in blocks.
+#[inline(always)]
+pub fn grid_dim() -> [u32; 3] {
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { [nvptx::_grid_dim_x(), nvptx::_grid_dim_y(), nvptx::_grid_dim_z()].map(|v| v as u32) }
+}
+
+/// `%laneid`: this thread's lane in its warp, 0..32.
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    let r: u32;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { asm!("mov.u32 {r}, %laneid;", r = out(reg32) r, options(pure, nomem, nostack)) };
+    r
+}
+
+
+/// `bar.sync 0`: every thread of the block waits here, and the block's memory
+/// writes before it are visible to the block after it (`__syncthreads()`).
+#[inline(always)]
+pub fn sync_threads() {
+    // SAFETY: a block-wide barrier; the caller's group type makes every thread reach it.
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// `bar.warp.sync mask`: the lanes in `mask` wait for each other (`__syncwarp(mask)`).
+#[inline(always)]
+pub fn sync_warp(mask: u32) {
+    // SAFETY: a warp barrier over lanes that the caller's group names.
+    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) };
+}
+
+/// `activemask.b32`: the lanes executing this instruction together (`__activemask()`).
+#[inline(always)]
+pub fn active_mask() -> u32 {
+    let r: u32;
+    // SAFETY: no preconditions.
+    unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nomem, nostack)) };
+    r
+}
+
+/// `shfl.sync.down.b32`: the value from lane `lane + delta` of the segment
+/// (`__shfl_down_sync`). `c` packs the segment mask and clamp ([`crate::cg::lanes::shfl_c`]).
+#[inline(always)]
+pub fn shfl_down(mask: u32, v: u32, delta: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
+    unsafe {
+        asm!("shfl.sync.down.b32 {r}, {v}, {d}, {c}, {m};",
+             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, c = in(reg32) c, m = in(reg32) mask,
+             options(nomem, nostack))
+    };
+    r
+}
+
+/// `shfl.sync.up.b32`: the value from lane `lane - delta` of the segment (`__shfl_up_sync`).
+#[inline(always)]
+pub fn shfl_up(mask: u32, v: u32, delta: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
+    unsafe {
+        asm!("shfl.sync.up.b32 {r}, {v}, {d}, {c}, {m};",
+             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, c = in(reg32) c, m = in(reg32) mask,
+             options(nomem, nostack))
+    };
+    r
+}
+
+/// `shfl.sync.bfly.b32`: the value from lane `lane ^ lane_mask` (`__shfl_xor_sync`).
+#[inline(always)]
+pub fn shfl_xor(mask: u32, v: u32, lane_mask: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
+    unsafe {
+        asm!("shfl.sync.bfly.b32 {r}, {v}, {x}, {c}, {m};",
+             r = out(reg32) r, v = in(reg32) v, x = in(reg32) lane_mask, c = in(reg32) c, m = in(reg32) mask,
+             options(nomem, nostack))
+    };
+    r
+}
+
+/// `shfl.sync.idx.b32`: the value from lane `src` of the segment (`__shfl_sync`).
+#[inline(always)]
+pub fn shfl_idx(mask: u32, v: u32, src: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
+    unsafe {
+        asm!("shfl.sync.idx.b32 {r}, {v}, {s}, {c}, {m};",
+             r = out(reg32) r, v = in(reg32) v, s = in(reg32) src, c = in(reg32) c, m = in(reg32) mask,
+             options(nomem, nostack))
+    };
+    r
+}
+
+/// `vote.sync.ballot.b32`: bit `l` set where lane `l` of `mask` has `pred` (`__ballot_sync`).
+#[inline(always)]
+pub fn ballot(mask: u32, pred: bool) -> u32 {
+    let r: u32;
+    // SAFETY: every lane in `mask` executes this vote (the group guarantees it).
+    unsafe {
+        asm!("{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
+             r = out(reg32) r, x = in(reg32) pred as u32, m = in(reg32) mask,
+             options(nomem, nostack))
+    };
+    r
+}
+
+/// `popc.b32`: the number of set bits (`__popc`).
+#[inline(always)]
+pub fn popc(v: u32) -> u32 {
+    v.count_ones()
+}
+
+macro_rules! redux {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $ptx:literal) => {
+        $(#[$doc])*
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub fn $name(mask: u32, v: $ty) -> $ty {
+            let r: $ty;
+            // SAFETY: every lane in `mask` executes this reduction (the group guarantees it).
+            unsafe { asm!(concat!($ptx, " {r}, {v}, {m};"), r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask, options(nomem, nostack)) };
+            r
+        }
+    };
+}
+redux!(/// `redux.sync.add.u32` (sm_80+): the sum over the lanes of `mask` (`__reduce_add_sync`).
+    redux_add_u32, u32, "redux.sync.add.u32");
+redux!(/// `redux.sync.min.u32` (sm_80+) (`__reduce_min_sync`).
+    redux_min_u32, u32, "redux.sync.min.u32");
+redux!(/// `redux.sync.max.u32` (sm_80+) (`__reduce_max_sync`).
+    redux_max_u32, u32, "redux.sync.max.u32");
+redux!(/// `redux.sync.add.s32` (sm_80+) (`__reduce_add_sync`).
+    redux_add_i32, i32, "redux.sync.add.s32");
+redux!(/// `redux.sync.min.s32` (sm_80+) (`__reduce_min_sync`).
+    redux_min_i32, i32, "redux.sync.min.s32");
+redux!(/// `redux.sync.max.s32` (sm_80+) (`__reduce_max_sync`).
+    redux_max_i32, i32, "redux.sync.max.s32");
+
+/// `%envreg1:%envreg2`: the grid workspace the driver hands a cooperative launch,
+/// or null when the launch was not cooperative (the `%envreg1` word is the high half).
+#[inline(always)]
+pub fn grid_workspace() -> *mut u32 {
+    let hi: u32;
+    let lo: u32;
+    // SAFETY: reading special registers has no preconditions.
+    unsafe {
+        asm!("mov.u32 {hi}, %envreg1;", "mov.u32 {lo}, %envreg2;",
+             hi = out(reg32) hi, lo = out(reg32) lo, options(pure, nomem, nostack))
+    };
+    (((hi as u64) << 32) | lo as u64) as *mut u32
+}
+
+/// `atom.add.release.gpu.u32`: adds `v` at `p` and returns the old value; this
+/// thread's earlier writes (and those it has observed) become visible GPU-wide
+/// before the add does.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn atom_add_release_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("atom.add.release.gpu.u32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+    old
+}
+
+/// `ld.acquire.gpu.u32`: reads `p`; writes released before the value it reads
+/// are visible to this thread's later reads.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("ld.acquire.gpu.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack)) };
+    v
+}
+
+
+/// `ld.global.nc.f32`: a read through the read-only data cache (`__ldg`).
+///
+/// # Safety
+/// `p` is valid and nothing writes it while the kernel runs.
+#[inline(always)]
+pub unsafe fn ldg_f32(p: *const f32) -> f32 {
+    let v: f32;
+    // SAFETY: the caller guarantees a valid, read-only address.
+    unsafe { asm!("ld.global.nc.f32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack)) };
+    v
+}
+
+
+/// The block's dynamic shared memory (`extern __shared__ T smem[]`); its size is
+/// the launch's dynamic shared-memory byte count.
+#[inline(always)]
+pub fn dynamic_shared<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+}
+
+/// `trap`: aborts the kernel; the launch reports an error to the host.
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: `trap` has no preconditions.
+    unsafe { nvptx::trap() }
+}

@@ -1,0 +1,71 @@
+use super::lanes::linear_rank;
+use crate::arch;
+
+/// A 3-component index or size (`dim3`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl From<[u32; 3]> for Dim3 {
+    #[inline(always)]
+    fn from([x, y, z]: [u32; 3]) -> Self {
+        Dim3 { x, y, z }
+    }
+}
+
+/// The threads of this block (`cg::thread_block`).
+///
+/// Holding one says a function may use a block-wide barrier: every thread of
+/// the block must call [`sync`](Self::sync) together.
+pub struct ThreadBlock {
+    _private: (),
+}
+
+/// The current block (`cg::this_thread_block()`).
+#[inline(always)]
+pub fn this_thread_block() -> ThreadBlock {
+    ThreadBlock { _private: () }
+}
+
+impl ThreadBlock {
+    /// Waits for every thread of the block; writes before it are visible to the
+    /// block after it (`block.sync()`, the same as `__syncthreads()`).
+    #[inline(always)]
+    pub fn sync(&self) {
+        arch::sync_threads()
+    }
+
+    /// This thread's rank in the block, x fastest (`block.thread_rank()`).
+    #[inline(always)]
+    pub fn thread_rank(&self) -> u32 {
+        linear_rank(arch::thread_idx(), arch::block_dim()) as u32
+    }
+
+    /// The number of threads in the block (`block.num_threads()`).
+    #[inline(always)]
+    pub fn num_threads(&self) -> u32 {
+        let [x, y, z] = arch::block_dim();
+        x * y * z
+    }
+
+    /// This block's index in the grid (`block.group_index()`, `blockIdx`).
+    #[inline(always)]
+    pub fn group_index(&self) -> Dim3 {
+        arch::block_idx().into()
+    }
+
+    /// This thread's index in the block (`block.thread_index()`, `threadIdx`).
+    #[inline(always)]
+    pub fn thread_index(&self) -> Dim3 {
+        arch::thread_idx().into()
+    }
+
+    /// The block's dimensions in threads (`block.dim_threads()`, `blockDim`).
+    #[inline(always)]
+    pub fn dim_threads(&self) -> Dim3 {
+        arch::block_dim().into()
+    }
+}

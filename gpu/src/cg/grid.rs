@@ -1,0 +1,84 @@
+use super::barrier::{arrival, released};
+use super::block::this_thread_block;
+use super::lanes::linear_rank;
+use crate::arch;
+
+/// Every thread of the launch (`cg::grid_group`).
+///
+/// Its [`sync`](Self::sync) is a barrier across all blocks, which can only
+/// complete when all of them are resident at once: that is what a cooperative
+/// launch arranges, and the host's `CooperativeKernel` type is the only way
+/// this project launches a kernel that calls it.
+pub struct GridGroup {
+    workspace: *mut u32,
+}
+
+/// The whole grid (`cg::this_grid()`).
+#[inline(always)]
+pub fn this_grid() -> GridGroup {
+    GridGroup { workspace: arch::grid_workspace() }
+}
+
+impl GridGroup {
+    /// Whether this grid can synchronize (`grid.is_valid()`): the launch handed
+    /// the kernel a barrier workspace.
+    ///
+    /// Measured on an H200 (driver 580.159.04, the same from C++): an ordinary
+    /// launch reads `false` only until its context has made any cooperative
+    /// launch, then `true`. So this is not proof that the launch was cooperative.
+    #[inline(always)]
+    pub fn is_valid(&self) -> bool {
+        !self.workspace.is_null()
+    }
+
+    /// Waits for every thread of the grid; every write before it, by any
+    /// thread, is visible to every thread after it (`grid.sync()`).
+    ///
+    /// Traps when [`is_valid`](Self::is_valid) is false, where C++ leaves the
+    /// behaviour undefined.
+    #[inline(always)]
+    pub fn sync(&self) {
+        if !self.is_valid() {
+            arch::trap();
+        }
+        let block = this_thread_block();
+        // The block's writes happen before thread 0's release below.
+        block.sync();
+        if block.thread_rank() == 0 {
+            // SAFETY: a valid workspace is `{ size: u32, barrier: u32 }` in global memory.
+            let barrier = unsafe { self.workspace.add(1) };
+            let is_block_zero = self.block_rank() == 0;
+            // SAFETY: as above.
+            let arrived_at = unsafe { arch::atom_add_release_gpu(barrier, arrival(is_block_zero, self.num_blocks() as u32)) };
+            // SAFETY: as above.
+            while !released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }) {}
+        }
+        // Thread 0's acquire happens before the rest of the block continues.
+        block.sync();
+    }
+
+    /// This thread's rank in the grid (`grid.thread_rank()`).
+    #[inline(always)]
+    pub fn thread_rank(&self) -> usize {
+        self.block_rank() * this_thread_block().num_threads() as usize + this_thread_block().thread_rank() as usize
+    }
+
+    /// The number of threads in the grid (`grid.num_threads()`).
+    #[inline(always)]
+    pub fn num_threads(&self) -> usize {
+        self.num_blocks() * this_thread_block().num_threads() as usize
+    }
+
+    /// The number of blocks in the grid (`grid.num_blocks()`).
+    #[inline(always)]
+    pub fn num_blocks(&self) -> usize {
+        let [x, y, z] = arch::grid_dim();
+        x as usize * y as usize * z as usize
+    }
+
+    /// This block's rank in the grid, x fastest (`grid.block_rank()`).
+    #[inline(always)]
+    pub fn block_rank(&self) -> usize {
+        linear_rank(arch::block_idx(), arch::grid_dim()) as usize
+    }
+}

@@ -1,0 +1,171 @@
+use super::block::ThreadBlock;
+use super::lanes::{shfl_c, tile_mask};
+use super::ops::ReduceOp;
+use crate::arch;
+
+/// A value that can cross lanes in a shuffle: 32-bit values in one `shfl.sync`,
+/// 64-bit values in two (the C++ `shfl` templates accept the same types).
+pub trait ShuffleValue: Copy {
+    /// Moves `self` through `shuffle`, one 32-bit word at a time.
+    fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self;
+}
+
+macro_rules! shuffle_32 {
+    ($($t:ty),*) => {$(
+        impl ShuffleValue for $t {
+            #[inline(always)]
+            fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self {
+                <$t>::from_ne_bytes(shuffle(u32::from_ne_bytes(self.to_ne_bytes())).to_ne_bytes())
+            }
+        }
+    )*};
+}
+macro_rules! shuffle_64 {
+    ($($t:ty),*) => {$(
+        impl ShuffleValue for $t {
+            #[inline(always)]
+            fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self {
+                let bits = u64::from_ne_bytes(self.to_ne_bytes());
+                let lo = shuffle(bits as u32) as u64;
+                let hi = shuffle((bits >> 32) as u32) as u64;
+                <$t>::from_ne_bytes((hi << 32 | lo).to_ne_bytes())
+            }
+        }
+    )*};
+}
+shuffle_32!(f32, u32, i32);
+shuffle_64!(f64, u64, i64);
+
+/// A tile of `N` consecutive threads of a block, `N` in 1, 2, 4, 8, 16, 32
+/// (`cg::thread_block_tile<N>`).
+///
+/// Every member must take part in each collective call (shuffles, votes,
+/// [`reduce`]); a tile built in a branch that not all of its threads reach is
+/// the deadlock the guide warns about.
+pub struct ThreadBlockTile<const N: u32> {
+    block_rank: u32,
+    block_threads: u32,
+}
+
+/// Cuts the block into tiles of `N` threads (`cg::tiled_partition<N>(block)`).
+/// A size that is not a power of two up to 32 does not compile.
+#[inline(always)]
+pub fn tiled_partition<const N: u32>(block: &ThreadBlock) -> ThreadBlockTile<N> {
+    const { assert!(N.is_power_of_two() && N <= 32, "tile sizes are 1, 2, 4, 8, 16 or 32") };
+    ThreadBlockTile { block_rank: block.thread_rank(), block_threads: block.num_threads() }
+}
+
+impl<const N: u32> ThreadBlockTile<N> {
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        tile_mask(arch::lane_id(), N)
+    }
+
+    /// Waits for the tile's threads (`tile.sync()`, `__syncwarp(mask)`).
+    #[inline(always)]
+    pub fn sync(&self) {
+        arch::sync_warp(self.mask())
+    }
+
+    /// This thread's rank in the tile, 0..N (`tile.thread_rank()`).
+    #[inline(always)]
+    pub fn thread_rank(&self) -> u32 {
+        self.block_rank % N
+    }
+
+    /// `N` (`tile.num_threads()`).
+    #[inline(always)]
+    pub const fn num_threads(&self) -> u32 {
+        N
+    }
+
+    /// Which tile of the block this is (`tile.meta_group_rank()`).
+    #[inline(always)]
+    pub fn meta_group_rank(&self) -> u32 {
+        self.block_rank / N
+    }
+
+    /// How many tiles the block was cut into (`tile.meta_group_size()`).
+    #[inline(always)]
+    pub fn meta_group_size(&self) -> u32 {
+        self.block_threads.div_ceil(N)
+    }
+
+    /// `v` from the tile's thread of rank `src` (`tile.shfl(v, src)`).
+    #[inline(always)]
+    pub fn shfl<T: ShuffleValue>(&self, v: T, src: u32) -> T {
+        let mask = self.mask();
+        v.shuffle(|w| arch::shfl_idx(mask, w, src, shfl_c(N, false)))
+    }
+
+    /// `v` from rank `thread_rank() + delta`, or this thread's own `v` past the
+    /// end of the tile (`tile.shfl_down(v, delta)`).
+    #[inline(always)]
+    pub fn shfl_down<T: ShuffleValue>(&self, v: T, delta: u32) -> T {
+        let mask = self.mask();
+        v.shuffle(|w| arch::shfl_down(mask, w, delta, shfl_c(N, false)))
+    }
+
+    /// `v` from rank `thread_rank() - delta`, or this thread's own `v` before
+    /// the start of the tile (`tile.shfl_up(v, delta)`).
+    #[inline(always)]
+    pub fn shfl_up<T: ShuffleValue>(&self, v: T, delta: u32) -> T {
+        let mask = self.mask();
+        v.shuffle(|w| arch::shfl_up(mask, w, delta, shfl_c(N, true)))
+    }
+
+    /// `v` from rank `thread_rank() ^ lane_mask` (`tile.shfl_xor(v, lane_mask)`).
+    #[inline(always)]
+    pub fn shfl_xor<T: ShuffleValue>(&self, v: T, lane_mask: u32) -> T {
+        let mask = self.mask();
+        v.shuffle(|w| arch::shfl_xor(mask, w, lane_mask, shfl_c(N, false)))
+    }
+
+    /// Bit `r` set where the tile's rank-`r` thread has `pred` (`tile.ballot(pred)`).
+    #[inline(always)]
+    pub fn ballot(&self, pred: bool) -> u32 {
+        let mask = self.mask();
+        arch::ballot(mask, pred) >> mask.trailing_zeros()
+    }
+
+    /// Whether any thread of the tile has `pred` (`tile.any(pred)`).
+    #[inline(always)]
+    pub fn any(&self, pred: bool) -> bool {
+        arch::ballot(self.mask(), pred) != 0
+    }
+
+    /// Whether every thread of the tile has `pred` (`tile.all(pred)`).
+    #[inline(always)]
+    pub fn all(&self, pred: bool) -> bool {
+        let mask = self.mask();
+        arch::ballot(mask, pred) == mask
+    }
+
+    /// [`reduce`] as a method.
+    #[inline(always)]
+    pub fn reduce<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
+        reduce(self, v, op)
+    }
+}
+
+/// Combines `v` over the tile and returns the result to every thread
+/// (`cg::reduce(tile, v, op)`).
+///
+/// On sm_80 and newer, 32-bit integer `Plus`, `Less` and `Greater` are one
+/// `redux.sync` instruction; everything else, floats on every architecture
+/// included, is a butterfly of `log2(N)` `shfl.sync.bfly` steps. The butterfly
+/// combines in a fixed order, so a float result is the same on every run and in
+/// every lane.
+#[inline(always)]
+pub fn reduce<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
+    if let Some(r) = Op::hardware(tile.mask(), v) {
+        return r;
+    }
+    let mut v = v;
+    let mut lane_mask = N / 2;
+    while lane_mask > 0 {
+        v = Op::combine(v, tile.shfl_xor(v, lane_mask));
+        lane_mask /= 2;
+    }
+    v
+}

@@ -1,0 +1,122 @@
+//! How a kernel is described to the host: its entry name, its parameters as
+//! types, whether it calls `grid.sync()`, and its dynamic shared memory.
+//!
+//! The host launches only through these definitions, so a kernel's launch
+//! contract is written once, here, next to the kernel.
+
+use core::marker::PhantomData;
+
+/// A kernel parameter that is a device pointer the kernel reads (`const T*`).
+pub struct In<T>(PhantomData<T>);
+/// A kernel parameter that is a device pointer the kernel writes (`T*`).
+pub struct Out<T>(PhantomData<T>);
+
+/// Launch contract: the kernel calls `grid.sync()`, so it must be launched
+/// cooperatively with a grid that fits on the device at once.
+pub struct GridSync;
+/// Launch contract: no grid barrier; any launch is safe.
+pub struct NoGridSync;
+
+/// A kernel as the host sees it. `P` is the parameter list as a tuple of
+/// [`In`], [`Out`] and plain values; `C` is [`GridSync`] or [`NoGridSync`].
+pub struct KernelDef<P, C> {
+    /// The PTX entry name (`#[unsafe(no_mangle)]` makes it the function's name).
+    pub name: &'static str,
+    /// Dynamic shared memory in bytes for a block of the given thread count.
+    /// The launch and the occupancy query both use it.
+    pub shared_bytes: fn(block_threads: u32) -> u32,
+    /// How many elements past the input's length the kernel may read, for a
+    /// block of the given thread count (0 for a correct kernel).
+    pub overread: fn(block_threads: u32) -> usize,
+    _contract: PhantomData<fn(P, C)>,
+}
+
+impl<P, C> KernelDef<P, C> {
+    /// A definition; `shared_bytes` is the dynamic shared memory per block size.
+    pub const fn new(name: &'static str, shared_bytes: fn(u32) -> u32) -> Self {
+        KernelDef { name, shared_bytes, overread: no_overread, _contract: PhantomData }
+    }
+
+    /// The same definition, declaring reads up to `overread` elements past the input.
+    pub const fn with_overread(self, overread: fn(u32) -> usize) -> Self {
+        KernelDef { overread, ..self }
+    }
+}
+
+/// No dynamic shared memory.
+pub const fn no_shared_memory(_block_threads: u32) -> u32 {
+    0
+}
+
+/// Reads nothing past the input.
+pub const fn no_overread(_block_threads: u32) -> usize {
+    0
+}
+
+/// Reads up to one block's worth, less one, past the input.
+pub const fn up_to_one_block(block_threads: u32) -> usize {
+    block_threads as usize - 1
+}
+
+/// One `f32` per warp: what [`block_sum`](super::sum) keeps its warp totals in.
+pub const fn one_f32_per_warp(block_threads: u32) -> u32 {
+    block_threads.div_ceil(32) * 4
+}
+
+/// The Rust type a parameter marker stands for in the kernel's signature.
+pub trait Param {
+    /// The raw type the kernel receives.
+    type Raw;
+}
+impl<T> Param for In<T> {
+    type Raw = *const T;
+}
+impl<T> Param for Out<T> {
+    type Raw = *mut T;
+}
+impl Param for usize {
+    type Raw = usize;
+}
+impl Param for u32 {
+    type Raw = u32;
+}
+
+/// A parameter list, and (in the PTX build) the entry signature it implies.
+pub trait Params {
+    /// `unsafe extern "gpu-kernel" fn(...)` with the raw parameter types.
+    #[cfg(target_arch = "nvptx64")]
+    type Entry: Copy;
+}
+
+macro_rules! params {
+    ($($p:ident),+) => {
+        impl<$($p: Param),+> Params for ($($p,)+) {
+            #[cfg(target_arch = "nvptx64")]
+            type Entry = unsafe extern "gpu-kernel" fn($($p::Raw),+);
+        }
+    };
+}
+params!(A);
+params!(A, B);
+params!(A, B, C);
+params!(A, B, C, D);
+params!(A, B, C, D, E);
+
+/// Compile-time proof that `entry`'s signature is the one `def` declares: a
+/// mismatch fails the PTX build.
+#[cfg(target_arch = "nvptx64")]
+pub const fn matches<P: Params, C>(_def: &KernelDef<P, C>, _entry: P::Entry) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sum_keeps_one_float_per_warp() {
+        assert_eq!(one_f32_per_warp(32), 4);
+        assert_eq!(one_f32_per_warp(256), 32);
+        assert_eq!(one_f32_per_warp(1024), 128);
+        assert_eq!(one_f32_per_warp(48), 8);
+        assert_eq!(no_shared_memory(256), 0);
+    }
+}

@@ -1,0 +1,110 @@
+//! The command line.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Cooperative groups and grid-wide sync, in Rust, on your GPU.
+///
+/// With no subcommand, runs the lesson: the cooperative grid's size, what
+/// this_grid() reports, the sum two ways, coalesced_threads(), and timings.
+#[derive(Debug, Parser)]
+#[command(name = "host", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub lesson: LessonArgs,
+    /// CUDA device index.
+    #[arg(long, global = true, default_value_t = 0)]
+    pub device: usize,
+    /// Print the results as one JSON object on stdout instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the exercise's harness against solve() in host/src/exercise/solve.rs.
+    Exercise {
+        /// Which solver to run: yours, or one that makes a mistake the lesson describes.
+        #[arg(long, value_enum, default_value_t = Variant::Solve)]
+        variant: Variant,
+    },
+}
+
+/// The exercise's solvers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// solve() as written in host/src/exercise/solve.rs.
+    Solve,
+    /// The grid sized from n alone: the largest cases ask for more blocks than fit.
+    GridFromN,
+    /// No n = 0 special case: the empty case asks for a 0-block launch.
+    ZeroGrid,
+    /// The loop bound rounded up to whole blocks: reads past the input.
+    BoundsBug,
+}
+
+#[derive(Debug, Args)]
+pub struct LessonArgs {
+    /// Number of floats to sum.
+    #[arg(long, default_value_t = 4_194_915)]
+    pub n: usize,
+    /// Threads per block: a multiple of 32, at most 1024 (and the device's limit).
+    #[arg(long, default_value_t = 256, value_parser = parse_block)]
+    pub block: u32,
+    /// Timed runs per path.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub runs: u32,
+    /// Untimed warm-up runs before timing.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub warmups: u32,
+}
+
+fn parse_block(s: &str) -> Result<u32, String> {
+    let block: u32 = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    if block == 0 || block % 32 != 0 || block > 1024 {
+        return Err(format!("{block} threads per block: use a multiple of 32 from 32 to 1024"));
+    }
+    Ok(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("host").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_are_the_lessons() {
+        let cli = parse(&[]).unwrap();
+        assert_eq!((cli.lesson.n, cli.lesson.block, cli.lesson.runs, cli.lesson.warmups), (4_194_915, 256, 10, 3));
+        assert!(cli.command.is_none() && !cli.json && cli.device == 0);
+    }
+
+    #[test]
+    fn exercise_takes_a_variant() {
+        let cli = parse(&["exercise", "--variant", "grid-from-n", "--json"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Exercise { variant: Variant::GridFromN })));
+        assert!(cli.json);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_a_reason() {
+        for (args, needle) in [
+            (&["--n", "-5"][..], "-5"),
+            (&["--n", "many"], "many"),
+            (&["--block", "0"], "multiple of 32"),
+            (&["--block", "100"], "multiple of 32"),
+            (&["--block", "2048"], "multiple of 32"),
+            (&["--runs", "0"], "runs"),
+            (&["--device", "x"], "device"),
+            (&["exercise", "--variant", "nope"], "nope"),
+        ] {
+            let err = parse(args).unwrap_err().to_string();
+            assert!(err.contains(needle), "{args:?}: {err}");
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The embedded PTX assembles with `ptxas` for several architectures, with
+//! every kernel present, nothing external, and no spills.
+//!
+//! `ptxas` is found through `$PTXAS`, `PATH`, or the PyPI package
+//! `nvidia-cuda-nvcc-cu12`. Without it the test fails under CI (`CI` set) and
+//! is skipped with a printed reason elsewhere.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const ARCHS: [&str; 4] = ["sm_70", "sm_75", "sm_80", "sm_90"];
+
+fn find_ptxas() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(p.into());
+    }
+    if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return Some("ptxas".into());
+    }
+    let out = Command::new("python3")
+        .args(["-c", "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"])
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    let p = PathBuf::from(dir.trim()).join("bin/ptxas");
+    p.exists().then_some(p)
+}
+
+/// Registers and spill bytes per entry, from `ptxas -v`.
+fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Vec<(String, u32, u32)> {
+    let out = Command::new(ptxas).args(["-v", &format!("-arch={arch}"), "-o", "/dev/null"]).arg(ptx).output().expect("ptxas runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
+    let mut entries = Vec::new();
+    let mut current = None;
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            current = Some(rest.split('\'').next().unwrap().to_string());
+        } else if line.contains("spill stores") {
+            // "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads"
+            let spill: u32 = line
+                .split(',')
+                .filter(|part| part.contains("spill"))
+                .map(|part| part.split_whitespace().next().and_then(|n| n.parse::<u32>().ok()).expect("a byte count"))
+                .sum();
+            entries.push((current.clone().expect("an entry precedes its spill line"), 0, spill));
+        } else if let Some(rest) = line.split("Used ").nth(1) {
+            let regs: u32 = rest.split_whitespace().next().unwrap().parse().unwrap();
+            entries.last_mut().expect("an entry precedes its register line").1 = regs;
+        }
+    }
+    entries
+}
+
+#[test]
+fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
+    let Some(ptxas) = find_ptxas() else {
+        if std::env::var_os("CI").is_some() {
+            panic!("ptxas not found under CI: install it with `pip install nvidia-cuda-nvcc-cu12` or set PTXAS");
+        }
+        eprintln!("skipped: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set PTXAS)");
+        return;
+    };
+    assert!(!host::PTX.contains(".extern .func"), "the PTX calls an external function");
+    for name in gpu::kernels::ALL_NAMES {
+        assert!(host::PTX.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
+    }
+    let dir = std::env::temp_dir().join(format!("cg-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("gpu.ptx");
+    std::fs::write(&ptx, host::PTX).unwrap();
+    for arch in ARCHS {
+        let entries = assemble(&ptxas, &ptx, arch);
+        for name in gpu::kernels::ALL_NAMES {
+            assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
+        }
+        for (name, regs, spill) in &entries {
+            println!("{arch} {name}: {regs} registers, {spill} spill bytes");
+            assert_eq!(*spill, 0, "{arch} {name} spills");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

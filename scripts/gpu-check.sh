@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on a GPU machine from the repo root, with binaries staged in .device/ by
+# scripts/stage-gpu-run.sh: the GPU tests, the lesson at several settings and
+# the exercise with every variant. Logs go to $OUT (or ./gpu-results).
+set -u
+OUT=${OUT:-gpu-results}
+mkdir -p "$OUT"
+D=.device
+{
+  date -u +"date: %Y-%m-%dT%H:%MZ"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -2
+} > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+
+# Test binaries: every test, the GPU ones included.
+for t in "$D"/tests/*; do
+  [ "$(basename "$t")" = cli ] && continue  # runs the binary by its build path; a CPU test
+  echo "=== $(basename "$t")"
+  "$t" --include-ignored --test-threads=1 --nocapture 2>&1
+done > "$OUT/tests.txt"
+grep -E "^test result|FAILED|panicked" "$OUT/tests.txt"
+
+# The lesson as a user runs it, then the issue's other settings.
+"$D/host" > "$OUT/lesson.txt" 2>&1; echo "lesson rc=$?" | tee -a "$OUT/lesson.txt"
+for args in "--block 64" "--block 1024" "--n 1" "--n 0" "--n 611"; do
+  echo "=== host $args"
+  "$D/host" $args 2>&1; echo "rc=$?"
+done > "$OUT/lesson-variants.txt"
+grep -E "^===|rc=|checks|FAILED" "$OUT/lesson-variants.txt"
+"$D/host" --json > "$OUT/lesson.json" 2>"$OUT/lesson-json.err"; echo "json rc=$?"
+
+# The exercise with each solver.
+for v in solve grid-from-n zero-grid bounds-bug; do
+  echo "=== host exercise --variant $v"
+  "$D/host" exercise --variant "$v" 2>&1; echo "rc=$?"
+done > "$OUT/exercise.txt"
+grep -E "^===|rc=|smallest|checks" "$OUT/exercise.txt"
+cat "$OUT/lesson.txt"
