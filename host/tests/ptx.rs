@@ -26,10 +26,14 @@ fn find_ptxas() -> Option<PathBuf> {
     p.exists().then_some(p)
 }
 
-/// Registers and spill bytes per entry, from `ptxas -v`.
-fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Vec<(String, u32, u32)> {
+/// Registers and spill bytes per entry, from `ptxas -v`; `None` when this
+/// `ptxas` does not know `arch` (CUDA 13's dropped sm_70).
+fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Option<Vec<(String, u32, u32)>> {
     let out = Command::new(ptxas).args(["-v", &format!("-arch={arch}"), "-o", "/dev/null"]).arg(ptx).output().expect("ptxas runs");
     let log = String::from_utf8_lossy(&out.stderr);
+    if log.contains("is not defined for option 'gpu-name'") {
+        return None;
+    }
     assert!(out.status.success(), "ptxas -arch={arch} failed:\n{log}");
     let mut entries = Vec::new();
     let mut current = None;
@@ -49,7 +53,7 @@ fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Vec<(String, 
             entries.last_mut().expect("an entry precedes its register line").1 = regs;
         }
     }
-    entries
+    Some(entries)
 }
 
 #[test]
@@ -70,7 +74,11 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     let ptx = dir.join("gpu.ptx");
     std::fs::write(&ptx, host::PTX).unwrap();
     for arch in ARCHS {
-        let entries = assemble(&ptxas, &ptx, arch);
+        let Some(entries) = assemble(&ptxas, &ptx, arch) else {
+            assert!(std::env::var_os("CI").is_none(), "the ptxas under CI must know {arch}: install nvidia-cuda-nvcc-cu12 (CUDA 12)");
+            eprintln!("skipped {arch}: this ptxas does not support it");
+            continue;
+        };
         for name in gpu::kernels::ALL_NAMES {
             assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
         }

@@ -8,7 +8,7 @@
 //!   [`CooperativeKernel::configure`] has checked against that kernel's own
 //!   occupancy, so a grid barrier that cannot complete is never launched.
 //!
-//! ```compile_fail
+//! ```compile_fail,E0599
 //! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
 //! // A grid-synchronizing kernel has no ordinary launch: this does not compile.
 //! let kernel = gpu.cooperative_kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID)?;
@@ -16,7 +16,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! ```compile_fail
+//! ```compile_fail,E0308
 //! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
 //! // Nor can it be loaded as an ordinary kernel.
 //! let kernel = gpu.kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID)?;
