@@ -16,6 +16,7 @@ fn main() {
     let arch = std::env::var("GPU_PTX_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
     println!("cargo:rerun-if-changed={}", gpu_dir.display());
     println!("cargo:rerun-if-env-changed=GPU_PTX_ARCH");
+    let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
 
     if !arch.starts_with("sm_") {
         fail(&format!("GPU_PTX_ARCH={arch} is not a PTX target"), "set it to an architecture such as sm_70, sm_80 or sm_90, or unset it");
@@ -25,6 +26,7 @@ fn main() {
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&gpu_dir)
         .args(["rustc", "--release", "--lib", "--crate-type", "cdylib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .args(if barrier_timeout { &["--features", "barrier-timeout"][..] } else { &[] })
         .arg("--target-dir")
         .arg(&target_dir)
         .args(["--config", "profile.release.panic=\"abort\""])

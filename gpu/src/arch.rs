@@ -44,6 +44,16 @@ pub fn lane_id() -> u32 {
 }
 
 
+/// `%globaltimer`: nanoseconds, from a clock shared by the whole GPU.
+#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
+#[inline(always)]
+pub fn global_timer() -> u64 {
+    let r: u64;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { asm!("mov.u64 {r}, %globaltimer;", r = out(reg64) r, options(nomem, nostack)) };
+    r
+}
+
 /// `bar.sync 0`: every thread of the block waits here, and the block's memory
 /// writes before it are visible to the block after it (`__syncthreads()`).
 #[inline(always)]
@@ -207,6 +217,42 @@ pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     v
 }
 
+
+/// `atom.cas.relaxed.sys.b32`: writes `new` at `p` if it holds `expected`;
+/// returns the old value. System scope, so host-mapped memory works.
+///
+/// # Safety
+/// `p` is a valid, aligned address.
+#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
+#[inline(always)]
+pub unsafe fn atom_cas_sys(p: *mut u32, expected: u32, new: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("atom.cas.relaxed.sys.b32 {o}, [{p}], {e}, {n};", o = out(reg32) old, p = in(reg64) p, e = in(reg32) expected, n = in(reg32) new, options(nostack))
+    };
+    old
+}
+
+/// `st.volatile.u32`: a store the compiler keeps as written.
+///
+/// # Safety
+/// `p` is a valid, aligned address.
+#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
+#[inline(always)]
+pub unsafe fn st_volatile(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid address.
+    unsafe { asm!("st.volatile.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+}
+
+/// `fence.sc.sys`: this thread's earlier writes are visible system-wide (to the
+/// host too) before any later one.
+#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
+#[inline(always)]
+pub fn fence_sys() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("fence.sc.sys;", options(nostack)) };
+}
 
 /// `ld.global.nc.f32`: a read through the read-only data cache (`__ldg`).
 ///

@@ -19,6 +19,9 @@ pub struct Cli {
     /// Print the results as one JSON object on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Seconds to wait for the GPU before calling a kernel stuck.
+    #[arg(long, global = true, default_value_t = 60.0, value_parser = parse_seconds)]
+    pub timeout_s: f64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,6 +64,13 @@ pub struct LessonArgs {
     pub warmups: u32,
 }
 
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds from 0 to 86400")),
+    }
+}
+
 fn parse_block(s: &str) -> Result<u32, String> {
     let block: u32 = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
     if block == 0 || block % 32 != 0 || block > 1024 {
@@ -101,6 +111,8 @@ mod tests {
             (&["--block", "2048"], "multiple of 32"),
             (&["--runs", "0"], "runs"),
             (&["--device", "x"], "device"),
+            (&["--timeout-s", "0"], "seconds"),
+            (&["--timeout-s", "inf"], "seconds"),
             (&["exercise", "--variant", "nope"], "nope"),
         ] {
             let err = parse(args).unwrap_err().to_string();

@@ -5,7 +5,12 @@ use crate::sizing::SmResources;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaModule, CudaStream};
 use serde::Serialize;
+use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// How long the host waits for the device before calling a kernel stuck.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// What the lesson prints about the device.
 #[derive(Clone, Debug, Serialize)]
@@ -26,6 +31,12 @@ pub struct Gpu {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) module: OnceLock<Arc<CudaModule>>,
+    /// The kernel launched last, for naming it in errors.
+    pub(crate) last_kernel: Cell<&'static str>,
+    /// The longest the host waits for the device.
+    pub(crate) timeout: Cell<Duration>,
+    #[cfg(feature = "barrier-timeout")]
+    pub(crate) barrier_report: OnceLock<crate::launch::raw::HostMapped>,
     pub info: DeviceInfo,
 }
 
@@ -36,21 +47,13 @@ impl Gpu {
             return Err(Error::NoDriver);
         }
         let count = CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?.max(0) as usize;
-        if ordinal >= count {
-            return Err(Error::NoDevice { requested: ordinal, count });
-        }
+        check_ordinal(ordinal, count)?;
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuDeviceGetAttribute"));
         let name = ctx.name().map_err(Error::driver("cuDeviceGetName"))?;
         let compute_capability = ctx.compute_capability().map_err(Error::driver("cuDeviceGetAttribute"))?;
-        if compute_capability.0 < 6 {
-            let (major, minor) = compute_capability;
-            return Err(Error::ComputeCapabilityTooLow { name, major, minor });
-        }
         let cooperative_launch = attr(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? == 1;
-        if !cooperative_launch {
-            return Err(Error::NoCooperativeLaunch { name });
-        }
+        check_cooperative(&name, compute_capability, cooperative_launch)?;
         let info = DeviceInfo {
             ordinal,
             name,
@@ -68,7 +71,21 @@ impl Gpu {
             driver_version: crate::launch::raw::driver_version()?,
         };
         let stream = ctx.default_stream();
-        Ok(Gpu { ctx, stream, module: OnceLock::new(), info })
+        Ok(Gpu {
+            ctx,
+            stream,
+            module: OnceLock::new(),
+            last_kernel: Cell::new("(no kernel yet)"),
+            timeout: Cell::new(DEFAULT_TIMEOUT),
+            #[cfg(feature = "barrier-timeout")]
+            barrier_report: OnceLock::new(),
+            info,
+        })
+    }
+
+    /// Sets how long the host waits for the device before calling a kernel stuck.
+    pub fn set_timeout(&self, timeout: Duration) {
+        self.timeout.set(timeout);
     }
 
     /// Free device memory in bytes.
@@ -84,5 +101,72 @@ impl Gpu {
             return Err(Error::OutOfDeviceMemory { needed: bytes, free });
         }
         Ok(())
+    }
+}
+
+/// A device index must be below the driver's device count.
+pub fn check_ordinal(requested: usize, count: usize) -> Result<()> {
+    if requested >= count {
+        return Err(Error::NoDevice { requested, count });
+    }
+    Ok(())
+}
+
+/// Cooperative launch needs compute capability 6.0+ and the device's support.
+pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_launch: bool) -> Result<()> {
+    if major < 6 {
+        return Err(Error::ComputeCapabilityTooLow { name: name.to_string(), major, minor });
+    }
+    if !cooperative_launch {
+        return Err(Error::NoCooperativeLaunch { name: name.to_string() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_index_past_the_count_is_refused_with_the_range() {
+        assert!(check_ordinal(0, 1).is_ok());
+        let err = check_ordinal(3, 1).unwrap_err().to_string();
+        assert_eq!(err, "no CUDA device 3: the driver reports 1 device(s), so use --device 0..0");
+        assert!(check_ordinal(0, 0).unwrap_err().to_string().contains("reports 0 device(s)"));
+    }
+
+    #[test]
+    fn old_or_unsupported_devices_are_refused_by_name() {
+        assert!(check_cooperative("NVIDIA H200", (9, 0), true).is_ok());
+        let old = check_cooperative("Tesla K80", (3, 7), true).unwrap_err().to_string();
+        assert!(old.contains("Tesla K80 is compute capability 3.7; cooperative launch needs 6.0"), "{old}");
+        let no = check_cooperative("Tesla T4", (7, 5), false).unwrap_err().to_string();
+        assert!(no.contains("does not support cooperative launch"), "{no}");
+    }
+
+    #[test]
+    fn errors_a_user_can_cause_are_one_line() {
+        let errors = [
+            Error::NoDriver,
+            Error::OutOfDeviceMemory { needed: 1 << 40, free: 1 << 30 },
+            Error::OutOfHostMemory { needed: 1 << 40 },
+            Error::BadBlockSize { block: 48, max: 1024 },
+            Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
+            Error::GridBarrierTimedOut {
+                kernel: "grid_sync_missing_block",
+                report: gpu::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 },
+            },
+        ];
+        for e in errors {
+            let s = e.to_string();
+            assert_eq!(s.lines().count(), 1, "{s}");
+        }
+        let oom = Error::OutOfDeviceMemory { needed: 3 << 30, free: 1 << 30 }.to_string();
+        assert!(oom.contains("3072.0 MiB") && oom.contains("1024.0 MiB is free"), "{oom}");
+        let barrier = Error::GridBarrierTimedOut {
+            kernel: "k",
+            report: gpu::cg::barrier::Report { block: 4, arrived: 37, expected: 1056 },
+        };
+        assert!(barrier.to_string().starts_with("grid barrier timed out in k: 37 of 1056 blocks arrived"));
     }
 }

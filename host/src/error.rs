@@ -28,6 +28,14 @@ pub enum Error {
     BufferTooShort { kernel: &'static str, buffer: &'static str, needed: usize, got: usize },
     /// Not enough free device memory for the input.
     OutOfDeviceMemory { needed: u64, free: u64 },
+    /// A kernel failed while running (the launch itself was accepted).
+    KernelFailed { kernel: &'static str, error: DriverError },
+    /// The device did not finish within the host's time limit.
+    Timeout { kernel: &'static str, seconds: f64 },
+    /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
+    GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
+    /// Not enough host memory for the input and its reference.
+    OutOfHostMemory { needed: u64 },
     /// One or more of the run's checks failed; each is listed by name above.
     ChecksFailed(Vec<String>),
 }
@@ -43,7 +51,7 @@ impl Error {
     /// The driver's name for the error (`CUDA_ERROR_...`), where there is one.
     pub fn driver_name(&self) -> Option<String> {
         match self {
-            Error::Driver { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
+            Error::Driver { error, .. } | Error::KernelFailed { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
             _ => None,
         }
     }
@@ -80,6 +88,23 @@ impl fmt::Display for Error {
                 *needed as f64 / MIB,
                 *free as f64 / MIB
             ),
+            Error::KernelFailed { kernel, error } => {
+                let name = error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("unknown error");
+                write!(f, "{kernel} failed while running: {name}")
+            }
+            Error::Timeout { kernel, seconds } => write!(
+                f,
+                "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with --timeout-s)"
+            ),
+            Error::GridBarrierTimedOut { kernel, report } => write!(
+                f,
+                "grid barrier timed out in {kernel}: {} of {} blocks arrived (block {} gave up after {} s)",
+                report.arrived,
+                report.expected,
+                report.block,
+                gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
+            ),
+            Error::OutOfHostMemory { needed } => write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB),
             Error::ChecksFailed(names) => write!(f, "{} check(s) failed: {}", names.len(), names.join("; ")),
         }
     }

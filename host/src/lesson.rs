@@ -3,12 +3,13 @@
 
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::{Error, Result};
-use crate::launch::{CoalescedRecord, DeviceInput, Probe};
+use crate::launch::{CoalescedRecord, DeviceInput, Probe, device_bytes};
 use crate::reference::{self, SumCheck};
 use crate::report::Check;
-use crate::sizing::{Limits, cooperative_grid, ordinary_blocks};
+use crate::sizing::{Limits, ordinary_blocks};
+use crate::sums::Sums;
 use crate::timing::{Stats, time_runs};
-use gpu::kernels::{REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL};
+use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_COOPERATIVE_GRID};
 use serde::Serialize;
 
 /// What the user asked for.
@@ -82,11 +83,10 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
     let mut checks = Vec::new();
 
     // How big a cooperative grid fits, asked separately for each kernel.
-    let cooperative = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
-    let reduce_limits = cooperative.limits(threads)?;
-    let probe_limits = gpu.kernel(&gpu::kernels::PROBE_COOPERATIVE)?.limits(threads)?;
+    let sums = Sums::load(gpu, threads)?;
+    let probe_limits = gpu.kernel(&PROBE_COOPERATIVE)?.limits(threads)?;
     let n = cfg.n as u64;
-    let grid = cooperative_grid(n, threads, reduce_limits.capacity());
+    let grid = sums.grid(cfg.n);
 
     // What this_grid() reports. The ordinary probe runs first, on a context
     // that has made no cooperative launch yet.
@@ -113,35 +113,22 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
         format!("{:?}", probes[2].result),
     ));
 
-    // The sums.
-    let xs = reference::fill(cfg.n);
+    // The sums, on the same grid, each against the double reference.
+    gpu.ensure_free(device_bytes(n))?;
+    let xs = reference::fill(cfg.n)?;
     let (reference, abs_sum) = reference::reference_sum(&xs);
     let input = DeviceInput::upload(gpu, &xs)?;
+    drop(xs);
     let bound = reference::error_bound(reference::longest_chain(n, grid, threads), abs_sum);
-    let stage1 = gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?;
-    let stage2 = gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?;
-    let mut partials = gpu.zeros::<f32>(grid as usize)?;
-    let mut total = gpu.zeros::<f32>(1)?;
-    let input_view = input.buffer.slice(..input.len());
-    let mut two_launches = |partials: &mut _, total: &mut _| -> Result<()> {
-        stage1.reduce(grid, threads, &input_view, partials)?;
-        stage2.reduce(1, threads, &partials.slice(..grid as usize), total)
+    let mut scratch = sums.scratch(grid)?;
+    let (two_launch, cooperative) = if grid > 0 {
+        let two = sums.total_of(&mut scratch, |s| sums.two_launches(grid, &input, s))?;
+        let one = sums.total_of(&mut scratch, |s| sums.one_cooperative_launch(grid, &input, s))?;
+        (Some(reference::check(two, reference, bound)), Some(reference::check(one, reference, bound)))
+    } else {
+        (None, None)
     };
-    let launch = if grid > 0 { Some(cooperative.configure(grid, threads)?) } else { None };
-
-    let mut sum_once = |path: &mut dyn FnMut(&mut _, &mut _) -> Result<()>| -> Result<SumCheck> {
-        gpu.fill(&mut total, f32::NAN)?;
-        path(&mut partials, &mut total)?;
-        Ok(reference::check(gpu.read(&total)?[0], reference, bound))
-    };
-    let (two_launch, cooperative_sum) = match &launch {
-        Some(launch) => (
-            Some(sum_once(&mut two_launches)?),
-            Some(sum_once(&mut |p, t| launch.sum(&input, p, t))?),
-        ),
-        None => (None, None),
-    };
-    for (name, sum) in [("two-launch sum is within the bound", two_launch), ("cooperative sum is within the bound", cooperative_sum)] {
+    for (name, sum) in [("two-launch sum is within the bound", two_launch), ("cooperative sum is within the bound", cooperative)] {
         if let Some(sum) = sum {
             checks.push(Check::new(name, sum.pass, format!("{} vs {:.6}, error {:.3e} <= {:.3e}", sum.value, sum.reference, sum.error, sum.bound)));
         }
@@ -156,12 +143,13 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
     ));
 
     // Time, copies excluded.
-    let (two_launch_time, cooperative_time) = match &launch {
-        Some(launch) => (
-            time_runs(gpu, cfg.warmups, cfg.runs, || two_launches(&mut partials, &mut total))?,
-            time_runs(gpu, cfg.warmups, cfg.runs, || launch.sum(&input, &mut partials, &mut total))?,
-        ),
-        None => (None, None),
+    let (two_launch_time, cooperative_time) = if grid > 0 {
+        (
+            time_runs(gpu, cfg.warmups, cfg.runs, || sums.two_launches(grid, &input, &mut scratch))?,
+            time_runs(gpu, cfg.warmups, cfg.runs, || sums.one_cooperative_launch(grid, &input, &mut scratch))?,
+        )
+    } else {
+        (None, None)
     };
 
     Ok(LessonReport {
@@ -170,15 +158,15 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
         mib: cfg.n as f64 * 4.0 / (1024.0 * 1024.0),
         threads,
         fill: reference::FILL_RULE,
-        reduce_capacity: Capacity::of(REDUCE_COOPERATIVE_GRID.name, &reduce_limits),
-        probe_capacity: Capacity::of(gpu::kernels::PROBE_COOPERATIVE.name, &probe_limits),
+        reduce_capacity: Capacity::of(REDUCE_COOPERATIVE_GRID.name, &sums.limits),
+        probe_capacity: Capacity::of(PROBE_COOPERATIVE.name, &probe_limits),
         ordinary_blocks: ordinary_blocks(n, threads),
         grid,
         probes,
         reference,
         bound_rule: reference::BOUND_RULE,
         two_launch,
-        cooperative: cooperative_sum,
+        cooperative,
         coalesced,
         warmups: cfg.warmups,
         two_launch_time,

@@ -3,7 +3,7 @@
 //! times.
 //!
 //! Layers, each one job: [`sizing`] (pure arithmetic), [`device`], [`launch`]
-//! (the only `unsafe` code), then [`lesson`] and [`exercise`] in safe Rust,
+//! (the only `unsafe` code), then [`sums`], [`lesson`] and [`exercise`] in safe Rust,
 //! [`report`] for output, and `main` for the command line.
 
 pub mod cli;
@@ -15,6 +15,7 @@ pub mod lesson;
 pub mod reference;
 pub mod report;
 pub mod sizing;
+pub mod sums;
 pub mod timing;
 
 /// The `gpu` crate compiled to PTX by `build.rs`.

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<()> {
     let gpu = Gpu::open(cli.device)?;
+    gpu.set_timeout(std::time::Duration::from_secs_f64(cli.timeout_s));
     match cli.command {
         None => {
             let l = &cli.lesson;

@@ -1,15 +1,19 @@
 //! The input, the double-precision reference, and the float error bound every
 //! GPU sum is checked against.
 
+use crate::error::{Error, Result};
 use serde::Serialize;
 
 /// How the input is filled, as printed.
 pub const FILL_RULE: &str = "x[i] = 0.5 + ((i * 2654435761) mod 1024) / 1024";
 
 /// The lesson's input: deterministic, not all equal, no zeros, every value
-/// exact in f32.
-pub fn fill(n: usize) -> Vec<f32> {
-    (0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0).collect()
+/// exact in f32. Fails with a named error when the host cannot hold it.
+pub fn fill(n: usize) -> Result<Vec<f32>> {
+    let mut xs = Vec::new();
+    xs.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { needed: (n as u64).saturating_mul(4) })?;
+    xs.extend((0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0));
+    Ok(xs)
 }
 
 /// The sum in double precision, and the sum of magnitudes the bound scales with.
@@ -66,8 +70,8 @@ mod tests {
 
     #[test]
     fn fill_is_deterministic_varied_and_exact() {
-        let xs = fill(4096);
-        assert_eq!(xs, fill(4096));
+        let xs = fill(4096).unwrap();
+        assert_eq!(xs, fill(4096).unwrap());
         assert!(xs.iter().all(|&x| (0.5..1.5).contains(&x)));
         assert!(xs.iter().any(|&x| x != xs[0]));
         assert!(xs.iter().all(|&x| ((x as f64) * 1024.0).fract() == 0.0));
@@ -75,8 +79,15 @@ mod tests {
     }
 
     #[test]
+    fn an_input_the_host_cannot_hold_is_a_named_error() {
+        let err = fill(1 << 60).unwrap_err();
+        assert!(matches!(err, Error::OutOfHostMemory { .. }), "{err}");
+        assert!(err.to_string().contains("use a smaller --n"));
+    }
+
+    #[test]
     fn reference_is_the_exact_sum_for_small_inputs() {
-        let xs = fill(611);
+        let xs = fill(611).unwrap();
         let (s, a) = reference_sum(&xs);
         let exact: f64 = xs.iter().map(|&x| x as f64).sum();
         assert_eq!(s, exact);
@@ -93,7 +104,7 @@ mod tests {
 
     #[test]
     fn a_float_sum_of_the_lesson_input_passes_and_a_nudged_one_fails() {
-        let xs = fill(100_000);
+        let xs = fill(100_000).unwrap();
         let (reference, abs) = reference_sum(&xs);
         let naive: f32 = xs.iter().sum();
         let h = longest_chain(xs.len() as u64, 1, 1);

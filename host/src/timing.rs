@@ -47,7 +47,7 @@ pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, mut work: impl FnMut() 
         start.record(&gpu.stream).map_err(Error::driver("cuEventRecord"))?;
         work()?;
         end.record(&gpu.stream).map_err(Error::driver("cuEventRecord"))?;
-        end.synchronize().map_err(Error::driver("cuEventSynchronize"))?;
+        gpu.wait_for(&end)?;
         samples.push(start.elapsed_ms(&end).map_err(Error::driver("cuEventElapsedTime"))? as f64);
     }
     Ok(Stats::of(&samples))

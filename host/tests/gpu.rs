@@ -20,7 +20,7 @@ fn cooperative_sum_matches_the_double_reference_at_the_issue_sizes() {
     let kernel = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID).unwrap();
     let capacity = kernel.limits(256).unwrap().capacity();
     for n in [1usize, 611, 1024, 4_194_915] {
-        let xs = reference::fill(n);
+        let xs = reference::fill(n).unwrap();
         let (want, abs) = reference::reference_sum(&xs);
         let blocks = (n as u64).div_ceil(256).min(capacity);
         let input = DeviceInput::upload(&gpu, &xs).unwrap();

@@ -25,9 +25,66 @@ pub const fn released(arrived_at: u32, now: u32) -> bool {
     (arrived_at ^ now) & FLIP != 0
 }
 
+/// How many of `num_blocks` blocks have arrived at the current barrier, from
+/// the word's value `now` (block 0's large arrival puts the low bits near 2^31).
+#[inline(always)]
+pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
+    let low = now & !FLIP;
+    if low < (1 << 30) { low } else { low - (FLIP - (num_blocks - 1)) + 1 }
+}
+
+/// Nanoseconds a diagnosing `grid.sync()` waits before giving up.
+pub const TIMEOUT_NS: u64 = 2_000_000_000;
+
+/// Marks a filled-in [`Report`] (the first word of the report buffer).
+pub const REPORT_MAGIC: u32 = 0x6721_5ace;
+
+/// What a diagnosing `grid.sync()` records before it traps, as four `u32`:
+/// magic, the block that gave up, blocks arrived, blocks expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub block: u32,
+    pub arrived: u32,
+    pub expected: u32,
+}
+
+impl Report {
+    /// Reads a report buffer; `None` unless the magic word is there.
+    pub fn from_words(w: [u32; 4]) -> Option<Report> {
+        (w[0] == REPORT_MAGIC).then_some(Report { block: w[1], arrived: w[2], expected: w[3] })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arrivals_count_every_order_of_arrival() {
+        for n in [1u32, 2, 7, 1056] {
+            for generation_start in [0, FLIP] {
+                // Block 0 first, last, and in the middle.
+                for zero_at in [0, n / 2, n - 1] {
+                    let mut word = generation_start;
+                    let mut arrived = 0;
+                    for k in 0..n {
+                        let is_zero = k == zero_at;
+                        word = word.wrapping_add(arrival(is_zero, n));
+                        arrived += 1;
+                        if arrived < n {
+                            assert_eq!(arrivals(word, n), arrived, "n={n} zero_at={zero_at} k={k}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_report_needs_its_magic_word() {
+        assert_eq!(Report::from_words([REPORT_MAGIC, 3, 1055, 1056]), Some(Report { block: 3, arrived: 1055, expected: 1056 }));
+        assert_eq!(Report::from_words([0, 3, 1055, 1056]), None);
+    }
 
     /// Runs `generations` barriers of `n` blocks arriving in `order`, checking
     /// after every arrival that nobody is released early and, after the last,

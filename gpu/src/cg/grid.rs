@@ -1,4 +1,6 @@
 use super::barrier::{arrival, released};
+#[cfg(feature = "barrier-timeout")]
+use super::barrier::{REPORT_MAGIC, TIMEOUT_NS, arrivals};
 use super::block::this_thread_block;
 use super::lanes::linear_rank;
 use crate::arch;
@@ -50,11 +52,37 @@ impl GridGroup {
             let is_block_zero = self.block_rank() == 0;
             // SAFETY: as above.
             let arrived_at = unsafe { arch::atom_add_release_gpu(barrier, arrival(is_block_zero, self.num_blocks() as u32)) };
-            // SAFETY: as above.
-            while !released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }) {}
+            self.wait(barrier, arrived_at);
         }
         // Thread 0's acquire happens before the rest of the block continues.
         block.sync();
+    }
+
+    /// Spins until the barrier joined at `arrived_at` completes.
+    #[cfg(not(feature = "barrier-timeout"))]
+    #[inline(always)]
+    fn wait(&self, barrier: *mut u32, arrived_at: u32) {
+        // SAFETY: `barrier` is the workspace's barrier word.
+        while !released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }) {}
+    }
+
+    /// Spins until the barrier completes or [`TIMEOUT_NS`] passes; then
+    /// records which block gave up and how many had arrived, and traps.
+    #[cfg(feature = "barrier-timeout")]
+    #[inline(always)]
+    fn wait(&self, barrier: *mut u32, arrived_at: u32) {
+        let start = arch::global_timer();
+        loop {
+            // SAFETY: `barrier` is the workspace's barrier word.
+            let now = unsafe { arch::ld_acquire_gpu(barrier) };
+            if released(arrived_at, now) {
+                return;
+            }
+            if arch::global_timer().wrapping_sub(start) > TIMEOUT_NS {
+                let expected = self.num_blocks() as u32;
+                give_up(self.block_rank() as u32, arrivals(now, expected), expected);
+            }
+        }
     }
 
     /// This thread's rank in the grid (`grid.thread_rank()`).
@@ -81,4 +109,29 @@ impl GridGroup {
     pub fn block_rank(&self) -> usize {
         linear_rank(arch::block_idx(), arch::grid_dim()) as usize
     }
+}
+
+/// Where a diagnosing `grid.sync()` writes its report: four `u32` of
+/// host-mapped memory that the host sets before launching, or null.
+#[cfg(feature = "barrier-timeout")]
+#[unsafe(no_mangle)]
+pub static mut GRID_BARRIER_REPORT: *mut u32 = core::ptr::null_mut();
+
+#[cfg(feature = "barrier-timeout")]
+#[cold]
+fn give_up(block: u32, arrived: u32, expected: u32) -> ! {
+    // SAFETY: the host writes this pointer before launching, never during.
+    let report = unsafe { core::ptr::addr_of!(GRID_BARRIER_REPORT).read_volatile() };
+    // The first block to give up claims the report; the others only trap.
+    // SAFETY: a non-null report is four u32 of host-mapped memory.
+    if !report.is_null() && unsafe { arch::atom_cas_sys(report, 0, REPORT_MAGIC) } == 0 {
+        // SAFETY: as above.
+        unsafe {
+            arch::st_volatile(report.add(1), block);
+            arch::st_volatile(report.add(2), arrived);
+            arch::st_volatile(report.add(3), expected);
+        }
+        arch::fence_sys();
+    }
+    arch::trap()
 }

@@ -4,6 +4,8 @@
 mod def;
 pub use def::{GridSync, In, KernelDef, NoGridSync, Out, Param, Params, no_overread, no_shared_memory, one_f32_per_warp, up_to_one_block};
 
+#[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
+mod broken;
 #[cfg(target_arch = "nvptx64")]
 mod exercise;
 #[cfg(target_arch = "nvptx64")]
@@ -54,6 +56,13 @@ pub const EXERCISE_SUM: KernelDef<SumParams, GridSync> =
 /// past the input. `(input, partials, total, n)`.
 pub const EXERCISE_SUM_BOUNDS_BUG: KernelDef<SumParams, GridSync> =
     KernelDef::new("exercise_sum_bounds_bug", one_f32_per_warp).with_overread(up_to_one_block);
+
+/// A deliberately broken kernel for the diagnosing barrier's test: the last
+/// block returns without calling `grid.sync()`, so the others wait for it
+/// forever. Exists only with the `barrier-timeout` feature, where that wait
+/// ends in a report. `(out)`, one `u32` per block, written after the barrier.
+#[cfg(feature = "barrier-timeout")]
+pub const GRID_SYNC_MISSING_BLOCK: KernelDef<(Out<u32>,), GridSync> = KernelDef::new("grid_sync_missing_block", no_shared_memory);
 
 /// The names of every kernel in the PTX module.
 pub const ALL_NAMES: [&str; 7] = [

@@ -49,9 +49,8 @@ pub struct Case {
 pub type Outcome = Result<(f32, Solved)>;
 
 /// Checks one case's outcome against the reference of `xs`.
-pub fn judge(xs: &[f32], outcome: Outcome) -> Case {
+pub fn judge(n: u64, xs: &[f32], outcome: Outcome) -> Case {
     let (reference, abs_sum) = reference::reference_sum(xs);
-    let n = xs.len() as u64;
     match outcome {
         Ok((value, solved)) => {
             let bound = reference::error_bound(reference::longest_chain(n, solved.blocks, solved.threads), abs_sum);
@@ -69,10 +68,12 @@ pub fn judge(xs: &[f32], outcome: Outcome) -> Case {
 pub fn run_ladder(sizes: &[u64], mut attempt: impl FnMut(&[f32]) -> Outcome) -> Vec<Case> {
     sizes
         .iter()
-        .map(|&n| {
-            let xs = reference::fill(n as usize);
-            let outcome = attempt(&xs);
-            judge(&xs, outcome)
+        .map(|&n| match reference::fill(n as usize) {
+            Ok(xs) => {
+                let outcome = attempt(&xs);
+                judge(n, &xs, outcome)
+            }
+            Err(e) => judge(n, &[], Err(e)),
         })
         .collect()
 }

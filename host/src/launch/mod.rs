@@ -39,7 +39,7 @@ mod input;
 pub mod raw;
 
 pub use calls::{CoalescedRecord, Probe};
-pub use input::DeviceInput;
+pub use input::{DeviceInput, device_bytes};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -59,15 +59,26 @@ struct Loaded<'g> {
     name: &'static str,
     shared_bytes: fn(u32) -> u32,
     overread: fn(u32) -> usize,
+    /// The last [`Loaded::limits`] answer, so a launch in a timed loop asks the driver nothing.
+    limits_cache: std::cell::RefCell<Option<Limits>>,
 }
 
 impl<'g> Loaded<'g> {
     fn load<P, C>(gpu: &'g Gpu, def: &KernelDef<P, C>) -> Result<Self> {
         let func = gpu.module()?.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Loaded { gpu, func, name: def.name, shared_bytes: def.shared_bytes, overread: def.overread })
+        Ok(Loaded { gpu, func, name: def.name, shared_bytes: def.shared_bytes, overread: def.overread, limits_cache: Default::default() })
     }
 
     fn limits(&self, threads: u32) -> Result<Limits> {
+        if let Some(limits) = self.limits_cache.borrow().as_ref().filter(|l| l.block.threads == threads) {
+            return Ok(limits.clone());
+        }
+        let limits = self.query_limits(threads)?;
+        *self.limits_cache.borrow_mut() = Some(limits.clone());
+        Ok(limits)
+    }
+
+    fn query_limits(&self, threads: u32) -> Result<Limits> {
         check_block(threads, self.gpu.info.max_threads_per_block)?;
         let shared = (self.shared_bytes)(threads);
         let blocks_per_sm = self
@@ -103,6 +114,7 @@ impl<'g> Loaded<'g> {
     /// `args` satisfy the kernel's contract for `shape`.
     unsafe fn launch<'a, P>(&'a self, shape: Shape, cooperative: bool, args: impl Args<'a, P>) -> Result<()> {
         let stream = &self.gpu.stream;
+        self.gpu.last_kernel.set(self.name);
         let (mut bits, guards) = args.raw(stream);
         let mut params = param_pointers(&mut bits);
         // SAFETY: `params` has one value per parameter (the `Args` impl follows
@@ -142,6 +154,15 @@ impl Gpu {
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
             .map_err(Error::driver("cuModuleLoadData"))?;
+        #[cfg(feature = "barrier-timeout")]
+        {
+            let report = raw::HostMapped::new()?;
+            let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+            self.stream
+                .memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot)
+                .map_err(Error::driver("cuMemcpyHtoD"))?;
+            let _ = self.barrier_report.set(report);
+        }
         Ok(self.module.get_or_init(|| m))
     }
 
@@ -160,21 +181,58 @@ impl Gpu {
         self.stream.alloc_zeros(len.max(1)).map_err(Error::driver("cuMemAllocAsync"))
     }
 
-    /// Copies a device buffer to the host.
+    /// Copies a device buffer to the host, once the work before it is done.
     pub fn read<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.finish()?;
         self.stream.clone_dtoh(buffer).map_err(Error::driver("cuMemcpyDtoH"))
+    }
+
+    /// Waits, at most the timeout, for everything queued so far.
+    pub fn finish(&self) -> Result<()> {
+        let event = self.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
+        event.record(&self.stream).map_err(Error::driver("cuEventRecord"))?;
+        self.wait_for(&event)
+    }
+
+    /// Waits, at most the timeout, for `event`; a failure or a timeout names
+    /// the last kernel launched.
+    pub fn wait_for(&self, event: &cudarc::driver::CudaEvent) -> Result<()> {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_micros(1);
+        loop {
+            match event.try_is_complete() {
+                Ok(true) => return Ok(()),
+                Ok(false) if start.elapsed() > self.timeout.get() => {
+                    return Err(Error::Timeout { kernel: self.last_kernel.get(), seconds: self.timeout.get().as_secs_f64() });
+                }
+                Ok(false) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_millis(1));
+                }
+                Err(error) => return Err(self.kernel_failure(error)),
+            }
+        }
+    }
+
+    /// The error for a kernel that failed while running: the diagnosing
+    /// barrier's report where there is one.
+    fn kernel_failure(&self, error: cudarc::driver::DriverError) -> Error {
+        let kernel = self.last_kernel.get();
+        #[cfg(feature = "barrier-timeout")]
+        if let Some(report) = self.barrier_report.get().and_then(|r| gpu::cg::barrier::Report::from_words(r.words())) {
+            return Error::GridBarrierTimedOut { kernel, report };
+        }
+        Error::KernelFailed { kernel, error }
     }
 
     /// Fills a device buffer with `value` (to poison an output before a run).
     pub fn fill<T: DeviceRepr + Clone>(&self, buffer: &mut CudaSlice<T>, value: T) -> Result<()> {
+        // A copy from pageable memory waits for the stream: bound that wait first.
+        self.finish()?;
         let host = vec![value; buffer.len()];
         self.stream.memcpy_htod(&host, buffer).map_err(Error::driver("cuMemcpyHtoD"))
     }
 
-    /// Waits for everything queued on the stream.
-    pub fn synchronize(&self) -> Result<()> {
-        self.stream.synchronize().map_err(Error::driver("cuStreamSynchronize"))
-    }
 }
 
 impl<'g, P> Kernel<'g, P> {

@@ -68,3 +68,50 @@ pub unsafe fn launch_kernel_ex(
     // SAFETY: the caller's contract covers `params`; `config` lives across the call.
     unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()) }.result()
 }
+
+/// Four `u32` of page-locked host memory that kernels can write
+/// (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`): the host can still
+/// read them after a kernel has trapped and the context is unusable.
+#[cfg(feature = "barrier-timeout")]
+pub struct HostMapped {
+    host: *mut u32,
+    device: u64,
+}
+
+#[cfg(feature = "barrier-timeout")]
+impl HostMapped {
+    pub fn new() -> Result<HostMapped> {
+        let mut host: *mut c_void = std::ptr::null_mut();
+        // SAFETY: allocates 16 bytes; the pointer is checked by the result.
+        unsafe { sys::cuMemHostAlloc(&mut host, 16, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }
+            .result()
+            .map_err(Error::driver("cuMemHostAlloc"))?;
+        // SAFETY: `host` is a fresh 16-byte allocation.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, 16) };
+        let mut device = 0;
+        // SAFETY: `host` was allocated with DEVICEMAP above.
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }
+            .result()
+            .map_err(Error::driver("cuMemHostGetDevicePointer"))?;
+        Ok(HostMapped { host: host as *mut u32, device })
+    }
+
+    /// The address kernels write to.
+    pub fn device_address(&self) -> u64 {
+        self.device
+    }
+
+    /// The four words as they are now.
+    pub fn words(&self) -> [u32; 4] {
+        // SAFETY: four u32 of live host memory; volatile, since the GPU writes them.
+        std::array::from_fn(|i| unsafe { self.host.add(i).read_volatile() })
+    }
+}
+
+#[cfg(feature = "barrier-timeout")]
+impl Drop for HostMapped {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
+        let _ = unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
+    }
+}

@@ -1,0 +1,70 @@
+//! The lesson's two ways to sum one input, on one grid: two ordinary launches
+//! (day 25) or one cooperative launch with `grid.sync()` between the stages.
+
+use crate::device::Gpu;
+use crate::error::Result;
+use crate::launch::{CooperativeKernel, DeviceInput, Kernel};
+use crate::sizing::{Limits, cooperative_grid};
+use cudarc::driver::CudaSlice;
+use gpu::kernels::{In, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL, SumParams};
+
+/// The three sum kernels, loaded, for blocks of `threads`.
+pub struct Sums<'g> {
+    gpu: &'g Gpu,
+    stage1: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+    stage2: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+    cooperative: CooperativeKernel<'g, SumParams>,
+    pub threads: u32,
+    /// The cooperative kernel's limits at this block size.
+    pub limits: Limits,
+}
+
+/// Device buffers a sum writes: one partial per block, and the total.
+pub struct Scratch {
+    pub partials: CudaSlice<f32>,
+    pub total: CudaSlice<f32>,
+}
+
+impl<'g> Sums<'g> {
+    pub fn load(gpu: &'g Gpu, threads: u32) -> Result<Sums<'g>> {
+        let cooperative = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
+        let limits = cooperative.limits(threads)?;
+        Ok(Sums {
+            gpu,
+            stage1: gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?,
+            stage2: gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?,
+            cooperative,
+            threads,
+            limits,
+        })
+    }
+
+    /// The grid both paths use for `n` elements: `min(ceil(n / threads), capacity)`.
+    pub fn grid(&self, n: usize) -> u64 {
+        cooperative_grid(n as u64, self.threads, self.limits.capacity())
+    }
+
+    /// Buffers for sums on a grid of `blocks`.
+    pub fn scratch(&self, blocks: u64) -> Result<Scratch> {
+        Ok(Scratch { partials: self.gpu.zeros(blocks as usize)?, total: self.gpu.zeros(1)? })
+    }
+
+    /// Day 25: a launch of `blocks` blocks writes the partials, a second launch
+    /// of one block sums them.
+    pub fn two_launches(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+        self.stage1.reduce(blocks, self.threads, &input.view(), &mut s.partials)?;
+        self.stage2.reduce(1, self.threads, &s.partials.slice(..blocks as usize), &mut s.total)
+    }
+
+    /// One cooperative launch of `blocks` blocks with `grid.sync()` in the middle.
+    pub fn one_cooperative_launch(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+        self.cooperative.configure(blocks, self.threads)?.sum(input, &mut s.partials, &mut s.total)
+    }
+
+    /// Runs `path`, with the total poisoned to NaN first, and reads the total.
+    pub fn total_of(&self, s: &mut Scratch, path: impl FnOnce(&mut Scratch) -> Result<()>) -> Result<f32> {
+        self.gpu.fill(&mut s.total, f32::NAN)?;
+        path(s)?;
+        Ok(self.gpu.read(&s.total)?[0])
+    }
+}
