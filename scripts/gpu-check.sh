@@ -28,7 +28,7 @@ for args in "--block 64" "--block 1024" "--n 1" "--n 0" "--n 611"; do
   "$D/host" $args 2>&1; echo "rc=$?"
 done > "$OUT/lesson-variants.txt"
 grep -E "^===|rc=|checks|FAILED" "$OUT/lesson-variants.txt"
-"$D/host" --json > "$OUT/lesson.json" 2>"$OUT/lesson-json.err"; echo "json rc=$?"
+"$D/host" --json > "$OUT/lesson.json" 2>>"$OUT/lesson-variants.txt"; echo "json rc=$?"
 
 # The exercise with each solver.
 for v in solve grid-from-n zero-grid bounds-bug; do
@@ -36,4 +36,23 @@ for v in solve grid-from-n zero-grid bounds-bug; do
   "$D/host" exercise --variant "$v" 2>&1; echo "rc=$?"
 done > "$OUT/exercise.txt"
 grep -E "^===|rc=|smallest|checks" "$OUT/exercise.txt"
+# Sizes past 2^32, bad input a GPU machine can show, and the diagnosing barrier's cost.
+{
+  echo "=== host --n 4294967299 (2^32 + 3 floats, 16 GiB)"
+  "$D/host" --n 4294967299 --runs 5 --warmups 1 2>&1; echo "rc=$?"
+  echo "=== host --n 1000000000000 (4 TB)"
+  "$D/host" --n 1000000000000 2>&1; echo "rc=$?"
+  echo "=== host --device 7"
+  "$D/host" --device 7 2>&1; echo "rc=$?"
+  echo "=== plain barrier: host --runs 200 --warmups 20"
+  "$D/host" --runs 200 --warmups 20 2>&1 | grep -A2 "^Time"
+  echo "=== diagnosing barrier: host-barrier-timeout --runs 200 --warmups 20"
+  "$D/host-barrier-timeout" --runs 200 --warmups 20 2>&1 | grep -A2 "^Time"
+} > "$OUT/robustness.txt"
+grep -E "^===|rc=|error|two launches|one cooperative|checks" "$OUT/robustness.txt"
+
+if command -v compute-sanitizer >/dev/null; then
+  bash "$D/sanitize.sh" "$D/host" > "$OUT/sanitizers.txt" 2>&1; echo "sanitizers rc=$?" | tee -a "$OUT/sanitizers.txt"
+  cat "$OUT/sanitizers.txt"
+fi
 cat "$OUT/lesson.txt"

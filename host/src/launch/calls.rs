@@ -90,3 +90,14 @@ impl Gpu {
             .collect())
     }
 }
+
+#[cfg(feature = "barrier-timeout")]
+impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
+    /// Launches a kernel that writes one `u32` per block into `out`.
+    pub fn per_block(&self, out: &mut CudaSlice<u32>) -> Result<()> {
+        let k = &self.kernel.loaded;
+        ensure_len(k.name, "out", self.shape.blocks as usize, out.len())?;
+        // SAFETY: the kernel writes out[..blocks], checked above.
+        unsafe { k.launch(self.shape, true, (out,)) }
+    }
+}

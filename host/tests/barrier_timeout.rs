@@ -1,0 +1,32 @@
+//! The diagnosing grid barrier (build feature `barrier-timeout`): a kernel
+//! whose last block skips `grid.sync()` becomes a named error, not a hang.
+//! Its own test binary, because the trap leaves the process's context unusable.
+//!
+//! Run on a GPU: `cargo test --release -p host --features barrier-timeout --test barrier_timeout -- --include-ignored`.
+#![cfg(feature = "barrier-timeout")]
+
+use host::device::Gpu;
+use host::error::Error;
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_grid_barrier_one_block_skips_times_out_with_a_report_instead_of_hanging() {
+    let gpu = Gpu::open(0).unwrap();
+    let kernel = gpu.cooperative_kernel(&gpu::kernels::GRID_SYNC_MISSING_BLOCK).unwrap();
+    let blocks = kernel.limits(256).unwrap().capacity();
+    let launch = kernel.configure(blocks, 256).unwrap();
+    let mut out = gpu.zeros::<u32>(blocks as usize).unwrap();
+    let started = std::time::Instant::now();
+    launch.per_block(&mut out).unwrap();
+    let err = gpu.finish().expect_err("the barrier cannot complete");
+    println!("after {:.2} s: {err}", started.elapsed().as_secs_f64());
+    match err {
+        Error::GridBarrierTimedOut { kernel, report } => {
+            assert_eq!(kernel, "grid_sync_missing_block");
+            assert_eq!(report.expected as u64, blocks);
+            assert_eq!(report.arrived as u64, blocks - 1);
+            assert!((report.block as u64) < blocks - 1, "a waiting block reports");
+        }
+        other => panic!("expected a grid barrier timeout, got {other}"),
+    }
+}
