@@ -267,6 +267,23 @@ pub unsafe fn ldg_f32(p: *const f32) -> f32 {
 }
 
 
+/// `ld.global.nc.v4.f32`: four floats in one 16-byte read through the
+/// read-only cache.
+///
+/// # Safety
+/// `p` is valid, 16-byte aligned, and nothing writes it while the kernel runs.
+#[inline(always)]
+pub unsafe fn ldg_f32x4(p: *const f32) -> [f32; 4] {
+    let (a, b, c, d): (f32, f32, f32, f32);
+    // SAFETY: the caller guarantees a valid, aligned, read-only address.
+    unsafe {
+        asm!("ld.global.nc.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+             a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) p,
+             options(pure, readonly, nostack))
+    };
+    [a, b, c, d]
+}
+
 /// The block's dynamic shared memory (`extern __shared__ T smem[]`); its size is
 /// the launch's dynamic shared-memory byte count.
 #[inline(always)]

@@ -26,6 +26,34 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
+    /// copy, and against C++ and CUB where nvcc is on PATH; writes an SVG plot.
+    Bench {
+        /// Timed runs per point.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        runs: u32,
+        /// Untimed warm-up runs per point.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+        warmups: u32,
+        /// Input buffers to rotate among (0: enough to overflow the L2 twice).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4096))]
+        rotate: u32,
+        /// Largest size, as a power of two.
+        #[arg(long, default_value_t = 28, value_parser = clap::value_parser!(u32).range(10..=32))]
+        max_log2: u32,
+        /// Threads per block.
+        #[arg(long, default_value_t = 256, value_parser = parse_block)]
+        block: u32,
+        /// Where to write the SVG plot.
+        #[arg(long, default_value = "bench-bandwidth.svg")]
+        plot: std::path::PathBuf,
+        /// Skip the C++ and CUB comparison even where nvcc is available.
+        #[arg(long)]
+        no_cpp: bool,
+        /// Skip the grid-size and block-size sweeps.
+        #[arg(long)]
+        no_sweeps: bool,
+    },
     /// Run the exercise's harness against solve() in host/src/exercise/solve.rs.
     Exercise {
         /// Which solver to run: yours, or one that makes a mistake the lesson describes.
@@ -114,6 +142,8 @@ mod tests {
             (&["--timeout-s", "0"], "seconds"),
             (&["--timeout-s", "inf"], "seconds"),
             (&["exercise", "--variant", "nope"], "nope"),
+            (&["bench", "--max-log2", "40"], "40"),
+            (&["bench", "--block", "33"], "multiple of 32"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");

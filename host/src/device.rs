@@ -22,6 +22,7 @@ pub struct DeviceInfo {
     /// `cudaDevAttrCooperativeLaunch`.
     pub cooperative_launch: bool,
     pub max_threads_per_block: u32,
+    pub l2_bytes: u32,
     pub sm: SmResources,
     pub driver_version: String,
 }
@@ -61,6 +62,7 @@ impl Gpu {
             sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             cooperative_launch,
             max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             sm: SmResources {
                 max_threads: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
                 max_blocks: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,

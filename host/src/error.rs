@@ -36,6 +36,8 @@ pub enum Error {
     GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
     /// Not enough host memory for the input and its reference.
     OutOfHostMemory { needed: u64 },
+    /// The benchmark's plot could not be written.
+    Plot(String),
     /// One or more of the run's checks failed; each is listed by name above.
     ChecksFailed(Vec<String>),
 }
@@ -105,6 +107,7 @@ impl fmt::Display for Error {
                 gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
             Error::OutOfHostMemory { needed } => write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB),
+            Error::Plot(why) => write!(f, "could not write the plot: {why}"),
             Error::ChecksFailed(names) => write!(f, "{} check(s) failed: {}", names.len(), names.join("; ")),
         }
     }

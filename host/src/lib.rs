@@ -6,6 +6,7 @@
 //! (the only `unsafe` code), then [`sums`], [`lesson`] and [`exercise`] in safe Rust,
 //! [`report`] for output, and `main` for the command line.
 
+pub mod bench;
 pub mod cli;
 pub mod device;
 pub mod error;

@@ -2,7 +2,7 @@ use clap::Parser;
 use host::cli::{Cli, Command};
 use host::device::Gpu;
 use host::error::Result;
-use host::{exercise, lesson, report};
+use host::{bench, exercise, lesson, report};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -26,6 +26,22 @@ fn run(cli: &Cli) -> Result<()> {
             let r = lesson::run(&gpu, cfg)?;
             print!("{}", if cli.json { report::json(&r) + "\n" } else { report::lesson(&r) });
             r.verdict()
+        }
+        Some(Command::Bench { runs, warmups, rotate, max_log2, block, ref plot, no_cpp, no_sweeps }) => {
+            let cfg = bench::BenchConfig {
+                sizes: bench::default_sizes(max_log2),
+                runs: runs as usize,
+                warmups: warmups as usize,
+                rotate: (rotate > 0).then_some(rotate as usize),
+                threads: block,
+                plot: plot.clone(),
+                cpp: !no_cpp,
+                sweeps: !no_sweeps,
+            };
+            let r = bench::run(&gpu, &cfg)?;
+            print!("{}", if cli.json { report::json(&r) + "\n" } else { bench::render(&r) });
+            eprintln!("plot written to {}", r.plot);
+            Ok(())
         }
         Some(Command::Exercise { variant }) => {
             let r = exercise::run(&gpu, variant)?;

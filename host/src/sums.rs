@@ -6,17 +6,23 @@ use crate::error::Result;
 use crate::launch::{CooperativeKernel, DeviceInput, Kernel};
 use crate::sizing::{Limits, cooperative_grid};
 use cudarc::driver::CudaSlice;
-use gpu::kernels::{In, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL, SumParams};
+use gpu::kernels::{
+    FAST_FLOATS_PER_TRIP, In, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL,
+    SumParams,
+};
 
-/// The three sum kernels, loaded, for blocks of `threads`.
+/// The sum kernels, loaded, for blocks of `threads`.
 pub struct Sums<'g> {
     gpu: &'g Gpu,
     stage1: Kernel<'g, (In<f32>, Out<f32>, usize)>,
     stage2: Kernel<'g, (In<f32>, Out<f32>, usize)>,
     cooperative: CooperativeKernel<'g, SumParams>,
+    fast: CooperativeKernel<'g, SumParams>,
     pub threads: u32,
     /// The cooperative kernel's limits at this block size.
     pub limits: Limits,
+    /// The fast cooperative kernel's limits at this block size.
+    pub fast_limits: Limits,
 }
 
 /// Device buffers a sum writes: one partial per block, and the total.
@@ -29,19 +35,29 @@ impl<'g> Sums<'g> {
     pub fn load(gpu: &'g Gpu, threads: u32) -> Result<Sums<'g>> {
         let cooperative = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
         let limits = cooperative.limits(threads)?;
+        let fast = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_FAST)?;
+        let fast_limits = fast.limits(threads)?;
         Ok(Sums {
             gpu,
             stage1: gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?,
             stage2: gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?,
             cooperative,
+            fast,
             threads,
             limits,
+            fast_limits,
         })
     }
 
     /// The grid both paths use for `n` elements: `min(ceil(n / threads), capacity)`.
     pub fn grid(&self, n: usize) -> u64 {
         cooperative_grid(n as u64, self.threads, self.limits.capacity())
+    }
+
+    /// The fast kernel's grid: enough blocks for one loop trip per thread, at
+    /// most its cooperative maximum.
+    pub fn fast_grid(&self, n: usize) -> u64 {
+        cooperative_grid(n as u64, self.threads * FAST_FLOATS_PER_TRIP, self.fast_limits.capacity())
     }
 
     /// Buffers for sums on a grid of `blocks`.
@@ -59,6 +75,11 @@ impl<'g> Sums<'g> {
     /// One cooperative launch of `blocks` blocks with `grid.sync()` in the middle.
     pub fn one_cooperative_launch(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
         self.cooperative.configure(blocks, self.threads)?.sum(input, &mut s.partials, &mut s.total)
+    }
+
+    /// The fast cooperative sum, one launch of `blocks` blocks.
+    pub fn one_fast_launch(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+        self.fast.configure(blocks, self.threads)?.sum(input, &mut s.partials, &mut s.total)
     }
 
     /// Runs `path`, with the total poisoned to NaN first, and reads the total.

@@ -8,6 +8,7 @@ pub use def::{GridSync, In, KernelDef, NoGridSync, Out, Param, Params, no_overre
 mod broken;
 #[cfg(target_arch = "nvptx64")]
 mod exercise;
+pub mod fast;
 #[cfg(target_arch = "nvptx64")]
 mod lesson;
 #[cfg(target_arch = "nvptx64")]
@@ -46,6 +47,15 @@ pub const COALESCED_DEMO_THREADS: u32 = 64;
 /// and `total[0]`.
 pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
 
+/// A single-launch sum built for bandwidth: the same grid barrier, but 16-byte
+/// loads, several in flight per thread, and separate accumulators.
+pub const REDUCE_COOPERATIVE_FAST: KernelDef<SumParams, GridSync> =
+    KernelDef::new("reduce_cooperative_fast", one_f32_per_warp);
+
+/// Floats one thread of [`REDUCE_COOPERATIVE_FAST`] reads per loop trip; a
+/// grid needs no more than `ceil(n / (threads * FAST_FLOATS_PER_TRIP))` blocks.
+pub const FAST_FLOATS_PER_TRIP: u32 = 4 * fast::UNROLL as u32;
+
 /// The exercise's single-launch sum (edit it in `gpu/src/kernels/exercise.rs`).
 /// `(input, partials, total, n)`.
 pub const EXERCISE_SUM: KernelDef<SumParams, GridSync> =
@@ -65,7 +75,8 @@ pub const EXERCISE_SUM_BOUNDS_BUG: KernelDef<SumParams, GridSync> =
 pub const GRID_SYNC_MISSING_BLOCK: KernelDef<(Out<u32>,), GridSync> = KernelDef::new("grid_sync_missing_block", no_shared_memory);
 
 /// The names of every kernel in the PTX module.
-pub const ALL_NAMES: [&str; 7] = [
+pub const ALL_NAMES: [&str; 8] = [
+    REDUCE_COOPERATIVE_FAST.name,
     REDUCE_BLOCKS_TO_PARTIALS.name,
     REDUCE_PARTIALS_TO_TOTAL.name,
     REDUCE_COOPERATIVE_GRID.name,

@@ -181,6 +181,11 @@ impl Gpu {
         self.stream.alloc_zeros(len.max(1)).map_err(Error::driver("cuMemAllocAsync"))
     }
 
+    /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`).
+    pub fn copy(&self, src: &cudarc::driver::CudaView<'_, f32>, dst: &mut CudaSlice<f32>) -> Result<()> {
+        self.stream.memcpy_dtod(src, dst).map_err(Error::driver("cuMemcpyDtoD"))
+    }
+
     /// Copies a device buffer to the host, once the work before it is done.
     pub fn read<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
         self.finish()?;
