@@ -55,4 +55,7 @@ if command -v compute-sanitizer >/dev/null; then
   bash "$D/sanitize.sh" "$D/host" > "$OUT/sanitizers.txt" 2>&1; echo "sanitizers rc=$?" | tee -a "$OUT/sanitizers.txt"
   cat "$OUT/sanitizers.txt"
 fi
+if [ -n "${BENCH:-}" ]; then
+  "$D/host" bench --plot "$OUT/bench-bandwidth.svg" --json > "$OUT/bench.json" 2> "$OUT/bench-progress.txt"; echo "bench rc=$?"
+fi
 cat "$OUT/lesson.txt"

@@ -141,10 +141,13 @@ int main(int argc, char** argv) {
 
         std::vector<float> host(n);
         for (size_t i = 0; i < n; ++i) host[i] = 0.5f + float((i * 2654435761ull) % 1024) / 1024.0f;
+        // The copies sit back to back in one allocation, as on the Rust side.
+        float* all;
+        CHECK(cudaMalloc(&all, std::max<size_t>(n * rotate, 1) * sizeof(float)));
         std::vector<float*> inputs(rotate);
-        for (auto& p : inputs) {
-            CHECK(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(float)));
-            CHECK(cudaMemcpy(p, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+        for (int r = 0; r < rotate; ++r) {
+            inputs[r] = all + size_t(r) * n;
+            CHECK(cudaMemcpy(inputs[r], host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
         }
         float *partials, *total;
         CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
@@ -183,7 +186,7 @@ int main(int argc, char** argv) {
             CHECK(cub::DeviceReduce::Sum(temp, tempBytes, inputs[r % rotate], total, n));
         }), 0);
 
-        for (auto p : inputs) CHECK(cudaFree(p));
+        CHECK(cudaFree(all));
         CHECK(cudaFree(partials));
         CHECK(cudaFree(total));
         CHECK(cudaFree(temp));

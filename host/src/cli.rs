@@ -30,10 +30,10 @@ pub enum Command {
     /// copy, and against C++ and CUB where nvcc is on PATH; writes an SVG plot.
     Bench {
         /// Timed runs per point.
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         runs: u32,
         /// Untimed warm-up runs per point.
-        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100_000))]
         warmups: u32,
         /// Input buffers to rotate among (0: enough to overflow the L2 twice).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4096))]
@@ -44,7 +44,7 @@ pub enum Command {
         /// Threads per block.
         #[arg(long, default_value_t = 256, value_parser = parse_block)]
         block: u32,
-        /// Where to write the SVG plot.
+        /// Where to write the SVG plot (the results go beside it, as .json).
         #[arg(long, default_value = "bench-bandwidth.svg")]
         plot: std::path::PathBuf,
         /// Skip the C++ and CUB comparison even where nvcc is available.

@@ -72,6 +72,7 @@ impl Gpu {
             },
             driver_version: crate::launch::raw::driver_version()?,
         };
+        crate::launch::raw::single_stream(&ctx);
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,

@@ -39,8 +39,11 @@ fn run(cli: &Cli) -> Result<()> {
                 sweeps: !no_sweeps,
             };
             let r = bench::run(&gpu, &cfg)?;
-            print!("{}", if cli.json { report::json(&r) + "\n" } else { bench::render(&r) });
-            eprintln!("plot written to {}", r.plot);
+            let json = report::json(&r) + "\n";
+            let saved = cfg.plot.with_extension("json");
+            std::fs::write(&saved, &json).map_err(|e| host::error::Error::Plot(format!("{}: {e}", saved.display())))?;
+            print!("{}", if cli.json { json } else { bench::render(&r) });
+            eprintln!("plot written to {}, results to {}", r.plot, saved.display());
             Ok(())
         }
         Some(Command::Exercise { variant }) => {

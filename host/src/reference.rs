@@ -36,11 +36,18 @@ pub fn longest_chain(n: u64, blocks: u64, threads: u32) -> u64 {
     n.div_ceil(stride) + blocks.max(1).div_ceil(threads as u64) + 4 * 5
 }
 
+/// [`longest_chain`] for the fast kernel, which adds each float into a sum
+/// of four first and its four accumulators at the end: 4 more additions.
+pub fn longest_chain_fast(n: u64, blocks: u64, threads: u32) -> u64 {
+    if n == 0 { 0 } else { longest_chain(n, blocks, threads) + 4 }
+}
+
 /// A bound on |float sum - exact sum| for a summation whose longest chain has
 /// `h` additions: `gamma_h * sum|x|`, with `gamma_h = h u / (1 - h u)`.
 pub fn error_bound(h: u64, abs_sum: f64) -> f64 {
     let hu = h as f64 * U;
-    hu / (1.0 - hu) * abs_sum
+    // Past h = 2^24 the classical bound says nothing.
+    if hu >= 1.0 { f64::INFINITY } else { hu / (1.0 - hu) * abs_sum }
 }
 
 /// The bound's rule, as printed.
@@ -112,6 +119,14 @@ mod tests {
         assert!(check(naive, reference, bound).pass);
         let off = reference as f32 + (bound as f32) * 4.0;
         assert!(!check(off, reference, bound).pass);
+    }
+
+    #[test]
+    fn chains_past_2_to_the_24_have_no_finite_bound_but_still_refuse_nan() {
+        assert_eq!(error_bound(1 << 24, 1.0), f64::INFINITY);
+        assert!(error_bound((1 << 24) - 1, 1.0).is_finite());
+        assert!(check(1.0e9, 1.0, error_bound(1 << 25, 1.0)).pass);
+        assert!(!check(f32::NAN, 1.0, error_bound(1 << 25, 1.0)).pass);
     }
 
     #[test]

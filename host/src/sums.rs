@@ -3,7 +3,7 @@
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::{CooperativeKernel, DeviceInput, Kernel};
+use crate::launch::{CooperativeKernel, Input, Kernel};
 use crate::sizing::{Limits, cooperative_grid};
 use cudarc::driver::CudaSlice;
 use gpu::kernels::{
@@ -54,10 +54,13 @@ impl<'g> Sums<'g> {
         cooperative_grid(n as u64, self.threads, self.limits.capacity())
     }
 
-    /// The fast kernel's grid: enough blocks for one loop trip per thread, at
-    /// most its cooperative maximum.
+    /// The fast kernel's grid: enough blocks for one loop trip per thread,
+    /// rounded up to a whole number per SM so no SM has one block more than
+    /// another, at most its cooperative maximum.
     pub fn fast_grid(&self, n: usize) -> u64 {
-        cooperative_grid(n as u64, self.threads * FAST_FLOATS_PER_TRIP, self.fast_limits.capacity())
+        let sms = self.fast_limits.sms as u64;
+        let needed = (n as u64).div_ceil((self.threads * FAST_FLOATS_PER_TRIP) as u64);
+        needed.div_ceil(sms).saturating_mul(sms).min(cooperative_grid(n as u64, self.threads, self.fast_limits.capacity()))
     }
 
     /// Buffers for sums on a grid of `blocks`.
@@ -67,18 +70,18 @@ impl<'g> Sums<'g> {
 
     /// Day 25: a launch of `blocks` blocks writes the partials, a second launch
     /// of one block sums them.
-    pub fn two_launches(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+    pub fn two_launches(&self, blocks: u64, input: &impl Input, s: &mut Scratch) -> Result<()> {
         self.stage1.reduce(blocks, self.threads, &input.view(), &mut s.partials)?;
         self.stage2.reduce(1, self.threads, &s.partials.slice(..blocks as usize), &mut s.total)
     }
 
     /// One cooperative launch of `blocks` blocks with `grid.sync()` in the middle.
-    pub fn one_cooperative_launch(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+    pub fn one_cooperative_launch(&self, blocks: u64, input: &impl Input, s: &mut Scratch) -> Result<()> {
         self.cooperative.configure(blocks, self.threads)?.sum(input, &mut s.partials, &mut s.total)
     }
 
     /// The fast cooperative sum, one launch of `blocks` blocks.
-    pub fn one_fast_launch(&self, blocks: u64, input: &DeviceInput, s: &mut Scratch) -> Result<()> {
+    pub fn one_fast_launch(&self, blocks: u64, input: &impl Input, s: &mut Scratch) -> Result<()> {
         self.fast.configure(blocks, self.threads)?.sum(input, &mut s.partials, &mut s.total)
     }
 

@@ -14,17 +14,20 @@ fn gpu() -> Gpu {
 }
 
 /// Every path's total for `xs` with blocks of `threads`: two launches, one
-/// cooperative launch, and the exercise's `solve()`.
-fn every_path(gpu: &Gpu, xs: &[f32], threads: u32) -> [f32; 3] {
+/// cooperative launch, the fast cooperative launch, and the exercise's `solve()`.
+fn every_path(gpu: &Gpu, xs: &[f32], threads: u32) -> [f32; 4] {
     let sums = Sums::load(gpu, threads).unwrap();
     let input = DeviceInput::upload(gpu, xs).unwrap();
     let grid = sums.grid(xs.len()).max(1);
     let mut s = sums.scratch(grid).unwrap();
     let two = sums.total_of(&mut s, |s| sums.two_launches(grid, &input, s)).unwrap();
     let one = sums.total_of(&mut s, |s| sums.one_cooperative_launch(grid, &input, s)).unwrap();
+    let fast_grid = sums.fast_grid(xs.len()).max(1);
+    let mut f = sums.scratch(fast_grid).unwrap();
+    let fast = sums.total_of(&mut f, |f| sums.one_fast_launch(fast_grid, &input, f)).unwrap();
     let mut total = gpu.zeros::<f32>(1).unwrap();
     exercise::solve(gpu, &input, &mut total).unwrap();
-    [two, one, gpu.read(&total).unwrap()[0]]
+    [two, one, fast, gpu.read(&total).unwrap()[0]]
 }
 
 #[test]
@@ -37,12 +40,17 @@ fn the_same_input_and_grid_give_bitwise_identical_sums_over_100_runs() {
     let grid = sums.grid(xs.len());
     let mut s = sums.scratch(grid).unwrap();
     let mut seen = std::collections::BTreeSet::new();
+    let fast_grid = sums.fast_grid(xs.len());
+    let mut fast = std::collections::BTreeSet::new();
     for _ in 0..100 {
         seen.insert(sums.total_of(&mut s, |s| sums.two_launches(grid, &input, s)).unwrap().to_bits());
         seen.insert(sums.total_of(&mut s, |s| sums.one_cooperative_launch(grid, &input, s)).unwrap().to_bits());
+        fast.insert(sums.total_of(&mut s, |s| sums.one_fast_launch(fast_grid, &input, s)).unwrap().to_bits());
     }
-    println!("200 sums (100 per path, {grid} blocks): {} distinct bit pattern(s): {:?}", seen.len(), seen.iter().map(|b| f32::from_bits(*b)).collect::<Vec<_>>());
-    assert_eq!(seen.len(), 1, "both paths, every run, one result");
+    println!("200 lesson sums (100 per path, {grid} blocks): {} distinct bit pattern(s): {:?}", seen.len(), seen.iter().map(|b| f32::from_bits(*b)).collect::<Vec<_>>());
+    println!("100 fast sums ({fast_grid} blocks): {} distinct bit pattern(s)", fast.len());
+    assert_eq!(seen.len(), 1, "both lesson paths, every run, one result");
+    assert_eq!(fast.len(), 1, "the fast path, every run, one result");
 }
 
 #[test]
@@ -103,18 +111,20 @@ fn random_sizes_and_block_sizes_match_the_double_reference_on_every_path() {
         let grid = sums.grid(n).max(1);
         // The exercise's solve() runs 256-thread blocks on its own grid.
         let solve_grid = (n as u64).div_ceil(256).min(gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM).unwrap().limits(256).unwrap().capacity()).max(1);
+        let fast_grid = sums.fast_grid(n).max(1);
         let bounds = [
             reference::error_bound(reference::longest_chain(n as u64, grid, threads), abs),
             reference::error_bound(reference::longest_chain(n as u64, grid, threads), abs),
+            reference::error_bound(reference::longest_chain_fast(n as u64, fast_grid, threads), abs),
             reference::error_bound(reference::longest_chain(n as u64, solve_grid, 256), abs),
         ];
         let got = every_path(&gpu, &xs, threads);
-        for (path, (total, bound)) in ["two launches", "cooperative", "solve()"].iter().zip(got.iter().zip(bounds)) {
+        for (path, (total, bound)) in ["two launches", "cooperative", "fast cooperative", "solve()"].iter().zip(got.iter().zip(bounds)) {
             let c = reference::check(*total, want, bound);
             assert!(c.pass, "seed {seed:#x} case {case}: n = {n}, block {threads}, {path}: {c:?}");
         }
     }
-    println!("property test: seed {seed:#x}, {cases} cases, 3 paths each, all within the bound");
+    println!("property test: seed {seed:#x}, {cases} cases, 4 paths each, all within the bound");
 }
 
 #[test]

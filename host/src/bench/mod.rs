@@ -10,7 +10,7 @@ pub use render::render;
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::{DeviceInput, device_bytes};
+use crate::launch::{DeviceInput, Input, Window, device_bytes};
 use crate::reference;
 use crate::sums::{Scratch, Sums};
 use crate::timing::{Stats, time_runs};
@@ -23,7 +23,8 @@ pub struct BenchConfig {
     pub sizes: Vec<u64>,
     pub runs: usize,
     pub warmups: usize,
-    /// Input buffers to rotate among; `None` picks enough to overflow the L2.
+    /// Copies of the input, back to back in one allocation, to rotate among;
+    /// `None` picks enough to overflow the L2.
     pub rotate: Option<usize>,
     pub threads: u32,
     pub plot: PathBuf,
@@ -124,7 +125,7 @@ struct Timer<'a> {
 }
 
 impl Timer<'_> {
-    fn time(&self, inputs: &[DeviceInput], mut run: impl FnMut(&DeviceInput) -> Result<()>) -> Result<Stats> {
+    fn time(&self, inputs: &[Window], mut run: impl FnMut(&Window) -> Result<()>) -> Result<Stats> {
         let mut k = 0;
         let stats = time_runs(self.gpu, self.cfg.warmups, self.cfg.runs, || {
             k += 1;
@@ -148,22 +149,24 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
         let free = gpu.free_memory()?;
         let rotate = cfg.rotate.unwrap_or_else(|| auto_rotate(n, l2)).min((free / 2 / device_bytes(n)).max(1) as usize);
         rotations.push((n, rotate));
-        let inputs = (0..rotate).map(|_| DeviceInput::upload(gpu, &xs)).collect::<Result<Vec<_>>>()?;
+        let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
+        let inputs = all.windows(n as usize);
         drop(xs);
         let (grid, fast_grid) = (sums.grid(n as usize).max(1), sums.fast_grid(n as usize).max(1));
         let mut s = sums.scratch(grid.max(fast_grid))?;
         let threads = cfg.threads;
-        let check = |s: &mut Scratch, blocks: u64| -> Result<bool> {
+        let check = |s: &mut Scratch, chain: u64| -> Result<bool> {
             let total = gpu.read(&s.total)?[0];
-            Ok(reference::check(total, want, reference::error_bound(reference::longest_chain(n, blocks, threads), abs)).pass)
+            Ok(reference::check(total, want, reference::error_bound(chain, abs)).pass)
         };
+        let lesson_chain = reference::longest_chain(n, grid, threads);
         let stats = timer.time(&inputs, |input| sums.two_launches(grid, input, &mut s))?;
-        points.push(Point::new("rust two launches", n, rotate, grid, threads, stats, Some(check(&mut s, grid)?)));
+        points.push(Point::new("rust two launches", n, rotate, grid, threads, stats, Some(check(&mut s, lesson_chain)?)));
         let stats = timer.time(&inputs, |input| sums.one_cooperative_launch(grid, input, &mut s))?;
-        points.push(Point::new("rust cooperative", n, rotate, grid, threads, stats, Some(check(&mut s, grid)?)));
+        points.push(Point::new("rust cooperative", n, rotate, grid, threads, stats, Some(check(&mut s, lesson_chain)?)));
         let stats = timer.time(&inputs, |input| sums.one_fast_launch(fast_grid, input, &mut s))?;
-        // The fast kernel adds four floats before accumulating: a chain up to 3 longer per vector.
-        points.push(Point::new("rust fast cooperative", n, rotate, fast_grid, threads, stats, Some(check(&mut s, fast_grid)?)));
+        let fast_chain = reference::longest_chain_fast(n, fast_grid, threads);
+        points.push(Point::new("rust fast cooperative", n, rotate, fast_grid, threads, stats, Some(check(&mut s, fast_chain)?)));
         let mut dst = gpu.zeros::<f32>(n as usize)?;
         let stats = timer.time(&inputs, |input| gpu.copy(&input.view(), &mut dst))?;
         points.push(Point::new(COPY, n, rotate, 0, 0, stats, None));
@@ -209,7 +212,8 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, timer: &Timer, n: u64) -> Result<(Vec<Sw
     eprintln!("bench: grid and block sweeps at n = {n}");
     let xs = reference::fill(n as usize)?;
     let rotate = cfg.rotate.unwrap_or_else(|| auto_rotate(n, gpu.info.l2_bytes as u64));
-    let inputs = (0..rotate).map(|_| DeviceInput::upload(gpu, &xs)).collect::<Result<Vec<_>>>()?;
+    let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
+    let inputs = all.windows(n as usize);
     let point = |variant: &str, blocks: u64, threads: u32, stats: Stats| SweepPoint {
         variant: variant.into(),
         blocks,

@@ -17,6 +17,7 @@ pub fn render(r: &BenchReport) -> String {
     let _ = writeln!(o, "Benchmark on {}: median of {} runs after {} warm-ups, CUDA events, {} threads/block", r.device, r.runs, r.warmups, r.threads);
     let _ = writeln!(o, "C++ and CUB: {}\n", r.cpp);
     let mut sizes: Vec<u64> = r.points.iter().map(|p| p.n).collect();
+    sizes.sort_unstable();
     sizes.dedup();
     let cols = ["rust two launches", "rust cooperative", "rust fast cooperative", "cpp-two-launches", "cpp-cooperative", "cub-device-reduce", COPY];
     o.push_str("Median time, µs (rot = input buffers rotated)\n");

@@ -1,7 +1,7 @@
 //! Safe launches: each checks the buffers against its kernel's contract, then
 //! makes the one `unsafe` launch call.
 
-use super::{CooperativeLaunch, DeviceInput, Kernel};
+use super::{CooperativeLaunch, Input, Kernel};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaSlice, CudaView};
@@ -18,14 +18,15 @@ fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: us
 impl CooperativeLaunch<'_, '_, SumParams> {
     /// Sums `input` into `total[0]` in one cooperative launch, with one
     /// partial per block in `partials`.
-    pub fn sum(&self, input: &DeviceInput, partials: &mut CudaSlice<f32>, total: &mut CudaSlice<f32>) -> Result<()> {
+    pub fn sum(&self, input: &impl Input, partials: &mut CudaSlice<f32>, total: &mut CudaSlice<f32>) -> Result<()> {
         let k = &self.kernel.loaded;
+        let view = input.view();
         ensure_len(k.name, "the input's guard", (k.overread)(self.shape.threads), input.guard())?;
         ensure_len(k.name, "partials", self.shape.blocks as usize, partials.len())?;
         ensure_len(k.name, "total", 1, total.len())?;
         // SAFETY: the kernel reads input[..len + overread], which the guard
         // covers, and writes partials[..blocks] and total[0], checked above.
-        unsafe { k.launch(self.shape, true, (&input.buffer, partials, total, input.len())) }
+        unsafe { k.launch(self.shape, true, (&view, partials, total, view.len())) }
     }
 }
 

@@ -1,6 +1,6 @@
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaView};
 
 /// An input of `len` floats on the device, followed by a poisoned guard.
 ///
@@ -20,7 +20,57 @@ pub fn device_bytes(n: u64) -> u64 {
     (n + GUARD as u64) * 4
 }
 
+/// An input the sum kernels can read: `n` floats on the device, and how many
+/// more after them may be read.
+pub trait Input {
+    /// The input's floats.
+    fn view(&self) -> CudaView<'_, f32>;
+    /// Floats readable past the input.
+    fn guard(&self) -> usize;
+}
+
+/// One copy inside a [`DeviceInput`] that holds several back to back.
+pub struct Window<'a> {
+    view: CudaView<'a, f32>,
+    guard: usize,
+}
+
+impl Input for Window<'_> {
+    fn view(&self) -> CudaView<'_, f32> {
+        self.view.slice(..)
+    }
+    fn guard(&self) -> usize {
+        self.guard
+    }
+}
+
+impl Input for DeviceInput {
+    fn view(&self) -> CudaView<'_, f32> {
+        self.buffer.slice(..self.len)
+    }
+    fn guard(&self) -> usize {
+        self.buffer.len() - self.len
+    }
+}
+
 impl DeviceInput {
+    /// `copies` copies of `values` back to back in one allocation, for
+    /// benchmarks that rotate among inputs: see [`windows`](Self::windows).
+    pub fn upload_copies(gpu: &Gpu, values: &[f32], copies: usize) -> Result<DeviceInput> {
+        let mut all = Vec::new();
+        all.try_reserve_exact(values.len() * copies).map_err(|_| Error::OutOfHostMemory { needed: (values.len() * copies) as u64 * 4 })?;
+        for _ in 0..copies {
+            all.extend_from_slice(values);
+        }
+        Self::upload(gpu, &all)
+    }
+
+    /// The input cut into windows of `n` floats.
+    pub fn windows(&self, n: usize) -> Vec<Window<'_>> {
+        let count = if n == 0 { 1 } else { self.len / n };
+        (0..count).map(|i| Window { view: self.buffer.slice(i * n..(i + 1) * n), guard: self.buffer.len() - (i + 1) * n }).collect()
+    }
+
     /// Copies `values` to the device and poisons the guard after them.
     pub fn upload(gpu: &Gpu, values: &[f32]) -> Result<DeviceInput> {
         let total = values.len() + GUARD;
@@ -35,11 +85,6 @@ impl DeviceInput {
         Ok(DeviceInput { buffer, len: values.len() })
     }
 
-    /// The input, without its guard.
-    pub fn view(&self) -> cudarc::driver::CudaView<'_, f32> {
-        self.buffer.slice(..self.len)
-    }
-
     /// The number of input floats.
     pub fn len(&self) -> usize {
         self.len
@@ -48,10 +93,5 @@ impl DeviceInput {
     /// Whether the input is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// Floats readable past the input.
-    pub fn guard(&self) -> usize {
-        self.buffer.len() - self.len
     }
 }

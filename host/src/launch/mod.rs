@@ -39,7 +39,7 @@ mod input;
 pub mod raw;
 
 pub use calls::{CoalescedRecord, Probe};
-pub use input::{DeviceInput, device_bytes};
+pub use input::{DeviceInput, Input, Window, device_bytes};
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};

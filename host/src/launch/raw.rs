@@ -11,6 +11,15 @@ pub fn driver_present() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
+/// Turns off cudarc's per-buffer event tracking (an event record, and a
+/// stream wait, per buffer per launch): this program runs everything on one
+/// stream, which orders it already, and the tracking would sit between the
+/// timing events and the kernels.
+pub fn single_stream(ctx: &cudarc::driver::CudaContext) {
+    // SAFETY: every buffer, copy and launch of this program uses the context's one default stream.
+    unsafe { ctx.disable_event_tracking() }
+}
+
 /// The CUDA version the driver supports, as `CUDA major.minor` (`cuDriverGetVersion`).
 pub fn driver_version() -> Result<String> {
     let mut v = 0i32;
