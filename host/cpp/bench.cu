@@ -44,40 +44,41 @@ __device__ float blockTotal(cg::thread_block block, cg::thread_block_tile<32> ti
     return total;
 }
 
-__global__ void blocksToPartials(const float* __restrict__ in, float* __restrict__ partials, size_t n) {
-    cg::grid_group grid = cg::this_grid();
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+// First stage: each block's grid-stride share of the input, into partials[block].
+__device__ void blockPartial(cg::grid_group grid, cg::thread_block block, cg::thread_block_tile<32> tile,
+                             const float* __restrict__ in, float* partials, size_t n) {
     float v = 0.0f;
     for (size_t i = grid.thread_rank(); i < n; i += grid.num_threads()) v += in[i];
     float t = blockTotal(block, tile, v);
     if (block.thread_rank() == 0) partials[grid.block_rank()] = t;
 }
 
-__global__ void partialsToTotal(const float* __restrict__ partials, float* __restrict__ total, size_t m) {
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
+// Second stage: one block adds the m partials into *total (sum_of_partials in Rust).
+__device__ void partialsTotal(cg::thread_block block, cg::thread_block_tile<32> tile, const float* partials,
+                              float* total, size_t m) {
     float w = 0.0f;
     for (size_t i = block.thread_rank(); i < m; i += block.num_threads()) w += partials[i];
     float t = blockTotal(block, tile, w);
     if (block.thread_rank() == 0) *total = t;
 }
 
+__global__ void blocksToPartials(const float* __restrict__ in, float* __restrict__ partials, size_t n) {
+    cg::thread_block block = cg::this_thread_block();
+    blockPartial(cg::this_grid(), block, cg::tiled_partition<32>(block), in, partials, n);
+}
+
+__global__ void partialsToTotal(const float* __restrict__ partials, float* __restrict__ total, size_t m) {
+    cg::thread_block block = cg::this_thread_block();
+    partialsTotal(block, cg::tiled_partition<32>(block), partials, total, m);
+}
+
 __global__ void cooperativeSum(const float* __restrict__ in, float* partials, float* total, size_t n) {
     cg::grid_group grid = cg::this_grid();
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
-    float v = 0.0f;
-    for (size_t i = grid.thread_rank(); i < n; i += grid.num_threads()) v += in[i];
-    float t = blockTotal(block, tile, v);
-    if (block.thread_rank() == 0) partials[grid.block_rank()] = t;
+    blockPartial(grid, block, tile, in, partials, n);
     grid.sync();
-    if (grid.block_rank() == 0) {
-        float w = 0.0f;
-        for (size_t i = block.thread_rank(); i < grid.num_blocks(); i += block.num_threads()) w += partials[i];
-        t = blockTotal(block, tile, w);
-        if (block.thread_rank() == 0) *total = t;
-    }
+    if (grid.block_rank() == 0) partialsTotal(block, tile, partials, total, grid.num_blocks());
 }
 
 struct Stats { double median, min, max, mean; };

@@ -2,9 +2,9 @@
 //! cooperative launch whose total lands in `total[0]`.
 
 use super::def::matches;
-use super::sum::{block_sum, load};
+use super::sum::{block_partial, sum_of_partials};
 use super::*;
-use crate::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
+use crate::cg::{this_grid, this_thread_block, tiled_partition};
 
 /// Your single-launch sum. The host's `solve()` sizes its grid.
 ///
@@ -40,33 +40,15 @@ unsafe fn sum_in_one_launch(input: *const f32, partials: *mut f32, total: *mut f
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
 
-    let mut v = 0.0f32;
-    let mut i = grid.thread_rank();
-    while i < bound {
-        // SAFETY: the caller guarantees `bound` elements are readable.
-        v += unsafe { load(input, i) };
-        i += grid.num_threads();
-    }
-    publish(&block, &tile, partials, grid.block_rank(), v);
+    // SAFETY: the caller guarantees `bound` elements are readable.
+    unsafe { block_partial(&grid, &block, &tile, input, bound, partials) };
     grid.sync();
     if grid.block_rank() == 0 {
-        let mut w = 0.0f32;
-        let mut j = block.thread_rank() as usize;
-        while j < grid.num_blocks() {
-            // SAFETY: j < the number of blocks, each of which wrote its partial before the sync.
-            w += unsafe { *partials.add(j) };
-            j += block.num_threads() as usize;
+        // SAFETY: one partial per block, each written before the sync.
+        let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
+        if block.thread_rank() == 0 {
+            // SAFETY: `total` holds one float.
+            unsafe { *total = sum };
         }
-        publish(&block, &tile, total, 0, w);
-    }
-}
-
-/// Reduces `v` over the block and stores the block's total at `dst[slot]`.
-#[inline(always)]
-fn publish(block: &ThreadBlock, tile: &ThreadBlockTile<32>, dst: *mut f32, slot: usize, v: f32) {
-    let sum = block_sum(block, tile, v);
-    if block.thread_rank() == 0 {
-        // SAFETY: callers pass a slot inside `dst`.
-        unsafe { *dst.add(slot) = sum };
     }
 }

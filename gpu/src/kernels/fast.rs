@@ -17,7 +17,7 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
 #[cfg(target_arch = "nvptx64")]
 mod entry {
     use super::super::def::matches;
-    use super::super::sum::{block_sum, load};
+    use super::super::sum::{block_sum, load, sum_of_partials};
     use super::super::*;
     use super::{UNROLL, split};
     use crate::arch;
@@ -75,14 +75,8 @@ mod entry {
         }
         grid.sync();
         if grid.block_rank() == 0 {
-            let mut w = 0.0f32;
-            let mut j = block.thread_rank() as usize;
-            while j < grid.num_blocks() {
-                // SAFETY: j < blocks, each wrote its partial before the sync.
-                w += unsafe { *partials.add(j) };
-                j += block.num_threads() as usize;
-            }
-            let sum = block_sum(&block, &tile, w);
+            // SAFETY: one partial per block, each written before the sync.
+            let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
             if block.thread_rank() == 0 {
                 // SAFETY: `total` holds one float.
                 unsafe { *total = sum };

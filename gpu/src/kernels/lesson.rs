@@ -1,7 +1,7 @@
 //! The lesson's kernels, one per step, in the order the lesson meets them.
 
 use super::def::matches;
-use super::sum::{block_sum, load};
+use super::sum::{block_partial, sum_of_partials};
 use super::*;
 use crate::cg::{self, this_grid, this_thread_block, tiled_partition};
 
@@ -15,19 +15,8 @@ pub unsafe extern "gpu-kernel" fn reduce_blocks_to_partials(input: *const f32, p
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
 
-    let step = grid.num_threads();
-    let mut v = 0.0f32;
-    let mut i = grid.thread_rank();
-    while i < n {
-        // SAFETY: i < n.
-        v += unsafe { load(input, i) };
-        i += step;
-    }
-    let total = block_sum(&block, &tile, v);
-    if block.thread_rank() == 0 {
-        // SAFETY: one partial per block.
-        unsafe { *partials.add(grid.block_rank()) = total };
-    }
+    // SAFETY: the caller's contract.
+    unsafe { block_partial(&grid, &block, &tile, input, n, partials) };
 }
 const _: () = matches(&REDUCE_BLOCKS_TO_PARTIALS, reduce_blocks_to_partials);
 
@@ -40,14 +29,8 @@ pub unsafe extern "gpu-kernel" fn reduce_partials_to_total(partials: *const f32,
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
 
-    let mut w = 0.0f32;
-    let mut i = block.thread_rank() as usize;
-    while i < m {
-        // SAFETY: i < m.
-        w += unsafe { *partials.add(i) };
-        i += block.num_threads() as usize;
-    }
-    let sum = block_sum(&block, &tile, w);
+    // SAFETY: `partials` holds m floats, written by the first launch.
+    let sum = unsafe { sum_of_partials(&block, &tile, partials, m) };
     if block.thread_rank() == 0 {
         // SAFETY: `total` holds one float.
         unsafe { *total = sum };
@@ -67,34 +50,17 @@ pub unsafe extern "gpu-kernel" fn reduce_cooperative_grid(input: *const f32, par
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
 
-    let step = grid.num_threads();
-    let mut v = 0.0f32;
-    let mut i = grid.thread_rank();
-    while i < n {
-        // SAFETY: i < n.
-        v += unsafe { load(input, i) };
-        i += step;
-    }
-    let block_total = block_sum(&block, &tile, v);
-    if block.thread_rank() == 0 {
-        // SAFETY: one partial per block.
-        unsafe { *partials.add(grid.block_rank()) = block_total };
-    }
+    // The first launch's work: this block's grid-stride share into partials[block].
+    // SAFETY: the caller's contract.
+    unsafe { block_partial(&grid, &block, &tile, input, n, partials) };
 
     // Every write above is visible to every thread below: this is what replaces
     // the kernel boundary of the two-launch version.
     grid.sync();
 
     if grid.block_rank() == 0 {
-        let m = grid.num_blocks();
-        let mut w = 0.0f32;
-        let mut i = block.thread_rank() as usize;
-        while i < m {
-            // SAFETY: i < m, and every block wrote its partial before the sync.
-            w += unsafe { *partials.add(i) };
-            i += block.num_threads() as usize;
-        }
-        let sum = block_sum(&block, &tile, w);
+        // SAFETY: one partial per block, each written before the sync.
+        let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
         if block.thread_rank() == 0 {
             // SAFETY: `total` holds one float.
             unsafe { *total = sum };
