@@ -7,7 +7,8 @@
 //!   here, and `cargo test` runs their unit tests on the CPU.
 //!
 //! Kernel bodies call only [`cg`] and the intrinsics in `arch`; all inline
-//! assembly lives in `arch`.
+//! assembly lives in `arch`'s PTX half. Its other half runs the same kernels on
+//! the CPU, on the emulated device in [`emu`].
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -22,9 +23,10 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
-#[cfg(target_arch = "nvptx64")]
 mod arch;
 pub mod cg;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
 pub mod kernels;
 
 #[cfg(target_arch = "nvptx64")]

@@ -110,3 +110,28 @@ fn each_exercise_variant_fails_exactly_the_cases_the_lesson_predicts() {
         assert_eq!(r.cases.len(), LADDER.len());
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn order_sensitive_sums_for_the_emulator() {
+    // The GPU's totals for an input whose sum depends on the order of the
+    // additions; gpu/tests/emulator.rs holds them and checks that the
+    // emulator gets the same bits.
+    let gpu = gpu();
+    let n = 100_003;
+    let xs = gpu::emu::order_sensitive_input(n);
+    let input = DeviceInput::upload(&gpu, &xs).unwrap();
+    let sums = host::sums::Sums::load(&gpu, 64).unwrap();
+    let mut s = sums.scratch(8).unwrap();
+    let two = sums.total_of(&mut s, |s| sums.two_launches(8, &input, s)).unwrap();
+    let one = sums.total_of(&mut s, |s| sums.one_cooperative_launch(8, &input, s)).unwrap();
+    let fast = sums.total_of(&mut s, |s| sums.one_fast_launch(8, &input, s)).unwrap();
+    let bits = [two.to_bits(), one.to_bits(), fast.to_bits()];
+    println!("H200: {bits:#010x?} = {:?}", [two, one, fast]);
+    assert_eq!(bits[0], bits[1], "both lesson paths add in the same order");
+    let (want, abs) = reference::reference_sum(&xs);
+    let bound = reference::error_bound(reference::longest_chain_fast(n as u64, 8, 64), abs);
+    for total in [two, one, fast] {
+        assert!(reference::check(total, want, bound).pass, "{total} vs {want}");
+    }
+}

@@ -12,6 +12,7 @@ pub struct CoalescedGroup {
 
 /// The active lanes of this warp (`cg::coalesced_threads()`, from `__activemask()`).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn coalesced_threads() -> CoalescedGroup {
     CoalescedGroup { mask: arch::active_mask() }
 }

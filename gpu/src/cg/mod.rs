@@ -12,30 +12,21 @@
 //! compile time; operators are zero-sized types; and an invalid grid group is
 //! refused at [`GridGroup::sync`] with a trap rather than left undefined.
 //!
-//! The group types exist only in the PTX build; [`barrier`] and [`lanes`] hold
-//! their arithmetic as plain functions that build, and are tested, on the host too.
+//! On the GPU these compile to the PTX in `arch`; on the host they run on the
+//! emulator ([`crate::emu`]). [`barrier`] and [`lanes`] hold their arithmetic
+//! as plain functions, tested on their own.
 
 pub mod barrier;
 pub mod lanes;
 
-#[cfg(target_arch = "nvptx64")]
 mod block;
-#[cfg(target_arch = "nvptx64")]
 mod coalesced;
-#[cfg(target_arch = "nvptx64")]
 mod grid;
-#[cfg(target_arch = "nvptx64")]
 mod ops;
-#[cfg(target_arch = "nvptx64")]
 mod tile;
 
-#[cfg(target_arch = "nvptx64")]
 pub use block::{Dim3, ThreadBlock, this_thread_block};
-#[cfg(target_arch = "nvptx64")]
 pub use coalesced::{CoalescedGroup, coalesced_threads};
-#[cfg(target_arch = "nvptx64")]
 pub use grid::{GridGroup, this_grid};
-#[cfg(target_arch = "nvptx64")]
 pub use ops::{Greater, Less, Plus, ReduceOp};
-#[cfg(target_arch = "nvptx64")]
 pub use tile::{ShuffleValue, ThreadBlockTile, reduce, tiled_partition};

@@ -4,20 +4,21 @@ use super::def::matches;
 use super::*;
 use crate::cg::{this_grid, this_thread_block};
 
-/// Every block but the last waits at `grid.sync()`; the last one returns.
-///
-/// # Safety
-/// `out` holds one `u32` per block; launched cooperatively.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn grid_sync_missing_block(out: *mut u32) {
-    let grid = this_grid();
-    if grid.block_rank() == grid.num_blocks() - 1 {
-        return;
-    }
-    grid.sync();
-    if this_thread_block().thread_rank() == 0 {
-        // SAFETY: one u32 per block.
-        unsafe { *out.add(grid.block_rank()) = 1 };
+kernel! {
+    /// Every block but the last waits at `grid.sync()`; the last one returns.
+    ///
+    /// # Safety
+    /// `out` holds one `u32` per block; launched cooperatively.
+    pub unsafe fn grid_sync_missing_block(out: *mut u32) {
+        let grid = this_grid();
+        if grid.block_rank() == grid.num_blocks() - 1 {
+            return;
+        }
+        grid.sync();
+        if this_thread_block().thread_rank() == 0 {
+            // SAFETY: one u32 per block.
+            unsafe { *out.add(grid.block_rank()) = 1 };
+        }
     }
 }
 const _: () = matches(&GRID_SYNC_MISSING_BLOCK, grid_sync_missing_block);

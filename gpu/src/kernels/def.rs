@@ -81,10 +81,10 @@ impl Param for u32 {
     type Raw = u32;
 }
 
-/// A parameter list, and (in the PTX build) the entry signature it implies.
+/// A parameter list, and the entry signature it implies.
 pub trait Params {
-    /// `unsafe extern "gpu-kernel" fn(...)` with the raw parameter types.
-    #[cfg(target_arch = "nvptx64")]
+    /// `unsafe extern "gpu-kernel" fn(...)` with the raw parameter types in the
+    /// PTX build; `unsafe fn(...)` on the host, where the emulator calls it.
     type Entry: Copy;
 }
 
@@ -93,6 +93,8 @@ macro_rules! params {
         impl<$($p: Param),+> Params for ($($p,)+) {
             #[cfg(target_arch = "nvptx64")]
             type Entry = unsafe extern "gpu-kernel" fn($($p::Raw),+);
+            #[cfg(not(target_arch = "nvptx64"))]
+            type Entry = unsafe fn($($p::Raw),+);
         }
     };
 }
@@ -102,9 +104,24 @@ params!(A, B, C);
 params!(A, B, C, D);
 params!(A, B, C, D, E);
 
+/// Declares a kernel: an unmangled `extern "gpu-kernel"` function in the PTX
+/// build (one `.entry` per kernel), and an ordinary `unsafe fn` of the same
+/// source on the host, where the emulator runs it.
+macro_rules! kernel {
+    ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
+        $(#[$attr])*
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
+
+        $(#[$attr])*
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub unsafe fn $name($($arg: $ty),*) $body
+    };
+}
+
 /// Compile-time proof that `entry`'s signature is the one `def` declares: a
-/// mismatch fails the PTX build.
-#[cfg(target_arch = "nvptx64")]
+/// mismatch fails the build, for the GPU and for the host.
 pub const fn matches<P: Params, C>(_def: &KernelDef<P, C>, _entry: P::Entry) {}
 
 #[cfg(test)]

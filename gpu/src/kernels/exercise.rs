@@ -6,29 +6,31 @@ use super::sum::{block_partial, sum_of_partials};
 use super::*;
 use crate::cg::{this_grid, this_thread_block, tiled_partition};
 
-/// Your single-launch sum. The host's `solve()` sizes its grid.
-///
-/// # Safety
-/// `input` holds `n` floats, `partials` one per block, `total` one; launched cooperatively.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn exercise_sum(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-    // SAFETY: the caller's contract, and the loop bound is n.
-    unsafe { sum_in_one_launch(input, partials, total, n) }
+kernel! {
+    /// Your single-launch sum. The host's `solve()` sizes its grid.
+    ///
+    /// # Safety
+    /// `input` holds `n` floats, `partials` one per block, `total` one; launched cooperatively.
+    pub unsafe fn exercise_sum(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
+        // SAFETY: the caller's contract, and the loop bound is n.
+        unsafe { sum_in_one_launch(input, partials, total, n) }
+    }
 }
 const _: () = matches(&EXERCISE_SUM, exercise_sum);
 
-/// The bounds bug: the loop runs to `n` rounded up to whole blocks, as if every
-/// thread of the last block had an element. Threads past `n` read whatever
-/// lies after the input.
-///
-/// # Safety
-/// As [`exercise_sum`], and the input's buffer extends a block's worth past `n`.
-#[unsafe(no_mangle)]
-pub unsafe extern "gpu-kernel" fn exercise_sum_bounds_bug(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-    let threads = this_thread_block().num_threads() as usize;
-    let bound = n.div_ceil(threads) * threads;
-    // SAFETY: the caller's contract covers reads up to `bound`.
-    unsafe { sum_in_one_launch(input, partials, total, bound) }
+kernel! {
+    /// The bounds bug: the loop runs to `n` rounded up to whole blocks, as if every
+    /// thread of the last block had an element. Threads past `n` read whatever
+    /// lies after the input.
+    ///
+    /// # Safety
+    /// As [`exercise_sum`], and the input's buffer extends a block's worth past `n`.
+    pub unsafe fn exercise_sum_bounds_bug(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
+        let threads = this_thread_block().num_threads() as usize;
+        let bound = n.div_ceil(threads) * threads;
+        // SAFETY: the caller's contract covers reads up to `bound`.
+        unsafe { sum_in_one_launch(input, partials, total, bound) }
+    }
 }
 const _: () = matches(&EXERCISE_SUM_BOUNDS_BUG, exercise_sum_bounds_bug);
 

@@ -14,7 +14,8 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
     (head, vectors, n - head - 4 * vectors)
 }
 
-#[cfg(target_arch = "nvptx64")]
+pub use entry::reduce_cooperative_fast;
+
 mod entry {
     use super::super::def::matches;
     use super::super::sum::{block_sum, load, sum_of_partials};
@@ -23,63 +24,64 @@ mod entry {
     use crate::arch;
     use crate::cg::{this_grid, this_thread_block, tiled_partition};
 
-    /// `reduce_cooperative_grid` with a first stage built for bandwidth.
-    ///
-    /// # Safety
-    /// As `reduce_cooperative_grid`.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_cooperative_fast(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-        let grid = this_grid();
-        let block = this_thread_block();
-        let tile = tiled_partition::<32>(&block);
-        let rank = grid.thread_rank();
-        let step = grid.num_threads();
+    kernel! {
+        /// `reduce_cooperative_grid` with a first stage built for bandwidth.
+        ///
+        /// # Safety
+        /// As `reduce_cooperative_grid`.
+        pub unsafe fn reduce_cooperative_fast(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
+            let grid = this_grid();
+            let block = this_thread_block();
+            let tile = tiled_partition::<32>(&block);
+            let rank = grid.thread_rank();
+            let step = grid.num_threads();
 
-        let (head, vectors, tail) = split(input as usize, n);
-        let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
-        if rank < head {
-            // SAFETY: rank < head <= n.
-            a0 += unsafe { load(input, rank) };
-        }
-        // SAFETY: head <= n, and input + head is 16-byte aligned.
-        let body = unsafe { input.add(head) };
-        let mut i = rank;
-        // UNROLL independent 16-byte loads per trip, each into its own accumulator.
-        let quad = |k: usize| {
-            // SAFETY: callers pass k < vectors, so the 4 floats are in bounds.
-            let [x, y, z, w] = unsafe { arch::ldg_f32x4(body.add(4 * k)) };
-            (x + y) + (z + w)
-        };
-        while i + (UNROLL - 1) * step < vectors {
-            let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
-            a0 += q0;
-            a1 += q1;
-            a2 += q2;
-            a3 += q3;
-            i += UNROLL * step;
-        }
-        while i < vectors {
-            a0 += quad(i);
-            i += step;
-        }
-        if rank < tail {
-            // SAFETY: head + 4 * vectors + rank < n.
-            a1 += unsafe { load(input, head + 4 * vectors + rank) };
-        }
-        let v = (a0 + a1) + (a2 + a3);
+            let (head, vectors, tail) = split(input as usize, n);
+            let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+            if rank < head {
+                // SAFETY: rank < head <= n.
+                a0 += unsafe { load(input, rank) };
+            }
+            // SAFETY: head <= n, and input + head is 16-byte aligned.
+            let body = unsafe { input.add(head) };
+            let mut i = rank;
+            // UNROLL independent 16-byte loads per trip, each into its own accumulator.
+            let quad = |k: usize| {
+                // SAFETY: callers pass k < vectors, so the 4 floats are in bounds.
+                let [x, y, z, w] = unsafe { arch::ldg_f32x4(body.add(4 * k)) };
+                (x + y) + (z + w)
+            };
+            while i + (UNROLL - 1) * step < vectors {
+                let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
+                a0 += q0;
+                a1 += q1;
+                a2 += q2;
+                a3 += q3;
+                i += UNROLL * step;
+            }
+            while i < vectors {
+                a0 += quad(i);
+                i += step;
+            }
+            if rank < tail {
+                // SAFETY: head + 4 * vectors + rank < n.
+                a1 += unsafe { load(input, head + 4 * vectors + rank) };
+            }
+            let v = (a0 + a1) + (a2 + a3);
 
-        let block_total = block_sum(&block, &tile, v);
-        if block.thread_rank() == 0 {
-            // SAFETY: one partial per block.
-            unsafe { *partials.add(grid.block_rank()) = block_total };
-        }
-        grid.sync();
-        if grid.block_rank() == 0 {
-            // SAFETY: one partial per block, each written before the sync.
-            let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
+            let block_total = block_sum(&block, &tile, v);
             if block.thread_rank() == 0 {
-                // SAFETY: `total` holds one float.
-                unsafe { *total = sum };
+                // SAFETY: one partial per block.
+                unsafe { *partials.add(grid.block_rank()) = block_total };
+            }
+            grid.sync();
+            if grid.block_rank() == 0 {
+                // SAFETY: one partial per block, each written before the sync.
+                let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
+                if block.thread_rank() == 0 {
+                    // SAFETY: `total` holds one float.
+                    unsafe { *total = sum };
+                }
             }
         }
     }

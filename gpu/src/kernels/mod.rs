@@ -1,18 +1,22 @@
-//! The lesson's kernels: their definitions for the host (here, built for both
-//! targets) and their bodies (PTX build only).
+//! The lesson's kernels: their definitions for the host, and their bodies,
+//! which build for the GPU (PTX) and for the host (run by [`crate::emu`]).
 
+#[macro_use]
 mod def;
 pub use def::{GridSync, In, KernelDef, NoGridSync, Out, Param, Params, no_overread, no_shared_memory, one_f32_per_warp, up_to_one_block};
 
-#[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
+#[cfg(feature = "barrier-timeout")]
 mod broken;
-#[cfg(target_arch = "nvptx64")]
 mod exercise;
 pub mod fast;
-#[cfg(target_arch = "nvptx64")]
 mod lesson;
-#[cfg(target_arch = "nvptx64")]
 mod sum;
+
+#[cfg(feature = "barrier-timeout")]
+pub use broken::grid_sync_missing_block;
+pub use exercise::{exercise_sum, exercise_sum_bounds_bug};
+pub use fast::reduce_cooperative_fast;
+pub use lesson::{coalesced_demo, probe_cooperative, reduce_blocks_to_partials, reduce_cooperative_grid, reduce_partials_to_total};
 
 /// Day 25's first launch: each block sums its grid-stride share of `n` inputs
 /// and writes one partial. `(input, partials, n)`.

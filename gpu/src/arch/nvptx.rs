@@ -1,4 +1,4 @@
-//! PTX instructions the kernels need, one small function each.
+//! PTX instructions the kernels need, one small function each (the PTX build).
 //!
 //! The only module with inline assembly (the model is `core::arch::nvptx`). The
 //! cooperative-groups layer in [`crate::cg`] is built on these functions only.
