@@ -10,7 +10,7 @@ use host::error::Error;
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn a_grid_barrier_one_block_skips_times_out_with_a_report_instead_of_hanging() {
+fn a_grid_barrier_one_block_skips_is_a_host_timeout_then_a_barrier_report_never_a_hang() {
     let gpu = Gpu::open(0).unwrap();
     let kernel = gpu.cooperative_kernel(&gpu::kernels::GRID_SYNC_MISSING_BLOCK).unwrap();
     let blocks = kernel.limits(256).unwrap().capacity();
@@ -18,6 +18,14 @@ fn a_grid_barrier_one_block_skips_times_out_with_a_report_instead_of_hanging() {
     let mut out = gpu.zeros::<u32>(blocks as usize).unwrap();
     let started = std::time::Instant::now();
     launch.per_block(&mut out).unwrap();
+    // First the host's own bound: a wait shorter than the barrier's gives up
+    // and names the kernel it was waiting for.
+    gpu.set_timeout(std::time::Duration::from_millis(500));
+    let err = gpu.finish().expect_err("the kernel is still waiting at the barrier");
+    println!("after {:.2} s: {err}", started.elapsed().as_secs_f64());
+    assert!(matches!(err, Error::Timeout { kernel: "grid_sync_missing_block", .. }), "{err}");
+    // Then the barrier's own bound.
+    gpu.set_timeout(std::time::Duration::from_secs(30));
     let err = gpu.finish().expect_err("the barrier cannot complete");
     println!("after {:.2} s: {err}", started.elapsed().as_secs_f64());
     match err {
