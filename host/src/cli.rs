@@ -19,6 +19,8 @@ pub struct Cli {
     /// Print the results as one JSON object on stdout instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    #[command(flatten)]
+    pub emulation: EmulationArgs,
     /// Seconds to wait for the GPU before calling a kernel stuck.
     #[arg(long, global = true, default_value_t = 60.0, value_parser = parse_seconds)]
     pub timeout_s: f64,
@@ -76,6 +78,37 @@ pub enum Variant {
     BoundsBug,
 }
 
+/// The emulated GPU: the same kernels run on the CPU, one OS thread per GPU
+/// thread. The default is a T4's SM (1024 threads, 16 blocks, 64 KiB of
+/// shared memory) on 4 SMs instead of 40.
+#[derive(Debug, Args)]
+pub struct EmulationArgs {
+    /// Run on the emulated GPU on the CPU: no GPU or driver needed; timings are CPU wall time.
+    #[arg(long, global = true)]
+    pub emulate: bool,
+    /// SMs of the emulated GPU.
+    #[arg(long, global = true, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sms: u32,
+    /// Threads one emulated SM holds.
+    #[arg(long, global = true, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(32..=2048))]
+    pub threads_per_sm: u32,
+    /// Blocks one emulated SM holds at most.
+    #[arg(long, global = true, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub blocks_per_sm: u32,
+}
+
+impl EmulationArgs {
+    /// The emulated device these flags describe.
+    pub fn device(&self) -> gpu::emu::Device {
+        gpu::emu::Device {
+            sms: self.sms,
+            max_threads_per_sm: self.threads_per_sm,
+            max_blocks_per_sm: self.blocks_per_sm,
+            ..gpu::emu::Device::T4_LIKE
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct LessonArgs {
     /// Number of floats to sum.
@@ -123,6 +156,15 @@ mod tests {
     }
 
     #[test]
+    fn emulation_defaults_to_a_t4_sm_on_four_sms() {
+        let cli = parse(&["--emulate"]).unwrap();
+        assert!(cli.emulation.emulate);
+        assert_eq!(cli.emulation.device(), gpu::emu::Device::T4_LIKE);
+        let cli = parse(&["exercise", "--emulate", "--sms", "2"]).unwrap();
+        assert_eq!(cli.emulation.device().sms, 2);
+    }
+
+    #[test]
     fn exercise_takes_a_variant() {
         let cli = parse(&["exercise", "--variant", "grid-from-n", "--json"]).unwrap();
         assert!(matches!(cli.command, Some(Command::Exercise { variant: Variant::GridFromN })));
@@ -143,6 +185,8 @@ mod tests {
             (&["--timeout-s", "inf"], "seconds"),
             (&["exercise", "--variant", "nope"], "nope"),
             (&["bench", "--max-log2", "40"], "40"),
+            (&["--emulate", "--sms", "0"], "--sms"),
+            (&["--emulate", "--threads-per-sm", "16"], "--threads-per-sm"),
             (&["bench", "--block", "33"], "multiple of 32"),
         ] {
             let err = parse(args).unwrap_err().to_string();

@@ -1,4 +1,5 @@
-//! Opening a GPU and reading what the lesson needs to know about it.
+//! Opening a device (a CUDA GPU, or the emulated one) and reading what the
+//! lesson needs to know about it.
 
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
@@ -25,24 +26,36 @@ pub struct DeviceInfo {
     pub l2_bytes: u32,
     pub sm: SmResources,
     pub driver_version: String,
+    /// The device is the CPU emulator, not a GPU.
+    pub emulated: bool,
 }
 
-/// An open device: its context, the stream everything runs on, and its facts.
+/// A CUDA device: its context, the stream everything runs on, the module.
+pub(crate) struct Cuda {
+    pub ctx: Arc<CudaContext>,
+    pub stream: Arc<CudaStream>,
+    pub module: OnceLock<Arc<CudaModule>>,
+    #[cfg(feature = "barrier-timeout")]
+    pub barrier_report: OnceLock<crate::launch::raw::HostMapped>,
+}
+
+pub(crate) enum Backend {
+    Cuda(Cuda),
+    Emulated(gpu::emu::Device),
+}
+
+/// An open device and its facts.
 pub struct Gpu {
-    pub(crate) ctx: Arc<CudaContext>,
-    pub(crate) stream: Arc<CudaStream>,
-    pub(crate) module: OnceLock<Arc<CudaModule>>,
+    pub(crate) backend: Backend,
     /// The kernel launched last, for naming it in errors.
     pub(crate) last_kernel: Cell<&'static str>,
     /// The longest the host waits for the device.
     pub(crate) timeout: Cell<Duration>,
-    #[cfg(feature = "barrier-timeout")]
-    pub(crate) barrier_report: OnceLock<crate::launch::raw::HostMapped>,
     pub info: DeviceInfo,
 }
 
 impl Gpu {
-    /// Opens device `ordinal`, refusing one that cannot run a cooperative launch.
+    /// Opens CUDA device `ordinal`, refusing one that cannot run a cooperative launch.
     pub fn open(ordinal: usize) -> Result<Gpu> {
         if !crate::launch::raw::driver_present() {
             return Err(Error::NoDriver);
@@ -71,19 +84,59 @@ impl Gpu {
                 reserved_shared_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?,
             },
             driver_version: crate::launch::raw::driver_version()?,
+            emulated: false,
         };
         crate::launch::raw::single_stream(&ctx);
         let stream = ctx.default_stream();
-        Ok(Gpu {
+        let cuda = Cuda {
             ctx,
             stream,
             module: OnceLock::new(),
-            last_kernel: Cell::new("(no kernel yet)"),
-            timeout: Cell::new(DEFAULT_TIMEOUT),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
-            info,
-        })
+        };
+        Ok(Gpu::with(Backend::Cuda(cuda), info))
+    }
+
+    /// The emulated device (see `gpu::emu`): the same kernels, run on the CPU.
+    pub fn emulated(device: gpu::emu::Device) -> Gpu {
+        let info = DeviceInfo {
+            ordinal: 0,
+            name: format!(
+                "emulated GPU on the CPU ({} SMs of {} threads, {} blocks, {} KiB shared memory)",
+                device.sms,
+                device.max_threads_per_sm,
+                device.max_blocks_per_sm,
+                device.shared_bytes_per_sm / 1024
+            ),
+            compute_capability: (0, 0),
+            sms: device.sms,
+            cooperative_launch: true,
+            max_threads_per_block: device.max_threads_per_block,
+            l2_bytes: 0,
+            sm: SmResources {
+                max_threads: device.max_threads_per_sm,
+                max_blocks: device.max_blocks_per_sm,
+                registers: u32::MAX,
+                shared_bytes: device.shared_bytes_per_sm,
+                reserved_shared_per_block: 0,
+            },
+            driver_version: "none (emulated)".into(),
+            emulated: true,
+        };
+        Gpu::with(Backend::Emulated(device), info)
+    }
+
+    fn with(backend: Backend, info: DeviceInfo) -> Gpu {
+        Gpu { backend, last_kernel: Cell::new("(no kernel yet)"), timeout: Cell::new(DEFAULT_TIMEOUT), info }
+    }
+
+    /// The CUDA stream; only called for CUDA memory, which only a CUDA device makes.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        match &self.backend {
+            Backend::Cuda(c) => &c.stream,
+            Backend::Emulated(_) => unreachable!("CUDA memory on the emulated device"),
+        }
     }
 
     /// Sets how long the host waits for the device before calling a kernel stuck.
@@ -93,8 +146,10 @@ impl Gpu {
 
     /// Free device memory in bytes.
     pub fn free_memory(&self) -> Result<u64> {
-        let (free, _total) = self.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?;
-        Ok(free as u64)
+        match &self.backend {
+            Backend::Cuda(c) => Ok(c.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?.0 as u64),
+            Backend::Emulated(_) => Ok(u64::MAX),
+        }
     }
 
     /// Fails with a named error unless `bytes` more device memory is free.
@@ -125,7 +180,6 @@ pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_lau
     }
     Ok(())
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

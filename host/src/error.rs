@@ -34,6 +34,12 @@ pub enum Error {
     Timeout { kernel: &'static str, seconds: f64 },
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
     GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
+    /// A grid of more blocks than a launch can describe.
+    GridTooLarge { kernel: &'static str, blocks: u64 },
+    /// A launch on the emulated device failed.
+    Emulated { kernel: &'static str, fault: gpu::emu::Fault },
+    /// A command that measures a real GPU was asked of the emulator.
+    NotOnEmulator(&'static str),
     /// Not enough host memory for the input and its reference.
     OutOfHostMemory { needed: u64 },
     /// The benchmark's plot could not be written.
@@ -54,6 +60,7 @@ impl Error {
     pub fn driver_name(&self) -> Option<String> {
         match self {
             Error::Driver { error, .. } | Error::KernelFailed { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
+            Error::Emulated { fault, .. } => Some(fault.driver_name().to_string()),
             _ => None,
         }
     }
@@ -106,6 +113,9 @@ impl fmt::Display for Error {
                 report.block,
                 gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
+            Error::NotOnEmulator(what) => write!(f, "{what} measures a GPU, so it does not run on the emulated one: drop --emulate"),
+            Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
+            Error::Emulated { kernel, fault } => write!(f, "{kernel} on the emulated device: {fault}"),
             Error::OutOfHostMemory { needed } => write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB),
             Error::Plot(why) => write!(f, "could not write the plot: {why}"),
             Error::ChecksFailed(names) => write!(f, "{} check(s) failed: {}", names.len(), names.join("; ")),

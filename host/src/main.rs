@@ -17,7 +17,7 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: &Cli) -> Result<()> {
-    let gpu = Gpu::open(cli.device)?;
+    let gpu = if cli.emulation.emulate { Gpu::emulated(cli.emulation.device()) } else { Gpu::open(cli.device)? };
     gpu.set_timeout(std::time::Duration::from_secs_f64(cli.timeout_s));
     match cli.command {
         None => {
@@ -27,6 +27,7 @@ fn run(cli: &Cli) -> Result<()> {
             print!("{}", if cli.json { report::json(&r) + "\n" } else { report::lesson(&r) });
             r.verdict()
         }
+        Some(Command::Bench { .. }) if gpu.info.emulated => Err(host::error::Error::NotOnEmulator("bench")),
         Some(Command::Bench { runs, warmups, rotate, max_log2, block, ref plot, no_cpp, no_sweeps }) => {
             let cfg = bench::BenchConfig {
                 sizes: bench::default_sizes(max_log2),

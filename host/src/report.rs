@@ -45,7 +45,12 @@ fn ms(stats: &Option<crate::timing::Stats>) -> String {
 pub fn lesson(r: &LessonReport) -> String {
     let mut o = String::new();
     let d = &r.device;
-    let _ = writeln!(o, "GPU: {} (compute capability {}.{}), {} SMs, driver supports {}", d.name, d.compute_capability.0, d.compute_capability.1, d.sms, d.driver_version);
+    if d.emulated {
+        let _ = writeln!(o, "GPU: {}", d.name);
+        o.push_str("  the lesson's kernels, unchanged, run by gpu::emu on the CPU; times below are CPU wall time, not GPU timings\n");
+    } else {
+        let _ = writeln!(o, "GPU: {} (compute capability {}.{}), {} SMs, driver supports {}", d.name, d.compute_capability.0, d.compute_capability.1, d.sms, d.driver_version);
+    }
     let _ = writeln!(o, "cudaDevAttrCooperativeLaunch: {}", d.cooperative_launch as u8);
     let _ = writeln!(o, "n = {} floats, {:.1} MiB, {} threads/block", r.n, r.mib, r.threads);
     let _ = writeln!(o, "input: {}", r.fill);
@@ -95,7 +100,8 @@ pub fn lesson(r: &LessonReport) -> String {
     }
 
     let runs = r.two_launch_time.or(r.cooperative_time).map_or(0, |s| s.runs);
-    let _ = writeln!(o, "\nTime, mean of {} runs after {} warm-ups, CUDA events, copies excluded", runs, r.warmups);
+    let clock = if d.emulated { "CPU wall time of the emulator" } else { "CUDA events" };
+    let _ = writeln!(o, "\nTime, mean of {} runs after {} warm-ups, {clock}, copies excluded", runs, r.warmups);
     let _ = writeln!(o, "  two launches              {}", ms(&r.two_launch_time));
     let _ = writeln!(o, "  one cooperative launch    {}", ms(&r.cooperative_time));
     o.push('\n');

@@ -3,9 +3,8 @@
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::{CooperativeKernel, Input, Kernel};
+use crate::launch::{Buffer, CooperativeKernel, Input, Kernel};
 use crate::sizing::{Limits, cooperative_grid};
-use cudarc::driver::CudaSlice;
 use gpu::kernels::{
     FAST_FLOATS_PER_TRIP, In, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL,
     SumParams,
@@ -27,8 +26,8 @@ pub struct Sums<'g> {
 
 /// Device buffers a sum writes: one partial per block, and the total.
 pub struct Scratch {
-    pub partials: CudaSlice<f32>,
-    pub total: CudaSlice<f32>,
+    pub partials: Buffer<f32>,
+    pub total: Buffer<f32>,
 }
 
 impl<'g> Sums<'g> {

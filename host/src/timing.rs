@@ -1,8 +1,7 @@
-//! Timing with CUDA events: warm-ups, then one event pair around each run.
+//! Timing: warm-ups, then one CUDA event pair around each run.
 
 use crate::device::Gpu;
-use crate::error::{Error, Result};
-use cudarc::driver::sys::CUevent_flags;
+use crate::error::Result;
 use serde::Serialize;
 
 /// Summary of timed runs, in milliseconds.
@@ -35,21 +34,13 @@ impl Stats {
     }
 }
 
-/// Runs `work` `warmups` times untimed, then `runs` times between two events each.
+/// Runs `work` `warmups` times untimed, then `runs` times, each between two
+/// CUDA events (wall time on the emulator).
 pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<Option<Stats>> {
     for _ in 0..warmups {
         work()?;
     }
-    let event = || gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"));
-    let (start, end) = (event()?, event()?);
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        start.record(&gpu.stream).map_err(Error::driver("cuEventRecord"))?;
-        work()?;
-        end.record(&gpu.stream).map_err(Error::driver("cuEventRecord"))?;
-        gpu.wait_for(&end)?;
-        samples.push(start.elapsed_ms(&end).map_err(Error::driver("cuEventElapsedTime"))? as f64);
-    }
+    let samples = (0..runs).map(|_| gpu.time(&mut work)).collect::<Result<Vec<f64>>>()?;
     Ok(Stats::of(&samples))
 }
 

@@ -102,6 +102,7 @@ pub fn grid_workspace() -> *mut u32 {
     thread::with(|t| t.workspace)
 }
 pub unsafe fn atom_add_release_gpu(p: *mut u32, v: u32) -> u32 {
+    thread::arrive();
     // SAFETY: the caller passes a valid, aligned address shared only atomically.
     unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, Ordering::AcqRel)
 }

@@ -1,6 +1,6 @@
 //! An emulated block: its barrier and its dynamic shared memory.
 
-use super::thread::{POLL, ThreadCtx, check_abort};
+use super::thread::{ThreadCtx, unwind_aborted};
 use super::warp::Status;
 use std::sync::{Condvar, Mutex};
 
@@ -46,15 +46,20 @@ impl Block {
             self.cv.notify_all();
         }
         while st.generation == generation {
-            st = self.cv.wait_timeout(st, POLL).unwrap().0;
-            if st.generation == generation {
+            if t.abort.load(std::sync::atomic::Ordering::Acquire) {
                 drop(st);
-                check_abort(t);
-                st = self.barrier.lock().unwrap();
+                unwind_aborted()
             }
+            st = self.cv.wait(st).unwrap();
         }
         drop(st);
         t.warp.set(t.lane, Status::Running);
+    }
+
+    /// Wakes every waiter (the launch was aborted).
+    pub fn wake_all(&self) {
+        let _st = self.barrier.lock().unwrap();
+        self.cv.notify_all();
     }
 
     /// A thread has returned: the barrier stops waiting for it.

@@ -130,14 +130,14 @@ impl Device {
         let workspace = cooperative.then(|| Box::new([AtomicU32::new(grid), AtomicU32::new(0)]));
         let workspace_ptr = Shared(workspace.as_ref().map_or(std::ptr::null_mut(), |w| w.as_ptr() as *mut u32));
         let abort = Arc::new(AtomicBool::new(false));
-        let fault: Mutex<Option<Fault>> = Mutex::new(None);
+        let fault = Faults::default();
         let next = AtomicU32::new(0);
         std::thread::scope(|s| {
             for _ in 0..resident {
                 s.spawn(|| {
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
-                        if b >= grid || abort.load(Ordering::Relaxed) {
+                        if b >= grid || abort.load(Ordering::Acquire) {
                             break;
                         }
                         self.run_block(b, grid, threads, shared_bytes, workspace_ptr, &abort, &fault, kernel);
@@ -146,7 +146,7 @@ impl Device {
             }
         });
         drop(workspace);
-        match fault.into_inner().unwrap() {
+        match fault.first.into_inner().unwrap() {
             Some(f) => Err(f),
             None => Ok(()),
         }
@@ -161,11 +161,12 @@ impl Device {
         shared_bytes: u32,
         workspace: Shared<*mut u32>,
         abort: &Arc<AtomicBool>,
-        fault: &Mutex<Option<Fault>>,
+        fault: &Faults,
         kernel: &(dyn Fn() + Sync),
     ) {
         let block = Arc::new(Block::new(threads, shared_bytes));
         let warps: Vec<Arc<Warp>> = (0..threads.div_ceil(32)).map(|w| Arc::new(Warp::new((threads - 32 * w).min(32)))).collect();
+        fault.waiters.lock().unwrap().push((block.clone(), warps.clone()));
         std::thread::scope(|s| {
             for t in 0..threads {
                 let ctx = ThreadCtx {
@@ -197,8 +198,15 @@ impl Device {
     }
 }
 
+/// A launch's first fault, and every block and warp whose waiters an abort must wake.
+#[derive(Default)]
+struct Faults {
+    first: Mutex<Option<Fault>>,
+    waiters: Mutex<Vec<(Arc<Block>, Vec<Arc<Warp>>)>>,
+}
+
 /// Keeps the first fault of a launch and stops the other threads.
-fn record(fault: &Mutex<Option<Fault>>, abort: &AtomicBool, payload: Box<dyn Any + Send>, block: u32, thread: u32) {
+fn record(fault: &Faults, abort: &AtomicBool, payload: Box<dyn Any + Send>, block: u32, thread: u32) {
     if payload.is::<Aborted>() {
         return;
     }
@@ -211,8 +219,12 @@ fn record(fault: &Mutex<Option<Fault>>, abort: &AtomicBool, payload: Box<dyn Any
     } else {
         Fault::Panic("unknown panic".into())
     };
-    fault.lock().unwrap().get_or_insert(f);
-    abort.store(true, Ordering::Relaxed);
+    fault.first.lock().unwrap().get_or_insert(f);
+    abort.store(true, Ordering::Release);
+    for (block, warps) in fault.waiters.lock().unwrap().iter() {
+        block.wake_all();
+        warps.iter().for_each(|w| w.wake_all());
+    }
 }
 
 /// A `trap` unwinds its thread with a [`Trap`] payload; keep the panic hook

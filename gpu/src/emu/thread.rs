@@ -49,20 +49,40 @@ pub(crate) fn trap() -> ! {
     std::panic::panic_any(Trap)
 }
 
-/// Unwinds if the launch was aborted; called by every wait.
+/// Unwinds if the launch was aborted. Every wait calls it while holding the
+/// lock it waits on, and an abort takes each such lock before waking its
+/// waiters, so no waiter misses the abort.
 pub(crate) fn check_abort(ctx: &ThreadCtx) {
-    if ctx.abort.load(Ordering::Relaxed) {
-        std::panic::panic_any(Aborted)
+    if ctx.abort.load(Ordering::Acquire) {
+        unwind_aborted()
     }
 }
 
-/// How long a wait sleeps before looking at the abort flag again.
-pub(crate) const POLL: Duration = Duration::from_millis(5);
+/// Ends this thread's part in an aborted launch.
+pub(crate) fn unwind_aborted() -> ! {
+    std::panic::panic_any(Aborted)
+}
 
-/// Lets other threads run (for a thread that spins on memory).
+thread_local! {
+    static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Lets other threads run, for a thread that spins on memory: a few yields,
+/// then short sleeps, so that spinning waiters leave the cores to the threads
+/// they wait for. [`arrive`] starts a new wait.
 pub(crate) fn pause() {
-    std::thread::yield_now();
+    let spins = SPINS.with(|s| s.replace(s.get().saturating_add(1)));
+    if spins < 8 {
+        std::thread::yield_now();
+    } else {
+        std::thread::sleep(Duration::from_micros(100));
+    }
     with(check_abort);
+}
+
+/// Marks the start of a new wait for [`pause`].
+pub(crate) fn arrive() {
+    SPINS.with(|s| s.set(0));
 }
 
 /// Nanoseconds since the first call, for `%globaltimer`.

@@ -1,7 +1,7 @@
 //! An emulated warp: the lanes' states, and the rendezvous that shuffles,
 //! votes and `activemask` need.
 
-use super::thread::{POLL, ThreadCtx, check_abort};
+use super::thread::{ThreadCtx, unwind_aborted};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -36,6 +36,8 @@ struct State {
     status: [Status; 32],
     rounds: Vec<Round>,
     groups: Vec<Group>,
+    /// Lanes waiting in `active_mask`: only they care about status changes.
+    at_mask: u32,
 }
 
 pub(crate) struct Warp {
@@ -49,28 +51,42 @@ impl Warp {
         for s in status.iter_mut().take(lanes as usize) {
             *s = Status::Running;
         }
-        Warp { state: Mutex::new(State { status, rounds: Vec::new(), groups: Vec::new() }), cv: Condvar::new() }
+        Warp { state: Mutex::new(State { status, rounds: Vec::new(), groups: Vec::new(), at_mask: 0 }), cv: Condvar::new() }
     }
 
     pub fn set(&self, lane: u32, status: Status) {
-        self.state.lock().unwrap().status[lane as usize] = status;
-        self.cv.notify_all();
+        let mut st = self.state.lock().unwrap();
+        Self::set_in(&self.cv, &mut st, lane, status);
     }
 
-    /// Sleeps until notified or the poll interval passes, then checks for abort.
+    /// Changes a lane's status, waking the lanes that wait on statuses.
+    fn set_in(cv: &Condvar, st: &mut State, lane: u32, status: Status) {
+        st.status[lane as usize] = status;
+        if st.at_mask != 0 {
+            cv.notify_all();
+        }
+    }
+
+    /// Sleeps until notified, unwinding instead if the launch was aborted.
     fn wait<'a>(&'a self, t: &ThreadCtx, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-        let st = self.cv.wait_timeout(st, POLL).unwrap().0;
-        drop(st);
-        check_abort(t);
-        self.state.lock().unwrap()
+        if t.abort.load(std::sync::atomic::Ordering::Acquire) {
+            drop(st);
+            unwind_aborted()
+        }
+        self.cv.wait(st).unwrap()
+    }
+
+    /// Wakes every waiter (the launch was aborted).
+    pub fn wake_all(&self) {
+        let _st = self.state.lock().unwrap();
+        self.cv.notify_all();
     }
 
     /// Every lane of `mask` deposits a value; each gets all of them back.
     pub fn exchange(&self, t: &ThreadCtx, mask: u32, value: u32) -> [u32; 32] {
         let bit = 1u32 << t.lane;
         let mut st = self.state.lock().unwrap();
-        st.status[t.lane as usize] = Status::Blocked;
-        self.cv.notify_all();
+        Self::set_in(&self.cv, &mut st, t.lane, Status::Blocked);
         loop {
             if let Some(r) = st.rounds.iter_mut().find(|r| r.mask == mask && !r.complete && r.arrived & bit == 0) {
                 r.values[t.lane as usize] = value;
@@ -94,10 +110,11 @@ impl Warp {
                 let values = st.rounds[i].values;
                 st.rounds[i].unread &= !bit;
                 if st.rounds[i].unread == 0 {
+                    // Lanes may be waiting to start the next round on this mask.
                     st.rounds.remove(i);
+                    self.cv.notify_all();
                 }
-                st.status[t.lane as usize] = Status::Running;
-                self.cv.notify_all();
+                Self::set_in(&self.cv, &mut st, t.lane, Status::Running);
                 return values;
             }
             st = self.wait(t, st);
@@ -109,8 +126,8 @@ impl Warp {
     pub fn active_mask(&self, t: &ThreadCtx, site: usize) -> u32 {
         let bit = 1u32 << t.lane;
         let mut st = self.state.lock().unwrap();
-        st.status[t.lane as usize] = Status::At(site);
-        self.cv.notify_all();
+        st.at_mask |= bit;
+        Self::set_in(&self.cv, &mut st, t.lane, Status::At(site));
         loop {
             if let Some(i) = st.groups.iter().position(|g| g.site == site && g.unclaimed & bit != 0) {
                 let mask = st.groups[i].mask;
@@ -118,6 +135,7 @@ impl Warp {
                 if st.groups[i].unclaimed == 0 {
                     st.groups.remove(i);
                 }
+                st.at_mask &= !bit;
                 return mask;
             }
             if !st.status.contains(&Status::Running) {

@@ -1,7 +1,5 @@
 //! A kernel that breaks the grid barrier on purpose (`barrier-timeout` builds only).
 
-use super::def::matches;
-use super::*;
 use crate::cg::{this_grid, this_thread_block};
 
 kernel! {
@@ -21,4 +19,3 @@ kernel! {
         }
     }
 }
-const _: () = matches(&GRID_SYNC_MISSING_BLOCK, grid_sync_missing_block);

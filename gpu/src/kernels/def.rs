@@ -19,7 +19,7 @@ pub struct NoGridSync;
 
 /// A kernel as the host sees it. `P` is the parameter list as a tuple of
 /// [`In`], [`Out`] and plain values; `C` is [`GridSync`] or [`NoGridSync`].
-pub struct KernelDef<P, C> {
+pub struct KernelDef<P: Params, C> {
     /// The PTX entry name (`#[unsafe(no_mangle)]` makes it the function's name).
     pub name: &'static str,
     /// Dynamic shared memory in bytes for a block of the given thread count.
@@ -28,13 +28,17 @@ pub struct KernelDef<P, C> {
     /// How many elements past the input's length the kernel may read, for a
     /// block of the given thread count (0 for a correct kernel).
     pub overread: fn(block_threads: u32) -> usize,
+    /// The kernel function itself; its type is the one `P` implies, so a
+    /// definition whose parameters differ from the kernel's does not compile.
+    /// On the host, the emulator calls it.
+    pub entry: P::Entry,
     _contract: PhantomData<fn(P, C)>,
 }
 
-impl<P, C> KernelDef<P, C> {
+impl<P: Params, C> KernelDef<P, C> {
     /// A definition; `shared_bytes` is the dynamic shared memory per block size.
-    pub const fn new(name: &'static str, shared_bytes: fn(u32) -> u32) -> Self {
-        KernelDef { name, shared_bytes, overread: no_overread, _contract: PhantomData }
+    pub const fn new(name: &'static str, entry: P::Entry, shared_bytes: fn(u32) -> u32) -> Self {
+        KernelDef { name, shared_bytes, overread: no_overread, entry, _contract: PhantomData }
     }
 
     /// The same definition, declaring reads up to `overread` elements past the input.
@@ -67,42 +71,70 @@ pub const fn one_f32_per_warp(block_threads: u32) -> u32 {
 pub trait Param {
     /// The raw type the kernel receives.
     type Raw;
+    /// The value from the 64 bits a launch passes (an address or an integer).
+    fn from_bits(bits: u64) -> Self::Raw;
 }
 impl<T> Param for In<T> {
     type Raw = *const T;
+    fn from_bits(bits: u64) -> *const T {
+        bits as usize as *const T
+    }
 }
 impl<T> Param for Out<T> {
     type Raw = *mut T;
+    fn from_bits(bits: u64) -> *mut T {
+        bits as usize as *mut T
+    }
 }
 impl Param for usize {
     type Raw = usize;
+    fn from_bits(bits: u64) -> usize {
+        bits as usize
+    }
 }
 impl Param for u32 {
     type Raw = u32;
+    fn from_bits(bits: u64) -> u32 {
+        bits as u32
+    }
 }
 
 /// A parameter list, and the entry signature it implies.
 pub trait Params {
     /// `unsafe extern "gpu-kernel" fn(...)` with the raw parameter types in the
     /// PTX build; `unsafe fn(...)` on the host, where the emulator calls it.
-    type Entry: Copy;
+    type Entry: Copy + Send + Sync;
+
+    /// Calls `entry` with the parameters decoded from `bits` (how the emulator
+    /// runs a kernel the host launched with raw parameter values).
+    ///
+    /// # Safety
+    /// `bits` holds one value per parameter satisfying the kernel's contract.
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe fn call(entry: Self::Entry, bits: &[u64]);
 }
 
 macro_rules! params {
-    ($($p:ident),+) => {
+    ($($p:ident $i:tt),+) => {
         impl<$($p: Param),+> Params for ($($p,)+) {
             #[cfg(target_arch = "nvptx64")]
             type Entry = unsafe extern "gpu-kernel" fn($($p::Raw),+);
             #[cfg(not(target_arch = "nvptx64"))]
             type Entry = unsafe fn($($p::Raw),+);
+
+            #[cfg(not(target_arch = "nvptx64"))]
+            unsafe fn call(entry: Self::Entry, bits: &[u64]) {
+                // SAFETY: the caller's contract.
+                unsafe { entry($($p::from_bits(bits[$i])),+) }
+            }
         }
     };
 }
-params!(A);
-params!(A, B);
-params!(A, B, C);
-params!(A, B, C, D);
-params!(A, B, C, D, E);
+params!(A 0);
+params!(A 0, B 1);
+params!(A 0, B 1, C 2);
+params!(A 0, B 1, C 2, D 3);
+params!(A 0, B 1, C 2, D 3, E 4);
 
 /// Declares a kernel: an unmangled `extern "gpu-kernel"` function in the PTX
 /// build (one `.entry` per kernel), and an ordinary `unsafe fn` of the same
@@ -119,10 +151,6 @@ macro_rules! kernel {
         pub unsafe fn $name($($arg: $ty),*) $body
     };
 }
-
-/// Compile-time proof that `entry`'s signature is the one `def` declares: a
-/// mismatch fails the build, for the GPU and for the host.
-pub const fn matches<P: Params, C>(_def: &KernelDef<P, C>, _entry: P::Entry) {}
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,7 @@
 //! The exercise's kernels. `exercise_sum` is the one to edit: a single
 //! cooperative launch whose total lands in `total[0]`.
 
-use super::def::matches;
 use super::sum::{block_partial, sum_of_partials};
-use super::*;
 use crate::cg::{this_grid, this_thread_block, tiled_partition};
 
 kernel! {
@@ -16,7 +14,6 @@ kernel! {
         unsafe { sum_in_one_launch(input, partials, total, n) }
     }
 }
-const _: () = matches(&EXERCISE_SUM, exercise_sum);
 
 kernel! {
     /// The bounds bug: the loop runs to `n` rounded up to whole blocks, as if every
@@ -32,7 +29,6 @@ kernel! {
         unsafe { sum_in_one_launch(input, partials, total, bound) }
     }
 }
-const _: () = matches(&EXERCISE_SUM_BOUNDS_BUG, exercise_sum_bounds_bug);
 
 /// Grid-stride sum of `input[..bound]`, block partials, grid barrier, and
 /// block 0's sum of the partials into `total[0]`.

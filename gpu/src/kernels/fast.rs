@@ -17,9 +17,7 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
 pub use entry::reduce_cooperative_fast;
 
 mod entry {
-    use super::super::def::matches;
     use super::super::sum::{block_sum, load, sum_of_partials};
-    use super::super::*;
     use super::{UNROLL, split};
     use crate::arch;
     use crate::cg::{this_grid, this_thread_block, tiled_partition};
@@ -85,7 +83,6 @@ mod entry {
             }
         }
     }
-    const _: () = matches(&REDUCE_COOPERATIVE_FAST, reduce_cooperative_fast);
 }
 
 #[cfg(test)]

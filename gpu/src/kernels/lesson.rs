@@ -1,8 +1,6 @@
 //! The lesson's kernels, one per step, in the order the lesson meets them.
 
-use super::def::matches;
 use super::sum::{block_partial, sum_of_partials};
-use super::*;
 use crate::cg::{self, this_grid, this_thread_block, tiled_partition};
 
 kernel! {
@@ -19,7 +17,6 @@ kernel! {
         unsafe { block_partial(&grid, &block, &tile, input, n, partials) };
     }
 }
-const _: () = matches(&REDUCE_BLOCKS_TO_PARTIALS, reduce_blocks_to_partials);
 
 kernel! {
     /// Day 25, second launch: one block sums the `m` partials into `total[0]`.
@@ -38,7 +35,6 @@ kernel! {
         }
     }
 }
-const _: () = matches(&REDUCE_PARTIALS_TO_TOTAL, reduce_partials_to_total);
 
 kernel! {
     /// The lesson's `reduceCooperativeGrid`: the first launch's work, `grid.sync()`
@@ -70,7 +66,6 @@ kernel! {
         }
     }
 }
-const _: () = matches(&REDUCE_COOPERATIVE_GRID, reduce_cooperative_grid);
 
 kernel! {
     /// The lesson's `probeCooperative`: what `this_grid()` reports, with no barrier,
@@ -90,7 +85,6 @@ kernel! {
         }
     }
 }
-const _: () = matches(&PROBE_COOPERATIVE, probe_cooperative);
 
 kernel! {
     /// What `cg::coalesced_threads()` returns inside a branch taken by lanes 2, 4
@@ -113,4 +107,3 @@ kernel! {
         }
     }
 }
-const _: () = matches(&COALESCED_DEMO, coalesced_demo);

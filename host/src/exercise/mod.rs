@@ -9,10 +9,9 @@ pub use solve::solve;
 use crate::cli::Variant;
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use crate::launch::DeviceInput;
+use crate::launch::{Buffer, DeviceInput};
 use crate::reference;
 use crate::report::{self, Check};
-use cudarc::driver::CudaSlice;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -29,7 +28,7 @@ pub struct Solved {
 }
 
 /// A solver's signature.
-pub type Solver = fn(&Gpu, &DeviceInput, &mut CudaSlice<f32>) -> Result<Solved>;
+pub type Solver = fn(&Gpu, &DeviceInput, &mut Buffer<f32>) -> Result<Solved>;
 
 /// One case of the ladder.
 #[derive(Clone, Debug, Serialize)]
@@ -106,15 +105,20 @@ impl ExerciseReport {
     }
 }
 
-/// Runs the ladder on the GPU against the chosen solver.
+/// Runs the lesson's ladder on the device against the chosen solver.
 pub fn run(gpu: &Gpu, variant: Variant) -> Result<ExerciseReport> {
+    run_sizes(gpu, variant, &LADDER)
+}
+
+/// Runs `sizes` on the device against the chosen solver.
+pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64]) -> Result<ExerciseReport> {
     let solver: Solver = match variant {
         Variant::Solve => solve,
         Variant::GridFromN => variants::grid_from_n,
         Variant::ZeroGrid => variants::zero_grid,
         Variant::BoundsBug => variants::bounds_bug,
     };
-    let cases = run_ladder(&LADDER, |xs| {
+    let cases = run_ladder(sizes, |xs| {
         let input = DeviceInput::upload(gpu, xs)?;
         let mut total = gpu.zeros::<f32>(1)?;
         let solved = solver(gpu, &input, &mut total)?;

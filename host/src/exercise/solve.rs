@@ -14,14 +14,13 @@
 use super::Solved;
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::DeviceInput;
-use cudarc::driver::CudaSlice;
+use crate::launch::{Buffer, DeviceInput};
 use gpu::kernels::EXERCISE_SUM;
 
 /// Threads per block for the exercise kernel.
 const THREADS: u32 = 256;
 
-pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut CudaSlice<f32>) -> Result<Solved> {
+pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     let kernel = gpu.cooperative_kernel(&EXERCISE_SUM)?;
     // Ask about this kernel, at this block size, with its shared memory.
     let limits = kernel.limits(THREADS)?;

@@ -4,8 +4,7 @@
 use super::Solved;
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::DeviceInput;
-use cudarc::driver::CudaSlice;
+use crate::launch::{Buffer, DeviceInput};
 use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, GridSync, KernelDef, SumParams};
 
 const THREADS: u32 = 256;
@@ -19,7 +18,7 @@ fn launch_as_sized(
     def: &KernelDef<SumParams, GridSync>,
     sizing: Sizing,
     input: &DeviceInput,
-    total: &mut CudaSlice<f32>,
+    total: &mut Buffer<f32>,
 ) -> Result<Solved> {
     let kernel = gpu.cooperative_kernel(def)?;
     let limits = kernel.limits(THREADS)?;
@@ -42,18 +41,18 @@ pub fn zero_grid_blocks(n: u64, capacity: u64) -> u64 {
 }
 
 /// `grid-from-n`: sized from n alone.
-pub fn grid_from_n(gpu: &Gpu, input: &DeviceInput, total: &mut CudaSlice<f32>) -> Result<Solved> {
+pub fn grid_from_n(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     launch_as_sized(gpu, &EXERCISE_SUM, grid_from_n_blocks, input, total)
 }
 
 /// `zero-grid`: launches even when n = 0.
-pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut CudaSlice<f32>) -> Result<Solved> {
+pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     launch_as_sized(gpu, &EXERCISE_SUM, zero_grid_blocks, input, total)
 }
 
 /// `bounds-bug`: the right grid (and no launch for n = 0), the kernel whose
 /// loop runs past n to a whole number of blocks.
-pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut CudaSlice<f32>) -> Result<Solved> {
+pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     if input.is_empty() {
         return Ok(Solved { blocks: 0, threads: THREADS, blocks_per_sm: 0, sms: gpu.info.sms });
     }

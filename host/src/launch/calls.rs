@@ -1,10 +1,9 @@
 //! Safe launches: each checks the buffers against its kernel's contract, then
 //! makes the one `unsafe` launch call.
 
-use super::{CooperativeLaunch, Input, Kernel};
+use super::{Buffer, CooperativeLaunch, Input, Kernel, View};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaView};
 use gpu::kernels::{COALESCED_DEMO, COALESCED_DEMO_THREADS, In, Out, PROBE_COOPERATIVE, SumParams};
 use serde::Serialize;
 
@@ -18,7 +17,7 @@ fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: us
 impl CooperativeLaunch<'_, '_, SumParams> {
     /// Sums `input` into `total[0]` in one cooperative launch, with one
     /// partial per block in `partials`.
-    pub fn sum(&self, input: &impl Input, partials: &mut CudaSlice<f32>, total: &mut CudaSlice<f32>) -> Result<()> {
+    pub fn sum(&self, input: &impl Input, partials: &mut Buffer<f32>, total: &mut Buffer<f32>) -> Result<()> {
         let k = &self.kernel.loaded;
         let view = input.view();
         ensure_len(k.name, "the input's guard", (k.overread)(self.shape.threads), input.guard())?;
@@ -33,7 +32,7 @@ impl CooperativeLaunch<'_, '_, SumParams> {
 impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
     /// Launches `blocks` blocks that each sum their grid-stride share of
     /// `input` and write it to `out[block]`.
-    pub fn reduce(&self, blocks: u64, threads: u32, input: &CudaView<'_, f32>, out: &mut CudaSlice<f32>) -> Result<()> {
+    pub fn reduce(&self, blocks: u64, threads: u32, input: &View<'_, f32>, out: &mut Buffer<f32>) -> Result<()> {
         let k = &self.loaded;
         let shape = k.shape(blocks, threads)?;
         ensure_len(k.name, "reads past the input (none allowed here)", (k.overread)(threads), 0)?;
@@ -95,7 +94,7 @@ impl Gpu {
 #[cfg(feature = "barrier-timeout")]
 impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
     /// Launches a kernel that writes one `u32` per block into `out`.
-    pub fn per_block(&self, out: &mut CudaSlice<u32>) -> Result<()> {
+    pub fn per_block(&self, out: &mut Buffer<u32>) -> Result<()> {
         let k = &self.kernel.loaded;
         ensure_len(k.name, "out", self.shape.blocks as usize, out.len())?;
         // SAFETY: the kernel writes out[..blocks], checked above.

@@ -1,6 +1,6 @@
 use crate::device::Gpu;
 use crate::error::{Error, Result};
-use cudarc::driver::{CudaSlice, CudaView};
+use super::buffer::{Buffer, View};
 
 /// An input of `len` floats on the device, followed by a poisoned guard.
 ///
@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, CudaView};
 /// rather than a plausible wrong number, and its reads stay inside the
 /// allocation. Kernels are told the length, never the guard.
 pub struct DeviceInput {
-    pub(crate) buffer: CudaSlice<f32>,
+    pub(crate) buffer: Buffer<f32>,
     len: usize,
 }
 
@@ -24,20 +24,20 @@ pub fn device_bytes(n: u64) -> u64 {
 /// more after them may be read.
 pub trait Input {
     /// The input's floats.
-    fn view(&self) -> CudaView<'_, f32>;
+    fn view(&self) -> View<'_, f32>;
     /// Floats readable past the input.
     fn guard(&self) -> usize;
 }
 
 /// One copy inside a [`DeviceInput`] that holds several back to back.
 pub struct Window<'a> {
-    view: CudaView<'a, f32>,
+    view: View<'a, f32>,
     guard: usize,
 }
 
 impl Input for Window<'_> {
-    fn view(&self) -> CudaView<'_, f32> {
-        self.view.slice(..)
+    fn view(&self) -> View<'_, f32> {
+        self.view.reborrow()
     }
     fn guard(&self) -> usize {
         self.guard
@@ -45,7 +45,7 @@ impl Input for Window<'_> {
 }
 
 impl Input for DeviceInput {
-    fn view(&self) -> CudaView<'_, f32> {
+    fn view(&self) -> View<'_, f32> {
         self.buffer.slice(..self.len)
     }
     fn guard(&self) -> usize {
@@ -73,16 +73,12 @@ impl DeviceInput {
 
     /// Copies `values` to the device and poisons the guard after them.
     pub fn upload(gpu: &Gpu, values: &[f32]) -> Result<DeviceInput> {
-        let total = values.len() + GUARD;
         gpu.ensure_free(device_bytes(values.len() as u64))?;
-        // A copy from pageable memory waits for the stream: bound that wait first.
-        gpu.finish()?;
-        let mut buffer = gpu.stream.alloc_zeros::<f32>(total).map_err(Error::driver("cuMemAlloc"))?;
-        gpu.stream.memcpy_htod(values, &mut buffer.slice_mut(..values.len())).map_err(Error::driver("cuMemcpyHtoD"))?;
-        gpu.stream
-            .memcpy_htod(&[f32::NAN; GUARD], &mut buffer.slice_mut(values.len()..))
-            .map_err(Error::driver("cuMemcpyHtoD"))?;
-        Ok(DeviceInput { buffer, len: values.len() })
+        let mut padded = Vec::new();
+        padded.try_reserve_exact(values.len() + GUARD).map_err(|_| Error::OutOfHostMemory { needed: device_bytes(values.len() as u64) })?;
+        padded.extend_from_slice(values);
+        padded.extend_from_slice(&[f32::NAN; GUARD]);
+        Ok(DeviceInput { buffer: gpu.upload(&padded)?, len: values.len() })
     }
 
     /// The number of input floats.

@@ -34,28 +34,32 @@
 //! ```
 
 mod args;
+mod buffer;
 mod calls;
 mod input;
 pub mod raw;
 
+pub use buffer::{Buffer, View};
 pub use calls::{CoalescedRecord, Probe};
 pub use input::{DeviceInput, Input, Window, device_bytes};
 
-use crate::device::Gpu;
+use crate::device::{Backend, Gpu};
 use crate::error::{Error, Result};
 use crate::sizing::{BlockResources, Limits, check_block};
 use args::{Args, param_pointers};
+use buffer::{Mem, ViewMem};
 use cudarc::driver::sys::CUfunction_attribute as FnAttr;
-use cudarc::driver::{CudaFunction, CudaModule, CudaSlice, DeviceRepr, ValidAsZeroBits};
-use gpu::kernels::{GridSync, KernelDef, NoGridSync};
+use cudarc::driver::{CudaFunction, CudaModule, DeviceRepr, ValidAsZeroBits};
+use gpu::kernels::{GridSync, KernelDef, NoGridSync, Params};
 use raw::Shape;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-/// A function loaded from the embedded PTX, with its definition's facts.
-struct Loaded<'g> {
+/// A kernel ready to launch on one device, with its definition's facts: the
+/// CUDA function on a GPU, the Rust function itself on the emulator.
+struct Loaded<'g, P: Params> {
     gpu: &'g Gpu,
-    func: CudaFunction,
+    func: Option<CudaFunction>,
+    entry: P::Entry,
     name: &'static str,
     shared_bytes: fn(u32) -> u32,
     overread: fn(u32) -> usize,
@@ -63,10 +67,21 @@ struct Loaded<'g> {
     limits_cache: std::cell::RefCell<Option<Limits>>,
 }
 
-impl<'g> Loaded<'g> {
-    fn load<P, C>(gpu: &'g Gpu, def: &KernelDef<P, C>) -> Result<Self> {
-        let func = gpu.module()?.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Loaded { gpu, func, name: def.name, shared_bytes: def.shared_bytes, overread: def.overread, limits_cache: Default::default() })
+impl<'g, P: Params> Loaded<'g, P> {
+    fn load<C>(gpu: &'g Gpu, def: &KernelDef<P, C>) -> Result<Self> {
+        let func = match &gpu.backend {
+            Backend::Cuda(_) => Some(gpu.module()?.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?),
+            Backend::Emulated(_) => None,
+        };
+        Ok(Loaded {
+            gpu,
+            func,
+            entry: def.entry,
+            name: def.name,
+            shared_bytes: def.shared_bytes,
+            overread: def.overread,
+            limits_cache: Default::default(),
+        })
     }
 
     fn limits(&self, threads: u32) -> Result<Limits> {
@@ -81,19 +96,25 @@ impl<'g> Loaded<'g> {
     fn query_limits(&self, threads: u32) -> Result<Limits> {
         check_block(threads, self.gpu.info.max_threads_per_block)?;
         let shared = (self.shared_bytes)(threads);
-        let blocks_per_sm = self
-            .func
-            .occupancy_max_active_blocks_per_multiprocessor(threads, shared as usize, None)
-            .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
-        let f = self.func.cu_function();
+        let (blocks_per_sm, registers_per_thread, static_shared) = match (&self.gpu.backend, &self.func) {
+            (Backend::Cuda(_), Some(func)) => {
+                let blocks = func
+                    .occupancy_max_active_blocks_per_multiprocessor(threads, shared as usize, None)
+                    .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+                let f = func.cu_function();
+                (
+                    blocks,
+                    raw::function_attribute(f, FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+                    raw::function_attribute(f, FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+                )
+            }
+            (Backend::Emulated(device), _) => (device.blocks_per_sm(threads, shared), 0, 0),
+            (Backend::Cuda(_), None) => unreachable!("a CUDA kernel is loaded with its function"),
+        };
         Ok(Limits {
             blocks_per_sm,
             sms: self.gpu.info.sms,
-            block: BlockResources {
-                threads,
-                registers_per_thread: raw::function_attribute(f, FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
-                shared_bytes: raw::function_attribute(f, FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)? + shared,
-            },
+            block: BlockResources { threads, registers_per_thread, shared_bytes: static_shared + shared },
             sm: self.gpu.info.sm,
         })
     }
@@ -103,107 +124,183 @@ impl<'g> Loaded<'g> {
         if blocks == 0 {
             return Err(Error::EmptyGrid { kernel: self.name });
         }
-        let blocks = u32::try_from(blocks).map_err(|_| Error::Driver {
-            call: "cuLaunchKernelEx",
-            error: cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE),
-        })?;
+        let blocks = u32::try_from(blocks).map_err(|_| Error::GridTooLarge { kernel: self.name, blocks })?;
         Ok(Shape { blocks, threads, shared_bytes: (self.shared_bytes)(threads) })
     }
 
     /// # Safety
     /// `args` satisfy the kernel's contract for `shape`.
-    unsafe fn launch<'a, P>(&'a self, shape: Shape, cooperative: bool, args: impl Args<'a, P>) -> Result<()> {
-        let stream = &self.gpu.stream;
+    unsafe fn launch<'a>(&'a self, shape: Shape, cooperative: bool, args: impl Args<'a, P>) -> Result<()> {
         self.gpu.last_kernel.set(self.name);
-        let (mut bits, guards) = args.raw(stream);
-        let mut params = param_pointers(&mut bits);
-        // SAFETY: `params` has one value per parameter (the `Args` impl follows
-        // the definition's parameter tuple); the caller vouches for the contract.
-        let result = unsafe { raw::launch_kernel_ex(self.func.cu_function(), stream.cu_stream(), shape, cooperative, &mut params) };
+        let (mut bits, guards) = args.raw(self.gpu);
+        let result = match (&self.gpu.backend, &self.func) {
+            (Backend::Cuda(cuda), Some(func)) => {
+                let mut params = param_pointers(&mut bits);
+                // SAFETY: `params` has one value per parameter (the `Args` impl
+                // follows the definition's parameter tuple); the caller vouches
+                // for the contract.
+                unsafe { raw::launch_kernel_ex(func.cu_function(), cuda.stream.cu_stream(), shape, cooperative, &mut params) }
+                    .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))
+            }
+            (Backend::Emulated(device), _) => {
+                let entry = self.entry;
+                // SAFETY: as above; the emulator calls the kernel with these values.
+                let kernel = || unsafe { P::call(entry, &bits) };
+                device.launch(shape.blocks, shape.threads, shape.shared_bytes, cooperative, &kernel).map_err(|fault| Error::Emulated { kernel: self.name, fault })
+            }
+            (Backend::Cuda(_), None) => unreachable!("a CUDA kernel is loaded with its function"),
+        };
         drop(guards);
-        result.map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))
+        result
     }
 }
 
 /// A kernel with no grid barrier (`NoGridSync`): launched the ordinary way.
-pub struct Kernel<'g, P> {
-    loaded: Loaded<'g>,
-    _params: PhantomData<P>,
+pub struct Kernel<'g, P: Params> {
+    loaded: Loaded<'g, P>,
 }
 
 /// A kernel that calls `grid.sync()` (`GridSync`). It has no ordinary launch;
 /// its only launch is [`CooperativeLaunch`], made by [`configure`](Self::configure).
-pub struct CooperativeKernel<'g, P> {
-    loaded: Loaded<'g>,
-    _params: PhantomData<P>,
+pub struct CooperativeKernel<'g, P: Params> {
+    loaded: Loaded<'g, P>,
 }
 
 /// A cooperative launch of one kernel whose grid fits on the device at once.
-pub struct CooperativeLaunch<'k, 'g, P> {
+pub struct CooperativeLaunch<'k, 'g, P: Params> {
     kernel: &'k CooperativeKernel<'g, P>,
     shape: Shape,
 }
 
 impl Gpu {
-    /// Loads the embedded PTX module once per device.
+    /// Loads the embedded PTX module once per CUDA device.
     fn module(&self) -> Result<&Arc<CudaModule>> {
-        if let Some(m) = self.module.get() {
+        let Backend::Cuda(cuda) = &self.backend else { unreachable!("the emulator runs the kernels without PTX") };
+        if let Some(m) = cuda.module.get() {
             return Ok(m);
         }
-        let m = self
-            .ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
-            .map_err(Error::driver("cuModuleLoadData"))?;
+        let m = cuda.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX)).map_err(Error::driver("cuModuleLoadData"))?;
         #[cfg(feature = "barrier-timeout")]
         {
             let report = raw::HostMapped::new()?;
-            let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
-            self.stream
+            let mut slot = m.get_global("GRID_BARRIER_REPORT", &cuda.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+            cuda.stream
                 .memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot)
                 .map_err(Error::driver("cuMemcpyHtoD"))?;
-            let _ = self.barrier_report.set(report);
+            let _ = cuda.barrier_report.set(report);
         }
-        Ok(self.module.get_or_init(|| m))
+        Ok(cuda.module.get_or_init(|| m))
     }
 
     /// Loads a kernel that has no grid barrier.
-    pub fn kernel<P>(&self, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'_, P>> {
-        Ok(Kernel { loaded: Loaded::load(self, def)?, _params: PhantomData })
+    pub fn kernel<P: Params>(&self, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'_, P>> {
+        Ok(Kernel { loaded: Loaded::load(self, def)? })
     }
 
     /// Loads a kernel that calls `grid.sync()`.
-    pub fn cooperative_kernel<P>(&self, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'_, P>> {
-        Ok(CooperativeKernel { loaded: Loaded::load(self, def)?, _params: PhantomData })
+    pub fn cooperative_kernel<P: Params>(&self, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'_, P>> {
+        Ok(CooperativeKernel { loaded: Loaded::load(self, def)? })
     }
 
-    /// A zeroed device buffer.
-    pub fn zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
-        self.stream.alloc_zeros(len.max(1)).map_err(Error::driver("cuMemAllocAsync"))
+    /// A zeroed device buffer (at least one element).
+    pub fn zeros<T: DeviceRepr + ValidAsZeroBits + Default + Clone>(&self, len: usize) -> Result<Buffer<T>> {
+        let len = len.max(1);
+        let mem = match &self.backend {
+            Backend::Cuda(c) => Mem::Cuda(c.stream.alloc_zeros(len).map_err(Error::driver("cuMemAllocAsync"))?),
+            Backend::Emulated(_) => Mem::Host(vec![T::default(); len].into_boxed_slice()),
+        };
+        Ok(Buffer { mem })
     }
 
-    /// Copies `src` into `dst` on the device (`cuMemcpyDtoDAsync`).
-    pub fn copy(&self, src: &cudarc::driver::CudaView<'_, f32>, dst: &mut CudaSlice<f32>) -> Result<()> {
-        self.stream.memcpy_dtod(src, dst).map_err(Error::driver("cuMemcpyDtoD"))
+    /// A device buffer holding `values`.
+    pub fn upload<T: DeviceRepr + Clone>(&self, values: &[T]) -> Result<Buffer<T>> {
+        let mem = match &self.backend {
+            Backend::Cuda(c) => {
+                // A copy from pageable memory waits for the stream: bound that wait first.
+                self.finish()?;
+                Mem::Cuda(c.stream.clone_htod(values).map_err(Error::driver("cuMemcpyHtoD"))?)
+            }
+            Backend::Emulated(_) => Mem::Host(values.to_vec().into_boxed_slice()),
+        };
+        Ok(Buffer { mem })
+    }
+
+    /// Copies `src` into the start of `dst` on the device (`cuMemcpyDtoDAsync`).
+    pub fn copy(&self, src: &View<'_, f32>, dst: &mut Buffer<f32>) -> Result<()> {
+        match (&src.mem, &mut dst.mem) {
+            (ViewMem::Cuda(s), Mem::Cuda(d)) => self.stream().memcpy_dtod(s, d).map_err(Error::driver("cuMemcpyDtoD")),
+            (ViewMem::Host(s), Mem::Host(d)) => {
+                d[..s.len()].copy_from_slice(s);
+                Ok(())
+            }
+            _ => unreachable!("buffers of one device"),
+        }
     }
 
     /// Copies a device buffer to the host, once the work before it is done.
-    pub fn read<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
+    pub fn read<T: DeviceRepr + Default + Clone>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         self.finish()?;
-        self.stream.clone_dtoh(buffer).map_err(Error::driver("cuMemcpyDtoH"))
+        match &buffer.mem {
+            Mem::Cuda(s) => self.stream().clone_dtoh(s).map_err(Error::driver("cuMemcpyDtoH")),
+            Mem::Host(h) => Ok(h.to_vec()),
+        }
     }
 
-    /// Waits, at most the timeout, for everything queued so far.
+    /// Fills a device buffer with `value` (to poison an output before a run).
+    pub fn fill<T: DeviceRepr + Clone>(&self, buffer: &mut Buffer<T>, value: T) -> Result<()> {
+        match &mut buffer.mem {
+            Mem::Cuda(s) => {
+                // A copy from pageable memory waits for the stream: bound that wait first.
+                self.finish()?;
+                let host = vec![value; s.len()];
+                self.stream().memcpy_htod(&host, s).map_err(Error::driver("cuMemcpyHtoD"))
+            }
+            Mem::Host(h) => {
+                h.fill(value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits, at most the timeout, for everything queued so far (the
+    /// emulator's launches are already finished when they return).
     pub fn finish(&self) -> Result<()> {
-        let event = self.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
-        event.record(&self.stream).map_err(Error::driver("cuEventRecord"))?;
-        self.wait_for(&event)
+        match &self.backend {
+            Backend::Cuda(c) => {
+                let event = c.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
+                event.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
+                self.wait_for(&event)
+            }
+            Backend::Emulated(_) => Ok(()),
+        }
+    }
+
+    /// Milliseconds `work` takes: between two CUDA events on a GPU, wall time
+    /// on the emulator.
+    pub fn time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        match &self.backend {
+            Backend::Cuda(c) => {
+                let event = || c.ctx.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"));
+                let (start, end) = (event()?, event()?);
+                start.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
+                work()?;
+                end.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
+                self.wait_for(&end)?;
+                Ok(start.elapsed_ms(&end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
+            }
+            Backend::Emulated(_) => {
+                let start = std::time::Instant::now();
+                work()?;
+                Ok(start.elapsed().as_secs_f64() * 1e3)
+            }
+        }
     }
 
     /// Waits, at most the timeout, for `event`; a failure or a timeout names
     /// the last kernel launched. Polls without sleeping for the first
     /// millisecond, so back-to-back timed runs leave the GPU no idle gaps
     /// (as `cudaEventSynchronize` would), then sleeps between polls.
-    pub fn wait_for(&self, event: &cudarc::driver::CudaEvent) -> Result<()> {
+    fn wait_for(&self, event: &cudarc::driver::CudaEvent) -> Result<()> {
         let start = std::time::Instant::now();
         let spin = std::time::Duration::from_millis(1);
         loop {
@@ -224,23 +321,16 @@ impl Gpu {
     fn kernel_failure(&self, error: cudarc::driver::DriverError) -> Error {
         let kernel = self.last_kernel.get();
         #[cfg(feature = "barrier-timeout")]
-        if let Some(report) = self.barrier_report.get().and_then(|r| gpu::cg::barrier::Report::from_words(r.words())) {
+        if let Backend::Cuda(cuda) = &self.backend
+            && let Some(report) = cuda.barrier_report.get().and_then(|r| gpu::cg::barrier::Report::from_words(r.words()))
+        {
             return Error::GridBarrierTimedOut { kernel, report };
         }
         Error::KernelFailed { kernel, error }
     }
-
-    /// Fills a device buffer with `value` (to poison an output before a run).
-    pub fn fill<T: DeviceRepr + Clone>(&self, buffer: &mut CudaSlice<T>, value: T) -> Result<()> {
-        // A copy from pageable memory waits for the stream: bound that wait first.
-        self.finish()?;
-        let host = vec![value; buffer.len()];
-        self.stream.memcpy_htod(&host, buffer).map_err(Error::driver("cuMemcpyHtoD"))
-    }
-
 }
 
-impl<'g, P> Kernel<'g, P> {
+impl<'g, P: Params> Kernel<'g, P> {
     /// The PTX entry name.
     pub fn name(&self) -> &'static str {
         self.loaded.name
@@ -252,7 +342,7 @@ impl<'g, P> Kernel<'g, P> {
     }
 }
 
-impl<'g, P> CooperativeKernel<'g, P> {
+impl<'g, P: Params> CooperativeKernel<'g, P> {
     /// The PTX entry name.
     pub fn name(&self) -> &'static str {
         self.loaded.name
@@ -275,7 +365,7 @@ impl<'g, P> CooperativeKernel<'g, P> {
     }
 }
 
-impl<P> CooperativeLaunch<'_, '_, P> {
+impl<P: Params> CooperativeLaunch<'_, '_, P> {
     /// Blocks in the grid.
     pub fn blocks(&self) -> u32 {
         self.shape.blocks
