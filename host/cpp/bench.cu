@@ -3,6 +3,9 @@
 // languages are compared on one GPU in one run. Built and run by `host bench`
 // where nvcc is on PATH.
 //
+// The three kernels are extern "C" so that `host bench` can also load them
+// from a cubin of this file and launch them through its own launch path.
+//
 // Usage: bench_cpp RUNS WARMUPS THREADS N:ROTATE [N:ROTATE ...]
 // Prints one line per measurement:
 //   RESULT <variant> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <sum>
@@ -62,17 +65,17 @@ __device__ void partialsTotal(cg::thread_block block, cg::thread_block_tile<32> 
     if (block.thread_rank() == 0) *total = t;
 }
 
-__global__ void blocksToPartials(const float* __restrict__ in, float* __restrict__ partials, size_t n) {
+extern "C" __global__ void blocksToPartials(const float* __restrict__ in, float* __restrict__ partials, size_t n) {
     cg::thread_block block = cg::this_thread_block();
     blockPartial(cg::this_grid(), block, cg::tiled_partition<32>(block), in, partials, n);
 }
 
-__global__ void partialsToTotal(const float* __restrict__ partials, float* __restrict__ total, size_t m) {
+extern "C" __global__ void partialsToTotal(const float* __restrict__ partials, float* __restrict__ total, size_t m) {
     cg::thread_block block = cg::this_thread_block();
     partialsTotal(block, cg::tiled_partition<32>(block), partials, total, m);
 }
 
-__global__ void cooperativeSum(const float* __restrict__ in, float* partials, float* total, size_t n) {
+extern "C" __global__ void cooperativeSum(const float* __restrict__ in, float* partials, float* total, size_t n) {
     cg::grid_group grid = cg::this_grid();
     cg::thread_block block = cg::this_thread_block();
     cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);

@@ -3,11 +3,11 @@
 
 use crate::device::Gpu;
 use crate::error::Result;
-use crate::launch::{Buffer, CooperativeKernel, Input, Kernel};
+use crate::launch::{Buffer, CooperativeKernel, Input, Kernel, Module};
 use crate::sizing::{Limits, cooperative_grid};
 use gpu::kernels::{
-    FAST_FLOATS_PER_TRIP, In, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL,
-    SumParams,
+    FAST_FLOATS_PER_TRIP, In, KernelDef, Out, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL,
+    SumParams, one_f32_per_warp,
 };
 
 /// The sum kernels, loaded, for blocks of `threads`.
@@ -32,14 +32,39 @@ pub struct Scratch {
 
 impl<'g> Sums<'g> {
     pub fn load(gpu: &'g Gpu, threads: u32) -> Result<Sums<'g>> {
-        let cooperative = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
+        Self::with_lesson_kernels(gpu, threads, gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?, gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?, gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?)
+    }
+
+    /// The same sums with the lesson's three kernels taken from `module`
+    /// under `names` (stage 1, stage 2, cooperative): the C++ build of the same
+    /// algorithm, launched through this program's launch path.
+    pub fn load_lesson_kernels_from(gpu: &'g Gpu, threads: u32, module: &Module, names: [&'static str; 3]) -> Result<Sums<'g>> {
+        let stage1 = KernelDef::new(names[0], REDUCE_BLOCKS_TO_PARTIALS.entry, one_f32_per_warp);
+        let stage2 = KernelDef::new(names[1], REDUCE_PARTIALS_TO_TOTAL.entry, one_f32_per_warp);
+        let cooperative = KernelDef::new(names[2], REDUCE_COOPERATIVE_GRID.entry, one_f32_per_warp);
+        Self::with_lesson_kernels(
+            gpu,
+            threads,
+            gpu.kernel_in(module, &stage1)?,
+            gpu.kernel_in(module, &stage2)?,
+            gpu.cooperative_kernel_in(module, &cooperative)?,
+        )
+    }
+
+    fn with_lesson_kernels(
+        gpu: &'g Gpu,
+        threads: u32,
+        stage1: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+        stage2: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+        cooperative: CooperativeKernel<'g, SumParams>,
+    ) -> Result<Sums<'g>> {
         let limits = cooperative.limits(threads)?;
         let fast = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_FAST)?;
         let fast_limits = fast.limits(threads)?;
         Ok(Sums {
             gpu,
-            stage1: gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?,
-            stage2: gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?,
+            stage1,
+            stage2,
             cooperative,
             fast,
             threads,

@@ -43,34 +43,58 @@ pub fn parse(stdout: &str) -> Result<Vec<CppResult>, String> {
         .collect()
 }
 
-/// Builds and runs the C++ benchmark; `Err` says why it could not.
-pub fn run(cfg: &BenchConfig, rotations: &[(u64, usize)]) -> Result<Vec<Point>, String> {
+/// The C++ side, built: the benchmark program, and a cubin of the same file
+/// whose kernels `host bench` also launches itself.
+pub struct Build {
+    dir: std::path::PathBuf,
+    exe: std::path::PathBuf,
+    pub cubin: std::path::PathBuf,
+}
+
+impl Drop for Build {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.dir).ok();
+    }
+}
+
+/// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
+pub const KERNELS: [&str; 3] = ["blocksToPartials", "partialsToTotal", "cooperativeSum"];
+
+fn nvcc(args: &[&str], out: &std::path::Path, src: &std::path::Path) -> Result<(), String> {
+    let build = Command::new("nvcc").args(args).arg("-o").arg(out).arg(src).output().map_err(|e| format!("nvcc: {e}"))?;
+    if !build.status.success() {
+        return Err(format!("nvcc failed: {}", String::from_utf8_lossy(&build.stderr).lines().take(5).collect::<Vec<_>>().join(" / ")));
+    }
+    Ok(())
+}
+
+/// Builds the C++ benchmark and its cubin; `Err` says why it could not.
+pub fn build() -> Result<Build, String> {
     if Command::new("nvcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
         return Err("nvcc is not on PATH".into());
     }
     let dir = std::env::temp_dir().join(format!("cg-bench-cpp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let (src, exe) = (dir.join("bench.cu"), dir.join("bench_cpp"));
+    let src = dir.join("bench.cu");
     std::fs::write(&src, SOURCE).map_err(|e| format!("{}: {e}", src.display()))?;
+    let b = Build { exe: dir.join("bench_cpp"), cubin: dir.join("bench.cubin"), dir };
     eprintln!("bench: building the C++ comparison with nvcc");
-    let build = Command::new("nvcc")
-        .args(["-O3", "-std=c++17", "-arch=native", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .map_err(|e| format!("nvcc: {e}"))?;
-    if !build.status.success() {
-        return Err(format!("nvcc failed: {}", String::from_utf8_lossy(&build.stderr).lines().take(5).collect::<Vec<_>>().join(" / ")));
-    }
+    nvcc(&["-O3", "-std=c++17", "-arch=native"], &b.exe, &src)?;
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &b.cubin, &src)?;
+    Ok(b)
+}
+
+/// Runs the C++ benchmark; `Err` says why it could not.
+pub fn run(build: &Build, cfg: &BenchConfig, rotations: &[(u64, usize)]) -> Result<Vec<Point>, String> {
     eprintln!("bench: running the C++ comparison");
-    let out = Command::new(&exe)
+    let exe = &build.exe;
+    let out = Command::new(exe)
         .arg(cfg.runs.to_string())
         .arg(cfg.warmups.to_string())
         .arg(cfg.threads.to_string())
         .args(rotations.iter().map(|(n, k)| format!("{n}:{k}")))
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
-    std::fs::remove_dir_all(&dir).ok();
     if !out.status.success() {
         return Err(format!("the C++ benchmark failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }

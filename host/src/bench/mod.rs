@@ -56,6 +56,10 @@ pub fn read_gb_s(n: u64, ms: f64) -> f64 {
 
 /// The variant that stands for the memory ceiling.
 pub const COPY: &str = "copy (D2D memcpy)";
+/// nvcc's build of the lesson's kernels, launched by this program (same launch path as Rust's).
+pub const CPP_IN_RUST_TWO: &str = "cpp kernels, rust launch: two launches";
+/// As [`CPP_IN_RUST_TWO`], the cooperative kernel.
+pub const CPP_IN_RUST_COOP: &str = "cpp kernels, rust launch: cooperative";
 
 /// One variant at one size.
 #[derive(Clone, Debug, Serialize)]
@@ -138,6 +142,10 @@ impl Timer<'_> {
 /// Runs the whole benchmark.
 pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
     let sums = Sums::load(gpu, cfg.threads)?;
+    let cpp_build = if cfg.cpp { cpp::build() } else { Err("--no-cpp".to_string()) };
+    // The C++ build's kernels, launched through this program's own launch path.
+    let cpp_module = cpp_build.as_ref().ok().map(|b| gpu.load_module_file(&b.cubin)).transpose()?;
+    let cpp_sums = cpp_module.as_ref().map(|m| Sums::load_lesson_kernels_from(gpu, cfg.threads, m, cpp::KERNELS)).transpose()?;
     let timer = Timer { gpu, cfg };
     let l2 = gpu.info.l2_bytes as u64;
     let mut points = Vec::new();
@@ -167,23 +175,31 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
         let stats = timer.time(&inputs, |input| sums.one_fast_launch(fast_grid, input, &mut s))?;
         let fast_chain = reference::longest_chain_fast(n, fast_grid, threads);
         points.push(Point::new("rust fast cooperative", n, rotate, fast_grid, threads, stats, Some(check(&mut s, fast_chain)?)));
+        if let Some(cpp) = &cpp_sums {
+            let grid = cpp.grid(n as usize).max(1);
+            let mut s = cpp.scratch(grid)?;
+            let chain = reference::longest_chain(n, grid, threads);
+            let check = |s: &mut Scratch| -> Result<bool> {
+                Ok(reference::check(gpu.read(&s.total)?[0], want, reference::error_bound(chain, abs)).pass)
+            };
+            let stats = timer.time(&inputs, |input| cpp.two_launches(grid, input, &mut s))?;
+            points.push(Point::new(CPP_IN_RUST_TWO, n, rotate, grid, threads, stats, Some(check(&mut s)?)));
+            let stats = timer.time(&inputs, |input| cpp.one_cooperative_launch(grid, input, &mut s))?;
+            points.push(Point::new(CPP_IN_RUST_COOP, n, rotate, grid, threads, stats, Some(check(&mut s)?)));
+        }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
         let stats = timer.time(&inputs, |input| gpu.copy(&input.view(), &mut dst))?;
         points.push(Point::new(COPY, n, rotate, 0, 0, stats, None));
     }
-    let cpp = if cfg.cpp {
-        match cpp::run(cfg, &rotations) {
-            Ok(mut cpp_points) => {
-                points.append(&mut cpp_points);
-                "ran: nvcc -O3 -arch=native, the same input, rotation and timing".to_string()
-            }
-            Err(why) => {
-                eprintln!("bench: C++ comparison skipped: {why}");
-                format!("skipped: {why}")
-            }
+    let cpp = match cpp_build.and_then(|b| cpp::run(&b, cfg, &rotations)) {
+        Ok(mut cpp_points) => {
+            points.append(&mut cpp_points);
+            "ran: nvcc -O3 -arch=native, the same input, rotation and timing; its kernels also from a cubin through this program's launch path".to_string()
         }
-    } else {
-        "skipped: --no-cpp".to_string()
+        Err(why) => {
+            eprintln!("bench: C++ comparison skipped: {why}");
+            format!("skipped: {why}")
+        }
     };
     relate_to_copy(&mut points);
 

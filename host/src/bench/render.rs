@@ -31,7 +31,12 @@ pub fn render(r: &BenchReport) -> String {
         o.push('\n');
     }
     o.push_str("\nRead bandwidth, GB/s, and fraction of the copy's read + write bandwidth; Rust / C++ time\n");
-    let _ = writeln!(o, "{:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10}", "n", "rust coop", "rust fast", "CUB", "copy (r+w)", "2L rs/c++", "coop rs/c++");
+    o.push_str("(rs/c++: against the C++ program; same: against nvcc's kernels launched by this program, in the same process, right after Rust's at each size)\n");
+    let _ = writeln!(
+        o,
+        "{:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}",
+        "n", "rust coop", "rust fast", "CUB", "copy (r+w)", "2L rs/c++", "coop rs/c++", "2L same", "coop same"
+    );
     for &n in &sizes {
         let bw = |v: &str| find(r, v, n).map_or("-".into(), |p| format!("{:.0} ({:.2})", p.read_gb_s, p.of_copy.unwrap_or(f64::NAN)));
         let copy = find(r, COPY, n).map_or("-".into(), |p| format!("{:.0}", p.plotted_gb_s()));
@@ -41,13 +46,15 @@ pub fn render(r: &BenchReport) -> String {
         };
         let _ = writeln!(
             o,
-            "{n:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10}",
+            "{n:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}",
             bw("rust cooperative"),
             bw("rust fast cooperative"),
             bw("cub-device-reduce"),
             copy,
             ratio("rust two launches", "cpp-two-launches"),
-            ratio("rust cooperative", "cpp-cooperative")
+            ratio("rust cooperative", "cpp-cooperative"),
+            ratio("rust two launches", super::CPP_IN_RUST_TWO),
+            ratio("rust cooperative", super::CPP_IN_RUST_COOP)
         );
     }
     let wrong: Vec<String> = r.points.iter().filter(|p| p.sum_ok == Some(false)).map(|p| format!("{} at n = {}", p.variant, p.n)).collect();
@@ -79,7 +86,12 @@ pub fn render(r: &BenchReport) -> String {
 /// Where each of the targets stands, one line each.
 pub fn targets(r: &BenchReport, sizes: &[u64]) -> Vec<String> {
     let mut lines = Vec::new();
-    for (rust, cpp) in [("rust two launches", "cpp-two-launches"), ("rust cooperative", "cpp-cooperative")] {
+    for (rust, cpp) in [
+        ("rust two launches", "cpp-two-launches"),
+        ("rust cooperative", "cpp-cooperative"),
+        ("rust two launches", super::CPP_IN_RUST_TWO),
+        ("rust cooperative", super::CPP_IN_RUST_COOP),
+    ] {
         let ratios: Vec<(u64, f64)> = sizes
             .iter()
             .filter_map(|&n| Some((n, find(r, rust, n)?.stats.median_ms / find(r, cpp, n)?.stats.median_ms)))

@@ -68,10 +68,11 @@ struct Loaded<'g, P: Params> {
 }
 
 impl<'g, P: Params> Loaded<'g, P> {
-    fn load<C>(gpu: &'g Gpu, def: &KernelDef<P, C>) -> Result<Self> {
-        let func = match &gpu.backend {
-            Backend::Cuda(_) => Some(gpu.module()?.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?),
-            Backend::Emulated(_) => None,
+    fn load<C>(gpu: &'g Gpu, module: Option<&Module>, def: &KernelDef<P, C>) -> Result<Self> {
+        let func = match (&gpu.backend, module) {
+            (Backend::Cuda(_), Some(m)) => Some(m.0.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?),
+            (Backend::Cuda(_), None) => Some(gpu.module()?.load_function(def.name).map_err(Error::driver("cuModuleGetFunction"))?),
+            (Backend::Emulated(_), _) => None,
         };
         Ok(Loaded {
             gpu,
@@ -155,6 +156,9 @@ impl<'g, P: Params> Loaded<'g, P> {
     }
 }
 
+/// A CUDA module from a file (see [`Gpu::load_module_file`]).
+pub struct Module(Arc<CudaModule>);
+
 /// A kernel with no grid barrier (`NoGridSync`): launched the ordinary way.
 pub struct Kernel<'g, P: Params> {
     loaded: Loaded<'g, P>,
@@ -194,12 +198,31 @@ impl Gpu {
 
     /// Loads a kernel that has no grid barrier.
     pub fn kernel<P: Params>(&self, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'_, P>> {
-        Ok(Kernel { loaded: Loaded::load(self, def)? })
+        Ok(Kernel { loaded: Loaded::load(self, None, def)? })
     }
 
     /// Loads a kernel that calls `grid.sync()`.
     pub fn cooperative_kernel<P: Params>(&self, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'_, P>> {
-        Ok(CooperativeKernel { loaded: Loaded::load(self, def)? })
+        Ok(CooperativeKernel { loaded: Loaded::load(self, None, def)? })
+    }
+
+    /// Loads a module that another compiler built (a cubin or PTX file), for
+    /// launching its kernels through the same path as this project's.
+    pub fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
+        let Backend::Cuda(cuda) = &self.backend else { return Err(Error::NotOnEmulator("loading a CUDA module")) };
+        let ptx = cudarc::nvrtc::Ptx::from_file(path);
+        Ok(Module(cuda.ctx.load_module(ptx).map_err(Error::driver("cuModuleLoad"))?))
+    }
+
+    /// Loads a kernel with no grid barrier from `module`; `def` states its
+    /// contract, which the caller vouches the foreign kernel keeps.
+    pub fn kernel_in<P: Params>(&self, module: &Module, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'_, P>> {
+        Ok(Kernel { loaded: Loaded::load(self, Some(module), def)? })
+    }
+
+    /// Loads a grid-synchronizing kernel from `module` (see [`Gpu::kernel_in`]).
+    pub fn cooperative_kernel_in<P: Params>(&self, module: &Module, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'_, P>> {
+        Ok(CooperativeKernel { loaded: Loaded::load(self, Some(module), def)? })
     }
 
     /// A zeroed device buffer (at least one element).
