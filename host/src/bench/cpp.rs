@@ -1,7 +1,7 @@
 //! The C++ side of the comparison: `host/cpp/bench.cu` built with `nvcc` and
 //! run on the same sizes, input formula, rotation and timing.
 
-use super::{BenchConfig, Point};
+use super::{BenchConfig, Case, Point};
 use crate::reference;
 use crate::timing::Stats;
 use std::process::Command;
@@ -85,14 +85,14 @@ pub fn build() -> Result<Build, String> {
 }
 
 /// Runs the C++ benchmark; `Err` says why it could not.
-pub fn run(build: &Build, cfg: &BenchConfig, rotations: &[(u64, usize)]) -> Result<Vec<Point>, String> {
+pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Vec<Point>, String> {
     eprintln!("bench: running the C++ comparison");
     let exe = &build.exe;
     let out = Command::new(exe)
         .arg(cfg.runs.to_string())
         .arg(cfg.warmups.to_string())
         .arg(cfg.threads.to_string())
-        .args(rotations.iter().map(|(n, k)| format!("{n}:{k}")))
+        .args(cases.iter().map(|c| format!("{}:{}", c.n, c.rotate)))
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
     if !out.status.success() {
@@ -100,9 +100,7 @@ pub fn run(build: &Build, cfg: &BenchConfig, rotations: &[(u64, usize)]) -> Resu
     }
     let results = parse(&String::from_utf8_lossy(&out.stdout))?;
     let mut points = Vec::new();
-    for &(n, _) in rotations {
-        let xs = reference::fill(n as usize).map_err(|e| e.to_string())?;
-        let (want, abs) = reference::reference_sum(&xs);
+    for &Case { n, want, abs, .. } in cases {
         for r in results.iter().filter(|r| r.n == n) {
             // CUB's reduction order is its own: bound it as any order of summation.
             let chain = if r.blocks == 0 { n.max(1) } else { reference::longest_chain(n, r.blocks, cfg.threads) };

@@ -122,7 +122,7 @@ pub struct BenchReport {
     pub plot: String,
 }
 
-/// Times `run` on rotating inputs and checks the last total.
+/// Times `run` on rotating inputs.
 struct Timer<'a> {
     gpu: &'a Gpu,
     cfg: &'a BenchConfig,
@@ -139,6 +139,21 @@ impl Timer<'_> {
     }
 }
 
+/// One size of the sweep: its rotation and the reference the totals are checked against.
+pub(crate) struct Case {
+    pub n: u64,
+    pub rotate: usize,
+    pub want: f64,
+    pub abs: f64,
+}
+
+/// Copies of an `n`-float input to rotate among: `--rotate`, or enough to
+/// overflow the L2 twice, at most what fits in half the free device memory.
+fn rotation(gpu: &Gpu, cfg: &BenchConfig, n: u64) -> Result<usize> {
+    let wanted = cfg.rotate.unwrap_or_else(|| auto_rotate(n, gpu.info.l2_bytes as u64));
+    Ok(wanted.min((gpu.free_memory()? / 2 / device_bytes(n)).max(1) as usize))
+}
+
 /// Runs the whole benchmark.
 pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
     let sums = Sums::load(gpu, cfg.threads)?;
@@ -147,16 +162,14 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
     let cpp_module = cpp_build.as_ref().ok().map(|b| gpu.load_module_file(&b.cubin)).transpose()?;
     let cpp_sums = cpp_module.as_ref().map(|m| Sums::load_lesson_kernels_from(gpu, cfg.threads, m, cpp::KERNELS)).transpose()?;
     let timer = Timer { gpu, cfg };
-    let l2 = gpu.info.l2_bytes as u64;
     let mut points = Vec::new();
-    let mut rotations = Vec::new();
+    let mut cases = Vec::new();
     for (i, &n) in cfg.sizes.iter().enumerate() {
         eprintln!("bench: [{}/{}] n = {n}", i + 1, cfg.sizes.len());
         let xs = reference::fill(n as usize)?;
         let (want, abs) = reference::reference_sum(&xs);
-        let free = gpu.free_memory()?;
-        let rotate = cfg.rotate.unwrap_or_else(|| auto_rotate(n, l2)).min((free / 2 / device_bytes(n)).max(1) as usize);
-        rotations.push((n, rotate));
+        let rotate = rotation(gpu, cfg, n)?;
+        cases.push(Case { n, rotate, want, abs });
         let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
         let inputs = all.windows(n as usize);
         drop(xs);
@@ -179,19 +192,16 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
             let grid = cpp.grid(n as usize).max(1);
             let mut s = cpp.scratch(grid)?;
             let chain = reference::longest_chain(n, grid, threads);
-            let check = |s: &mut Scratch| -> Result<bool> {
-                Ok(reference::check(gpu.read(&s.total)?[0], want, reference::error_bound(chain, abs)).pass)
-            };
             let stats = timer.time(&inputs, |input| cpp.two_launches(grid, input, &mut s))?;
-            points.push(Point::new(CPP_IN_RUST_TWO, n, rotate, grid, threads, stats, Some(check(&mut s)?)));
+            points.push(Point::new(CPP_IN_RUST_TWO, n, rotate, grid, threads, stats, Some(check(&mut s, chain)?)));
             let stats = timer.time(&inputs, |input| cpp.one_cooperative_launch(grid, input, &mut s))?;
-            points.push(Point::new(CPP_IN_RUST_COOP, n, rotate, grid, threads, stats, Some(check(&mut s)?)));
+            points.push(Point::new(CPP_IN_RUST_COOP, n, rotate, grid, threads, stats, Some(check(&mut s, chain)?)));
         }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
         let stats = timer.time(&inputs, |input| gpu.copy(&input.view(), &mut dst))?;
         points.push(Point::new(COPY, n, rotate, 0, 0, stats, None));
     }
-    let cpp = match cpp_build.and_then(|b| cpp::run(&b, cfg, &rotations)) {
+    let cpp = match cpp_build.and_then(|b| cpp::run(&b, cfg, &cases)) {
         Ok(mut cpp_points) => {
             points.append(&mut cpp_points);
             "ran: nvcc -O3 -arch=native, the same input, rotation and timing; its kernels also from a cubin through this program's launch path".to_string()
@@ -227,8 +237,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig) -> Result<BenchReport> {
 fn sweeps(gpu: &Gpu, cfg: &BenchConfig, timer: &Timer, n: u64) -> Result<(Vec<SweepPoint>, Vec<SweepPoint>)> {
     eprintln!("bench: grid and block sweeps at n = {n}");
     let xs = reference::fill(n as usize)?;
-    let rotate = cfg.rotate.unwrap_or_else(|| auto_rotate(n, gpu.info.l2_bytes as u64));
-    let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
+    let all = DeviceInput::upload_copies(gpu, &xs, rotation(gpu, cfg, n)?)?;
     let inputs = all.windows(n as usize);
     let point = |variant: &str, blocks: u64, threads: u32, stats: Stats| SweepPoint {
         variant: variant.into(),

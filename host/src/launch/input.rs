@@ -57,12 +57,15 @@ impl DeviceInput {
     /// `copies` copies of `values` back to back in one allocation, for
     /// benchmarks that rotate among inputs: see [`windows`](Self::windows).
     pub fn upload_copies(gpu: &Gpu, values: &[f32], copies: usize) -> Result<DeviceInput> {
-        let mut all = Vec::new();
-        all.try_reserve_exact(values.len() * copies).map_err(|_| Error::OutOfHostMemory { needed: (values.len() * copies) as u64 * 4 })?;
+        let len = values.len().saturating_mul(copies);
+        gpu.ensure_free(device_bytes(len as u64))?;
+        let mut padded = Vec::new();
+        padded.try_reserve_exact(len.saturating_add(GUARD)).map_err(|_| Error::OutOfHostMemory { needed: device_bytes(len as u64) })?;
         for _ in 0..copies {
-            all.extend_from_slice(values);
+            padded.extend_from_slice(values);
         }
-        Self::upload(gpu, &all)
+        padded.extend_from_slice(&[f32::NAN; GUARD]);
+        Ok(DeviceInput { buffer: gpu.upload(&padded)?, len })
     }
 
     /// The input cut into windows of `n` floats.
@@ -73,12 +76,7 @@ impl DeviceInput {
 
     /// Copies `values` to the device and poisons the guard after them.
     pub fn upload(gpu: &Gpu, values: &[f32]) -> Result<DeviceInput> {
-        gpu.ensure_free(device_bytes(values.len() as u64))?;
-        let mut padded = Vec::new();
-        padded.try_reserve_exact(values.len() + GUARD).map_err(|_| Error::OutOfHostMemory { needed: device_bytes(values.len() as u64) })?;
-        padded.extend_from_slice(values);
-        padded.extend_from_slice(&[f32::NAN; GUARD]);
-        Ok(DeviceInput { buffer: gpu.upload(&padded)?, len: values.len() })
+        Self::upload_copies(gpu, values, 1)
     }
 
     /// The number of input floats.
