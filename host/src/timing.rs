@@ -40,8 +40,7 @@ pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, mut work: impl FnMut() 
     for _ in 0..warmups {
         work()?;
     }
-    let samples = (0..runs).map(|_| gpu.time(&mut work)).collect::<Result<Vec<f64>>>()?;
-    Ok(Stats::of(&samples))
+    Ok(Stats::of(&gpu.time_each(runs, &mut work)?))
 }
 
 #[cfg(test)]

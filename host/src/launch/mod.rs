@@ -298,24 +298,31 @@ impl Gpu {
         }
     }
 
-    /// Milliseconds `work` takes: between two CUDA events on a GPU, wall time
-    /// on the emulator.
-    pub fn time(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    /// Milliseconds each of `runs` runs of `work` takes: between two CUDA
+    /// events on a GPU (created once, so nothing but `work` separates one run
+    /// from the next), wall time on the emulator.
+    pub fn time_each(&self, runs: usize, work: &mut dyn FnMut() -> Result<()>) -> Result<Vec<f64>> {
         match &self.backend {
             Backend::Cuda(c) => {
                 let event = || c.ctx.new_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"));
                 let (start, end) = (event()?, event()?);
-                start.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
-                work()?;
-                end.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
-                self.wait_for(&end)?;
-                Ok(start.elapsed_ms(&end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
+                (0..runs)
+                    .map(|_| {
+                        start.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
+                        work()?;
+                        end.record(&c.stream).map_err(Error::driver("cuEventRecord"))?;
+                        self.wait_for(&end)?;
+                        Ok(start.elapsed_ms(&end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
+                    })
+                    .collect()
             }
-            Backend::Emulated(_) => {
-                let start = std::time::Instant::now();
-                work()?;
-                Ok(start.elapsed().as_secs_f64() * 1e3)
-            }
+            Backend::Emulated(_) => (0..runs)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    work()?;
+                    Ok(start.elapsed().as_secs_f64() * 1e3)
+                })
+                .collect(),
         }
     }
 
