@@ -1,5 +1,5 @@
 //! Host values for kernel parameters, typed by the `gpu` crate's parameter
-//! markers: a `&Buffer<f32>` or `&View<f32>` can stand for `In<f32>`, only a
+//! markers: a `&View<f32>` (a read-only range) stands for `In<f32>`, only a
 //! `&mut Buffer<f32>` for `Out<f32>`, and a `usize` for `usize`.
 
 use super::buffer::{Buffer, Mem, View, ViewMem};
@@ -25,18 +25,6 @@ impl<'a, 'b: 'a, T> Arg<'a, In<T>> for &'a View<'b, T> {
                 (ptr, Some(guard))
             }
             ViewMem::Host(h) => (h.as_ptr() as u64, None),
-        }
-    }
-}
-
-impl<'a, T> Arg<'a, In<T>> for &'a Buffer<T> {
-    fn raw(self, gpu: &'a Gpu) -> (u64, Option<SyncOnDrop<'a>>) {
-        match &self.mem {
-            Mem::Cuda(s) => {
-                let (ptr, guard) = s.device_ptr(gpu.stream());
-                (ptr, Some(guard))
-            }
-            Mem::Host(h) => (h.as_ptr() as u64, None),
         }
     }
 }
