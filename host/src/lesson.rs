@@ -113,7 +113,9 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
         format!("{:?}", probes[2].result),
     ));
 
-    // The sums, on the same grid, each against the double reference.
+    // The sums, on the same grid, each against the double reference. The
+    // device check comes before filling the input on the host, so an input
+    // too large for the GPU is refused before the host allocates it.
     gpu.ensure_free(device_bytes(n))?;
     let xs = reference::fill(cfg.n)?;
     let (reference, abs_sum) = reference::reference_sum(&xs);
