@@ -2,13 +2,14 @@
 //!
 //! Built twice from one source:
 //! - for `nvptx64-nvidia-cuda` by `host/build.rs`: the kernels become a PTX module;
-//! - for the host as an ordinary library: the host reads the kernel definitions
-//!   ([`kernels`]) and the pure arithmetic ([`cg::barrier`], [`cg::lanes`]) from
-//!   here, and `cargo test` runs their unit tests on the CPU.
+//! - for the host as an ordinary library: each kernel's launch definition
+//!   ([`kernels`]), the pure arithmetic ([`cg::barrier`], [`cg::lanes`]), and
+//!   the kernels themselves, which the emulated GPU in [`emu`] runs on the CPU.
 //!
-//! Kernel bodies call only [`cg`] and the intrinsics in `arch`; all inline
-//! assembly lives in `arch`'s PTX half. Its other half runs the same kernels on
-//! the CPU, on the emulated device in [`emu`].
+//! Layers: `arch` holds one small function per PTX instruction (the only
+//! inline assembly) and, on the host, the emulator's version of each; [`cg`]
+//! (cooperative groups) and [`mem`] (kernel parameters and shared memory) are
+//! the safe surface built on them; the kernels in [`kernels`] call only those.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -23,14 +24,20 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+// `#[kernel]` names this crate `::gpu`, inside it as outside.
+extern crate self as gpu;
+
 mod arch;
 pub mod cg;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 pub mod kernels;
+pub mod mem;
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {
     arch::trap()
 }
+
+pub use gpu_macros::kernel;

@@ -1,111 +1,117 @@
-//! The lesson's kernels, unchanged, on the emulated device (no GPU needed).
+//! The lesson's kernels, and kernels that make a learner's mistakes, on the
+//! emulated device (no GPU needed): results, and every mistake named.
 
 use gpu::cg::{self, Greater, Less, Plus, this_grid, this_thread_block, tiled_partition};
-use gpu::emu::{Device, Fault, Shared};
-use gpu::kernels::{self, one_f32_per_warp};
+use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
+use gpu::kernel;
+use gpu::kernels::{self, KernelDef, Params, one_f32_per_tile};
+use gpu::mem::{In, Out, dynamic_shared};
+use std::time::Duration;
 
-/// A small device, so that a test launch is a few hundred OS threads: 2 SMs
-/// of 256 threads and 4 blocks each, so 4 blocks of 64 per SM and 8 in a
-/// cooperative grid.
-const DEV: Device = Device { sms: 2, max_threads_per_sm: 256, max_blocks_per_sm: 4, shared_bytes_per_sm: 48 * 1024, max_threads_per_block: 1024 };
+/// A small device: 2 SMs of 256 threads and 4 blocks each, so 4 blocks of
+/// 64 threads per SM and 8 in a cooperative grid.
+const DEV: Device = Device { sms: 2, threads_per_sm: 256, blocks_per_sm: 4, shared_bytes_per_sm: 48 * 1024, max_threads_per_block: 1024 };
 const THREADS: u32 = 64;
 
-fn input(n: usize) -> Vec<f32> {
-    // The host's fill, then a guard of NaN as the host's DeviceInput has.
-    let mut xs: Vec<f32> = (0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0).collect();
-    xs.extend(std::iter::repeat_n(f32::NAN, 1024));
-    xs
+fn input<T>(name: &'static str, v: &[T]) -> Arg {
+    Arg::In { name, address: v.as_ptr() as usize, len: v.len(), elem: size_of::<T>() }
 }
 
-fn reference(xs: &[f32], n: usize) -> (f64, f64) {
-    xs[..n].iter().fold((0.0, 0.0), |(s, a), &x| (s + x as f64, a + (x as f64).abs()))
+fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
+    Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
 }
 
-/// The host's bound: gamma_h * sum|x| for the longest chain of additions.
-fn within_bound(value: f32, n: usize, blocks: u32, xs: &[f32]) -> bool {
-    let (want, abs) = reference(xs, n);
-    let h = (n as f64 / (blocks as f64 * THREADS as f64)).ceil() + (blocks as f64 / THREADS as f64).ceil() + 24.0;
-    let hu = h / (1u64 << 24) as f64;
-    value.is_finite() && (value as f64 - want).abs() <= hu / (1.0 - hu) * abs
+fn launch_with<P: Params, C>(dev: &Device, def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg], options: Options) -> Result<LaunchStats, Fault> {
+    let entry = def.entry();
+    // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
+    let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
+    dev.launch(&Launch { kernel: def.name(), grid, threads, shared_bytes: def.shared_bytes(threads), cooperative, args, entry: &f }, &options)
 }
 
-fn grid_for(n: usize) -> u32 {
-    (n as u32).div_ceil(THREADS).min(DEV.cooperative_capacity(THREADS, one_f32_per_warp(THREADS))).max(1)
+fn launch<P: Params, C>(def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg]) -> Result<LaunchStats, Fault> {
+    launch_with(&DEV, def, grid, threads, cooperative, args, Options::default())
 }
 
-/// Both of the lesson's paths on the emulator: (two launches, one cooperative launch).
-fn lesson_sums(xs: &[f32], n: usize, grid: u32) -> (f32, f32) {
-    let smem = one_f32_per_warp(THREADS);
-    let mut partials = vec![0f32; grid as usize];
-    let mut total = [f32::NAN; 1];
-    let (i, p, t) = (Shared(xs.as_ptr()), Shared(partials.as_mut_ptr()), Shared(total.as_mut_ptr()));
-    DEV.launch(grid, THREADS, smem, false, &|| unsafe { kernels::reduce_blocks_to_partials(i.get(), p.get(), n) }).unwrap();
-    DEV.launch(1, THREADS, smem, false, &|| unsafe { kernels::reduce_partials_to_total(p.get(), t.get(), grid as usize) }).unwrap();
-    let two = total[0];
-    total[0] = f32::NAN;
-    DEV.launch(grid, THREADS, smem, true, &|| unsafe { kernels::reduce_cooperative_grid(i.get(), p.get(), t.get(), n) }).unwrap();
-    (two, total[0])
+/// Both of the lesson's paths and the fast sum on the emulator, from NaN-poisoned buffers.
+fn sums(dev: &Device, xs: &[f32], n: usize, grid: u32, options: Options) -> [u32; 3] {
+    let mut partials = vec![f32::NAN; grid as usize];
+    let mut out = [f32::NAN; 3];
+    let (i, threads) = (input("input", &xs[..n]), THREADS);
+    launch_with(dev, &kernels::REDUCE_BLOCKS_TO_PARTIALS, grid, threads, false, &[i, output("partials", &mut partials, 0), Arg::Value(n as u64)], options).unwrap();
+    launch_with(dev, &kernels::REDUCE_PARTIALS_TO_TOTAL, 1, threads, false, &[input("partials", &partials), output("out", &mut out[0..1], 0), Arg::Value(grid as u64)], options).unwrap();
+    partials.fill(f32::NAN);
+    let args = |p: &mut [f32], o: &mut [f32]| [i, output("partials", p, 0), output("out", o, 1), Arg::Value(n as u64)];
+    launch_with(dev, &kernels::REDUCE_COOPERATIVE_GRID, grid, threads, true, &args(&mut partials, &mut out[1..2]), options).unwrap();
+    partials.fill(f32::NAN);
+    launch_with(dev, &kernels::REDUCE_COOPERATIVE_FAST, grid, threads, true, &args(&mut partials, &mut out[2..3]), options).unwrap();
+    out.map(f32::to_bits)
+}
+
+/// Totals the H200 computed for `order_sensitive_input(100_003)` with 8 blocks
+/// of 64 threads (host/tests/gpu.rs, `order_sensitive_sums_for_the_emulator`,
+/// 2026-11-29, driver 580.159.04): two launches, one cooperative launch, fast.
+const H200_BITS: [u32; 3] = [0x480a_2528, 0x480a_2528, 0x480a_2515];
+
+#[test]
+fn the_emulator_adds_in_the_gpus_order_bit_for_bit() {
+    let xs = gpu::emu::order_sensitive_input(100_003);
+    let got = sums(&DEV, &xs, xs.len(), 8, Options::default());
+    println!("emulator: {got:#010x?} = {:?}", got.map(f32::from_bits));
+    assert_eq!(got, H200_BITS);
 }
 
 #[test]
-fn the_lesson_sums_match_the_double_reference_and_each_other() {
-    for n in [1usize, 611, 1024, 100_003] {
-        let xs = input(n);
-        let grid = grid_for(n);
-        let (two, one) = lesson_sums(&xs, n, grid);
-        assert!(within_bound(two, n, grid, &xs), "n = {n}: two launches {two}, reference {:?}", reference(&xs, n));
-        assert_eq!(two.to_bits(), one.to_bits(), "n = {n}: the same arithmetic in both paths");
+fn the_same_launch_gives_the_same_bits_with_any_number_of_workers_and_any_seed() {
+    let xs = gpu::emu::order_sensitive_input(100_003);
+    for workers in [1, 2, 5] {
+        for seed in [None, Some(1), Some(0xdead_beef)] {
+            let options = Options { workers, seed, ..Options::default() };
+            assert_eq!(sums(&DEV, &xs, xs.len(), 8, options), H200_BITS, "{workers} workers, seed {seed:?}");
+        }
     }
 }
 
 #[test]
-fn an_ordinary_launch_larger_than_the_device_runs_in_waves() {
-    let n = 100_003;
-    let xs = input(n);
-    let grid = 32; // four times what fits at once
-    let smem = one_f32_per_warp(THREADS);
-    let mut partials = vec![0f32; grid as usize];
-    let (i, p) = (Shared(xs.as_ptr()), Shared(partials.as_mut_ptr()));
-    DEV.launch(grid, THREADS, smem, false, &|| unsafe { kernels::reduce_blocks_to_partials(i.get(), p.get(), n) }).unwrap();
-    let total: f32 = partials.iter().sum();
-    assert!(within_bound(total, n, grid, &xs) || (total as f64 - reference(&xs, n).0).abs() < 1.0, "{total}");
-}
-
-#[test]
 fn an_oversized_cooperative_launch_is_refused_by_name() {
-    assert_eq!(Device::T4_LIKE.cooperative_capacity(256, one_f32_per_warp(256)), 16, "4 blocks of 256 per SM, 4 SMs");
-    let capacity = DEV.cooperative_capacity(THREADS, 0);
-    assert_eq!(capacity, 8);
+    assert_eq!(Device::T4.cooperative_capacity(256, one_f32_per_tile(256, 32)), 160, "4 blocks of 256 per SM, 40 SMs");
+    assert_eq!(Device::H200.cooperative_capacity(256, one_f32_per_tile(256, 32)), 1056, "8 blocks of 256 per SM, 132 SMs");
     let mut out = [0u32; 2];
-    let o = Shared(out.as_mut_ptr());
-    let err = DEV.launch(capacity + 1, THREADS, 0, true, &|| unsafe { kernels::probe_cooperative(o.get()) }).unwrap_err();
+    let err = launch(&kernels::PROBE_COOPERATIVE, 9, THREADS, true, &[output("out", &mut out, 0)]).unwrap_err();
     assert_eq!(err, Fault::CooperativeLaunchTooLarge { requested: 9, max: 8 });
-    assert_eq!(err.driver_name(), "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE");
-    assert_eq!(DEV.launch(0, THREADS, 0, false, &|| ()).unwrap_err().driver_name(), "CUDA_ERROR_INVALID_VALUE");
+    assert_eq!(err.driver_name(), Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"));
+    let err = launch(&kernels::PROBE_COOPERATIVE, 0, THREADS, false, &[output("out", &mut out, 0)]).unwrap_err();
+    assert_eq!(err.driver_name(), Some("CUDA_ERROR_INVALID_VALUE"));
+    let tiny = Device { threads_per_sm: 32, ..DEV };
+    let err = launch_with(&tiny, &kernels::PROBE_COOPERATIVE, 1, 64, false, &[output("out", &mut out, 0)], Options::default()).unwrap_err();
+    assert!(err.to_string().contains("does not fit on an SM of 32 threads"), "{err}");
 }
 
 #[test]
-fn is_valid_tells_the_launches_apart_and_a_grid_sync_under_an_ordinary_launch_traps() {
+fn is_valid_tells_the_launches_apart() {
     let mut out = [9u32; 2];
-    let o = Shared(out.as_mut_ptr());
-    DEV.launch(8, THREADS, 0, false, &|| unsafe { kernels::probe_cooperative(o.get()) }).unwrap();
+    launch(&kernels::PROBE_COOPERATIVE, 8, THREADS, false, &[output("out", &mut out, 0)]).unwrap();
     assert_eq!(out, [0, 8]);
-    DEV.launch(8, THREADS, 0, true, &|| unsafe { kernels::probe_cooperative(o.get()) }).unwrap();
+    launch(&kernels::PROBE_COOPERATIVE, 8, THREADS, true, &[output("out", &mut out, 0)]).unwrap();
     assert_eq!(out, [1, 8]);
-    let xs = input(1000);
-    let (mut partials, mut total) = (vec![0f32; 4], [0f32]);
-    let (i, p, t) = (Shared(xs.as_ptr()), Shared(partials.as_mut_ptr()), Shared(total.as_mut_ptr()));
-    let err = DEV
-        .launch(4, THREADS, one_f32_per_warp(THREADS), false, &|| unsafe { kernels::reduce_cooperative_grid(i.get(), p.get(), t.get(), 1000) })
-        .unwrap_err();
-    assert!(matches!(err, Fault::Trap { .. }), "{err}");
+}
+
+#[test]
+fn a_grid_sync_under_an_ordinary_launch_is_a_named_fault() {
+    let xs = vec![1.0f32; 1000];
+    let (mut partials, mut out) = (vec![0f32; 4], [0f32]);
+    let args = [input("input", &xs), output("partials", &mut partials, 0), output("out", &mut out, 1), Arg::Value(1000)];
+    let err = launch(&kernels::REDUCE_COOPERATIVE_GRID, 4, THREADS, false, &args).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, Fault::GridSyncNotCooperative { .. }), "{text}");
+    // Lanes run until they wait, so lane 31, which completes each shuffle, gets there first.
+    assert!(text.starts_with("thread 31 of block 0 (warp 0, lane 31) called grid.sync() at gpu/src/kernels/lesson.rs:"), "{text}");
+    assert!(text.ends_with("but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)"), "{text}");
 }
 
 #[test]
 fn coalesced_threads_returns_the_lessons_table() {
     let mut out = vec![0u32; 4 * kernels::COALESCED_DEMO_THREADS as usize];
-    let o = Shared(out.as_mut_ptr());
-    DEV.launch(1, kernels::COALESCED_DEMO_THREADS, 0, false, &|| unsafe { kernels::coalesced_demo(o.get()) }).unwrap();
+    launch(&kernels::COALESCED_DEMO, 1, kernels::COALESCED_DEMO_THREADS, false, &[output("out", &mut out, 0)]).unwrap();
     let rows: Vec<[u32; 4]> = out.chunks_exact(4).filter(|r| r[2] != 0).map(|r| [r[0], r[1], r[2], r[3]]).collect();
     let mut expected = vec![[0, 2, 3, 0], [0, 4, 3, 1], [0, 8, 3, 2]];
     expected.extend((0..16).map(|lane| [1, lane, 16, lane]));
@@ -114,15 +120,19 @@ fn coalesced_threads_returns_the_lessons_table() {
 
 /// Each thread writes its rank, syncs the grid, then reads a slot another
 /// block wrote, three times over.
-unsafe fn neighbours(data: *mut u32, seen: *mut u32) {
+///
+/// # Safety
+/// `data` holds one u32 per thread, `seen` three.
+#[kernel(cooperative)]
+unsafe fn neighbours(data: Out<u32>, seen: Out<u32>) {
     let grid = this_grid();
     let me = grid.thread_rank();
     let total = grid.num_threads();
     for round in 0..3u32 {
-        unsafe { *data.add(me) = me as u32 * 10 + round };
+        unsafe { data.write(me, me as u32 * 10 + round) };
         grid.sync();
         let other = (me + 257 * (round as usize + 1)) % total;
-        unsafe { *seen.add(me * 3 + round as usize) = *data.add(other) };
+        unsafe { seen.write(me * 3 + round as usize, data.read(other)) };
         grid.sync();
     }
 }
@@ -133,8 +143,7 @@ fn grid_sync_makes_every_blocks_writes_visible_to_every_block() {
     let total = (blocks * THREADS) as usize;
     let mut data = vec![0u32; total];
     let mut seen = vec![0u32; total * 3];
-    let (d, s) = (Shared(data.as_mut_ptr()), Shared(seen.as_mut_ptr()));
-    DEV.launch(blocks, THREADS, 0, true, &|| unsafe { neighbours(d.get(), s.get()) }).unwrap();
+    launch(&NEIGHBOURS, blocks, THREADS, true, &[output("data", &mut data, 0), output("seen", &mut seen, 1)]).unwrap();
     for me in 0..total {
         for round in 0..3 {
             let other = (me + 257 * (round + 1)) % total;
@@ -144,10 +153,14 @@ fn grid_sync_makes_every_blocks_writes_visible_to_every_block() {
 }
 
 /// Every tile collective, for tiles of 8 and of 32, written per thread.
-unsafe fn tile_collectives(input: *const u32, out: *mut u32) {
+///
+/// # Safety
+/// `input` holds one u32 per thread, `out` sixteen.
+#[kernel]
+unsafe fn tile_collectives(input: In<u32>, out: Out<u32>) {
     let block = this_thread_block();
     let r = block.thread_rank() as usize;
-    let v = unsafe { *input.add(r) };
+    let v = unsafe { input.read(r) };
     let t32 = tiled_partition::<32>(&block);
     let t8 = tiled_partition::<8>(&block);
     let results = [
@@ -169,7 +182,7 @@ unsafe fn tile_collectives(input: *const u32, out: *mut u32) {
         t8.thread_rank() * 100 + t8.meta_group_rank(),
     ];
     for (k, x) in results.into_iter().enumerate() {
-        unsafe { *out.add(r * 16 + k) = x };
+        unsafe { out.write(r * 16 + k, x) };
     }
 }
 
@@ -178,8 +191,7 @@ fn tile_collectives_follow_the_cooperative_groups_rules() {
     let threads = 64usize;
     let vals: Vec<u32> = (0..threads as u32).map(|i| (i * 37 + 11) % 997).collect();
     let mut out = vec![0u32; threads * 16];
-    let (i, o) = (Shared(vals.as_ptr()), Shared(out.as_mut_ptr()));
-    DEV.launch(1, threads as u32, 0, false, &|| unsafe { tile_collectives(i.get(), o.get()) }).unwrap();
+    launch(&TILE_COLLECTIVES, 1, threads as u32, false, &[input("input", &vals), output("out", &mut out, 0)]).unwrap();
     for r in 0..threads {
         let (w, l) = (r / 32 * 32, r % 32);
         let warp = &vals[w..w + 32];
@@ -209,54 +221,286 @@ fn tile_collectives_follow_the_cooperative_groups_rules() {
 }
 
 #[test]
-fn the_exercise_solution_passes_and_the_bounds_bug_fails_where_the_lesson_says() {
-    let smem = one_f32_per_warp(THREADS);
-    for n in [1usize, 31, 611, 1024, 4096, 40960] {
-        // The bounds bug reads up to the next whole block of THREADS.
-        let xs = input(n);
-        let grid = grid_for(n);
-        let mut partials = vec![0f32; grid as usize];
-        let mut total = [0f32];
-        let (i, p, t) = (Shared(xs.as_ptr()), Shared(partials.as_mut_ptr()), Shared(total.as_mut_ptr()));
-        DEV.launch(grid, THREADS, smem, true, &|| unsafe { kernels::exercise_sum(i.get(), p.get(), t.get(), n) }).unwrap();
-        assert!(within_bound(total[0], n, grid, &xs), "exercise_sum, n = {n}: {}", total[0]);
-        DEV.launch(grid, THREADS, smem, true, &|| unsafe { kernels::exercise_sum_bounds_bug(i.get(), p.get(), t.get(), n) }).unwrap();
-        assert_eq!(total[0].is_nan(), n % THREADS as usize != 0, "bounds bug, n = {n}: {}", total[0]);
+fn out_of_range_shuffle_operands_use_their_low_five_bits_as_on_the_h200() {
+    let mut out = vec![0u32; 32 * kernels::SHUFFLE_PROBES];
+    launch(&kernels::SHUFFLE_OUT_OF_RANGE, 1, 32, false, &[output("out", &mut out, 0)]).unwrap();
+    assert_eq!(out, kernels::shuffle_out_of_range_expected().to_vec());
+}
+
+#[test]
+fn an_ordinary_launch_larger_than_the_device_runs_every_block_with_at_most_the_device_resident() {
+    // Ones sum exactly: each block's partial is the count of elements it reads.
+    let (n, grid) = (100_003usize, 32u32);
+    let xs = vec![1.0f32; n];
+    let mut partials = vec![f32::NAN; grid as usize];
+    let options = Options { workers: 16, ..Options::default() };
+    let stats = launch_with(&DEV, &kernels::REDUCE_BLOCKS_TO_PARTIALS, grid, THREADS, false, &[input("input", &xs), output("partials", &mut partials, 0), Arg::Value(n as u64)], options).unwrap();
+    let stride = (grid * THREADS) as usize;
+    for (b, &p) in partials.iter().enumerate() {
+        let count = (0..n).filter(|i| (i % stride) / THREADS as usize == b).count();
+        assert_eq!(p, count as f32, "block {b}");
+    }
+    let fit = DEV.cooperative_capacity(THREADS, one_f32_per_tile(THREADS, 32));
+    assert!(stats.max_resident <= fit && grid > 3 * fit, "{stats:?}: four waves of {fit}");
+}
+
+#[test]
+fn an_h200_sized_device_runs_the_lessons_cooperative_sum_over_1056_blocks() {
+    let (n, threads) = (1 << 20, 256);
+    let grid = Device::H200.cooperative_capacity(threads, one_f32_per_tile(threads, 32));
+    assert_eq!(grid, 1056);
+    let xs = vec![1.0f32; n];
+    let (mut partials, mut out) = (vec![f32::NAN; grid as usize], [f32::NAN]);
+    let args = [input("input", &xs), output("partials", &mut partials, 0), output("out", &mut out, 1), Arg::Value(n as u64)];
+    launch_with(&Device::H200, &kernels::REDUCE_COOPERATIVE_GRID, grid, threads, true, &args, Options::default()).unwrap();
+    assert_eq!(out[0], n as f32);
+}
+
+// ---- mistakes, each named ----
+
+fn err_text(r: Result<LaunchStats, Fault>) -> String {
+    r.expect_err("the launch fails").to_string()
+}
+
+#[test]
+fn the_bounds_bug_reads_as_a_read_past_the_input_not_a_wrong_sum() {
+    let n = 611;
+    let xs = vec![1.0f32; n + 1024];
+    let (mut partials, mut out) = (vec![0f32; 3], [0f32]);
+    let args = [input("input", &xs[..n]), output("partials", &mut partials, 0), output("out", &mut out, 1), Arg::Value(n as u64)];
+    let text = err_text(launch_with(&Device::T4, &kernels::EXERCISE_SUM_BOUNDS_BUG, 3, 256, true, &args, Options::default()));
+    assert!(text.starts_with("thread 99 of block 2 (warp 3, lane 3) read input[611], past its 611 elements, at gpu/src/kernels/exercise.rs:"), "{text}");
+}
+
+/// Thread 0 writes past `out`, or reads `input` 16 bytes at a time from `offset`.
+///
+/// # Safety
+/// None: every access here is a mistake the emulator must name.
+#[kernel]
+unsafe fn bad_access(input: In<f32>, out: Out<f32>, what: u32) {
+    if this_thread_block().thread_rank() == 0 {
+        match what {
+            0 => unsafe { out.write(4, 1.0) },
+            1 => unsafe { out.write(0, input.read4(1)[0]) },
+            _ => unsafe { out.write(0, input.read4(0)[0]) },
+        }
     }
 }
 
 #[test]
-fn the_fast_sum_matches_the_reference_with_unaligned_starts() {
-    let smem = one_f32_per_warp(THREADS);
-    for (offset, n) in [(0usize, 100_003usize), (1, 4099), (3, 17)] {
-        let xs = input(n + offset);
-        let grid = 8;
-        let mut partials = vec![0f32; grid as usize];
-        let mut total = [f32::NAN];
-        let (i, p, t) = (Shared(xs[offset..].as_ptr()), Shared(partials.as_mut_ptr()), Shared(total.as_mut_ptr()));
-        DEV.launch(grid, THREADS, smem, true, &|| unsafe { kernels::reduce_cooperative_fast(i.get(), p.get(), t.get(), n) }).unwrap();
-        let (want, _) = reference(&xs[offset..], n);
-        assert!((total[0] as f64 - want).abs() <= want * 1e-5, "offset {offset}, n = {n}: {} vs {want}", total[0]);
+fn a_write_past_an_output_and_a_misaligned_vector_load_are_named() {
+    let xs = vec![1.0f32; 64];
+    let mut out = [0f32; 4];
+    let text = err_text(launch(&BAD_ACCESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0), Arg::Value(0)]));
+    assert!(text.starts_with("thread 0 of block 0 (warp 0, lane 0) wrote out[4], past its 4 elements, at gpu/tests/emulator.rs:"), "{text}");
+    let text = err_text(launch(&BAD_ACCESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.contains("made a 16-byte load at input[1], whose address is not a multiple of 16"), "{text}");
+    launch(&BAD_ACCESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0), Arg::Value(2)]).unwrap();
+}
+
+/// `block_sum` with its tile totals sized for tiles of 32 but written per tile of 16:
+/// the shared-memory mistake a tile edit used to make.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn tile_totals_too_small<const TILE: u32 = 32>(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<16>(&block);
+    let totals = dynamic_shared::<f32>();
+    let t = cg::reduce(&tile, 1.0f32, Plus);
+    if tile.thread_rank() == 0 {
+        unsafe { totals.write(tile.meta_group_rank() as usize, t) };
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, totals.read(0)) };
     }
 }
 
-/// Totals the H200 computed for `order_sensitive_input(100_003)` with 8 blocks
-/// of 64 threads (host/tests/gpu.rs, `order_sensitive_sums_for_the_emulator`,
-/// 2026-11-29, driver 580.159.04): two launches, one cooperative launch, fast.
-const H200_BITS: [u32; 3] = [0x480a_2528, 0x480a_2528, 0x480a_2515];
+#[test]
+fn an_access_past_the_dynamic_shared_memory_is_named() {
+    let mut out = [0f32];
+    let text = err_text(launch(&TILE_TOTALS_TOO_SMALL, 1, 256, false, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory (as 4-byte words; the launch gave 32 bytes)[8], past its 8 elements"), "{text}");
+}
+
+/// Thread 32 writes a shared word that thread 0 then reads, with or without a barrier between.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn shared_handoff<const TILE: u32 = 32>(out: Out<f32>, barrier: u32) {
+    let block = this_thread_block();
+    let word = dynamic_shared::<f32>();
+    if block.thread_rank() == 32 {
+        unsafe { word.write(0, 7.0) };
+    }
+    if barrier != 0 {
+        block.sync();
+    }
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, word.read(0)) };
+    }
+}
 
 #[test]
-fn the_emulator_adds_in_the_gpus_order_bit_for_bit() {
-    let n = 100_003;
-    let mut xs = gpu::emu::order_sensitive_input(n);
-    xs.extend(std::iter::repeat_n(f32::NAN, 1024));
-    let (two, one) = lesson_sums(&xs, n, 8);
-    let smem = one_f32_per_warp(THREADS);
-    let mut partials = vec![0f32; 8];
-    let mut total = [f32::NAN];
-    let (i, p, t) = (Shared(xs.as_ptr()), Shared(partials.as_mut_ptr()), Shared(total.as_mut_ptr()));
-    DEV.launch(8, THREADS, smem, true, &|| unsafe { kernels::reduce_cooperative_fast(i.get(), p.get(), t.get(), n) }).unwrap();
-    let got = [two.to_bits(), one.to_bits(), total[0].to_bits()];
-    println!("emulator: {got:#010x?} = {:?}", got.map(f32::from_bits));
-    assert_eq!(got, H200_BITS);
+fn a_shared_memory_race_is_named_and_a_barrier_removes_it() {
+    let mut out = [0f32];
+    launch(&SHARED_HANDOFF, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(1)]).unwrap();
+    assert_eq!(out[0], 7.0);
+    // In thread order thread 0 reads first; shuffled, either may be first: a race either way.
+    for seed in [None, Some(3), Some(4)] {
+        let text = err_text(launch_with(&DEV, &SHARED_HANDOFF, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(0)], Options { seed, ..Options::default() }));
+        assert!(text.starts_with("data race on dynamic shared memory word 0 (bytes 0..4): thread "), "{text}");
+        assert!(text.contains("thread 32 of block 0") && text.contains("thread 0 of block 0") && text.ends_with("with no barrier between"), "{text}");
+    }
+}
+
+#[test]
+fn deleting_grid_sync_is_named_as_a_race_between_blocks() {
+    let n = 4096;
+    let xs = vec![1.0f32; n];
+    let (mut partials, mut out) = (vec![f32::NAN; 8], [f32::NAN]);
+    let args = [input("input", &xs), output("partials", &mut partials, 0), output("out", &mut out, 1), Arg::Value(n as u64)];
+    let text = err_text(launch(&kernels::mutants::MUTANT_WITHOUT_GRID_SYNC, 8, THREADS, true, &args));
+    assert_eq!(
+        text,
+        "data race on partials[1]: block 1 wrote it and block 0 read it with no grid.sync() between (blocks see each other's writes only after one)"
+    );
+}
+
+/// Every block but the last reaches `grid.sync()`; the last returns first.
+///
+/// # Safety
+/// None needed: nothing is read or written.
+#[kernel(cooperative)]
+unsafe fn last_block_skips_grid_sync() {
+    let grid = this_grid();
+    if grid.block_rank() == grid.num_blocks() - 1 {
+        return;
+    }
+    grid.sync();
+}
+
+#[test]
+fn a_block_that_returns_before_grid_sync_is_named_not_a_hang() {
+    let text = err_text(launch_with(&Device::T4, &LAST_BLOCK_SKIPS_GRID_SYNC, 40, 256, true, &[], Options::default()));
+    assert!(text.starts_with("deadlock: in last_block_skips_grid_sync, 39 of 40 blocks reached grid.sync() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.ends_with("; block 39 exited without it"), "{text}");
+}
+
+/// `cg::reduce` over a whole tile inside a branch only half of it takes.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel]
+unsafe fn reduce_in_half_a_tile(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    if tile.thread_rank() < 16 {
+        let s = cg::reduce(&tile, 1.0f32, Plus);
+        unsafe { out.write(block.thread_rank() as usize, s) };
+    }
+}
+
+#[test]
+fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
+    let mut out = vec![0f32; 96];
+    let text = err_text(launch(&REDUCE_IN_HALF_A_TILE, 1, 96, false, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("deadlock: in reduce_in_half_a_tile, lanes 0-15 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.ends_with(" over lanes 0-31, while lanes 16-31 exited"), "{text}");
+}
+
+/// Threads below 32 wait at one `block.sync()`, the rest at another.
+///
+/// # Safety
+/// None needed.
+#[kernel]
+unsafe fn two_block_syncs() {
+    let block = this_thread_block();
+    if block.thread_rank() < 32 {
+        block.sync();
+    } else {
+        block.sync();
+    }
+}
+
+#[test]
+fn a_block_sync_met_from_two_places_is_named() {
+    let text = err_text(launch(&TWO_BLOCK_SYNCS, 1, 64, false, &[]));
+    assert!(text.starts_with("block 0 met at one block.sync() from different places: threads 0-31 wait at block.sync() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.contains("; threads 32-63 wait at block.sync() at gpu/tests/emulator.rs:"), "{text}");
+}
+
+/// Thread 1 waits for a flag that no thread of its block sets.
+///
+/// # Safety
+/// `flag` holds one u32.
+#[kernel]
+unsafe fn spin_on_a_flag(flag: Out<u32>) {
+    if this_thread_block().thread_rank() == 1 {
+        while unsafe { flag.read(0) } == 0 {}
+    }
+}
+
+#[test]
+fn a_thread_spinning_on_a_word_nothing_writes_is_named_not_a_hang() {
+    let mut flag = [0u32];
+    let text = err_text(launch(&SPIN_ON_A_FLAG, 1, 32, false, &[output("flag", &mut flag, 0)]));
+    assert_eq!(text, "deadlock: in spin_on_a_flag, thread 1 of block 0 keeps reading flag[0], which nothing in its block writes (other blocks' writes are seen only after grid.sync())");
+}
+
+/// Reads the same element forever.
+///
+/// # Safety
+/// `input` holds one float.
+#[kernel]
+unsafe fn endless(input: In<f32>, out: Out<f32>) {
+    let mut v = 0.0f32;
+    loop {
+        v += unsafe { input.read(0) };
+        if v < 0.0 {
+            unsafe { out.write(0, v) };
+        }
+    }
+}
+
+#[test]
+fn a_kernel_that_never_returns_is_stopped_at_the_time_limit() {
+    let xs = [1.0f32];
+    let mut out = [0f32];
+    let options = Options { timeout: Duration::from_millis(300), ..Options::default() };
+    let started = std::time::Instant::now();
+    let text = err_text(launch_with(&DEV, &ENDLESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0)], options));
+    assert_eq!(text, "did not finish within 0.3 s on the emulated device (an endless loop?)");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// Thread 0 returns; the others reach `grid.sync()`.
+///
+/// # Safety
+/// None needed.
+#[kernel(cooperative)]
+unsafe fn thread_zero_leaves() {
+    if this_thread_block().thread_rank() == 0 {
+        return;
+    }
+    this_grid().sync();
+}
+
+#[test]
+fn a_grid_sync_without_its_blocks_thread_0_is_named() {
+    let text = err_text(launch(&THREAD_ZERO_LEAVES, 2, 64, true, &[]));
+    assert!(text.starts_with("deadlock: in thread_zero_leaves, threads 1-63 of block 0 reached grid.sync() at"), "{text}");
+    assert!(text.ends_with("but its thread 0 had exited: thread 0 of each block is the one that arrives at the grid barrier"), "{text}");
+}
+
+#[test]
+fn a_panic_in_a_kernel_is_a_fault_with_its_message_and_place() {
+    let mut out = vec![0u32; 4];
+    // The probe with out too short: Rust's own bounds check is not what fires;
+    // the emulator's is, naming the write.
+    let text = err_text(launch(&kernels::PROBE_COOPERATIVE, 1, 32, false, &[output("out", &mut out[..1], 0)]));
+    assert!(text.contains("wrote out[1], past its 1 element"), "{text}");
 }

@@ -1,25 +1,24 @@
-// The lesson's two sums in CUDA C++, and CUB's DeviceReduce::Sum, timed the
-// way `host bench` times the Rust kernels, on the same input, so the two
-// languages are compared on one GPU in one run. Built and run by `host bench`
-// where nvcc is on PATH.
-//
-// The three kernels are extern "C" so that `host bench` can also load them
-// from a cubin of this file and launch them through its own launch path.
+// The lesson's two sums (lesson.cu) and CUB's DeviceReduce::Sum, timed the
+// way `host bench` times the Rust kernels, on the same input and rotation,
+// so that the two languages are compared on one GPU in one run.
 //
 // Usage: bench_cpp RUNS WARMUPS THREADS N:ROTATE [N:ROTATE ...]
-// Prints one line per measurement:
-//   RESULT <variant> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <sum>
-#include <cooperative_groups.h>
-#include <cooperative_groups/reduce.h>
+// Prints one line per measurement and timing method:
+//   RESULT <variant> <method> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <min_total> <max_total> <nan_totals>
+// method: queued (every run between its own pair of events, runs queued back
+// to back, one wait at the end) or waited (the host waits for each run).
+// Every run, warm-ups included, writes its total to its own slot (poisoned
+// with NaN first); `host bench` checks the smallest and largest against the
+// double reference, and that none is NaN.
+#include "lesson.cu"
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
-
-namespace cg = cooperative_groups;
 
 #define CHECK(call)                                                                        \
     do {                                                                                   \
@@ -30,59 +29,6 @@ namespace cg = cooperative_groups;
             std::exit(1);                                                                  \
         }                                                                                  \
     } while (0)
-
-// Warp totals in dynamic shared memory, then the first warp adds them; the
-// result is in thread 0. The same arithmetic as gpu/src/kernels/sum.rs.
-__device__ float blockTotal(cg::thread_block block, cg::thread_block_tile<32> tile, float v) {
-    extern __shared__ float warpTotals[];
-    float warpTotal = cg::reduce(tile, v, cg::plus<float>());
-    if (tile.thread_rank() == 0) warpTotals[tile.meta_group_rank()] = warpTotal;
-    block.sync();
-    float total = 0.0f;
-    if (tile.meta_group_rank() == 0) {
-        float mine = tile.thread_rank() < tile.meta_group_size() ? warpTotals[tile.thread_rank()] : 0.0f;
-        total = cg::reduce(tile, mine, cg::plus<float>());
-    }
-    block.sync();
-    return total;
-}
-
-// First stage: each block's grid-stride share of the input, into partials[block].
-__device__ void blockPartial(cg::grid_group grid, cg::thread_block block, cg::thread_block_tile<32> tile,
-                             const float* __restrict__ in, float* partials, size_t n) {
-    float v = 0.0f;
-    for (size_t i = grid.thread_rank(); i < n; i += grid.num_threads()) v += in[i];
-    float t = blockTotal(block, tile, v);
-    if (block.thread_rank() == 0) partials[grid.block_rank()] = t;
-}
-
-// Second stage: one block adds the m partials into *total (sum_of_partials in Rust).
-__device__ void partialsTotal(cg::thread_block block, cg::thread_block_tile<32> tile, const float* partials,
-                              float* total, size_t m) {
-    float w = 0.0f;
-    for (size_t i = block.thread_rank(); i < m; i += block.num_threads()) w += partials[i];
-    float t = blockTotal(block, tile, w);
-    if (block.thread_rank() == 0) *total = t;
-}
-
-extern "C" __global__ void blocksToPartials(const float* __restrict__ in, float* __restrict__ partials, size_t n) {
-    cg::thread_block block = cg::this_thread_block();
-    blockPartial(cg::this_grid(), block, cg::tiled_partition<32>(block), in, partials, n);
-}
-
-extern "C" __global__ void partialsToTotal(const float* __restrict__ partials, float* __restrict__ total, size_t m) {
-    cg::thread_block block = cg::this_thread_block();
-    partialsTotal(block, cg::tiled_partition<32>(block), partials, total, m);
-}
-
-extern "C" __global__ void cooperativeSum(const float* __restrict__ in, float* partials, float* total, size_t n) {
-    cg::grid_group grid = cg::this_grid();
-    cg::thread_block block = cg::this_thread_block();
-    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(block);
-    blockPartial(grid, block, tile, in, partials, n);
-    grid.sync();
-    if (grid.block_rank() == 0) partialsTotal(block, tile, partials, total, grid.num_blocks());
-}
 
 struct Stats { double median, min, max, mean; };
 
@@ -95,32 +41,44 @@ static Stats summarize(std::vector<double> ms) {
     return {median, ms.front(), ms.back(), sum / k};
 }
 
-// Warm-ups, then one event pair around each run; `work(r)` runs on buffer r % rotate.
+// Runs are numbered as in Rust's timing::time_runs: warm-ups, then the
+// queued runs, then the waited ones; work(k) writes its total to slot k.
 template <typename Work>
-static Stats timeRuns(int runs, int warmups, Work work) {
-    cudaEvent_t start, end;
-    CHECK(cudaEventCreate(&start));
-    CHECK(cudaEventCreate(&end));
-    for (int r = 0; r < warmups; ++r) work(r);
-    std::vector<double> ms;
+static void timeRuns(int runs, int warmups, Work work, Stats& queued, Stats& waited) {
+    for (int k = 0; k < warmups; ++k) work(k);
+    std::vector<cudaEvent_t> start(runs), end(runs);
     for (int r = 0; r < runs; ++r) {
-        CHECK(cudaEventRecord(start));
-        work(warmups + r);
-        CHECK(cudaEventRecord(end));
-        CHECK(cudaEventSynchronize(end));
-        float t = 0;
-        CHECK(cudaEventElapsedTime(&t, start, end));
-        ms.push_back(t);
+        CHECK(cudaEventCreate(&start[r]));
+        CHECK(cudaEventCreate(&end[r]));
     }
-    CHECK(cudaEventDestroy(start));
-    CHECK(cudaEventDestroy(end));
-    return summarize(ms);
-}
-
-static float readTotal(const float* d) {
-    float h = 0;
-    CHECK(cudaMemcpy(&h, d, sizeof h, cudaMemcpyDeviceToHost));
-    return h;
+    for (int r = 0; r < runs; ++r) {
+        CHECK(cudaEventRecord(start[r]));
+        work(warmups + r);
+        CHECK(cudaEventRecord(end[r]));
+    }
+    CHECK(cudaEventSynchronize(end[runs - 1]));
+    std::vector<double> ms(runs);
+    for (int r = 0; r < runs; ++r) {
+        float t = 0;
+        CHECK(cudaEventElapsedTime(&t, start[r], end[r]));
+        ms[r] = t;
+    }
+    queued = summarize(ms);
+    for (int r = 0; r < runs; ++r) {
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaEventRecord(start[0]));
+        work(warmups + runs + r);
+        CHECK(cudaEventRecord(end[0]));
+        CHECK(cudaEventSynchronize(end[0]));
+        float t = 0;
+        CHECK(cudaEventElapsedTime(&t, start[0], end[0]));
+        ms[r] = t;
+    }
+    waited = summarize(ms);
+    for (int r = 0; r < runs; ++r) {
+        CHECK(cudaEventDestroy(start[r]));
+        CHECK(cudaEventDestroy(end[r]));
+    }
 }
 
 int main(int argc, char** argv) {
@@ -129,11 +87,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int runs = std::atoi(argv[1]), warmups = std::atoi(argv[2]), threads = std::atoi(argv[3]);
-    const size_t smem = (threads / 32) * sizeof(float);
+    const int slots = warmups + 2 * runs;
+    const size_t smem = oneFloatPerTile(threads);
     int device = 0, sms = 0, perSm = 0;
     CHECK(cudaGetDevice(&device));
     CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, cooperativeSum, threads, smem));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, reduceCooperativeGrid, threads, smem));
     const size_t capacity = size_t(perSm) * sms;
 
     for (int a = 4; a < argc; ++a) {
@@ -153,25 +112,44 @@ int main(int argc, char** argv) {
             inputs[r] = all + size_t(r) * n;
             CHECK(cudaMemcpy(inputs[r], host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
         }
-        float *partials, *total;
+        float *partials, *totals;
         CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
-        CHECK(cudaMalloc(&total, sizeof(float)));
+        CHECK(cudaMalloc(&totals, slots * sizeof(float)));
         size_t tempBytes = 0;
-        CHECK(cub::DeviceReduce::Sum(nullptr, tempBytes, inputs[0], total, n));
+        CHECK(cub::DeviceReduce::Sum(nullptr, tempBytes, inputs[0], totals, n));
         void* temp;
         CHECK(cudaMalloc(&temp, std::max<size_t>(tempBytes, 1)));
 
-        auto report = [&](const char* variant, Stats s, size_t grid) {
-            std::printf("RESULT %s %zu %d %.6f %.6f %.6f %.6f %d %zu %.6f\n", variant, n, rotate, s.median, s.min, s.max,
-                        s.mean, runs, grid, readTotal(total));
+        auto report = [&](const char* variant, size_t grid, auto work) {
+            CHECK(cudaMemset(totals, 0xff, slots * sizeof(float)));  // NaN in every slot
+            Stats queued, waited;
+            timeRuns(runs, warmups, work, queued, waited);
+            std::vector<float> t(slots);
+            CHECK(cudaMemcpy(t.data(), totals, slots * sizeof(float), cudaMemcpyDeviceToHost));
+            int nans = 0;
+            float lo = INFINITY, hi = -INFINITY;
+            for (int k = 0; k < slots; ++k) {
+                if (std::isnan(t[k])) {
+                    ++nans;
+                } else {
+                    lo = std::min(lo, t[k]);
+                    hi = std::max(hi, t[k]);
+                }
+            }
+            const Stats* s[2] = {&queued, &waited};
+            const char* method[2] = {"queued", "waited"};
+            for (int m = 0; m < 2; ++m) {
+                std::printf("RESULT %s %s %zu %d %.6f %.6f %.6f %.6f %d %zu %.6f %.6f %d\n", variant, method[m], n, rotate,
+                            s[m]->median, s[m]->min, s[m]->max, s[m]->mean, runs, grid, lo, hi, nans);
+            }
             std::fflush(stdout);
         };
 
-        report("cpp-two-launches", timeRuns(runs, warmups, [&](int r) {
-            blocksToPartials<<<blocks, threads, smem>>>(inputs[r % rotate], partials, n);
-            partialsToTotal<<<1, threads, smem>>>(partials, total, blocks);
+        report("cpp-two-launches", blocks, [&](int k) {
+            reduceBlocksToPartials<<<blocks, threads, smem>>>(inputs[k % rotate], partials, n);
+            reducePartialsToTotal<<<1, threads, smem>>>(partials, totals + k, blocks);
             CHECK(cudaGetLastError());
-        }), blocks);
+        });
 
         cudaLaunchAttribute coop[1] = {};
         coop[0].id = cudaLaunchAttributeCooperative;
@@ -182,17 +160,17 @@ int main(int argc, char** argv) {
         config.dynamicSmemBytes = smem;
         config.attrs = coop;
         config.numAttrs = 1;
-        report("cpp-cooperative", timeRuns(runs, warmups, [&](int r) {
-            CHECK(cudaLaunchKernelEx(&config, cooperativeSum, (const float*)inputs[r % rotate], partials, total, n));
-        }), blocks);
+        report("cpp-cooperative", blocks, [&](int k) {
+            CHECK(cudaLaunchKernelEx(&config, reduceCooperativeGrid, (const float*)inputs[k % rotate], partials, totals + k, n));
+        });
 
-        report("cub-device-reduce", timeRuns(runs, warmups, [&](int r) {
-            CHECK(cub::DeviceReduce::Sum(temp, tempBytes, inputs[r % rotate], total, n));
-        }), 0);
+        report("cub-device-reduce", 0, [&](int k) {
+            CHECK(cub::DeviceReduce::Sum(temp, tempBytes, inputs[k % rotate], totals + k, n));
+        });
 
         CHECK(cudaFree(all));
         CHECK(cudaFree(partials));
-        CHECK(cudaFree(total));
+        CHECK(cudaFree(totals));
         CHECK(cudaFree(temp));
     }
     return 0;

@@ -1,143 +1,177 @@
 //! The command line.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use crate::exercise::Variant;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 
-/// Cooperative groups and grid-wide sync, in Rust, on your GPU.
+/// Cooperative groups and grid-wide sync, in Rust, on your GPU (or, with
+/// --emulate, on an emulated one).
 ///
 /// With no subcommand, runs the lesson: the cooperative grid's size, what
 /// this_grid() reports, the sum two ways, coalesced_threads(), and timings.
 #[derive(Debug, Parser)]
-#[command(name = "host", version)]
+#[command(name = "cg-lesson", version, args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     #[command(flatten)]
     pub lesson: LessonArgs,
-    /// CUDA device index.
-    #[arg(long, global = true, default_value_t = 0)]
-    pub device: usize,
-    /// Print the results as one JSON object on stdout instead of text.
-    #[arg(long, global = true)]
-    pub json: bool,
     #[command(flatten)]
-    pub emulation: EmulationArgs,
-    /// Seconds to wait for the GPU before calling a kernel stuck.
-    #[arg(long, global = true, default_value_t = 60.0, value_parser = parse_seconds)]
-    pub timeout_s: f64,
+    pub target: TargetArgs,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
-    /// copy, and against C++ and CUB where nvcc is on PATH; writes an SVG plot.
-    Bench {
-        /// Timed runs per point.
-        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-        runs: u32,
-        /// Untimed warm-up runs per point.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..=100_000))]
-        warmups: u32,
-        /// Input buffers to rotate among (0: enough to overflow the L2 twice).
-        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=4096))]
-        rotate: u32,
-        /// Largest size, as a power of two.
-        #[arg(long, default_value_t = 28, value_parser = clap::value_parser!(u32).range(10..=32))]
-        max_log2: u32,
-        /// Threads per block.
-        #[arg(long, default_value_t = 256, value_parser = parse_block)]
-        block: u32,
-        /// Where to write the SVG plot (the results go beside it, as .json).
-        #[arg(long, default_value = "bench-bandwidth.svg")]
-        plot: std::path::PathBuf,
-        /// Skip the C++ and CUB comparison even where nvcc is available.
-        #[arg(long)]
-        no_cpp: bool,
-        /// Skip the grid-size and block-size sweeps.
-        #[arg(long)]
-        no_sweeps: bool,
-    },
     /// Run the exercise's harness against solve() in host/src/exercise/solve.rs.
     Exercise {
         /// Which solver to run: yours, or one that makes a mistake the lesson describes.
         #[arg(long, value_enum, default_value_t = Variant::Solve)]
         variant: Variant,
+        #[command(flatten)]
+        target: TargetArgs,
     },
+    /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
+    /// copy, and against C++ and CUB where nvcc is on PATH (needs a GPU).
+    Bench(BenchArgs),
 }
 
-/// The exercise's solvers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Variant {
-    /// solve() as written in host/src/exercise/solve.rs.
-    Solve,
-    /// The grid sized from n alone: the largest cases ask for more blocks than fit.
-    GridFromN,
-    /// No n = 0 special case: the empty case asks for a 0-block launch.
-    ZeroGrid,
-    /// The loop bound rounded up to whole blocks: reads past the input.
-    BoundsBug,
-}
-
-/// The emulated GPU: the same kernels run on the CPU, one OS thread per GPU
-/// thread. The default is a T4's SM (1024 threads, 16 blocks, 64 KiB of
-/// shared memory) on 4 SMs instead of 40.
+/// The lesson's own flags.
 #[derive(Debug, Args)]
+pub struct LessonArgs {
+    /// Number of floats to sum.
+    #[arg(long, default_value_t = 4_194_915, value_parser = parse_count::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Threads per block: a multiple of 32, at most 1024 (and the device's limit).
+    #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
+    pub threads_per_block: u32,
+    /// Timed runs per path [default: 10 on a GPU, 1 on the emulator].
+    #[arg(long, value_parser = parse_between::<1, 100_000>, allow_negative_numbers = true)]
+    pub runs: Option<u32>,
+    /// Untimed warm-up runs before timing [default: 3 on a GPU, 0 on the emulator].
+    #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
+    pub warmups: Option<u32>,
+}
+
+/// Where the lesson or the exercise runs, and how its results are printed.
+#[derive(Debug, Args, Clone)]
+pub struct TargetArgs {
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0, value_parser = parse_count::<usize>, allow_negative_numbers = true, conflicts_with = "emulate")]
+    pub device: usize,
+    /// Print the results as one JSON object on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the device before calling a kernel stuck.
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout_s: f64,
+    #[command(flatten)]
+    pub emulation: EmulationArgs,
+}
+
+/// The emulated GPU: the same kernels, run on the CPU. The default is the
+/// lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of shared memory.
+#[derive(Debug, Args, Clone)]
 pub struct EmulationArgs {
-    /// Run on the emulated GPU on the CPU: no GPU or driver needed; timings are CPU wall time.
-    #[arg(long, global = true)]
+    /// Run on the emulated GPU on the CPU: no GPU or driver needed.
+    #[arg(long)]
     pub emulate: bool,
     /// SMs of the emulated GPU.
-    #[arg(long, global = true, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = 40, requires = "emulate", value_parser = parse_between::<1, 160>, allow_negative_numbers = true)]
     pub sms: u32,
     /// Threads one emulated SM holds.
-    #[arg(long, global = true, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(32..=2048))]
+    #[arg(long, default_value_t = 1024, requires = "emulate", value_parser = parse_between::<32, 2048>, allow_negative_numbers = true)]
     pub threads_per_sm: u32,
     /// Blocks one emulated SM holds at most.
-    #[arg(long, global = true, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=32))]
+    #[arg(long, default_value_t = 16, requires = "emulate", value_parser = parse_between::<1, 32>, allow_negative_numbers = true)]
     pub blocks_per_sm: u32,
+    /// Interleave each block's threads in an order drawn from this seed (a
+    /// number, or `random` for a new one, printed so the run can be repeated).
+    #[arg(long, requires = "emulate", value_parser = parse_seed)]
+    pub seed: Option<u64>,
 }
 
 impl EmulationArgs {
     /// The emulated device these flags describe.
     pub fn device(&self) -> gpu::emu::Device {
-        gpu::emu::Device {
-            sms: self.sms,
-            max_threads_per_sm: self.threads_per_sm,
-            max_blocks_per_sm: self.blocks_per_sm,
-            ..gpu::emu::Device::T4_LIKE
-        }
+        gpu::emu::Device { sms: self.sms, threads_per_sm: self.threads_per_sm, blocks_per_sm: self.blocks_per_sm, ..gpu::emu::Device::T4 }
     }
 }
 
+/// The benchmark's flags (a CUDA GPU only).
 #[derive(Debug, Args)]
-pub struct LessonArgs {
-    /// Number of floats to sum.
-    #[arg(long, default_value_t = 4_194_915)]
-    pub n: usize,
-    /// Threads per block: a multiple of 32, at most 1024 (and the device's limit).
-    #[arg(long, default_value_t = 256, value_parser = parse_block)]
-    pub block: u32,
-    /// Timed runs per path.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+pub struct BenchArgs {
+    /// CUDA device index.
+    #[arg(long, default_value_t = 0, value_parser = parse_count::<usize>, allow_negative_numbers = true)]
+    pub device: usize,
+    /// Timed runs per point.
+    #[arg(long, default_value_t = 100, value_parser = parse_between::<1, 100_000>, allow_negative_numbers = true)]
     pub runs: u32,
-    /// Untimed warm-up runs before timing.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    /// Untimed warm-up runs per point.
+    #[arg(long, default_value_t = 10, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
     pub warmups: u32,
+    /// Input buffers to rotate among (0: enough to overflow the L2 twice).
+    #[arg(long, default_value_t = 0, value_parser = parse_between::<0, 4096>, allow_negative_numbers = true)]
+    pub rotate: u32,
+    /// Largest size, as a power of two.
+    #[arg(long, default_value_t = 28, value_parser = parse_between::<10, 32>, allow_negative_numbers = true)]
+    pub max_log2: u32,
+    /// Threads per block.
+    #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
+    pub threads_per_block: u32,
+    /// Folder for the plot (bench.svg) and the results (bench.json).
+    #[arg(long, default_value = "target/bench")]
+    pub out: PathBuf,
+    /// Skip the C++ and CUB comparison even where nvcc is available.
+    #[arg(long)]
+    pub no_cpp: bool,
+    /// Skip the grid-size and block-size sweeps.
+    #[arg(long)]
+    pub no_sweeps: bool,
+    /// Print the results as one JSON object on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for the GPU before calling a kernel stuck.
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout_s: f64,
+}
+
+fn parse_count<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
+    let v: i128 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    if v < 0 {
+        return Err(format!("{v} is negative: give 0 or more"));
+    }
+    T::try_from(v as u128).map_err(|_| format!("{v} is more than this machine can count"))
+}
+
+fn parse_between<const MIN: u32, const MAX: u32>(s: &str) -> Result<u32, String> {
+    let v: i128 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number"))?;
+    if v < MIN as i128 || v > MAX as i128 {
+        return Err(format!("{v} is outside {MIN}..={MAX}"));
+    }
+    Ok(v as u32)
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a number of seconds from 0 to 86400")),
+        _ => Err(format!("'{s}' is not a number of seconds above 0 and at most 86400")),
     }
 }
 
-fn parse_block(s: &str) -> Result<u32, String> {
-    let block: u32 = s.parse().map_err(|_| format!("'{s}' is not a whole number"))?;
-    if block == 0 || block % 32 != 0 || block > 1024 {
-        return Err(format!("{block} threads per block: use a multiple of 32 from 32 to 1024"));
+fn parse_threads_per_block(s: &str) -> Result<u32, String> {
+    let v = parse_between::<1, 1024>(s)?;
+    if v % 32 != 0 {
+        return Err(format!("{v} is not a multiple of 32 (whole warps) from 32 to 1024"));
     }
-    Ok(block)
+    Ok(v)
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    if s == "random" {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        return Ok(nanos ^ (std::process::id() as u64) << 32);
+    }
+    s.parse().map_err(|_| format!("'{s}' is not a seed: give a whole number from 0 to {}, or `random`", u64::MAX))
 }
 
 #[cfg(test)]
@@ -145,52 +179,80 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        Cli::try_parse_from(std::iter::once("host").chain(args.iter().copied()))
+        Cli::try_parse_from(std::iter::once("cg-lesson").chain(args.iter().copied()))
     }
 
     #[test]
     fn defaults_are_the_lessons() {
         let cli = parse(&[]).unwrap();
-        assert_eq!((cli.lesson.n, cli.lesson.block, cli.lesson.runs, cli.lesson.warmups), (4_194_915, 256, 10, 3));
-        assert!(cli.command.is_none() && !cli.json && cli.device == 0);
+        let l = &cli.lesson;
+        assert_eq!((l.n, l.threads_per_block, l.runs, l.warmups), (4_194_915, 256, None, None));
+        assert!(cli.command.is_none() && !cli.target.json && cli.target.device == 0);
     }
 
     #[test]
-    fn emulation_defaults_to_a_t4_sm_on_four_sms() {
+    fn emulation_defaults_to_the_lessons_t4() {
         let cli = parse(&["--emulate"]).unwrap();
-        assert!(cli.emulation.emulate);
-        assert_eq!(cli.emulation.device(), gpu::emu::Device::T4_LIKE);
+        assert!(cli.target.emulation.emulate);
+        assert_eq!(cli.target.emulation.device(), gpu::emu::Device::T4);
         let cli = parse(&["exercise", "--emulate", "--sms", "2"]).unwrap();
-        assert_eq!(cli.emulation.device().sms, 2);
+        let Some(Command::Exercise { target, .. }) = cli.command else { panic!() };
+        assert_eq!(target.emulation.device().sms, 2);
     }
 
     #[test]
     fn exercise_takes_a_variant() {
         let cli = parse(&["exercise", "--variant", "grid-from-n", "--json"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Exercise { variant: Variant::GridFromN })));
-        assert!(cli.json);
+        assert!(matches!(cli.command, Some(Command::Exercise { variant: Variant::GridFromN, ref target }) if target.json));
     }
 
     #[test]
-    fn bad_values_are_refused_with_a_reason() {
+    fn bad_values_are_refused_naming_their_flag() {
         for (args, needle) in [
-            (&["--n", "-5"][..], "-5"),
+            (&["--n", "-5"][..], "--n"),
+            (&["--n", "-1"], "negative"),
             (&["--n", "many"], "many"),
-            (&["--block", "0"], "multiple of 32"),
-            (&["--block", "100"], "multiple of 32"),
-            (&["--block", "2048"], "multiple of 32"),
-            (&["--runs", "0"], "runs"),
-            (&["--device", "x"], "device"),
+            (&["--n", "18446744073709551616"], "more than this machine can count"),
+            (&["--threads-per-block", "0"], "--threads-per-block"),
+            (&["--threads-per-block", "100"], "multiple of 32"),
+            (&["--threads-per-block", "2048"], "1..=1024"),
+            (&["--runs", "0"], "--runs"),
+            (&["--runs", "-3"], "--runs"),
+            (&["--device", "x"], "--device"),
+            (&["--device", "-1"], "--device"),
             (&["--timeout-s", "0"], "seconds"),
             (&["--timeout-s", "inf"], "seconds"),
             (&["exercise", "--variant", "nope"], "nope"),
             (&["bench", "--max-log2", "40"], "40"),
             (&["--emulate", "--sms", "0"], "--sms"),
             (&["--emulate", "--threads-per-sm", "16"], "--threads-per-sm"),
-            (&["bench", "--block", "33"], "multiple of 32"),
+            (&["--emulate", "--seed", "x"], "--seed"),
+            (&["bench", "--threads-per-block", "33"], "multiple of 32"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn flags_where_they_do_nothing_are_refused() {
+        for args in [
+            &["--n", "5", "exercise"][..],
+            &["--threads-per-block", "1024", "exercise"],
+            &["--sms", "4"],
+            &["--seed", "1"],
+            &["bench", "--emulate"],
+            &["bench", "--sms", "4"],
+            &["--emulate", "--device", "1"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_random_seed_is_a_number() {
+        let cli = parse(&["--emulate", "--seed", "random"]).unwrap();
+        assert!(cli.target.emulation.seed.is_some());
+        assert_eq!(parse(&["--emulate", "--seed", "42"]).unwrap().target.emulation.seed, Some(42));
     }
 }

@@ -1,7 +1,7 @@
 //! The one error type at the host boundary. Each variant's `Display` is the
 //! single line a user reads: what is wrong and what to do.
 
-use crate::sizing::Limits;
+use crate::sizing::{BadBlock, Limits};
 use cudarc::driver::DriverError;
 use std::fmt;
 
@@ -19,33 +19,41 @@ pub enum Error {
     Driver { call: &'static str, error: DriverError },
     /// A cooperative grid larger than can be resident at once was asked for;
     /// refused before launching, because its barrier could never complete.
-    CooperativeGridTooLarge { kernel: &'static str, requested: u64, limits: Limits },
+    CooperativeGridTooLarge { kernel: &'static str, requested: u32, limits: Limits },
     /// A launch of zero blocks was asked for.
     EmptyGrid { kernel: &'static str },
-    /// Threads per block the device or this program cannot use.
-    BadBlockSize { block: u32, max: u32 },
+    /// A grid of more blocks than a launch can describe.
+    GridTooLarge { kernel: &'static str, blocks: u64 },
+    /// Threads per block this device cannot use.
+    BadThreadsPerBlock { threads_per_block: u32, why: BadBlock },
+    /// Not one block of this kernel fits on an SM.
+    BlockDoesNotFit { kernel: &'static str, limits: Limits },
     /// A buffer is shorter than the kernel's contract needs.
     BufferTooShort { kernel: &'static str, buffer: &'static str, needed: usize, got: usize },
+    /// An input whose size in bytes this machine cannot even express.
+    InputTooLarge { n: usize },
     /// Not enough free device memory for the input.
     OutOfDeviceMemory { needed: u64, free: u64 },
+    /// Not enough host memory for the input and its reference.
+    OutOfHostMemory { needed: u64 },
     /// A kernel failed while running (the launch itself was accepted).
     KernelFailed { kernel: &'static str, error: DriverError },
     /// The device did not finish within the host's time limit.
     Timeout { kernel: &'static str, seconds: f64 },
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
     GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
-    /// A grid of more blocks than a launch can describe.
-    GridTooLarge { kernel: &'static str, blocks: u64 },
     /// A launch on the emulated device failed.
     Emulated { kernel: &'static str, fault: gpu::emu::Fault },
-    /// A command that measures a real GPU was asked of the emulator.
+    /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
+    UndeclaredGridSync { kernel: &'static str },
+    /// A kernel built with a tile the PTX module does not hold.
+    NotInPtx { kernel: &'static str, tile: Option<u32> },
+    /// Something only a CUDA GPU has was asked of the emulator.
     NotOnEmulator(&'static str),
-    /// Not enough host memory for the input and its reference.
-    OutOfHostMemory { needed: u64 },
-    /// The benchmark's plot could not be written.
-    Plot(String),
+    /// A file could not be written.
+    Io { path: String, error: std::io::Error },
     /// One or more of the run's checks failed; each is listed by name above.
-    ChecksFailed(Vec<String>),
+    ChecksFailed { failed: usize, total: usize },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -60,7 +68,7 @@ impl Error {
     pub fn driver_name(&self) -> Option<String> {
         match self {
             Error::Driver { error, .. } | Error::KernelFailed { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
-            Error::Emulated { fault, .. } => Some(fault.driver_name().to_string()),
+            Error::Emulated { fault, .. } => fault.driver_name().map(str::to_string),
             _ => None,
         }
     }
@@ -68,39 +76,69 @@ impl Error {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn driver_error_name(error: &DriverError) -> &str {
+    error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::NoDriver => write!(f, "no NVIDIA driver found (libcuda could not be loaded): install the NVIDIA driver, or run this on a machine with an NVIDIA GPU"),
-            Error::NoDevice { requested, count } => write!(f, "no CUDA device {requested}: the driver reports {count} device(s), so use --device 0..{}", count.saturating_sub(1)),
-            Error::ComputeCapabilityTooLow { name, major, minor } => write!(f, "{name} is compute capability {major}.{minor}; cooperative launch needs 6.0 or newer"),
-            Error::NoCooperativeLaunch { name } => write!(f, "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0); on Linux, stop MPS or use a device of compute capability 7.0 or newer"),
+            Error::NoDriver => write!(
+                f,
+                "no NVIDIA driver found (libcuda could not be loaded): run the lesson without a GPU on the emulated one with --emulate, or install the NVIDIA driver"
+            ),
+            Error::NoDevice { requested, count } => match count {
+                0 => write!(f, "no CUDA device {requested}: the driver reports no devices (run the lesson on the emulated GPU with --emulate)"),
+                _ => write!(f, "no CUDA device {requested}: the driver reports {}, so use --device 0..{}", plural(*count, "device", "devices"), count - 1),
+            },
+            Error::ComputeCapabilityTooLow { name, major, minor } => {
+                write!(f, "{name} is compute capability {major}.{minor}; cooperative launch needs 6.0 or newer (or run with --emulate)")
+            }
+            Error::NoCooperativeLaunch { name } => write!(
+                f,
+                "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or run with --emulate)"
+            ),
             Error::Driver { call, error } => {
-                let name = error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("unknown error");
                 let text = error.error_string().ok().and_then(|s| s.to_str().ok()).unwrap_or("");
-                write!(f, "{call} failed: {name}: {text}")
+                write!(f, "{call} failed: {}: {text}", driver_error_name(error))
             }
             Error::CooperativeGridTooLarge { kernel, requested, limits } => write!(
                 f,
-                "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {} SMs; blocks/SM limited by {})",
+                "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {}; blocks/SM limited by {})",
                 limits.capacity(),
                 limits.blocks_per_sm,
-                limits.sms,
+                plural(limits.sms as usize, "SM", "SMs"),
                 limits.explain()
             ),
             Error::EmptyGrid { kernel } => write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)"),
-            Error::BadBlockSize { block, max } => write!(f, "--block {block} is not usable: threads per block must be a multiple of 32 from 32 to {max}"),
+            Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
+            Error::BadThreadsPerBlock { threads_per_block, why } => match why {
+                BadBlock::NotWarps => write!(f, "--threads-per-block {threads_per_block}: use a multiple of 32 (whole warps)"),
+                BadBlock::OverDeviceMax(max) => write!(f, "--threads-per-block {threads_per_block}: this device runs at most {max} threads per block"),
+            },
+            Error::BlockDoesNotFit { kernel, limits } => write!(
+                f,
+                "one block of {kernel} ({} threads, {} B of shared memory) does not fit on an SM of this device: limited by {}",
+                limits.block.threads_per_block,
+                limits.block.shared_bytes,
+                limits.explain()
+            ),
             Error::BufferTooShort { kernel, buffer, needed, got } => write!(f, "{kernel}: {buffer} holds {got} elements but the launch needs {needed}"),
+            Error::InputTooLarge { n } => write!(f, "--n {n} is too large: its bytes cannot be counted in this machine's address space"),
             Error::OutOfDeviceMemory { needed, free } => write!(
                 f,
                 "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: use a smaller --n",
                 *needed as f64 / MIB,
                 *free as f64 / MIB
             ),
-            Error::KernelFailed { kernel, error } => {
-                let name = error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("unknown error");
-                write!(f, "{kernel} failed while running: {name}")
+            Error::OutOfHostMemory { needed } => {
+                write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB)
             }
+            Error::KernelFailed { kernel, error } => write!(f, "{kernel} failed while running: {}", driver_error_name(error)),
             Error::Timeout { kernel, seconds } => write!(
                 f,
                 "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with --timeout-s)"
@@ -113,14 +151,53 @@ impl fmt::Display for Error {
                 report.block,
                 gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
-            Error::NotOnEmulator(what) => write!(f, "{what} measures a GPU, so it does not run on the emulated one: drop --emulate"),
-            Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
-            Error::Emulated { kernel, fault } => write!(f, "{kernel} on the emulated device: {fault}"),
-            Error::OutOfHostMemory { needed } => write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB),
-            Error::Plot(why) => write!(f, "could not write the plot: {why}"),
-            Error::ChecksFailed(names) => write!(f, "{} check(s) failed: {}", names.len(), names.join("; ")),
+            Error::Emulated { kernel, fault } => match fault {
+                gpu::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
+                _ => write!(f, "{kernel} on the emulated device: {fault}"),
+            },
+            Error::UndeclaredGridSync { kernel } => write!(
+                f,
+                "{kernel} calls grid.sync() but is declared #[kernel] without `cooperative`, so it would be launched the ordinary way: declare it #[kernel(cooperative)]"
+            ),
+            Error::NotInPtx { kernel, tile } => match tile {
+                Some(t) => write!(f, "{kernel} with tiles of {t} exists only on the emulator: change the tile in the kernel's source to run it on the GPU"),
+                None => write!(f, "{kernel} is not in the PTX module"),
+            },
+            Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
+            Error::Io { path, error } => write!(f, "could not write {path}: {error}"),
+            Error::ChecksFailed { failed, total } => write!(f, "{} of {total} failed (listed above)", plural(*failed, "check", "checks")),
         }
     }
 }
 
 impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_a_user_can_cause_are_one_line_in_their_words() {
+        let errors = [
+            Error::NoDriver,
+            Error::NoDevice { requested: 3, count: 1 },
+            Error::OutOfDeviceMemory { needed: 1 << 40, free: 1 << 30 },
+            Error::OutOfHostMemory { needed: 1 << 40 },
+            Error::InputTooLarge { n: usize::MAX },
+            Error::BadThreadsPerBlock { threads_per_block: 48, why: BadBlock::NotWarps },
+            Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
+            Error::ChecksFailed { failed: 1, total: 5 },
+            Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
+        ];
+        for e in errors {
+            let s = e.to_string();
+            assert_eq!(s.lines().count(), 1, "{s}");
+            assert!(!s.contains("Some(") && !s.contains("Ok(") && !s.contains("Err(") && !s.contains("()"), "{s}");
+        }
+        assert_eq!(Error::NoDevice { requested: 3, count: 1 }.to_string(), "no CUDA device 3: the driver reports 1 device, so use --device 0..0");
+        assert!(Error::NoDriver.to_string().contains("--emulate"));
+        assert_eq!(Error::ChecksFailed { failed: 1, total: 5 }.to_string(), "1 check of 5 failed (listed above)");
+        let oom = Error::OutOfDeviceMemory { needed: 3 << 30, free: 1 << 30 }.to_string();
+        assert!(oom.contains("3072.0 MiB") && oom.contains("1024.0 MiB is free"), "{oom}");
+    }
+}

@@ -1,14 +1,16 @@
-//! The lesson, step by step, on the GPU: every value in the report is read
-//! from the device or computed from what was read.
+//! The lesson, step by step, on the device: every value in the report is
+//! read from the device or computed from what was read. Each section is
+//! handed to the caller as soon as it is complete, so the output appears as
+//! it is computed.
 
+use crate::checks::{self, Check, Status};
 use crate::device::{DeviceInfo, Gpu};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::launch::{CoalescedRecord, DeviceInput, Probe, device_bytes};
-use crate::reference::{self, SumCheck};
-use crate::report::Check;
+use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};
-use crate::sums::Sums;
-use crate::timing::{Stats, time_runs};
+use crate::sums::{Path, Run, Sums};
+use crate::timing::{Timing, time_runs};
 use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_COOPERATIVE_GRID};
 use serde::Serialize;
 
@@ -16,7 +18,7 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug)]
 pub struct LessonConfig {
     pub n: usize,
-    pub threads: u32,
+    pub threads_per_block: u32,
     pub runs: usize,
     pub warmups: usize,
 }
@@ -27,7 +29,7 @@ pub struct Capacity {
     pub kernel: &'static str,
     pub blocks_per_sm: u32,
     pub sms: u32,
-    pub blocks: u64,
+    pub blocks: u32,
     pub limited_by: String,
 }
 
@@ -37,35 +39,79 @@ impl Capacity {
     }
 }
 
-/// A probe launch: what `this_grid()` reported, or the launch error by name.
+/// A probe launch: what `this_grid()` reported, or the launch's error.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProbeResult {
-    pub launch: String,
-    pub blocks: u64,
-    pub result: Result<Probe, String>,
+    /// `ordinary`, `cooperative`, or `ordinary, after` (an ordinary launch after a cooperative one).
+    pub launch: &'static str,
+    pub blocks: u32,
+    pub status: Status,
+    pub is_valid: Option<bool>,
+    pub num_blocks: Option<u32>,
+    /// The driver's error name (`CUDA_ERROR_...`) when the launch failed.
+    pub error: Option<String>,
 }
 
-/// The whole lesson's results.
+impl ProbeResult {
+    fn of(launch: &'static str, blocks: u32, result: Result<Probe>) -> ProbeResult {
+        match result {
+            Ok(p) => ProbeResult { launch, blocks, status: Status::Passed, is_valid: Some(p.is_valid), num_blocks: Some(p.num_blocks), error: None },
+            Err(e) => ProbeResult {
+                launch,
+                blocks,
+                status: Status::Failed,
+                is_valid: None,
+                num_blocks: None,
+                error: Some(e.driver_name().unwrap_or_else(|| e.to_string())),
+            },
+        }
+    }
+}
+
+/// One path's timings, and whether every timed run's total was right.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathTiming {
+    pub path: Path,
+    pub timing: Timing,
+    /// Timed and warm-up runs whose total was outside the bound.
+    pub wrong_totals: usize,
+}
+
+/// The section of the lesson just completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    Device,
+    Capacity,
+    Probes,
+    Sums,
+    Coalesced,
+    Timing,
+    Checks,
+}
+
+/// The whole lesson's results (`--json` prints this; README documents it).
 #[derive(Clone, Debug, Serialize)]
 pub struct LessonReport {
+    pub status: Status,
     pub device: DeviceInfo,
     pub n: usize,
     pub mib: f64,
-    pub threads: u32,
+    pub threads_per_block: u32,
+    pub tile: u32,
     pub fill: &'static str,
-    pub reduce_capacity: Capacity,
-    pub probe_capacity: Capacity,
+    pub capacity: Vec<Capacity>,
     pub ordinary_blocks: u64,
-    pub grid: u64,
+    /// The grid both sums run; 0 when n = 0 (nothing is launched).
+    pub grid: u32,
     pub probes: Vec<ProbeResult>,
+    #[serde(serialize_with = "crate::json::float")]
     pub reference: f64,
     pub bound_rule: &'static str,
-    pub two_launch: Option<SumCheck>,
-    pub cooperative: Option<SumCheck>,
+    pub sums: Vec<Run>,
     pub coalesced: Vec<CoalescedRecord>,
     pub warmups: usize,
-    pub two_launch_time: Option<Stats>,
-    pub cooperative_time: Option<Stats>,
+    pub runs: usize,
+    pub timing: Vec<PathTiming>,
     pub checks: Vec<Check>,
 }
 
@@ -77,110 +123,153 @@ pub fn expected_coalesced() -> Vec<CoalescedRecord> {
     warp0.chain(warp1).collect()
 }
 
-/// Runs every step of the lesson.
-pub fn run(gpu: &Gpu, cfg: LessonConfig) -> Result<LessonReport> {
-    let threads = cfg.threads;
-    let mut checks = Vec::new();
+/// The lesson's two paths.
+pub const PATHS: [Path; 2] = [Path::TwoLaunches, Path::Cooperative];
+
+/// Runs every step of the lesson; `section` sees the report after each step.
+pub fn run(gpu: &Gpu, cfg: LessonConfig, section: &mut dyn FnMut(&LessonReport, Section)) -> Result<LessonReport> {
+    run_with(gpu, cfg, &Sums::load(gpu, cfg.threads_per_block)?, section)
+}
+
+/// [`run`] with the sum kernels already loaded (another tile, say).
+pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnMut(&LessonReport, Section)) -> Result<LessonReport> {
+    let tpb = cfg.threads_per_block;
+    let n = cfg.n;
+    let mut r = LessonReport {
+        status: Status::Failed,
+        device: gpu.info.clone(),
+        n,
+        mib: n as f64 * 4.0 / (1024.0 * 1024.0),
+        threads_per_block: tpb,
+        tile: sums.tile,
+        fill: reference::FILL_RULE,
+        capacity: Vec::new(),
+        ordinary_blocks: ordinary_blocks(n, tpb),
+        grid: sums.grid(n),
+        probes: Vec::new(),
+        reference: 0.0,
+        bound_rule: reference::BOUND_RULE,
+        sums: Vec::new(),
+        coalesced: Vec::new(),
+        warmups: cfg.warmups,
+        runs: cfg.runs,
+        timing: Vec::new(),
+        checks: Vec::new(),
+    };
+    section(&r, Section::Device);
 
     // How big a cooperative grid fits, asked separately for each kernel.
-    let sums = Sums::load(gpu, threads)?;
-    let probe_limits = gpu.kernel(&PROBE_COOPERATIVE)?.limits(threads)?;
-    let n = cfg.n as u64;
-    let grid = sums.grid(cfg.n);
+    let probe_limits = gpu.kernel(&PROBE_COOPERATIVE)?.limits(tpb)?;
+    r.capacity = vec![Capacity::of(REDUCE_COOPERATIVE_GRID.name(), &sums.limits), Capacity::of(PROBE_COOPERATIVE.name(), &probe_limits)];
+    section(&r, Section::Capacity);
 
     // What this_grid() reports. The ordinary probe runs first, on a context
     // that has made no cooperative launch yet.
-    let probe_max = probe_limits.capacity();
-    let probe = |launch: &str, blocks: u64, coop: bool| ProbeResult {
-        launch: launch.to_string(),
-        blocks,
-        result: gpu.probe(blocks, threads, coop).map_err(|e| e.driver_name().unwrap_or_else(|| e.to_string())),
-    };
-    let probes = vec![
-        probe("ordinary", probe_max, false),
-        probe("cooperative", probe_max, true),
-        probe("cooperative", probe_max + 1, true),
-        probe("ordinary, after", probe_max, false),
-    ];
-    checks.push(Check::new(
-        "cooperative probe at the maximum reads is_valid = 1 and every block",
-        matches!(probes[1].result, Ok(Probe { is_valid: true, num_blocks }) if num_blocks as u64 == probe_max),
-        format!("{:?}", probes[1].result),
+    let max = probe_limits.capacity();
+    for (launch, blocks, cooperative) in [("ordinary", max, false), ("cooperative", max, true), ("cooperative", max + 1, true), ("ordinary, after", max, false)] {
+        r.probes.push(ProbeResult::of(launch, blocks, gpu.probe(blocks, tpb, cooperative)));
+    }
+    let p = &r.probes;
+    r.checks.push(Check::new(
+        "the cooperative probe at the maximum reads is_valid = 1 and every block",
+        p[1].is_valid == Some(true) && p[1].num_blocks == Some(max),
+        probe_detail(&p[1]),
     ));
-    checks.push(Check::new(
-        "cooperative probe one block over the maximum is refused as too large",
-        matches!(&probes[2].result, Err(name) if name == "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
-        format!("{:?}", probes[2].result),
+    r.checks.push(Check::new(
+        "the cooperative probe one block over the maximum is refused as too large",
+        p[2].error.as_deref() == Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+        probe_detail(&p[2]),
     ));
+    section(&r, Section::Probes);
 
-    // The sums, on the same grid, each against the double reference. The
-    // device check comes before filling the input on the host, so an input
-    // too large for the GPU is refused before the host allocates it.
-    gpu.ensure_free(device_bytes(n))?;
-    let xs = reference::fill(cfg.n)?;
-    let (reference, abs_sum) = reference::reference_sum(&xs);
+    // The sums, on the same grid, each from poisoned buffers, each against the
+    // double reference. The device check comes before filling the input on
+    // the host, so an input too large for the GPU is refused before the host
+    // allocates it.
+    gpu.ensure_free(device_bytes(n)?)?;
+    let xs = reference::fill(n)?;
+    let reference = Reference::new(&xs);
+    r.reference = reference.sum;
     let input = DeviceInput::upload(gpu, &xs)?;
-    drop(xs);
-    let bound = reference::error_bound(reference::longest_chain(n, grid, threads), abs_sum);
-    let mut scratch = sums.scratch(grid)?;
-    let (two_launch, cooperative) = if grid > 0 {
-        let two = sums.total_of(&mut scratch, |s| sums.two_launches(grid, &input, s))?;
-        let one = sums.total_of(&mut scratch, |s| sums.one_cooperative_launch(grid, &input, s))?;
-        (Some(reference::check(two, reference, bound)), Some(reference::check(one, reference, bound)))
-    } else {
-        (None, None)
-    };
-    for (name, sum) in [("two-launch sum is within the bound", two_launch), ("cooperative sum is within the bound", cooperative)] {
-        if let Some(sum) = sum {
-            checks.push(Check::new(name, sum.pass, format!("{} vs {:.6}, error {:.3e} <= {:.3e}", sum.value, sum.reference, sum.error, sum.bound)));
+    let slots = cfg.warmups + 2 * cfg.runs;
+    let mut scratch = sums.scratch(r.grid, slots)?;
+    if r.grid > 0 {
+        for path in PATHS {
+            let run = sums.checked(path, &input, &reference, &mut scratch)?;
+            r.checks.push(Check::new(format!("the {} sum is within its bound", path.label()), run.total.pass, total_detail(&run)));
+            if let Some(st) = &run.stages {
+                let detail = match &st.first_bad {
+                    Some(c) => format!("{} of {} blocks outside their bounds, first block {}: {} vs {:.6}", st.bad_partials.len(), run.blocks, st.bad_partials[0], c.value, c.reference),
+                    None => format!("{} partials, each within its block's bound", run.blocks),
+                };
+                r.checks.push(Check::new(format!("every block's partial ({}) matches the elements it read", path.label()), st.bad_partials.is_empty(), detail));
+                let t = &st.total_of_partials;
+                r.checks.push(Check::new(
+                    format!("the {} total is the sum of its partials", path.label()),
+                    t.pass,
+                    format!("{} vs {:.6}, error {:.3e} <= {:.3e}", t.value, t.reference, t.error, t.bound),
+                ));
+            }
+            r.sums.push(run);
         }
     }
+    section(&r, Section::Sums);
 
-    // coalesced_threads().
-    let coalesced = gpu.coalesced_demo()?;
-    checks.push(Check::new(
+    r.coalesced = gpu.coalesced_demo()?;
+    r.checks.push(Check::new(
         "coalesced_threads() groups the converged lanes: sizes 3 and 16, ranks in lane order",
-        coalesced == expected_coalesced(),
-        format!("{} rows", coalesced.len()),
+        r.coalesced == expected_coalesced(),
+        format!("{} rows", r.coalesced.len()),
     ));
+    section(&r, Section::Coalesced);
 
-    // Time, copies excluded.
-    let (two_launch_time, cooperative_time) = if grid > 0 {
-        (
-            time_runs(gpu, cfg.warmups, cfg.runs, || sums.two_launches(grid, &input, &mut scratch))?,
-            time_runs(gpu, cfg.warmups, cfg.runs, || sums.one_cooperative_launch(grid, &input, &mut scratch))?,
-        )
-    } else {
-        (None, None)
-    };
+    // Time, copies excluded; each run's total lands in its own slot and is checked.
+    if r.grid > 0 && cfg.runs > 0 {
+        for path in PATHS {
+            let grid = r.grid;
+            sums.poison_partials(&mut scratch)?;
+            gpu.fill(&mut scratch.out, f32::NAN)?;
+            let mut prepare = |_: usize| Ok(());
+            let s = &mut scratch;
+            let timing = {
+                let mut work = |k: usize| sums.run(path, grid, &input, s, k);
+                time_runs(gpu, cfg.warmups, cfg.runs, &mut prepare, &mut work)?
+            };
+            let totals = gpu.read(&scratch.out)?;
+            let chain = sums.chain(path, n, grid);
+            let done = if gpu.info.emulated { cfg.warmups + cfg.runs } else { slots };
+            let wrong_totals = totals[..done].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
+            r.checks.push(Check::new(
+                format!("every timed {} total is within the bound", path.label()),
+                wrong_totals == 0,
+                format!("{wrong_totals} of {done} outside"),
+            ));
+            r.timing.push(PathTiming { path, timing, wrong_totals });
+        }
+    }
+    section(&r, Section::Timing);
 
-    Ok(LessonReport {
-        device: gpu.info.clone(),
-        n: cfg.n,
-        mib: cfg.n as f64 * 4.0 / (1024.0 * 1024.0),
-        threads,
-        fill: reference::FILL_RULE,
-        reduce_capacity: Capacity::of(REDUCE_COOPERATIVE_GRID.name, &sums.limits),
-        probe_capacity: Capacity::of(PROBE_COOPERATIVE.name, &probe_limits),
-        ordinary_blocks: ordinary_blocks(n, threads),
-        grid,
-        probes,
-        reference,
-        bound_rule: reference::BOUND_RULE,
-        two_launch,
-        cooperative,
-        coalesced,
-        warmups: cfg.warmups,
-        two_launch_time,
-        cooperative_time,
-        checks,
-    })
+    r.status = checks::status(&r.checks);
+    section(&r, Section::Checks);
+    Ok(r)
+}
+
+fn probe_detail(p: &ProbeResult) -> String {
+    match (&p.error, p.is_valid, p.num_blocks) {
+        (Some(e), _, _) => e.clone(),
+        (None, Some(v), Some(b)) => format!("is_valid = {}, {b} blocks", v as u8),
+        _ => String::new(),
+    }
+}
+
+fn total_detail(run: &Run) -> String {
+    let t = &run.total;
+    format!("{} vs {:.6}, error {:.3e} <= {:.3e}", t.value, t.reference, t.error, t.bound)
 }
 
 impl LessonReport {
-    /// Ok when every check passed, else the failed checks by name.
+    /// Ok when every check passed, else how many failed.
     pub fn verdict(&self) -> Result<()> {
-        let failed: Vec<String> = self.checks.iter().filter(|c| !c.pass).map(|c| c.name.clone()).collect();
-        if failed.is_empty() { Ok(()) } else { Err(Error::ChecksFailed(failed)) }
+        checks::verdict(&self.checks)
     }
 }

@@ -1,18 +1,31 @@
-//! The host side of the cooperative-groups lesson: opens the GPU, loads the
-//! PTX that `build.rs` compiled from `gpu/`, sizes grids, launches, checks and
-//! times.
+//! The host side of the cooperative-groups lesson: opens the device (a CUDA
+//! GPU, or the emulated one), loads the kernels `build.rs` compiled from
+//! `gpu/`, sizes grids, launches, checks and times.
 //!
-//! Layers, each one job: [`sizing`] (pure arithmetic), [`device`], [`launch`]
-//! (the only `unsafe` code), then [`sums`], [`lesson`] and [`exercise`] in safe Rust,
-//! [`report`] for output, and `main` for the command line.
+//! Layers, each calling only those above it in this list:
+//! - [`sizing`]: pure arithmetic (no imports from this crate);
+//! - [`error`], [`json`], [`checks`], [`reference`]: the error type, output
+//!   conventions, checks, and the double-precision references;
+//! - [`driver`]: the thin unsafe layer of raw CUDA driver calls;
+//! - [`device`]: the device, one trait with a CUDA and an emulated
+//!   implementation, and typed device memory;
+//! - [`launch`]: kernels loaded through their definitions, whose launch
+//!   contract the types enforce;
+//! - [`sums`], [`timing`]: the lesson's sums and how they are timed;
+//! - [`lesson`], [`exercise`], [`bench`]: the three programs, then
+//!   [`report`] (the lesson as text), [`progress`], [`cli`] and `main`.
 
 pub mod bench;
+pub mod checks;
 pub mod cli;
 pub mod device;
+pub mod driver;
 pub mod error;
 pub mod exercise;
+pub mod json;
 pub mod launch;
 pub mod lesson;
+pub mod progress;
 pub mod reference;
 pub mod report;
 pub mod sizing;

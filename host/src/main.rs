@@ -1,56 +1,126 @@
 use clap::Parser;
-use host::cli::{Cli, Command};
+use host::cli::{BenchArgs, Cli, Command, TargetArgs};
 use host::device::Gpu;
-use host::error::Result;
-use host::{bench, exercise, lesson, report};
+use host::error::{Error, Result};
+use host::exercise::{self, Variant};
+use host::lesson::{self, LessonConfig};
+use host::progress::Progress;
+use host::{bench, json, report};
+use std::io::Write;
 use std::process::ExitCode;
+use std::time::Duration;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
+    let result = match cli.command {
+        None => run_lesson(&cli),
+        Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
+        Some(Command::Bench(ref args)) => run_bench(args),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
+            let _ = std::io::stdout().flush();
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
-fn run(cli: &Cli) -> Result<()> {
-    let gpu = if cli.emulation.emulate { Gpu::emulated(cli.emulation.device()) } else { Gpu::open(cli.device)? };
-    gpu.set_timeout(std::time::Duration::from_secs_f64(cli.timeout_s));
-    match cli.command {
-        None => {
-            let l = &cli.lesson;
-            let cfg = lesson::LessonConfig { n: l.n, threads: l.block, runs: l.runs as usize, warmups: l.warmups as usize };
-            let r = lesson::run(&gpu, cfg)?;
-            print!("{}", if cli.json { report::json(&r) + "\n" } else { report::lesson(&r) });
-            r.verdict()
-        }
-        Some(Command::Bench { .. }) if gpu.info.emulated => Err(host::error::Error::NotOnEmulator("bench")),
-        Some(Command::Bench { runs, warmups, rotate, max_log2, block, ref plot, no_cpp, no_sweeps }) => {
-            let cfg = bench::BenchConfig {
-                sizes: bench::default_sizes(max_log2),
-                runs: runs as usize,
-                warmups: warmups as usize,
-                rotate: (rotate > 0).then_some(rotate as usize),
-                threads: block,
-                plot: plot.clone(),
-                cpp: !no_cpp,
-                sweeps: !no_sweeps,
-            };
-            let r = bench::run(&gpu, &cfg)?;
-            let json = report::json(&r) + "\n";
-            let saved = cfg.plot.with_extension("json");
-            std::fs::write(&saved, &json).map_err(|e| host::error::Error::Plot(format!("{}: {e}", saved.display())))?;
-            print!("{}", if cli.json { json } else { bench::render(&r) });
-            eprintln!("plot written to {}, results to {}", r.plot, saved.display());
-            Ok(())
-        }
-        Some(Command::Exercise { variant }) => {
-            let r = exercise::run(&gpu, variant)?;
-            print!("{}", if cli.json { report::json(&r) + "\n" } else { exercise::render(&r) });
-            r.verdict()
-        }
+fn open(target: &TargetArgs) -> Result<Gpu> {
+    let timeout = Duration::from_secs_f64(target.timeout_s);
+    let e = &target.emulation;
+    if e.emulate {
+        let options = gpu::emu::Options { seed: e.seed, timeout, ..Default::default() };
+        return Ok(Gpu::emulated(e.device(), options));
     }
+    let gpu = Gpu::open(target.device)?;
+    gpu.set_timeout(timeout);
+    Ok(gpu)
+}
+
+/// Prints `text` now (the output appears as it is computed).
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+fn run_lesson(cli: &Cli) -> Result<()> {
+    let gpu = open(&cli.target)?;
+    let emulated = gpu.info.emulated;
+    let l = &cli.lesson;
+    let cfg = LessonConfig {
+        n: l.n,
+        threads_per_block: l.threads_per_block,
+        runs: l.runs.unwrap_or(if emulated { 1 } else { 10 }) as usize,
+        warmups: l.warmups.unwrap_or(if emulated { 0 } else { 3 }) as usize,
+    };
+    let json = cli.target.json;
+    let progress = Progress::new(json);
+    let mut step = None;
+    let r = lesson::run(&gpu, cfg, &mut |r, section| {
+        step = None;
+        if !json {
+            emit(&report::section(r, section));
+        }
+        step = Some(progress.spinner(match section {
+            lesson::Section::Device => "asking the device how big a cooperative grid fits",
+            lesson::Section::Capacity => "probing this_grid() under each launch",
+            lesson::Section::Probes => "filling the input and summing it both ways",
+            lesson::Section::Sums => "running coalesced_threads()",
+            lesson::Section::Coalesced => "timing both sums",
+            lesson::Section::Timing | lesson::Section::Checks => "",
+        }));
+    })?;
+    drop(step);
+    if json {
+        emit(&(json::to_string(&r) + "\n"));
+    }
+    r.verdict()
+}
+
+fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
+    let gpu = open(target)?;
+    // A device that cannot run the exercise's block at all is one error, not nine.
+    gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?;
+    let progress = Progress::new(target.json);
+    if !target.json {
+        emit(&exercise::header(&gpu.info.name, variant));
+    }
+    let bar = progress.bar(exercise::LADDER.len() as u64, "cases");
+    let r = exercise::run_sizes(&gpu, variant, &exercise::LADDER, &mut |case| {
+        bar.advance(format!("n = {}", case.n));
+        if !target.json {
+            emit(&exercise::row(case));
+        }
+    })?;
+    drop(bar);
+    emit(&if target.json { json::to_string(&r) + "\n" } else { exercise::footer(&r) });
+    r.verdict()
+}
+
+fn run_bench(args: &BenchArgs) -> Result<()> {
+    let gpu = Gpu::open(args.device)?;
+    gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
+    let cfg = bench::BenchConfig {
+        sizes: bench::default_sizes(args.max_log2),
+        runs: args.runs as usize,
+        warmups: args.warmups as usize,
+        rotate: (args.rotate > 0).then_some(args.rotate as usize),
+        threads_per_block: args.threads_per_block,
+        cpp: !args.no_cpp,
+        sweeps: !args.no_sweeps,
+    };
+    let progress = Progress::new(args.json);
+    let r = bench::run(&gpu, &cfg, &progress)?;
+    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
+    let (svg, saved) = (args.out.join("bench.svg"), args.out.join("bench.json"));
+    let title = format!("Sum of n floats on {} (median of {} runs)", gpu.info.name, cfg.runs);
+    bench::plot::svg(&r.points, &title, &svg)?;
+    let text = json::to_string(&r) + "\n";
+    std::fs::write(&saved, &text).map_err(|error| Error::Io { path: saved.display().to_string(), error })?;
+    emit(&if args.json { text } else { bench::render(&r) });
+    eprintln!("plot written to {}, results to {}", svg.display(), saved.display());
+    Ok(())
 }

@@ -1,5 +1,6 @@
-//! The input, the double-precision reference, and the float error bound every
-//! GPU sum is checked against.
+//! The input, the double-precision references, and the float error bounds
+//! every GPU sum is checked against: the total, each block's partial, and the
+//! second stage's sum of the partials.
 
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -7,11 +8,17 @@ use serde::Serialize;
 /// How the input is filled, as printed.
 pub const FILL_RULE: &str = "x[i] = 0.5 + ((i * 2654435761) mod 1024) / 1024";
 
+/// Bytes of `n` floats, or the error that `--n` is too large to count.
+pub fn float_bytes(n: usize) -> Result<u64> {
+    (n as u64).checked_mul(4).ok_or(Error::InputTooLarge { n })
+}
+
 /// The lesson's input: deterministic, not all equal, no zeros, every value
 /// exact in f32. Fails with a named error when the host cannot hold it.
 pub fn fill(n: usize) -> Result<Vec<f32>> {
+    let bytes = float_bytes(n)?;
     let mut xs = Vec::new();
-    xs.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { needed: (n as u64).saturating_mul(4) })?;
+    xs.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { needed: bytes })?;
     xs.extend((0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0));
     Ok(xs)
 }
@@ -24,22 +31,41 @@ pub fn reference_sum(xs: &[f32]) -> (f64, f64) {
 /// Unit roundoff of f32.
 const U: f64 = 1.0 / (1u64 << 24) as f64;
 
+/// Additions on the longest chain through `block_sum` for a block of
+/// `threads_per_block` cut into tiles of `tile`: a butterfly over the tile
+/// (log2 tile), the first tile's sum of the tile totals (one per `tile` of
+/// them), and a second butterfly.
+pub fn block_sum_depth(threads_per_block: u32, tile: u32) -> u64 {
+    let tiles = threads_per_block.div_ceil(tile) as u64;
+    2 * tile.trailing_zeros() as u64 + tiles.div_ceil(tile as u64)
+}
+
+/// Additions on the longest chain of a block's first stage: its grid-stride
+/// share, then `block_sum`.
+pub fn first_stage_chain(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
+    let stride = blocks.max(1) as u64 * threads_per_block as u64;
+    (n as u64).div_ceil(stride) + block_sum_depth(threads_per_block, tile)
+}
+
+/// Additions on the longest chain of the second stage: one block's
+/// block-stride share of the `blocks` partials, then `block_sum`.
+pub fn second_stage_chain(blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
+    (blocks.max(1) as u64).div_ceil(threads_per_block as u64) + block_sum_depth(threads_per_block, tile)
+}
+
 /// The longest chain of float additions any input goes through in the
-/// lesson's sums with `blocks` blocks of `threads`: its grid-stride share, the
-/// partials' share in the last block, and two block reductions of two
-/// 32-lane butterflies (5 steps each).
-pub fn longest_chain(n: u64, blocks: u64, threads: u32) -> u64 {
+/// lesson's sums (both stages).
+pub fn longest_chain(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
     if n == 0 {
         return 0;
     }
-    let stride = blocks.max(1) * threads as u64;
-    n.div_ceil(stride) + blocks.max(1).div_ceil(threads as u64) + 4 * 5
+    first_stage_chain(n, blocks, threads_per_block, tile) + second_stage_chain(blocks, threads_per_block, tile)
 }
 
 /// [`longest_chain`] for the fast kernel, which adds each float into a sum
 /// of four first and its four accumulators at the end: 4 more additions.
-pub fn longest_chain_fast(n: u64, blocks: u64, threads: u32) -> u64 {
-    if n == 0 { 0 } else { longest_chain(n, blocks, threads) + 4 }
+pub fn longest_chain_fast(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
+    if n == 0 { 0 } else { longest_chain(n, blocks, threads_per_block, tile) + 4 }
 }
 
 /// A bound on |float sum - exact sum| for a summation whose longest chain has
@@ -53,12 +79,16 @@ pub fn error_bound(h: u64, abs_sum: f64) -> f64 {
 /// The bound's rule, as printed.
 pub const BOUND_RULE: &str = "|sum - reference| <= gamma_h * sum|x|, gamma_h = h*2^-24/(1 - h*2^-24), h = additions on the longest path";
 
-/// A GPU sum against the reference.
-#[derive(Clone, Copy, Debug, Serialize)]
+/// A float result against its double reference.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct SumCheck {
+    #[serde(serialize_with = "crate::json::float")]
     pub value: f32,
+    #[serde(serialize_with = "crate::json::float")]
     pub reference: f64,
+    #[serde(serialize_with = "crate::json::float")]
     pub error: f64,
+    #[serde(serialize_with = "crate::json::float")]
     pub bound: f64,
     pub pass: bool,
 }
@@ -71,9 +101,119 @@ pub fn check(value: f32, reference: f64, bound: f64) -> SumCheck {
     SumCheck { value, reference, error, bound, pass }
 }
 
+/// Each block's double-precision sum and sum of magnitudes over exactly the
+/// elements it reads in the grid-stride loop: element `i` belongs to block
+/// `(i mod (blocks * threads_per_block)) / threads_per_block`.
+pub fn per_block(xs: &[f32], blocks: u32, threads_per_block: u32) -> Vec<(f64, f64)> {
+    let mut sums = vec![(0.0f64, 0.0f64); blocks as usize];
+    if blocks == 0 {
+        return sums;
+    }
+    for chunk in xs.chunks(blocks as usize * threads_per_block as usize) {
+        for (s, part) in sums.iter_mut().zip(chunk.chunks(threads_per_block as usize)) {
+            let (a, b) = reference_sum(part);
+            s.0 += a;
+            s.1 += b;
+        }
+    }
+    sums
+}
+
+/// What a sum's stages wrote, checked stage by stage.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StageChecks {
+    /// Blocks whose partial is outside its bound (NaN included).
+    pub bad_partials: Vec<u32>,
+    /// The first bad block's partial against its own reference.
+    pub first_bad: Option<SumCheck>,
+    /// The total against the double sum of the partials the kernel wrote,
+    /// within the second stage's bound alone: a dropped or doubled block
+    /// shows here even where the total's own bound is wider than one block.
+    pub total_of_partials: SumCheck,
+}
+
+impl StageChecks {
+    pub fn pass(&self) -> bool {
+        self.bad_partials.is_empty() && self.total_of_partials.pass
+    }
+}
+
+/// An input with its references, computed once: the total's, and (for the
+/// last grid asked about) each block's.
+pub struct Reference<'a> {
+    pub xs: &'a [f32],
+    pub sum: f64,
+    pub abs: f64,
+    per_block: std::cell::RefCell<Option<(u32, u32, std::rc::Rc<Vec<(f64, f64)>>)>>,
+}
+
+impl<'a> Reference<'a> {
+    pub fn new(xs: &'a [f32]) -> Reference<'a> {
+        let (sum, abs) = reference_sum(xs);
+        Reference { xs, sum, abs, per_block: Default::default() }
+    }
+
+    /// [`per_block`] for this grid, computed once per grid.
+    pub fn per_block(&self, blocks: u32, threads_per_block: u32) -> std::rc::Rc<Vec<(f64, f64)>> {
+        let mut cache = self.per_block.borrow_mut();
+        match &*cache {
+            Some((b, t, sums)) if (*b, *t) == (blocks, threads_per_block) => sums.clone(),
+            _ => {
+                let sums = std::rc::Rc::new(per_block(self.xs, blocks, threads_per_block));
+                *cache = Some((blocks, threads_per_block, sums.clone()));
+                sums
+            }
+        }
+    }
+
+    /// Checks a total with the given longest chain.
+    pub fn check_total(&self, total: f32, chain: u64) -> SumCheck {
+        check(total, self.sum, error_bound(chain, self.abs))
+    }
+
+    /// Checks a two-stage sum: every partial against the double sum of its
+    /// block's elements, and the total against the double sum of the partials.
+    pub fn check_stages(&self, partials: &[f32], total: f32, threads_per_block: u32, tile: u32) -> StageChecks {
+        let blocks = partials.len() as u32;
+        let first = first_stage_chain(self.xs.len(), blocks, threads_per_block, tile);
+        let mut bad_partials = Vec::new();
+        let mut first_bad = None;
+        for (b, (&p, &(want, abs))) in partials.iter().zip(self.per_block(blocks, threads_per_block).iter()).enumerate() {
+            let c = check(p, want, error_bound(first, abs));
+            if !c.pass {
+                bad_partials.push(b as u32);
+                first_bad.get_or_insert(c);
+            }
+        }
+        let (of_partials, abs) = partials.iter().fold((0.0, 0.0), |(s, a), &p| (s + p as f64, a + (p as f64).abs()));
+        let total_of_partials = check(total, of_partials, error_bound(second_stage_chain(blocks, threads_per_block, tile), abs));
+        StageChecks { bad_partials, first_bad, total_of_partials }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CPU model of the lesson's two stages, in the GPU's order: each
+    /// thread's grid-stride sum, a block total per block, then their total.
+    fn model(xs: &[f32], blocks: u32, tpb: u32) -> (Vec<f32>, f32) {
+        let stride = (blocks * tpb) as usize;
+        let mut partials = vec![0f32; blocks as usize];
+        for (b, p) in partials.iter_mut().enumerate() {
+            for t in 0..tpb as usize {
+                let mut v = 0f32;
+                let mut i = b * tpb as usize + t;
+                while i < xs.len() {
+                    v += xs[i];
+                    i += stride;
+                }
+                *p += v;
+            }
+        }
+        let total = partials.iter().sum();
+        (partials, total)
+    }
 
     #[test]
     fn fill_is_deterministic_varied_and_exact() {
@@ -86,10 +226,13 @@ mod tests {
     }
 
     #[test]
-    fn an_input_the_host_cannot_hold_is_a_named_error() {
+    fn an_input_the_host_cannot_hold_or_count_is_a_named_error() {
         let err = fill(1 << 60).unwrap_err();
         assert!(matches!(err, Error::OutOfHostMemory { .. }), "{err}");
         assert!(err.to_string().contains("use a smaller --n"));
+        for n in [usize::MAX, usize::MAX / 2, 4_611_686_018_427_387_904] {
+            assert!(matches!(fill(n), Err(Error::InputTooLarge { .. })), "{n}");
+        }
     }
 
     #[test]
@@ -102,11 +245,15 @@ mod tests {
     }
 
     #[test]
-    fn longest_chain_counts_the_lesson_grid() {
-        // H200 lesson run: 1056 blocks of 256 over 4,194,915 floats.
-        assert_eq!(longest_chain(4_194_915, 1056, 256), 16 + 5 + 20);
-        assert_eq!(longest_chain(0, 0, 256), 0);
-        assert_eq!(longest_chain(1, 1, 256), 1 + 1 + 20);
+    fn chains_count_the_grid_stride_share_and_both_block_sums() {
+        // H200 lesson run: 1056 blocks of 256, tiles of 32, over 4,194,915 floats.
+        assert_eq!(block_sum_depth(256, 32), 5 + 1 + 5);
+        assert_eq!(longest_chain(4_194_915, 1056, 256, 32), 16 + 11 + 5 + 11);
+        assert_eq!(longest_chain(0, 0, 256, 32), 0);
+        // Tiles of one thread: the first tile adds all 256 tile totals one by one.
+        assert_eq!(block_sum_depth(256, 1), 256);
+        // 128 tiles of 8: each thread of the first tile adds 16 tile totals.
+        assert_eq!(block_sum_depth(1024, 8), 3 + 16 + 3);
     }
 
     #[test]
@@ -114,8 +261,7 @@ mod tests {
         let xs = fill(100_000).unwrap();
         let (reference, abs) = reference_sum(&xs);
         let naive: f32 = xs.iter().sum();
-        let h = longest_chain(xs.len() as u64, 1, 1);
-        let bound = error_bound(h, abs);
+        let bound = error_bound(xs.len() as u64, abs);
         assert!(check(naive, reference, bound).pass);
         let off = reference as f32 + (bound as f32) * 4.0;
         assert!(!check(off, reference, bound).pass);
@@ -135,5 +281,49 @@ mod tests {
         assert!(!check(f32::INFINITY, 1.0, f64::INFINITY).pass);
         assert!(check(f32::INFINITY, f64::INFINITY, 0.0).pass);
         assert!(!check(f32::NAN, f64::NAN, 0.0).pass);
+    }
+
+    #[test]
+    fn per_block_sums_cover_each_element_once_in_the_grid_stride_pattern() {
+        let xs = fill(10_007).unwrap();
+        let sums = per_block(&xs, 3, 64);
+        let total: f64 = sums.iter().map(|s| s.0).sum();
+        assert_eq!(total, reference_sum(&xs).0);
+        // Block 1 reads elements 64..128, then 256..320, ...
+        let want: f64 = (0..xs.len()).filter(|i| (i % 192) / 64 == 1).map(|i| xs[i] as f64).sum();
+        assert_eq!(sums[1].0, want);
+    }
+
+    #[test]
+    fn stage_checks_pass_the_right_sum_and_catch_a_dropped_or_doubled_block() {
+        let xs = fill(100_003).unwrap();
+        let (partials, total) = model(&xs, 8, 64);
+        let r = Reference::new(&xs);
+        let ok = r.check_stages(&partials, total, 64, 32);
+        assert!(ok.pass(), "{ok:?}");
+        // Drop the last block from the total; keep the partials right.
+        let dropped: f32 = partials[..7].iter().sum();
+        let c = r.check_stages(&partials, dropped, 64, 32);
+        assert!(!c.pass() && c.bad_partials.is_empty() && !c.total_of_partials.pass, "{c:?}");
+        // Count block 3 twice.
+        let doubled = total + partials[3];
+        assert!(!r.check_stages(&partials, doubled, 64, 32).pass());
+        // A block that wrote nothing (poisoned NaN) is named.
+        let mut unwritten = partials.clone();
+        unwritten[5] = f32::NAN;
+        let c = r.check_stages(&unwritten, total, 64, 32);
+        assert_eq!(c.bad_partials, vec![5]);
+    }
+
+    #[test]
+    fn at_2_to_the_32_plus_3_the_total_bound_admits_a_dropped_block_but_the_stage_bound_does_not() {
+        // The H200 lesson grid at the largest size the lesson is run at.
+        let (n, blocks, tpb, tile) = (4_294_967_299usize, 1056u32, 256u32, 32u32);
+        let abs = n as f64; // every element is about 1 on average
+        let total_bound = error_bound(longest_chain(n, blocks, tpb, tile), abs);
+        let one_block = abs / blocks as f64;
+        assert!(one_block < total_bound, "the issue's finding: {one_block} < {total_bound}");
+        let stage_bound = error_bound(second_stage_chain(blocks, tpb, tile), abs);
+        assert!(one_block > 100.0 * stage_bound, "{one_block} vs {stage_bound}");
     }
 }

@@ -1,110 +1,145 @@
-//! Printing results: the lesson's text layout, or JSON for scripts.
+//! The lesson's results as text, in the lesson's order, one section at a time.
 
-use crate::lesson::LessonReport;
-use serde::Serialize;
+use crate::checks;
+use crate::lesson::{LessonReport, Section};
+use crate::timing::Stats;
 use std::fmt::Write;
 
-/// A named check and whether it passed.
-#[derive(Clone, Debug, Serialize)]
-pub struct Check {
-    pub name: String,
-    pub pass: bool,
-    pub detail: String,
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
-impl Check {
-    pub fn new(name: &str, pass: bool, detail: String) -> Check {
-        Check { name: name.to_string(), pass, detail }
-    }
-}
-
-/// Any report as one JSON object.
-pub fn json<T: Serialize>(report: &T) -> String {
-    serde_json::to_string_pretty(report).expect("reports hold only plain data")
-}
-
-/// Prints the checks: "all checks passed", or each failure by name.
-pub fn checks(out: &mut String, checks: &[Check]) {
-    let failed: Vec<_> = checks.iter().filter(|c| !c.pass).collect();
-    if failed.is_empty() {
-        out.push_str("all checks passed\n");
-    }
-    for c in failed {
-        let _ = writeln!(out, "FAILED: {} ({})", c.name, c.detail);
-    }
-}
-
-fn ms(stats: &Option<crate::timing::Stats>) -> String {
-    match stats {
-        Some(s) => format!("{:.4} ms  (min {:.4}, max {:.4}, median {:.4})", s.mean_ms, s.min_ms, s.max_ms, s.median_ms),
-        None => "not run (n = 0: nothing to launch)".to_string(),
-    }
-}
-
-/// The lesson's results in the lesson's order.
-pub fn lesson(r: &LessonReport) -> String {
+/// The text of one section of the lesson, from the report as it stands.
+pub fn section(r: &LessonReport, s: Section) -> String {
     let mut o = String::new();
     let d = &r.device;
-    if d.emulated {
-        let _ = writeln!(o, "GPU: {}", d.name);
-        o.push_str("  the lesson's kernels, unchanged, run by gpu::emu on the CPU; times below are CPU wall time, not GPU timings\n");
-    } else {
-        let _ = writeln!(o, "GPU: {} (compute capability {}.{}), {} SMs, driver supports {}", d.name, d.compute_capability.0, d.compute_capability.1, d.sms, d.driver_version);
-    }
-    let _ = writeln!(o, "cudaDevAttrCooperativeLaunch: {}", d.cooperative_launch as u8);
-    let _ = writeln!(o, "n = {} floats, {:.1} MiB, {} threads/block", r.n, r.mib, r.threads);
-    let _ = writeln!(o, "input: {}", r.fill);
-
-    o.push_str("\nHow big a cooperative grid fits\n");
-    for c in [&r.reduce_capacity, &r.probe_capacity] {
-        let _ = writeln!(o, "  {:<26} {} blocks/SM x {} SMs = {}   (limited by {})", c.kernel, c.blocks_per_sm, c.sms, c.blocks, c.limited_by);
-    }
-    let _ = writeln!(o, "  an ordinary launch sized to n would use {} blocks", r.ordinary_blocks);
-    if r.grid > 0 {
-        let _ = writeln!(o, "  both sums below run {} blocks, the same grid", r.grid);
-    } else {
-        o.push_str("  n = 0: the grid is 0 blocks, so nothing is launched\n");
-    }
-
-    o.push_str("\nWhat this_grid() reports (probe_cooperative, no barrier)\n");
-    for p in &r.probes {
-        let what = match &p.result {
-            Ok(probe) => format!("is_valid={}  blocks={}", probe.is_valid as u8, probe.num_blocks),
-            Err(name) => name.clone(),
-        };
-        let _ = writeln!(o, "  {:<18} {:>6} blocks   {}", p.launch, p.blocks, what);
-    }
-    if let (Some(Ok(first)), Some(Ok(after))) = (r.probes.first().map(|p| &p.result), r.probes.last().map(|p| &p.result)) {
-        if first.is_valid != after.is_valid {
-            o.push_str("  the same ordinary launch reads differently once the context has made a cooperative launch:\n  is_valid() cannot tell you how you were launched, so only the launch API may decide\n");
-        }
-    }
-
-    let _ = writeln!(o, "\nSum of {} floats", r.n);
-    let _ = writeln!(o, "  CPU reference, double     {:.6}", r.reference);
-    for (name, sum) in [("two launches", &r.two_launch), ("one cooperative launch", &r.cooperative)] {
-        match sum {
-            Some(s) => {
-                let _ = writeln!(o, "  {:<25} {:.6}   error {:.2e} (bound {:.2e})", name, s.value, s.error, s.bound);
+    match s {
+        Section::Device => {
+            if d.emulated {
+                let _ = writeln!(o, "GPU: {}", d.name);
+                o.push_str("  the lesson's kernels, run by gpu::emu on the CPU: every check of the lesson, with CPU times that say nothing about a GPU\n");
+                if let Some(seed) = d.seed {
+                    let _ = writeln!(o, "  threads interleaved at random from seed {seed} (--seed {seed} repeats this run)");
+                }
+            } else {
+                let (major, minor) = d.compute_capability.unwrap_or((0, 0));
+                let _ = writeln!(
+                    o,
+                    "GPU: {} (compute capability {major}.{minor}), {}, driver supports {}",
+                    d.name,
+                    plural(d.sms as u64, "SM", "SMs"),
+                    d.driver_version.as_deref().unwrap_or("an unknown CUDA version")
+                );
             }
-            None => {
-                let _ = writeln!(o, "  {:<25} not launched (n = 0)", name);
+            let _ = writeln!(o, "cudaDevAttrCooperativeLaunch: {}", d.cooperative_launch as u8);
+            let _ = writeln!(o, "n = {} floats, {:.1} MiB, {} threads/block, tiles of {}", r.n, r.mib, r.threads_per_block, r.tile);
+            let _ = writeln!(o, "input: {}", r.fill);
+        }
+        Section::Capacity => {
+            o.push_str("\nHow big a cooperative grid fits\n");
+            for c in &r.capacity {
+                let _ = writeln!(
+                    o,
+                    "  {:<26} {} blocks/SM x {} = {}   (limited by {})",
+                    c.kernel,
+                    c.blocks_per_sm,
+                    plural(c.sms as u64, "SM", "SMs"),
+                    c.blocks,
+                    c.limited_by
+                );
+            }
+            let _ = writeln!(o, "  an ordinary launch sized to n would use {}", plural(r.ordinary_blocks, "block", "blocks"));
+            if r.grid > 0 {
+                let _ = writeln!(o, "  both sums below run {}, the same grid", plural(r.grid as u64, "block", "blocks"));
+            } else {
+                o.push_str("  n = 0: no block has anything to add, so neither sum launches anything\n");
             }
         }
+        Section::Probes => {
+            o.push_str("\nWhat this_grid() reports (probe_cooperative, no barrier)\n");
+            for p in &r.probes {
+                let what = match (&p.error, p.is_valid, p.num_blocks) {
+                    (Some(e), _, _) => e.clone(),
+                    (None, Some(v), Some(b)) => format!("is_valid={}  blocks={b}", v as u8),
+                    _ => String::new(),
+                };
+                let _ = writeln!(o, "  {:<18} {:>6} blocks   {}", p.launch, p.blocks, what);
+            }
+            if let (Some(first), Some(after)) = (r.probes.first().and_then(|p| p.is_valid), r.probes.last().and_then(|p| p.is_valid))
+                && first != after
+            {
+                o.push_str("  the same ordinary launch reads differently once the context has made a cooperative launch:\n  is_valid() cannot tell you how you were launched, so only the launch API may decide\n");
+            }
+        }
+        Section::Sums => {
+            let _ = writeln!(o, "\nSum of {} floats", r.n);
+            let _ = writeln!(o, "  CPU reference, double     {:.6}", r.reference);
+            if r.sums.is_empty() {
+                o.push_str("  two launches              not launched (n = 0)\n  one cooperative launch    not launched (n = 0)\n");
+            }
+            for run in &r.sums {
+                let t = &run.total;
+                let _ = writeln!(o, "  {:<25} {:.6}   error {:.2e} (bound {:.2e})", run.path.label(), t.value, t.error, t.bound);
+            }
+            let _ = writeln!(o, "  bound: {}", r.bound_rule);
+            if let Some(run) = r.sums.iter().find(|s| s.stages.is_some()) {
+                let st = run.stages.as_ref().expect("found above");
+                let _ = writeln!(
+                    o,
+                    "  and stage by stage: each of the {} partials against its block's elements, each total against its partials (bound {:.2e})",
+                    run.blocks, st.total_of_partials.bound
+                );
+            }
+        }
+        Section::Coalesced => {
+            o.push_str("\nWhat coalesced_threads() returns\n  warp  lane  group size  rank in group\n");
+            for c in &r.coalesced {
+                let _ = writeln!(o, "  {:>4}  {:>4}  {:>10}  {:>13}", c.warp, c.lane, c.group_size, c.rank);
+            }
+        }
+        Section::Timing => {
+            if d.emulated {
+                let _ = writeln!(
+                    o,
+                    "\nTime, {} after {}, CPU wall time of the emulator ({} is the emulator's default: it times the CPU, not a GPU)",
+                    plural(r.runs as u64, "run", "runs"),
+                    plural(r.warmups as u64, "warm-up", "warm-ups"),
+                    if r.runs == 1 { "one run" } else { "this" }
+                );
+            } else {
+                let _ = writeln!(
+                    o,
+                    "\nTime, mean of {} after {}, CUDA events, copies excluded",
+                    plural(r.runs as u64, "run", "runs"),
+                    plural(r.warmups as u64, "warm-up", "warm-ups")
+                );
+                o.push_str("  (GPU time: runs queued back to back; to completion: the host waits for each run before the next)\n");
+            }
+            if r.timing.is_empty() {
+                o.push_str("  nothing timed (n = 0: nothing to launch)\n");
+            }
+            for t in &r.timing {
+                let ms = |s: &Option<Stats>| s.map_or("-".to_string(), |s| format!("{:.4} ms (min {:.4}, median {:.4}, max {:.4})", s.mean_ms, s.min_ms, s.median_ms, s.max_ms));
+                if d.emulated {
+                    let _ = writeln!(o, "  {:<25} {}", t.path.label(), ms(&t.timing.cpu_wall));
+                } else {
+                    let _ = writeln!(o, "  {:<25} GPU time {}", t.path.label(), ms(&t.timing.gpu_queued));
+                    let _ = writeln!(o, "  {:<25} to completion {}", "", ms(&t.timing.launch_to_completion));
+                }
+            }
+        }
+        Section::Checks => {
+            o.push('\n');
+            checks::render(&mut o, &r.checks);
+        }
     }
-    let _ = writeln!(o, "  bound: {}", r.bound_rule);
-
-    o.push_str("\nWhat coalesced_threads() returns\n  warp  lane  group size  rank in group\n");
-    for c in &r.coalesced {
-        let _ = writeln!(o, "  {:>4}  {:>4}  {:>10}  {:>13}", c.warp, c.lane, c.group_size, c.rank);
-    }
-
-    let runs = r.two_launch_time.or(r.cooperative_time).map_or(0, |s| s.runs);
-    let clock = if d.emulated { "CPU wall time of the emulator" } else { "CUDA events" };
-    let _ = writeln!(o, "\nTime, mean of {} runs after {} warm-ups, {clock}, copies excluded", runs, r.warmups);
-    let _ = writeln!(o, "  two launches              {}", ms(&r.two_launch_time));
-    let _ = writeln!(o, "  one cooperative launch    {}", ms(&r.cooperative_time));
-    o.push('\n');
-    checks(&mut o, &r.checks);
     o
+}
+
+/// The whole lesson as text.
+pub fn lesson(r: &LessonReport) -> String {
+    [Section::Device, Section::Capacity, Section::Probes, Section::Sums, Section::Coalesced, Section::Timing, Section::Checks]
+        .into_iter()
+        .map(|s| section(r, s))
+        .collect()
 }

@@ -1,4 +1,15 @@
-//! Timing: warm-ups, then one CUDA event pair around each run.
+//! Timing: warm-ups, then CUDA events around each run, two ways.
+//!
+//! - **GPU time, launches queued**: every run gets its own pair of events
+//!   and the runs are queued back to back; the host waits once, at the end.
+//!   The GPU never idles waiting for the host, so a run's time is what the
+//!   GPU spends on it, gaps between its own launches included. This is the
+//!   primary figure, and how `host/cpp` times the C++.
+//! - **Launch to completion**: the host waits for each run before launching
+//!   the next, so each run also pays for its own submission: the start event
+//!   completes at once on an idle GPU, and the launch arrives after it.
+//!
+//! On the emulator both are the same CPU wall time, measured once.
 
 use crate::device::Gpu;
 use crate::error::Result;
@@ -34,13 +45,49 @@ impl Stats {
     }
 }
 
-/// Runs `work` `warmups` times untimed, then `runs` times, each between two
-/// CUDA events (wall time on the emulator).
-pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, mut work: impl FnMut() -> Result<()>) -> Result<Option<Stats>> {
-    for _ in 0..warmups {
-        work()?;
+/// The timings of one path.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Timing {
+    /// GPU time per run, runs queued back to back (CUDA events).
+    pub gpu_queued: Option<Stats>,
+    /// GPU time per run, the host waiting for each run (CUDA events).
+    pub launch_to_completion: Option<Stats>,
+    /// Wall time per run on the emulator's CPU.
+    pub cpu_wall: Option<Stats>,
+}
+
+impl Timing {
+    /// The figure to compare and print first: GPU time with launches queued,
+    /// or the emulator's wall time.
+    pub fn primary(&self) -> Option<Stats> {
+        self.gpu_queued.or(self.cpu_wall)
     }
-    Ok(Stats::of(&gpu.time_each(runs, &mut work)?))
+}
+
+/// Runs `work` `warmups` times, then times `runs` runs each way (once on the
+/// emulator). Runs are numbered across all of them: warm-ups `0..warmups`,
+/// then the queued runs, then the waited ones; `prepare(k)` runs before run
+/// `k`, outside its timed interval, and `work(k)` is run `k` (a run can write
+/// its result to slot `k`, so that every one can be checked).
+pub fn time_runs(
+    gpu: &Gpu,
+    warmups: usize,
+    runs: usize,
+    prepare: &mut dyn FnMut(usize) -> Result<()>,
+    work: &mut dyn FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
+    for r in 0..warmups {
+        prepare(r)?;
+        work(r)?;
+    }
+    let b = gpu.backend();
+    let (first, second) = (warmups, warmups + runs);
+    let queued = b.time_queued(runs, &mut |r| prepare(first + r), &mut |r| work(first + r))?;
+    if gpu.info.emulated {
+        return Ok(Timing { gpu_queued: None, launch_to_completion: None, cpu_wall: Stats::of(&queued) });
+    }
+    let waited = b.time_waited(runs, &mut |r| prepare(second + r), &mut |r| work(second + r))?;
+    Ok(Timing { gpu_queued: Stats::of(&queued), launch_to_completion: Stats::of(&waited), cpu_wall: None })
 }
 
 #[cfg(test)]

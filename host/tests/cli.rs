@@ -1,30 +1,41 @@
-//! The command line as a user meets it: bad input is one clear line and a
-//! non-zero exit, never a panic.
+//! The command line as a user meets it, through the debug binary: bad input
+//! is one clear line and a non-zero exit, never a panic.
 
 use std::process::{Command, Output};
 
-fn host(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_host")).args(args).env_remove("RUST_BACKTRACE").output().expect("the binary runs")
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(args).env_remove("RUST_BACKTRACE").output().expect("the binary runs")
 }
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 #[test]
-fn bad_flags_exit_2_with_the_reason_and_no_panic() {
+fn bad_flags_exit_2_naming_the_flag_and_no_panic() {
     for (args, needle) in [
-        (&["--n", "-5"][..], "'-5'"),
+        (&["--n", "-5"][..], "--n"),
+        (&["--n", "-1"], "-1 is negative"),
         (&["--n", "lots"], "'lots'"),
-        (&["--block", "0"], "multiple of 32"),
-        (&["--block", "48"], "multiple of 32"),
-        (&["--block", "4096"], "multiple of 32"),
+        (&["--n", "18446744073709551616"], "--n"),
+        (&["--threads-per-block", "0"], "--threads-per-block"),
+        (&["--threads-per-block", "48"], "multiple of 32"),
+        (&["--threads-per-block", "4096"], "--threads-per-block"),
         (&["--runs", "0"], "--runs"),
-        (&["--device", "-1"], "'-1'"),
+        (&["--warmups", "-2"], "--warmups"),
+        (&["--device", "-1"], "--device"),
+        (&["--timeout-s", "-1"], "--timeout-s"),
         (&["exercise", "--variant", "fast"], "fast"),
         (&["--frobnicate"], "--frobnicate"),
+        (&["--emulate", "--sms", "0"], "--sms"),
+        (&["--emulate", "--sms", "-4"], "--sms"),
+        (&["--emulate", "--seed", "soon"], "--seed"),
     ] {
-        let o = host(args);
+        let o = run(args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
@@ -33,27 +44,74 @@ fn bad_flags_exit_2_with_the_reason_and_no_panic() {
 }
 
 #[test]
-fn help_explains_every_flag() {
-    let o = host(&["--help"]);
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success());
-    for flag in ["--n", "--block", "--runs", "--warmups", "--device", "--json", "exercise"] {
-        assert!(out.contains(flag), "--help lacks {flag}:\n{out}");
+fn flags_that_would_do_nothing_where_they_are_given_are_refused_with_exit_2() {
+    for (args, needle) in [
+        (&["--n", "5", "--threads-per-block", "1024", "exercise"][..], "--n"),
+        (&["--runs", "3", "exercise"], "--runs"),
+        (&["--sms", "4"], "--emulate"),
+        (&["--seed", "7"], "--emulate"),
+        (&["--emulate", "--device", "1"], "--device"),
+        (&["bench", "--emulate"], "--emulate"),
+        (&["bench", "--sms", "4"], "--sms"),
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
 
 #[test]
-fn without_a_driver_the_run_says_so_in_one_line() {
-    if host::launch::raw::driver_present() {
-        eprintln!("skipped: this machine has an NVIDIA driver (the GPU tests cover the run)");
-        return;
+fn each_help_lists_only_the_flags_its_command_uses() {
+    let lesson = stdout(&run(&["--help"]));
+    for flag in ["--n", "--threads-per-block", "--runs", "--warmups", "--device", "--json", "--timeout-s", "--emulate", "--sms", "--seed", "exercise", "bench"] {
+        assert!(lesson.contains(flag), "--help lacks {flag}:\n{lesson}");
     }
-    for args in [&[][..], &["exercise"], &["--json"]] {
-        let o = host(args);
+    let exercise = stdout(&run(&["exercise", "--help"]));
+    for flag in ["--variant", "--emulate", "--json", "--device"] {
+        assert!(exercise.contains(flag), "exercise --help lacks {flag}:\n{exercise}");
+    }
+    assert!(!exercise.contains("--threads-per-block") && !exercise.contains("--runs"), "{exercise}");
+    let bench = stdout(&run(&["bench", "--help"]));
+    for flag in ["--runs", "--max-log2", "--out", "--no-cpp"] {
+        assert!(bench.contains(flag), "bench --help lacks {flag}:\n{bench}");
+    }
+    for flag in ["--emulate", "--sms", "--seed", "--variant"] {
+        assert!(!bench.contains(flag), "bench --help lists {flag}, which bench does not use:\n{bench}");
+    }
+}
+
+#[test]
+fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
+    for args in [&[][..], &["exercise"], &["--json"], &["bench"]] {
+        let o = Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(args).env("CG_LESSON_NO_DRIVER", "1").output().unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.starts_with("error: no NVIDIA driver found"), "{err}");
+        assert!(err.starts_with("error: no NVIDIA driver found") && err.contains("--emulate"), "{err}");
         assert!(o.stdout.is_empty());
+    }
+}
+
+#[test]
+fn sizes_past_what_memory_can_count_are_one_line_and_exit_1() {
+    for n in ["18446744073709551615", "18446744073709551614", "18446744073709550592", "4611686018427387904", "4611686018427387903", "4611686018427387905"] {
+        let o = run(&["--emulate", "--n", n]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "--n {n}: {err}");
+        assert_eq!(err.lines().count(), 1, "--n {n}: {err}");
+        assert!(err.contains(&format!("--n {n} is too large")) || err.contains("use a smaller --n"), "--n {n}: {err}");
+        assert!(!err.contains("panicked"), "--n {n}: {err}");
+    }
+}
+
+#[test]
+fn an_emulated_device_that_cannot_hold_the_block_is_one_line_naming_the_limit() {
+    for args in [&["--emulate", "--threads-per-sm", "128"][..], &["exercise", "--emulate", "--sms", "1", "--threads-per-sm", "32"]] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("does not fit on an SM of this device: limited by threads per SM"), "{args:?}: {err}");
     }
 }

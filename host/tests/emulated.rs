@@ -1,68 +1,159 @@
 //! The lesson and the exercise on the emulated device: the same kernels and
-//! host code, no GPU (these run in CI).
+//! host code, no GPU (these run in CI). Inputs, references and bounds are the
+//! host's own (`host::reference`).
 
-use host::cli::Variant;
+use gpu::emu::{Device, Options};
+use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
 use host::device::Gpu;
-use host::exercise::{self, LADDER};
+use host::error::Error;
+use host::exercise::{self, LADDER, Variant};
+use host::launch::DeviceInput;
 use host::lesson::{self, LessonConfig};
+use host::reference::{self, Reference};
+use host::sums::{Path, Sums};
 use std::process::Command;
 
-fn emulated() -> Gpu {
-    Gpu::emulated(gpu::emu::Device::T4_LIKE)
+fn t4() -> Gpu {
+    Gpu::emulated(Device::T4, Options::default())
 }
 
-#[test]
-fn the_lesson_passes_every_check_on_the_emulator() {
-    let gpu = emulated();
-    for (n, threads) in [(100_003, 256), (611, 64), (0, 256)] {
-        let r = lesson::run(&gpu, LessonConfig { n, threads, runs: 2, warmups: 1 }).unwrap();
-        for c in &r.checks {
-            assert!(c.pass, "n = {n}, block {threads}: {} ({})", c.name, c.detail);
-        }
-        // The emulator has no driver whose context remembers a cooperative launch.
-        let ordinary: Vec<bool> = r.probes.iter().filter(|p| p.launch.starts_with("ordinary")).map(|p| p.result.as_ref().unwrap().is_valid).collect();
-        assert_eq!(ordinary, vec![false, false]);
+fn config(n: usize, threads_per_block: u32) -> LessonConfig {
+    LessonConfig { n, threads_per_block, runs: 2, warmups: 1 }
+}
+
+fn assert_all_pass(r: &lesson::LessonReport, what: &str) {
+    for c in &r.checks {
+        assert!(c.pass(), "{what}: {} ({})", c.name, c.detail);
     }
 }
 
 #[test]
-fn the_exercise_and_its_mistakes_on_the_emulator() {
-    let gpu = emulated();
-    // CI runs the ladder up to 4,194,915; `host exercise --emulate` runs all nine.
+fn the_lesson_passes_every_check_on_the_emulated_t4() {
+    let gpu = t4();
+    // The T4 holds 1024 threads and 16 blocks per SM, on 40 SMs.
+    for (n, threads_per_block, capacity) in [(100_003, 256, 160), (611, 64, 640), (0, 256, 160), (1, 1024, 40)] {
+        let r = lesson::run(&gpu, config(n, threads_per_block), &mut |_, _| {}).unwrap();
+        assert_all_pass(&r, &format!("n = {n}, {threads_per_block} threads"));
+        assert_eq!(r.capacity[0].blocks, capacity, "the T4's cooperative grid at {threads_per_block} threads");
+        // The emulator has no driver whose context remembers a cooperative launch.
+        let ordinary: Vec<Option<bool>> = r.probes.iter().filter(|p| p.launch.starts_with("ordinary")).map(|p| p.is_valid).collect();
+        assert_eq!(ordinary, vec![Some(false), Some(false)]);
+    }
+}
+
+#[test]
+fn the_lessons_kernels_pass_every_check_with_tiles_of_1_2_4_8_16_and_32() {
+    let gpu = t4();
+    for tile in [1, 2, 4, 8, 16, 32] {
+        let sums = Sums::load_with_tile(&gpu, 256, tile).expect("a tile size tiled_partition takes").unwrap();
+        assert_eq!(sums.limits.block.shared_bytes, 256 / tile * 4, "one f32 per tile of {tile}");
+        let r = lesson::run_with(&gpu, config(100_003, 256), &sums, &mut |_, _| {}).unwrap();
+        assert_eq!(r.tile, tile);
+        assert_all_pass(&r, &format!("tiles of {tile}"));
+        println!("tiles of {tile:>2}: {} (two launches), {} (cooperative)", r.sums[0].total.value, r.sums[1].total.value);
+    }
+    assert!(Sums::load_with_tile(&gpu, 256, 3).is_none());
+}
+
+#[test]
+fn a_tile_the_ptx_does_not_hold_is_refused_on_a_gpu_by_name() {
+    let err = Error::NotInPtx { kernel: "reduce_cooperative_grid", tile: Some(16) };
+    assert_eq!(err.to_string(), "reduce_cooperative_grid with tiles of 16 exists only on the emulator: change the tile in the kernel's source to run it on the GPU");
+}
+
+#[test]
+fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
+    let gpu = t4();
+    // CI runs the ladder up to 4,194,915; `cg-lesson exercise --emulate` runs all nine.
     let sizes = &LADDER[..8];
-    let capacity = 16; // 4 blocks of 256 per SM, 4 SMs
     for (variant, expected) in [
         (Variant::Solve, vec![]),
-        (Variant::GridFromN, sizes.iter().copied().filter(|&n| n.div_ceil(256) > capacity).collect()),
+        (Variant::GridFromN, vec![4_194_915]),
         (Variant::ZeroGrid, vec![0]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
     ] {
-        let r = exercise::run_sizes(&gpu, variant, sizes).unwrap();
-        let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass).map(|c| c.n).collect();
+        let r = exercise::run_sizes(&gpu, variant, sizes, &mut |_| {}).unwrap();
+        let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
         assert_eq!(failing, expected, "{variant:?}");
+        if variant == Variant::BoundsBug {
+            let c = r.cases.iter().find(|c| c.n == 611).unwrap();
+            let e = c.launch_error.as_deref().unwrap();
+            assert!(e.starts_with("thread 99 of block 2 (warp 3, lane 3) read input[611], past its 611 elements"), "{e}");
+        }
+        if variant == Variant::Solve {
+            assert_eq!((r.blocks_per_sm, r.sms), (Some(4), Some(40)), "the two counts to submit");
+        }
     }
 }
 
-fn host(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_host")).args(args).env_remove("RUST_BACKTRACE").output().expect("the binary runs")
+/// The lesson's cooperative check, run on `def` instead of the lesson's kernel.
+fn cooperative_check(gpu: &Gpu, def: gpu::kernels::KernelDef<host::launch::SumParams, gpu::kernels::GridSync>, n: usize) -> Result<host::sums::Run, Error> {
+    let sums = Sums::load_with_cooperative(gpu, 256, def)?;
+    let xs = reference::fill(n)?;
+    let r = Reference::new(&xs);
+    let input = DeviceInput::upload(gpu, &xs)?;
+    let mut s = sums.scratch(sums.grid(n), 1)?;
+    sums.checked(Path::Cooperative, &input, &r, &mut s)
 }
 
 #[test]
-fn host_emulate_runs_the_lesson_and_the_whole_exercise_without_a_gpu() {
-    let lesson = host(&["--emulate", "--n", "40960", "--runs", "2", "--warmups", "1"]);
+fn the_lessons_cooperative_check_fails_a_kernel_without_grid_sync() {
+    let err = cooperative_check(&t4(), MUTANT_WITHOUT_GRID_SYNC, 100_003).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "mutant_without_grid_sync on the emulated device: data race on partials[1]: block 1 wrote it and block 0 read it with no grid.sync() between (blocks see each other's writes only after one)"
+    );
+}
+
+#[test]
+fn the_stage_check_catches_a_dropped_block_the_total_alone_might_pass() {
+    let run = cooperative_check(&t4(), MUTANT_DROPPING_LAST_BLOCK, 100_003).unwrap();
+    let stages = run.stages.as_ref().unwrap();
+    assert!(stages.bad_partials.is_empty(), "every partial is right: {stages:?}");
+    assert!(!stages.total_of_partials.pass, "the total is one block short of its partials: {stages:?}");
+    assert!(!run.pass());
+    let lesson_kernel = cooperative_check(&t4(), gpu::kernels::REDUCE_COOPERATIVE_GRID, 100_003).unwrap();
+    assert!(lesson_kernel.pass(), "{lesson_kernel:?}");
+}
+
+#[test]
+fn the_same_lesson_gives_the_same_report_on_any_number_of_cores() {
+    let report = |workers: usize| {
+        let gpu = Gpu::emulated(Device::T4, Options { workers, ..Options::default() });
+        let r = lesson::run(&gpu, LessonConfig { n: 100_003, threads_per_block: 256, runs: 1, warmups: 0 }, &mut |_, _| {}).unwrap();
+        (r.sums.clone(), r.coalesced.clone(), r.checks.clone())
+    };
+    let one = report(1);
+    assert_eq!(one, report(2));
+    assert_eq!(one, report(7));
+}
+
+fn cg_lesson(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(args).env_remove("RUST_BACKTRACE").output().expect("the binary runs")
+}
+
+#[test]
+fn cg_lesson_emulate_runs_the_lesson_and_the_whole_exercise_without_a_gpu() {
+    let lesson = cg_lesson(&["--emulate", "--n", "40960"]);
     let out = String::from_utf8_lossy(&lesson.stdout);
     assert!(lesson.status.success(), "{out}\n{}", String::from_utf8_lossy(&lesson.stderr));
-    assert!(out.contains("emulated GPU on the CPU") && out.contains("not GPU timings") && out.ends_with("all checks passed\n"), "{out}");
-    let ex = host(&["exercise", "--emulate"]);
+    for line in ["4 blocks/SM x 40 SMs = 160", "161 blocks   CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE", "would use 160 blocks", "1 run after 0 warm-ups"] {
+        assert!(out.contains(line), "no {line:?} in:\n{out}");
+    }
+    assert!(out.ends_with("all 11 checks passed\n"), "{out}");
+    let ex = cg_lesson(&["exercise", "--emulate"]);
     let out = String::from_utf8_lossy(&ex.stdout);
     assert!(ex.status.success(), "{out}");
-    assert!(out.contains("  67108864 ") && out.ends_with("all checks passed\n"), "{out}");
+    assert!(out.contains("  67108864 ") && out.ends_with("all 9 checks passed\n"), "{out}");
 }
 
 #[test]
-fn bench_refuses_the_emulator_in_one_line() {
-    let o = host(&["bench", "--emulate"]);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(err.trim(), "error: bench measures a GPU, so it does not run on the emulated one: drop --emulate");
+fn a_seeded_run_prints_its_seed_and_gives_the_same_sums() {
+    let o = cg_lesson(&["--emulate", "--n", "4099", "--seed", "12345"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("threads interleaved at random from seed 12345 (--seed 12345 repeats this run)"), "{out}");
+    let plain = String::from_utf8_lossy(&cg_lesson(&["--emulate", "--n", "4099"]).stdout).into_owned();
+    let sums = |s: &str| s.lines().filter(|l| l.contains("two launches  ") || l.contains("cooperative launch  ")).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(sums(&out)[..2], sums(&plain)[..2]);
 }

@@ -1,48 +1,82 @@
 //! Tests that need an NVIDIA GPU. Marked `#[ignore]` so a CPU-only run lists
 //! them as ignored by name; run them with `cargo test -- --include-ignored`
-//! on a machine with a GPU.
+//! on a machine with a GPU (`scripts/gpu-check.sh` does, from staged binaries).
 
+use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
+use gpu::kernels::{GridSync, KernelDef, REDUCE_COOPERATIVE_GRID};
 use host::device::Gpu;
 use host::error::Error;
-use host::exercise::{self, LADDER};
-use host::launch::DeviceInput;
-use host::{lesson, reference};
-use gpu::kernels::REDUCE_COOPERATIVE_GRID;
+use host::exercise::{self, LADDER, Variant};
+use host::launch::{DeviceInput, SumParams};
+use host::reference::{self, Reference};
+use host::sums::{Path, Run, Sums};
+use host::lesson;
 
 fn gpu() -> Gpu {
     Gpu::open(0).expect("a GPU that supports cooperative launch")
 }
 
+/// The lesson's cooperative check on `def`, at `n`.
+fn cooperative_check(gpu: &Gpu, def: KernelDef<SumParams, GridSync>, n: usize) -> Run {
+    let sums = Sums::load_with_cooperative(gpu, 256, def).unwrap();
+    let xs = reference::fill(n).unwrap();
+    let r = Reference::new(&xs);
+    let input = DeviceInput::upload(gpu, &xs).unwrap();
+    let mut s = sums.scratch(sums.grid(n), 1).unwrap();
+    let run = sums.checked(Path::Cooperative, &input, &r, &mut s).unwrap();
+    let st = run.stages.as_ref().unwrap();
+    println!(
+        "{}, n = {n}, {} blocks: total {} vs {:.3} (bound {:.3e}, pass {}); {} bad partials; total vs partials error {:.3e} <= {:.3e}: {}",
+        def.name(),
+        run.blocks,
+        run.total.value,
+        run.total.reference,
+        run.total.bound,
+        run.total.pass,
+        st.bad_partials.len(),
+        st.total_of_partials.error,
+        st.total_of_partials.bound,
+        st.total_of_partials.pass
+    );
+    run
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn cooperative_sum_matches_the_double_reference_at_the_issue_sizes() {
+fn the_lesson_passes_every_check_at_several_block_sizes_and_sizes() {
     let gpu = gpu();
-    let kernel = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID).unwrap();
-    let capacity = kernel.limits(256).unwrap().capacity();
-    for n in [1usize, 611, 1024, 4_194_915] {
-        let xs = reference::fill(n).unwrap();
-        let (want, abs) = reference::reference_sum(&xs);
-        let blocks = (n as u64).div_ceil(256).min(capacity);
-        let input = DeviceInput::upload(&gpu, &xs).unwrap();
-        let launch = kernel.configure(blocks, 256).unwrap();
-        let (mut partials, mut total) = (gpu.zeros(blocks as usize).unwrap(), gpu.zeros(1).unwrap());
-        gpu.fill(&mut total, f32::NAN).unwrap();
-        launch.sum(&input, &mut partials, &mut total).unwrap();
-        let got = gpu.read(&total).unwrap()[0];
-        let bound = reference::error_bound(reference::longest_chain(n as u64, blocks, 256), abs);
-        let check = reference::check(got, want, bound);
-        println!("n = {n:>8}: {got:.6} vs {want:.6} (error {:.2e}, bound {:.2e}, {blocks} blocks)", check.error, check.bound);
-        assert!(check.pass, "n = {n}: {check:?}");
+    for (n, threads_per_block) in [(4_194_915, 256), (4_194_915, 64), (4_194_915, 1024), (1, 256), (0, 256), (611, 256)] {
+        let r = lesson::run(&gpu, lesson::LessonConfig { n, threads_per_block, runs: 3, warmups: 1 }, &mut |_, _| {}).unwrap();
+        for c in &r.checks {
+            assert!(c.pass(), "n = {n}, {threads_per_block} threads: {} ({})", c.name, c.detail);
+        }
     }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_lessons_cooperative_check_fails_a_kernel_without_grid_sync() {
+    let run = cooperative_check(&gpu(), MUTANT_WITHOUT_GRID_SYNC, 4_194_915);
+    assert!(!run.pass(), "{run:?}");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_stage_check_catches_a_dropped_block_past_2_to_the_32() {
+    let gpu = gpu();
+    let n = (1usize << 32) + 3;
+    let run = cooperative_check(&gpu, MUTANT_DROPPING_LAST_BLOCK, n);
+    let st = run.stages.as_ref().unwrap();
+    assert!(st.bad_partials.is_empty() && !st.total_of_partials.pass, "{run:?}");
+    assert!(!run.pass());
+    let right = cooperative_check(&gpu, REDUCE_COOPERATIVE_GRID, n);
+    assert!(right.pass(), "{right:?}");
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn coalesced_threads_returns_the_lessons_table() {
     let rows = gpu().coalesced_demo().unwrap();
-    for r in &rows {
-        println!("warp {} lane {:>2} size {:>2} rank {:>2}", r.warp, r.lane, r.group_size, r.rank);
-    }
     assert_eq!(rows, lesson::expected_coalesced());
 }
 
@@ -67,48 +101,38 @@ fn the_driver_refuses_an_oversized_cooperative_probe_by_name() {
     let gpu = gpu();
     let capacity = gpu.kernel(&gpu::kernels::PROBE_COOPERATIVE).unwrap().limits(256).unwrap().capacity();
     let ok = gpu.probe(capacity, 256, true).unwrap();
-    assert!(ok.is_valid);
-    assert_eq!(ok.num_blocks as u64, capacity);
+    assert!(ok.is_valid && ok.num_blocks == capacity);
     let err = gpu.probe(capacity + 1, 256, true).unwrap_err();
     assert_eq!(err.driver_name().as_deref(), Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"), "{err}");
 }
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn the_lesson_passes_every_check_at_several_block_sizes_and_sizes() {
+fn the_exercise_solution_passes_and_each_mistake_fails_exactly_the_cases_the_lesson_predicts() {
     let gpu = gpu();
-    for (n, threads) in [(4_194_915, 256), (4_194_915, 64), (4_194_915, 1024), (1, 256), (0, 256), (611, 256)] {
-        let r = lesson::run(&gpu, lesson::LessonConfig { n, threads, runs: 3, warmups: 1 }).unwrap();
-        for c in &r.checks {
-            assert!(c.pass, "n = {n}, block {threads}: {} ({})", c.name, c.detail);
-        }
-    }
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn the_exercise_solution_passes_the_whole_ladder() {
-    let r = exercise::run(&gpu(), host::cli::Variant::Solve).unwrap();
-    print!("{}", exercise::render(&r));
-    assert_eq!(r.smallest_failure, None);
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU"]
-fn each_exercise_variant_fails_exactly_the_cases_the_lesson_predicts() {
-    let gpu = gpu();
-    use host::cli::Variant::*;
     for (variant, expected) in [
-        (GridFromN, vec![4_194_915u64, 67_108_864]),
-        (ZeroGrid, vec![0]),
-        (BoundsBug, vec![1, 31, 611, 4_194_915]),
+        (Variant::Solve, vec![]),
+        (Variant::GridFromN, vec![4_194_915u64, 67_108_864]),
+        (Variant::ZeroGrid, vec![0]),
+        (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
     ] {
-        let r = exercise::run(&gpu, variant).unwrap();
+        let r = exercise::run_sizes(&gpu, variant, &LADDER, &mut |_| {}).unwrap();
         print!("{}", exercise::render(&r));
-        let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass).map(|c| c.n).collect();
+        let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
         assert_eq!(failing, expected, "{variant:?}");
-        assert_eq!(r.cases.len(), LADDER.len());
     }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn out_of_range_shuffle_operands_use_their_low_five_bits() {
+    let gpu = gpu();
+    let got = gpu.shuffle_out_of_range().unwrap();
+    println!("H200 shuffles (lane: shfl 37, shfl 67, down 33, up 34, xor 35, tile-8 shfl 11):");
+    for (lane, row) in got.chunks(gpu::kernels::SHUFFLE_PROBES).enumerate().filter(|(l, _)| [0, 1, 2, 7, 8, 30, 31].contains(l)) {
+        println!("  {lane:>2}: {row:?}");
+    }
+    assert_eq!(got, gpu::kernels::shuffle_out_of_range_expected().to_vec());
 }
 
 #[test]
@@ -118,20 +142,16 @@ fn order_sensitive_sums_for_the_emulator() {
     // additions; gpu/tests/emulator.rs holds them and checks that the
     // emulator gets the same bits.
     let gpu = gpu();
-    let n = 100_003;
-    let xs = gpu::emu::order_sensitive_input(n);
+    let xs = gpu::emu::order_sensitive_input(100_003);
     let input = DeviceInput::upload(&gpu, &xs).unwrap();
-    let sums = host::sums::Sums::load(&gpu, 64).unwrap();
-    let mut s = sums.scratch(8).unwrap();
-    let two = sums.total_of(&mut s, |s| sums.two_launches(8, &input, s)).unwrap();
-    let one = sums.total_of(&mut s, |s| sums.one_cooperative_launch(8, &input, s)).unwrap();
-    let fast = sums.total_of(&mut s, |s| sums.one_fast_launch(8, &input, s)).unwrap();
-    let bits = [two.to_bits(), one.to_bits(), fast.to_bits()];
-    println!("H200: {bits:#010x?} = {:?}", [two, one, fast]);
-    assert_eq!(bits[0], bits[1], "both lesson paths add in the same order");
-    let (want, abs) = reference::reference_sum(&xs);
-    let bound = reference::error_bound(reference::longest_chain_fast(n as u64, 8, 64), abs);
-    for total in [two, one, fast] {
-        assert!(reference::check(total, want, bound).pass, "{total} vs {want}");
+    let sums = Sums::load(&gpu, 64).unwrap();
+    let mut s = sums.scratch(8, 1).unwrap();
+    let mut bits = [0u32; 3];
+    for (b, path) in bits.iter_mut().zip([Path::TwoLaunches, Path::Cooperative, Path::Fast]) {
+        sums.poison_partials(&mut s).unwrap();
+        sums.run(path, 8, &input, &mut s, 0).unwrap();
+        *b = gpu.read(&s.out).unwrap()[0].to_bits();
     }
+    println!("H200: {bits:#010x?} = {:?}", bits.map(f32::from_bits));
+    assert_eq!(bits[0], bits[1], "both lesson paths add in the same order");
 }

@@ -1,14 +1,21 @@
 //! The embedded PTX assembles with `ptxas` for several architectures, with
 //! every kernel present, nothing external, and no spills.
 //!
-//! `ptxas` is found through `$PTXAS`, `PATH`, or the PyPI package
-//! `nvidia-cuda-nvcc-cu12`. Without it the test fails under CI (`CI` set) and
-//! is skipped with a printed reason elsewhere.
+//! `ptxas` is found through `$PTXAS`, `PATH`, the virtual environment the
+//! README's test command makes (`target/venv`, with the PyPI package
+//! `nvidia-cuda-nvcc-cu12`), or the system Python. Without it the test fails,
+//! saying how to get it: a check that cannot run is never reported as passed.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 const ARCHS: [&str; 4] = ["sm_70", "sm_75", "sm_80", "sm_90"];
+
+fn python_package_ptxas(python: &str) -> Option<PathBuf> {
+    let out = Command::new(python).args(["-c", "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"]).output().ok()?;
+    let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("bin/ptxas");
+    p.exists().then_some(p)
+}
 
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
@@ -17,13 +24,8 @@ fn find_ptxas() -> Option<PathBuf> {
     if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
         return Some("ptxas".into());
     }
-    let out = Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"])
-        .output()
-        .ok()?;
-    let dir = String::from_utf8(out.stdout).ok()?;
-    let p = PathBuf::from(dir.trim()).join("bin/ptxas");
-    p.exists().then_some(p)
+    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/venv/bin/python");
+    python_package_ptxas(&venv.to_string_lossy()).or_else(|| python_package_ptxas("python3"))
 }
 
 /// Registers and spill bytes per entry, from `ptxas -v`; `None` when this
@@ -58,13 +60,9 @@ fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Option<Vec<(S
 
 #[test]
 fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
-    let Some(ptxas) = find_ptxas() else {
-        if std::env::var_os("CI").is_some() {
-            panic!("ptxas not found under CI: install it with `pip install nvidia-cuda-nvcc-cu12` or set PTXAS");
-        }
-        eprintln!("skipped: ptxas not found (pip install nvidia-cuda-nvcc-cu12, or set PTXAS)");
-        return;
-    };
+    let ptxas = find_ptxas().expect(
+        "ptxas not found, so the PTX cannot be checked: run the README's test command (it installs ptxas into target/venv), or set PTXAS",
+    );
     assert!(!host::PTX.contains(".extern .func"), "the PTX calls an external function");
     for name in gpu::kernels::ALL_NAMES {
         assert!(host::PTX.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
@@ -73,19 +71,26 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     std::fs::create_dir_all(&dir).unwrap();
     let ptx = dir.join("gpu.ptx");
     std::fs::write(&ptx, host::PTX).unwrap();
+    let mut assembled = 0;
     for arch in ARCHS {
         let Some(entries) = assemble(&ptxas, &ptx, arch) else {
-            assert!(std::env::var_os("CI").is_none(), "the ptxas under CI must know {arch}: install nvidia-cuda-nvcc-cu12 (CUDA 12)");
-            eprintln!("skipped {arch}: this ptxas does not support it");
+            // CUDA 13's ptxas has no sm_70; the README's pinned CUDA 12 ptxas has.
+            assert!(arch == "sm_70", "this ptxas does not know {arch}");
+            eprintln!("not assembled for {arch}: this ptxas (CUDA 13 or later) dropped it");
             continue;
         };
+        assembled += 1;
         for name in gpu::kernels::ALL_NAMES {
             assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
         }
         for (name, regs, spill) in &entries {
             println!("{arch} {name}: {regs} registers, {spill} spill bytes");
             assert_eq!(*spill, 0, "{arch} {name} spills");
+            if arch == "sm_90" && name.starts_with("reduce_") && name != "reduce_cooperative_fast" {
+                assert!(*regs <= 32, "{name} needs {regs} registers: more than 32 costs the H200 blocks per SM at 256 threads");
+            }
         }
     }
+    assert!(assembled >= 3);
     std::fs::remove_dir_all(&dir).ok();
 }

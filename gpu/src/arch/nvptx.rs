@@ -1,7 +1,11 @@
 //! PTX instructions the kernels need, one small function each (the PTX build).
 //!
-//! The only module with inline assembly (the model is `core::arch::nvptx`). The
-//! cooperative-groups layer in [`crate::cg`] is built on these functions only.
+//! The only module with inline assembly (the model is `core::arch::nvptx`).
+//! Reading a special register is safe; an instruction whose misuse is
+//! undefined (a barrier or a warp collective that not every named thread
+//! reaches, a load from an address the caller does not vouch for) is an
+//! `unsafe fn` whose `# Safety` says what the caller must guarantee. The
+//! cooperative-groups layer in [`crate::cg`] is the safe surface built on these.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -43,7 +47,6 @@ pub fn lane_id() -> u32 {
     r
 }
 
-
 /// `%globaltimer`: nanoseconds, from a clock shared by the whole GPU.
 #[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
 #[inline(always)]
@@ -56,16 +59,25 @@ pub fn global_timer() -> u64 {
 
 /// `bar.sync 0`: every thread of the block waits here, and the block's memory
 /// writes before it are visible to the block after it (`__syncthreads()`).
+///
+/// # Safety
+/// Every thread of the block that has not exited reaches this barrier;
+/// otherwise the block hangs or the barrier pairs up unrelated calls.
 #[inline(always)]
-pub fn sync_threads() {
-    // SAFETY: a block-wide barrier; the caller's group type makes every thread reach it.
+pub unsafe fn sync_threads() {
+    // SAFETY: the caller's contract.
     unsafe { nvptx::_syncthreads() }
 }
 
-/// `bar.warp.sync mask`: the lanes in `mask` wait for each other (`__syncwarp(mask)`).
+/// `bar.warp.sync mask`: the lanes in `mask` wait for each other, and their
+/// memory writes before it are visible to each other after it (`__syncwarp(mask)`).
+///
+/// # Safety
+/// The calling lane is in `mask`, and every lane in `mask` executes a
+/// `bar.warp.sync` with the same mask.
 #[inline(always)]
-pub fn sync_warp(mask: u32) {
-    // SAFETY: a warp barrier over lanes that the caller's group names.
+pub unsafe fn sync_warp(mask: u32) {
+    // SAFETY: the caller's contract.
     unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) };
 }
 
@@ -78,64 +90,45 @@ pub fn active_mask() -> u32 {
     r
 }
 
-/// `shfl.sync.down.b32`: the value from lane `lane + delta` of the segment
-/// (`__shfl_down_sync`). `c` packs the segment mask and clamp ([`crate::cg::lanes::shfl_c`]).
-#[inline(always)]
-pub fn shfl_down(mask: u32, v: u32, delta: u32, c: u32) -> u32 {
-    let r: u32;
-    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
-    unsafe {
-        asm!("shfl.sync.down.b32 {r}, {v}, {d}, {c}, {m};",
-             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, c = in(reg32) c, m = in(reg32) mask,
-             options(nomem, nostack))
+macro_rules! shfl {
+    ($(#[$doc:meta])* $name:ident, $mode:literal, $b:ident) => {
+        $(#[$doc])*
+        ///
+        /// `c` packs the segment mask and clamp ([`crate::cg::lanes::shfl_c`]).
+        ///
+        /// # Safety
+        /// The calling lane is in `mask`, and every lane in `mask` executes the
+        /// same shuffle with the same mask.
+        #[inline(always)]
+        pub unsafe fn $name(mask: u32, v: u32, $b: u32, c: u32) -> u32 {
+            let r: u32;
+            // SAFETY: the caller's contract.
+            unsafe {
+                asm!(concat!("shfl.sync.", $mode, ".b32 {r}, {v}, {b}, {c}, {m};"),
+                     r = out(reg32) r, v = in(reg32) v, b = in(reg32) $b, c = in(reg32) c, m = in(reg32) mask,
+                     options(nomem, nostack))
+            };
+            r
+        }
     };
-    r
 }
-
-/// `shfl.sync.up.b32`: the value from lane `lane - delta` of the segment (`__shfl_up_sync`).
-#[inline(always)]
-pub fn shfl_up(mask: u32, v: u32, delta: u32, c: u32) -> u32 {
-    let r: u32;
-    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
-    unsafe {
-        asm!("shfl.sync.up.b32 {r}, {v}, {d}, {c}, {m};",
-             r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta, c = in(reg32) c, m = in(reg32) mask,
-             options(nomem, nostack))
-    };
-    r
-}
-
-/// `shfl.sync.bfly.b32`: the value from lane `lane ^ lane_mask` (`__shfl_xor_sync`).
-#[inline(always)]
-pub fn shfl_xor(mask: u32, v: u32, lane_mask: u32, c: u32) -> u32 {
-    let r: u32;
-    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
-    unsafe {
-        asm!("shfl.sync.bfly.b32 {r}, {v}, {x}, {c}, {m};",
-             r = out(reg32) r, v = in(reg32) v, x = in(reg32) lane_mask, c = in(reg32) c, m = in(reg32) mask,
-             options(nomem, nostack))
-    };
-    r
-}
-
-/// `shfl.sync.idx.b32`: the value from lane `src` of the segment (`__shfl_sync`).
-#[inline(always)]
-pub fn shfl_idx(mask: u32, v: u32, src: u32, c: u32) -> u32 {
-    let r: u32;
-    // SAFETY: every lane in `mask` executes this shuffle (the group guarantees it).
-    unsafe {
-        asm!("shfl.sync.idx.b32 {r}, {v}, {s}, {c}, {m};",
-             r = out(reg32) r, v = in(reg32) v, s = in(reg32) src, c = in(reg32) c, m = in(reg32) mask,
-             options(nomem, nostack))
-    };
-    r
-}
+shfl!(/// `shfl.sync.down.b32`: the value from lane `lane + delta` of the segment (`__shfl_down_sync`).
+    shfl_down, "down", delta);
+shfl!(/// `shfl.sync.up.b32`: the value from lane `lane - delta` of the segment (`__shfl_up_sync`).
+    shfl_up, "up", delta);
+shfl!(/// `shfl.sync.bfly.b32`: the value from lane `lane ^ lane_mask` (`__shfl_xor_sync`).
+    shfl_xor, "bfly", lane_mask);
+shfl!(/// `shfl.sync.idx.b32`: the value from lane `src` of the segment, modulo its width (`__shfl_sync`).
+    shfl_idx, "idx", src);
 
 /// `vote.sync.ballot.b32`: bit `l` set where lane `l` of `mask` has `pred` (`__ballot_sync`).
+///
+/// # Safety
+/// The calling lane is in `mask`, and every lane in `mask` executes the same vote.
 #[inline(always)]
-pub fn ballot(mask: u32, pred: bool) -> u32 {
+pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
     let r: u32;
-    // SAFETY: every lane in `mask` executes this vote (the group guarantees it).
+    // SAFETY: the caller's contract.
     unsafe {
         asm!("{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
              r = out(reg32) r, x = in(reg32) pred as u32, m = in(reg32) mask,
@@ -153,11 +146,14 @@ pub fn popc(v: u32) -> u32 {
 macro_rules! redux {
     ($(#[$doc:meta])* $name:ident, $ty:ty, $ptx:literal) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        /// The calling lane is in `mask`, and every lane in `mask` executes the same reduction.
         #[cfg(target_feature = "sm_80")]
         #[inline(always)]
-        pub fn $name(mask: u32, v: $ty) -> $ty {
+        pub unsafe fn $name(mask: u32, v: $ty) -> $ty {
             let r: $ty;
-            // SAFETY: every lane in `mask` executes this reduction (the group guarantees it).
+            // SAFETY: the caller's contract.
             unsafe { asm!(concat!($ptx, " {r}, {v}, {m};"), r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask, options(nomem, nostack)) };
             r
         }
@@ -190,6 +186,14 @@ pub fn grid_workspace() -> *mut u32 {
     (((hi as u64) << 32) | lo as u64) as *mut u32
 }
 
+/// A comment in the PTX of every kernel that calls `grid.sync()`, which the
+/// host looks for before it lets anything launch that kernel the ordinary way.
+#[inline(always)]
+pub fn mark_grid_sync() {
+    // SAFETY: a comment; no instruction.
+    unsafe { asm!("// cg::grid_group::sync", options(nomem, nostack, preserves_flags)) };
+}
+
 /// `atom.add.release.gpu.u32`: adds `v` at `p` and returns the old value; this
 /// thread's earlier writes (and those it has observed) become visible GPU-wide
 /// before the add does.
@@ -216,7 +220,6 @@ pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     unsafe { asm!("ld.acquire.gpu.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack)) };
     v
 }
-
 
 /// `atom.cas.relaxed.sys.b32`: writes `new` at `p` if it holds `expected`;
 /// returns the old value. System scope, so host-mapped memory works.
@@ -254,18 +257,29 @@ pub fn fence_sys() {
     unsafe { asm!("fence.sc.sys;", options(nostack)) };
 }
 
-/// `ld.global.nc.f32`: a read through the read-only data cache (`__ldg`).
+/// `ld.global.nc.b32`: a 4-byte read through the read-only data cache (`__ldg`).
 ///
 /// # Safety
-/// `p` is valid and nothing writes it while the kernel runs.
+/// `p` is a valid, aligned global address nothing writes while the kernel runs.
 #[inline(always)]
-pub unsafe fn ldg_f32(p: *const f32) -> f32 {
-    let v: f32;
+pub unsafe fn ldg_b32(p: *const u32) -> u32 {
+    let v: u32;
     // SAFETY: the caller guarantees a valid, read-only address.
-    unsafe { asm!("ld.global.nc.f32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack)) };
+    unsafe { asm!("ld.global.nc.b32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack)) };
     v
 }
 
+/// `ld.global.nc.b64`: an 8-byte read through the read-only data cache (`__ldg`).
+///
+/// # Safety
+/// As [`ldg_b32`], 8-byte aligned.
+#[inline(always)]
+pub unsafe fn ldg_b64(p: *const u64) -> u64 {
+    let v: u64;
+    // SAFETY: the caller guarantees a valid, read-only address.
+    unsafe { asm!("ld.global.nc.b64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p, options(pure, readonly, nostack)) };
+    v
+}
 
 /// `ld.global.nc.v4.f32`: four floats in one 16-byte read through the
 /// read-only cache.

@@ -34,8 +34,12 @@ impl ThreadBlock {
     /// Waits for every thread of the block; writes before it are visible to the
     /// block after it (`block.sync()`, the same as `__syncthreads()`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn sync(&self) {
-        arch::sync_threads()
+        emu_call!("block.sync()");
+        // SAFETY: a block-wide barrier touches no memory. A call some thread
+        // never reaches is the logic error this layer's documentation names.
+        unsafe { arch::sync_threads() }
     }
 
     /// This thread's rank in the block, x fastest (`block.thread_rank()`).

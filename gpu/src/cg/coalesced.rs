@@ -14,9 +14,13 @@ pub struct CoalescedGroup {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn coalesced_threads() -> CoalescedGroup {
+    emu_call!("cg::coalesced_threads()");
     CoalescedGroup { mask: arch::active_mask() }
 }
 
+// SAFETY (for every collective below): the mask is the set of lanes that were
+// active together when the group was made, this lane among them; the same
+// lanes calling the same collective is the group's contract.
 impl CoalescedGroup {
     /// How many lanes are in the group (`num_threads()`, `__popc(mask)`).
     #[inline(always)]
@@ -38,26 +42,38 @@ impl CoalescedGroup {
 
     /// Waits for the group's lanes (`sync()`, `__syncwarp(mask)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn sync(&self) {
-        arch::sync_warp(self.mask)
+        emu_call!("coalesced.sync()");
+        // SAFETY: see above.
+        unsafe { arch::sync_warp(self.mask) }
     }
 
     /// Bit `r` set where the group's rank-`r` lane has `pred` (`ballot(pred)`;
     /// packed to group ranks as in C++).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn ballot(&self, pred: bool) -> u32 {
-        pack_lanes(self.mask, arch::ballot(self.mask, pred))
+        emu_call!("coalesced.ballot()");
+        // SAFETY: see above.
+        pack_lanes(self.mask, unsafe { arch::ballot(self.mask, pred) })
     }
 
     /// Whether any lane of the group has `pred` (`any(pred)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn any(&self, pred: bool) -> bool {
-        arch::ballot(self.mask, pred) != 0
+        emu_call!("coalesced.any()");
+        // SAFETY: see above.
+        unsafe { arch::ballot(self.mask, pred) != 0 }
     }
 
     /// Whether every lane of the group has `pred` (`all(pred)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn all(&self, pred: bool) -> bool {
-        arch::ballot(self.mask, pred) == self.mask
+        emu_call!("coalesced.all()");
+        // SAFETY: see above.
+        unsafe { arch::ballot(self.mask, pred) == self.mask }
     }
 }

@@ -1,5 +1,6 @@
+#[cfg(target_arch = "nvptx64")]
 use super::barrier::{arrival, released};
-#[cfg(feature = "barrier-timeout")]
+#[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
 use super::barrier::{REPORT_MAGIC, TIMEOUT_NS, arrivals};
 use super::block::this_thread_block;
 use super::lanes::linear_rank;
@@ -9,8 +10,8 @@ use crate::arch;
 ///
 /// Its [`sync`](Self::sync) is a barrier across all blocks, which can only
 /// complete when all of them are resident at once: that is what a cooperative
-/// launch arranges, and the host's `CooperativeKernel` type is the only way
-/// this project launches a kernel that calls it.
+/// launch arranges, and a kernel declared `#[kernel(cooperative)]` is the only
+/// kind the host launches that way (and the only kind allowed to call it).
 pub struct GridGroup {
     workspace: *mut u32,
 }
@@ -39,7 +40,24 @@ impl GridGroup {
     /// Traps when [`is_valid`](Self::is_valid) is false, where C++ leaves the
     /// behaviour undefined.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn sync(&self) {
+        #[cfg(target_arch = "nvptx64")]
+        self.sync_on_gpu();
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            emu_call!("grid.sync()");
+            crate::emu::thread::grid_sync(self.is_valid());
+        }
+    }
+
+    /// The driver's grid barrier (its ABI, as `cooperative_groups/details/sync.h`
+    /// documents it): a block barrier, one arrival per block on the workspace's
+    /// barrier word, a spin until the word's top bit flips, a block barrier.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn sync_on_gpu(&self) {
+        arch::mark_grid_sync();
         if !self.is_valid() {
             arch::trap();
         }
@@ -59,7 +77,7 @@ impl GridGroup {
     }
 
     /// Spins until the barrier joined at `arrived_at` completes.
-    #[cfg(not(feature = "barrier-timeout"))]
+    #[cfg(all(target_arch = "nvptx64", not(feature = "barrier-timeout")))]
     #[inline(always)]
     fn wait(&self, barrier: *mut u32, arrived_at: u32) {
         // SAFETY: `barrier` is the workspace's barrier word.
@@ -68,7 +86,7 @@ impl GridGroup {
 
     /// Spins until the barrier completes or [`TIMEOUT_NS`] passes; then
     /// records which block gave up and how many had arrived, and traps.
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
     #[inline(always)]
     fn wait(&self, barrier: *mut u32, arrived_at: u32) {
         let start = arch::global_timer();
@@ -113,11 +131,11 @@ impl GridGroup {
 
 /// Where a diagnosing `grid.sync()` writes its report: four `u32` of
 /// host-mapped memory that the host sets before launching, or null.
-#[cfg(feature = "barrier-timeout")]
+#[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
 #[unsafe(no_mangle)]
 pub static mut GRID_BARRIER_REPORT: *mut u32 = core::ptr::null_mut();
 
-#[cfg(feature = "barrier-timeout")]
+#[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
 #[cold]
 fn give_up(block: u32, arrived: u32, expected: u32) -> ! {
     // SAFETY: the host writes this pointer before launching, never during.

@@ -12,9 +12,25 @@
 //! compile time; operators are zero-sized types; and an invalid grid group is
 //! refused at [`GridGroup::sync`] with a trap rather than left undefined.
 //!
+//! This layer is the safe surface over the instructions in `arch`. A
+//! collective (a barrier, a shuffle, a vote) touches no memory, so calling one
+//! is safe; calling it where not every member of the group arrives is a logic
+//! error that hangs or pairs up unrelated calls on a GPU (the host's bounded
+//! wait reports the hang), and that the emulator names, with the lanes and the
+//! call each one waits at.
+//!
 //! On the GPU these compile to the PTX in `arch`; on the host they run on the
 //! emulator ([`crate::emu`]). [`barrier`] and [`lanes`] hold their arithmetic
 //! as plain functions, tested on their own.
+
+/// Names the cooperative-groups call in progress, for the emulator's reports
+/// (compiles to nothing on the GPU).
+macro_rules! emu_call {
+    ($name:expr) => {
+        #[cfg(not(target_arch = "nvptx64"))]
+        let _call = crate::emu::thread::Call::enter($name);
+    };
+}
 
 pub mod barrier;
 pub mod lanes;

@@ -9,8 +9,11 @@ pub trait ReduceOp<T>: Copy {
 
     /// The tile-wide result from the hardware's `redux.sync`, where the target
     /// has it for `T` (sm_80+ and 32-bit integers); `None` means "use shuffles".
+    ///
+    /// # Safety
+    /// As `redux.sync`: the calling lane is in `mask` and every lane of `mask` calls it.
     #[inline(always)]
-    fn hardware(_mask: u32, _v: T) -> Option<T> {
+    unsafe fn hardware(_mask: u32, _v: T) -> Option<T> {
         None
     }
 }
@@ -50,21 +53,30 @@ macro_rules! int_ops {
             fn combine(a: $t, b: $t) -> $t { a.wrapping_add(b) }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
-            fn hardware(mask: u32, v: $t) -> Option<$t> { Some(arch::$add(mask, v)) }
+            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
+                // SAFETY: the caller's contract.
+                Some(unsafe { arch::$add(mask, v) })
+            }
         }
         impl ReduceOp<$t> for Less {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a.min(b) }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
-            fn hardware(mask: u32, v: $t) -> Option<$t> { Some(arch::$min(mask, v)) }
+            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
+                // SAFETY: the caller's contract.
+                Some(unsafe { arch::$min(mask, v) })
+            }
         }
         impl ReduceOp<$t> for Greater {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a.max(b) }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
-            fn hardware(mask: u32, v: $t) -> Option<$t> { Some(arch::$max(mask, v)) }
+            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
+                // SAFETY: the caller's contract.
+                Some(unsafe { arch::$max(mask, v) })
+            }
         }
     };
 }

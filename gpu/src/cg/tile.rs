@@ -40,7 +40,7 @@ shuffle_64!(f64, u64, i64);
 /// (`cg::thread_block_tile<N>`).
 ///
 /// Every member must take part in each collective call (shuffles, votes,
-/// [`reduce`]); a tile built in a branch that not all of its threads reach is
+/// [`reduce`]); a tile used in a branch that not all of its threads reach is
 /// the deadlock the guide warns about.
 pub struct ThreadBlockTile<const N: u32> {
     block_rank: u32,
@@ -55,16 +55,23 @@ pub fn tiled_partition<const N: u32>(block: &ThreadBlock) -> ThreadBlockTile<N> 
     ThreadBlockTile { block_rank: block.thread_rank(), block_threads: block.num_threads() }
 }
 
+// SAFETY (for every collective below): the mask is this thread's own tile, so
+// the calling lane is in it; the tile's other members reaching the same call is
+// the contract this type documents, and a collective touches no memory.
 impl<const N: u32> ThreadBlockTile<N> {
     #[inline(always)]
     fn mask(&self) -> u32 {
         tile_mask(arch::lane_id(), N)
     }
 
-    /// Waits for the tile's threads (`tile.sync()`, `__syncwarp(mask)`).
+    /// Waits for the tile's threads; their writes before it are visible to each
+    /// other after it (`tile.sync()`, `__syncwarp(mask)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn sync(&self) {
-        arch::sync_warp(self.mask())
+        emu_call!("tile.sync()");
+        // SAFETY: see above.
+        unsafe { arch::sync_warp(self.mask()) }
     }
 
     /// This thread's rank in the tile, 0..N (`tile.thread_rank()`).
@@ -91,58 +98,80 @@ impl<const N: u32> ThreadBlockTile<N> {
         self.block_threads.div_ceil(N)
     }
 
-    /// `v` from the tile's thread of rank `src` (`tile.shfl(v, src)`).
+    /// `v` from the tile's thread of rank `src % N` (`tile.shfl(v, src)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn shfl<T: ShuffleValue>(&self, v: T, src: u32) -> T {
+        emu_call!("tile.shfl()");
         let mask = self.mask();
-        v.shuffle(|w| arch::shfl_idx(mask, w, src, shfl_c(N, false)))
+        // SAFETY: see above.
+        v.shuffle(|w| unsafe { arch::shfl_idx(mask, w, src, shfl_c(N, false)) })
     }
 
     /// `v` from rank `thread_rank() + delta`, or this thread's own `v` past the
     /// end of the tile (`tile.shfl_down(v, delta)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn shfl_down<T: ShuffleValue>(&self, v: T, delta: u32) -> T {
+        emu_call!("tile.shfl_down()");
         let mask = self.mask();
-        v.shuffle(|w| arch::shfl_down(mask, w, delta, shfl_c(N, false)))
+        // SAFETY: see above.
+        v.shuffle(|w| unsafe { arch::shfl_down(mask, w, delta, shfl_c(N, false)) })
     }
 
     /// `v` from rank `thread_rank() - delta`, or this thread's own `v` before
     /// the start of the tile (`tile.shfl_up(v, delta)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn shfl_up<T: ShuffleValue>(&self, v: T, delta: u32) -> T {
+        emu_call!("tile.shfl_up()");
         let mask = self.mask();
-        v.shuffle(|w| arch::shfl_up(mask, w, delta, shfl_c(N, true)))
+        // SAFETY: see above.
+        v.shuffle(|w| unsafe { arch::shfl_up(mask, w, delta, shfl_c(N, true)) })
     }
 
     /// `v` from rank `thread_rank() ^ lane_mask` (`tile.shfl_xor(v, lane_mask)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn shfl_xor<T: ShuffleValue>(&self, v: T, lane_mask: u32) -> T {
+        emu_call!("tile.shfl_xor()");
         let mask = self.mask();
-        v.shuffle(|w| arch::shfl_xor(mask, w, lane_mask, shfl_c(N, false)))
+        // SAFETY: see above.
+        v.shuffle(|w| unsafe { arch::shfl_xor(mask, w, lane_mask, shfl_c(N, false)) })
     }
 
     /// Bit `r` set where the tile's rank-`r` thread has `pred` (`tile.ballot(pred)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn ballot(&self, pred: bool) -> u32 {
+        emu_call!("tile.ballot()");
         let mask = self.mask();
-        arch::ballot(mask, pred) >> mask.trailing_zeros()
+        // SAFETY: see above.
+        unsafe { arch::ballot(mask, pred) >> mask.trailing_zeros() }
     }
 
     /// Whether any thread of the tile has `pred` (`tile.any(pred)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn any(&self, pred: bool) -> bool {
-        arch::ballot(self.mask(), pred) != 0
+        emu_call!("tile.any()");
+        // SAFETY: see above.
+        unsafe { arch::ballot(self.mask(), pred) != 0 }
     }
 
     /// Whether every thread of the tile has `pred` (`tile.all(pred)`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn all(&self, pred: bool) -> bool {
+        emu_call!("tile.all()");
         let mask = self.mask();
-        arch::ballot(mask, pred) == mask
+        // SAFETY: see above.
+        unsafe { arch::ballot(mask, pred) == mask }
     }
 
     /// [`reduce`] as a method.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn reduce<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
         reduce(self, v, op)
     }
@@ -157,8 +186,11 @@ impl<const N: u32> ThreadBlockTile<N> {
 /// combines in a fixed order, so a float result is the same on every run and in
 /// every lane.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn reduce<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
-    if let Some(r) = Op::hardware(tile.mask(), v) {
+    emu_call!("cg::reduce()");
+    // SAFETY: the tile's own mask; see `ThreadBlockTile`.
+    if let Some(r) = unsafe { Op::hardware(tile.mask(), v) } {
         return r;
     }
     let mut v = v;

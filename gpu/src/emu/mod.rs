@@ -1,106 +1,65 @@
-//! An emulated GPU on the CPU, for running the same kernel source without a
-//! GPU: every GPU thread is an OS thread, a block's threads run together with
-//! a real barrier, a warp's lanes meet for each shuffle and vote, and a
-//! cooperative launch gets a real grid workspace, so `grid.sync()` runs the
-//! driver's barrier algorithm on real atomics.
+//! An emulated GPU on the CPU: the same kernel source, run with a GPU's
+//! execution model, so a learner without a GPU can run, change and break the
+//! lesson's kernels and be told what went wrong.
 //!
-//! Like a GPU, the device has a number of SMs and per-SM limits, so occupancy,
-//! the cooperative maximum and the refusal of a grid over it behave as they
-//! do on hardware. An ordinary launch runs only as many blocks at once as fit
-//! and starts the rest as blocks finish.
+//! - **Threads**: every GPU thread is a stackful coroutine; a block's threads
+//!   run on one worker thread, switching only where a GPU thread waits (a
+//!   block barrier, a warp collective, `grid.sync()`, a spin on memory). One
+//!   worker per core runs whole blocks. Stacks: see [`stack`].
+//! - **The device** has SMs with per-SM limits ([`Device`]), so occupancy,
+//!   the cooperative maximum and the refusal of one block more behave as on
+//!   hardware; the default is the lesson's Tesla T4.
+//! - **Memory**: a block sees other blocks' writes only after `grid.sync()`
+//!   ([`launch`] says why), which makes every run deterministic.
+//! - **Checks a GPU needs a sanitizer for**: an access outside a kernel
+//!   parameter's buffer or the dynamic shared memory, a misaligned vector
+//!   load, a data race in a block (no barrier between two threads' accesses,
+//!   one a write) or between blocks (no `grid.sync()` between), a barrier met
+//!   from different places, and a deadlock (every live thread waits for
+//!   something that cannot happen), each a [`Fault`] that names the kernel,
+//!   the threads, the source line and what is missing.
+//! - **Interleavings**: by default each block runs its threads in order; with
+//!   a seed ([`Options::seed`]) it picks the next thread and preempts at
+//!   random, to shake out code that relies on an order the GPU does not promise.
 
-pub(crate) mod block;
-pub(crate) mod thread;
-pub(crate) mod warp;
+mod block;
+pub mod fault;
+mod launch;
+mod memory;
+mod race;
+pub mod stack;
+pub mod thread;
 
-use block::Block;
-use std::any::Any;
-use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, Once};
-use thread::{Aborted, ThreadCtx, Trap};
-use warp::{Status, Warp};
+pub use fault::{Access, Fault, Site, ThreadId};
+pub use memory::Memory;
+
+use std::time::Duration;
 
 /// An emulated device: SMs and what each SM holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Device {
     pub sms: u32,
-    pub max_threads_per_sm: u32,
-    pub max_blocks_per_sm: u32,
+    pub threads_per_sm: u32,
+    pub blocks_per_sm: u32,
     pub shared_bytes_per_sm: u32,
     pub max_threads_per_block: u32,
 }
 
-/// Why an emulated launch failed, named as the CUDA driver names it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Fault {
-    /// `CUDA_ERROR_INVALID_VALUE`: an empty grid or a block the device cannot run.
-    InvalidValue(&'static str),
-    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
-    CooperativeLaunchTooLarge { requested: u32, max: u32 },
-    /// A thread executed `trap` (on a GPU: `CUDA_ERROR_LAUNCH_FAILED` or similar).
-    Trap { block: u32, thread: u32 },
-    /// A thread panicked for another reason (a bug in the emulated kernel).
-    Panic(String),
-}
-
-impl Fault {
-    /// The CUDA driver's name for the same failure.
-    pub fn driver_name(&self) -> &'static str {
-        match self {
-            Fault::InvalidValue(_) => "CUDA_ERROR_INVALID_VALUE",
-            Fault::CooperativeLaunchTooLarge { .. } => "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-            Fault::Trap { .. } | Fault::Panic(_) => "CUDA_ERROR_LAUNCH_FAILED",
-        }
-    }
-}
-
-impl fmt::Display for Fault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Fault::InvalidValue(why) => write!(f, "{}: {why}", self.driver_name()),
-            Fault::CooperativeLaunchTooLarge { requested, max } => {
-                write!(f, "{}: {requested} blocks requested, {max} fit", self.driver_name())
-            }
-            Fault::Trap { block, thread } => write!(f, "{}: trap in block {block}, thread {thread}", self.driver_name()),
-            Fault::Panic(msg) => write!(f, "{}: the emulated kernel panicked: {msg}", self.driver_name()),
-        }
-    }
-}
-
-/// A value a kernel closure may share across the emulated threads: raw
-/// device pointers, which the kernel, not Rust, keeps race-free. Read it with
-/// [`get`](Self::get) inside the closure (a closure that names the field
-/// captures the bare pointer, which is not `Sync`).
-#[derive(Clone, Copy)]
-pub struct Shared<T>(pub T);
-
-impl<T: Copy> Shared<T> {
-    /// The wrapped value.
-    pub fn get(&self) -> T {
-        self.0
-    }
-}
-// SAFETY: see the type's documentation; kernels order their accesses with
-// barriers exactly as they must on a GPU.
-unsafe impl<T> Sync for Shared<T> {}
-unsafe impl<T> Send for Shared<T> {}
-
-/// The stack each emulated GPU thread gets.
-const STACK_BYTES: usize = 256 * 1024;
-
 impl Device {
-    /// A T4's SM (1024 threads, 16 blocks, 64 KiB of shared memory) times 4:
-    /// 4 blocks of 256 threads per SM, 16 in a cooperative grid.
-    pub const T4_LIKE: Device =
-        Device { sms: 4, max_threads_per_sm: 1024, max_blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024 };
+    /// The lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of
+    /// shared memory; 4 blocks of 256 threads per SM, so 160 in a cooperative grid.
+    pub const T4: Device = Device { sms: 40, threads_per_sm: 1024, blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024 };
+
+    /// An NVIDIA H200's shape: 132 SMs of 2048 threads, 32 blocks and 228 KiB
+    /// of shared memory; 1056 cooperative blocks of 256 threads.
+    pub const H200: Device = Device { sms: 132, threads_per_sm: 2048, blocks_per_sm: 32, shared_bytes_per_sm: 228 * 1024, max_threads_per_block: 1024 };
 
     /// Blocks of `threads` threads and `shared_bytes` of dynamic shared memory
     /// one SM holds at once (the occupancy API's answer).
     pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> u32 {
-        let by_threads = self.max_threads_per_sm / threads.div_ceil(32).max(1) / 32;
+        let by_threads = self.threads_per_sm / (threads.div_ceil(32).max(1) * 32);
         let by_shared = if shared_bytes == 0 { u32::MAX } else { self.shared_bytes_per_sm / shared_bytes };
-        by_threads.min(self.max_blocks_per_sm).min(by_shared)
+        by_threads.min(self.blocks_per_sm).min(by_shared)
     }
 
     /// The most blocks a cooperative launch may use.
@@ -108,138 +67,61 @@ impl Device {
         self.blocks_per_sm(threads, shared_bytes) * self.sms
     }
 
-    /// Runs `kernel` on `grid` blocks of `threads` threads, each block with
-    /// `shared_bytes` of dynamic shared memory; `cooperative` as with
-    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`. Returns when every thread has.
-    pub fn launch(&self, grid: u32, threads: u32, shared_bytes: u32, cooperative: bool, kernel: &(dyn Fn() + Sync)) -> Result<(), Fault> {
-        if grid == 0 {
-            return Err(Fault::InvalidValue("a grid of 0 blocks"));
-        }
-        if threads == 0 || threads > self.max_threads_per_block {
-            return Err(Fault::InvalidValue("threads per block out of range"));
-        }
-        let fit = self.cooperative_capacity(threads, shared_bytes);
-        if fit == 0 {
-            return Err(Fault::InvalidValue("one block does not fit on an SM"));
-        }
-        if cooperative && grid > fit {
-            return Err(Fault::CooperativeLaunchTooLarge { requested: grid, max: fit });
-        }
-        quiet_traps();
-        let resident = if cooperative { grid } else { grid.min(fit) };
-        let workspace = cooperative.then(|| Box::new([AtomicU32::new(grid), AtomicU32::new(0)]));
-        let workspace_ptr = Shared(workspace.as_ref().map_or(std::ptr::null_mut(), |w| w.as_ptr() as *mut u32));
-        let abort = Arc::new(AtomicBool::new(false));
-        let fault = Faults::default();
-        let next = AtomicU32::new(0);
-        std::thread::scope(|s| {
-            for _ in 0..resident {
-                s.spawn(|| {
-                    loop {
-                        let b = next.fetch_add(1, Ordering::Relaxed);
-                        if b >= grid || abort.load(Ordering::Acquire) {
-                            break;
-                        }
-                        self.run_block(b, grid, threads, shared_bytes, workspace_ptr, &abort, &fault, kernel);
-                    }
-                });
-            }
-        });
-        drop(workspace);
-        match fault.first.into_inner().unwrap() {
-            Some(f) => Err(f),
-            None => Ok(()),
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn run_block(
-        &self,
-        b: u32,
-        grid: u32,
-        threads: u32,
-        shared_bytes: u32,
-        workspace: Shared<*mut u32>,
-        abort: &Arc<AtomicBool>,
-        fault: &Faults,
-        kernel: &(dyn Fn() + Sync),
-    ) {
-        let block = Arc::new(Block::new(threads, shared_bytes));
-        let warps: Vec<Arc<Warp>> = (0..threads.div_ceil(32)).map(|w| Arc::new(Warp::new((threads - 32 * w).min(32)))).collect();
-        fault.waiters.lock().unwrap().push((block.clone(), warps.clone()));
-        std::thread::scope(|s| {
-            for t in 0..threads {
-                let ctx = ThreadCtx {
-                    tid: [t, 0, 0],
-                    bid: [b, 0, 0],
-                    bdim: [threads, 1, 1],
-                    gdim: [grid, 1, 1],
-                    lane: t % 32,
-                    warp: warps[(t / 32) as usize].clone(),
-                    block: block.clone(),
-                    workspace: workspace.0,
-                    abort: abort.clone(),
-                };
-                let spawned = std::thread::Builder::new().stack_size(STACK_BYTES).spawn_scoped(s, move || {
-                    thread::enter(ctx);
-                    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(kernel));
-                    let ctx = thread::leave().expect("entered above");
-                    ctx.warp.set(ctx.lane, Status::Exited);
-                    ctx.block.exit();
-                    if let Err(payload) = result {
-                        record(fault, abort, payload, b, t);
-                    }
-                });
-                if let Err(e) = spawned {
-                    record(fault, abort, Box::new(format!("could not start an emulated thread: {e}")), b, t);
-                }
-            }
-        });
+    /// Runs a launch to completion: `Ok` once every thread has returned, or
+    /// the fault that stopped it.
+    pub fn launch(&self, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
+        launch::run(self, launch, options)
     }
 }
 
-/// A launch's first fault, and every block and warp whose waiters an abort must wake.
-#[derive(Default)]
-struct Faults {
-    first: Mutex<Option<Fault>>,
-    waiters: Mutex<Vec<(Arc<Block>, Vec<Arc<Warp>>)>>,
+/// A kernel argument as the emulator passes it.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    /// A buffer the kernel only reads: `len` elements of `elem` bytes at `address`.
+    In { name: &'static str, address: usize, len: usize, elem: usize },
+    /// A buffer the kernel writes; `slot` numbers the launch's `Out` arguments from 0.
+    Out { name: &'static str, address: usize, len: usize, elem: usize, slot: u32 },
+    /// A number.
+    Value(u64),
 }
 
-/// Keeps the first fault of a launch and stops the other threads.
-fn record(fault: &Faults, abort: &AtomicBool, payload: Box<dyn Any + Send>, block: u32, thread: u32) {
-    if payload.is::<Aborted>() {
-        return;
-    }
-    let f = if payload.is::<Trap>() {
-        Fault::Trap { block, thread }
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        Fault::Panic(s.clone())
-    } else if let Some(s) = payload.downcast_ref::<&str>() {
-        Fault::Panic(s.to_string())
-    } else {
-        Fault::Panic("unknown panic".into())
-    };
-    fault.first.lock().unwrap().get_or_insert(f);
-    abort.store(true, Ordering::Release);
-    for (block, warps) in fault.waiters.lock().unwrap().iter() {
-        block.wake_all();
-        warps.iter().for_each(|w| w.wake_all());
+/// One launch: the kernel, its shape, its arguments.
+pub struct Launch<'a> {
+    pub kernel: &'static str,
+    pub grid: u32,
+    pub threads: u32,
+    pub shared_bytes: u32,
+    /// As with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
+    pub cooperative: bool,
+    pub args: &'a [Arg],
+    /// Runs the kernel for the calling emulated thread with these arguments.
+    pub entry: &'a (dyn Fn(&[Arg]) + Sync),
+}
+
+/// How the emulator runs a launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Run each block's threads in an order drawn from this seed, preempting
+    /// them at random, instead of in thread order.
+    pub seed: Option<u64>,
+    /// The longest a launch may run.
+    pub timeout: Duration,
+    /// Worker threads (at most one per block).
+    pub workers: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { seed: None, timeout: Duration::from_secs(60), workers: std::thread::available_parallelism().map_or(1, |n| n.get()) }
     }
 }
 
-/// A `trap` unwinds its thread with a [`Trap`] payload; keep the panic hook
-/// from printing those (and the [`Aborted`] unwinds that follow).
-fn quiet_traps() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let p = info.payload();
-            if !p.is::<Trap>() && !p.is::<Aborted>() {
-                previous(info);
-            }
-        }));
-    });
+/// What a finished launch did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// The most blocks running at once.
+    pub max_resident: u32,
+    pub workers: usize,
 }
 
 /// An input whose float sum depends on the order of the additions (values

@@ -1,92 +1,216 @@
-//! The emulated registers of the GPU thread an OS thread is running.
+//! What an emulated GPU thread calls: the emulator's side of `arch` and
+//! `mem`. Each function finds the running thread through the worker's
+//! current block, and either answers at once or suspends the thread's
+//! coroutine until the block's scheduler resumes it.
 
-use super::block::Block;
-use super::warp::Warp;
-use std::cell::RefCell;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+pub use super::fault::Access;
+use super::block::{Block, CURRENT, Kind, QUANTUM};
+pub(crate) use super::block::Mode;
+use super::fault::{Fault, Site};
+use std::cell::Cell;
+use std::panic::Location;
 
-/// One emulated GPU thread's view of its launch.
-pub(crate) struct ThreadCtx {
-    pub tid: [u32; 3],
-    pub bid: [u32; 3],
-    pub bdim: [u32; 3],
-    pub gdim: [u32; 3],
-    pub lane: u32,
-    pub warp: Arc<Warp>,
-    pub block: Arc<Block>,
-    pub workspace: *mut u32,
-    pub abort: Arc<AtomicBool>,
+/// The block the calling GPU thread runs in.
+fn block() -> &'static Block {
+    let b = CURRENT.with(|c| c.get());
+    assert!(!b.is_null(), "a GPU function was called outside an emulated launch");
+    // SAFETY: the worker sets CURRENT to the block it runs and clears it after;
+    // the block lives until then, and GPU code runs only in between.
+    unsafe { &*b }
 }
 
-// SAFETY: the workspace pointer is a launch's atomic grid workspace, used only atomically.
-unsafe impl Send for ThreadCtx {}
-
-thread_local! {
-    static CTX: RefCell<Option<ThreadCtx>> = const { RefCell::new(None) };
+/// `%tid`.
+pub fn thread_idx() -> [u32; 3] {
+    [block().current.get(), 0, 0]
+}
+/// `%ntid`.
+pub fn block_dim() -> [u32; 3] {
+    [block().info().threads, 1, 1]
+}
+/// `%ctaid`.
+pub fn block_idx() -> [u32; 3] {
+    [block().id, 0, 0]
+}
+/// `%nctaid`.
+pub fn grid_dim() -> [u32; 3] {
+    [block().info().grid, 1, 1]
+}
+/// `%laneid`.
+pub fn lane_id() -> u32 {
+    block().current.get() % 32
+}
+/// Whether the launch was cooperative (the emulator's grid workspace).
+pub fn cooperative() -> bool {
+    block().info().cooperative
 }
 
-/// Runs `f` with this thread's context.
-pub(crate) fn with<R>(f: impl FnOnce(&ThreadCtx) -> R) -> R {
-    CTX.with(|c| f(c.borrow().as_ref().expect("a GPU function was called outside an emulated launch")))
+/// The cooperative-groups call a thread is in, for reports: set on entry,
+/// cleared on return; a call made inside another keeps the outer name.
+pub struct Call {
+    set: bool,
 }
 
-pub(crate) fn enter(ctx: ThreadCtx) {
-    CTX.with(|c| *c.borrow_mut() = Some(ctx));
-}
-
-pub(crate) fn leave() -> Option<ThreadCtx> {
-    CTX.with(|c| c.borrow_mut().take())
-}
-
-/// What a trapping kernel thread unwinds with.
-pub(crate) struct Trap;
-/// What a thread unwinds with when another thread of the launch trapped.
-pub(crate) struct Aborted;
-
-pub(crate) fn trap() -> ! {
-    std::panic::panic_any(Trap)
-}
-
-/// Unwinds if the launch was aborted. Every wait calls it while holding the
-/// lock it waits on, and an abort takes each such lock before waking its
-/// waiters, so no waiter misses the abort.
-pub(crate) fn check_abort(ctx: &ThreadCtx) {
-    if ctx.abort.load(Ordering::Acquire) {
-        unwind_aborted()
+impl Call {
+    /// Enters `name` (`"cg::reduce()"`), called from a `#[track_caller]`
+    /// chain that starts where the kernel makes the call.
+    #[track_caller]
+    pub fn enter(name: &'static str) -> Call {
+        let t = block().thread();
+        let set = t.call.get().is_none();
+        if set {
+            t.call.set(Some(Site { location: Location::caller(), call: name }));
+        }
+        Call { set }
     }
 }
 
-/// Ends this thread's part in an aborted launch.
-pub(crate) fn unwind_aborted() -> ! {
-    std::panic::panic_any(Aborted)
+impl Drop for Call {
+    fn drop(&mut self) {
+        if self.set {
+            block().thread().call.set(None);
+        }
+    }
+}
+
+#[track_caller]
+fn site() -> Site {
+    block().site(Location::caller())
+}
+
+/// `bar.sync 0`.
+#[track_caller]
+pub fn sync_threads() {
+    let s = site();
+    block().sync_threads(s);
+}
+
+/// `bar.warp.sync mask`.
+#[track_caller]
+pub fn sync_warp(mask: u32) {
+    let s = site();
+    block().collective(Kind::Sync, mask, 0, 0, 0, s);
+}
+
+/// `shfl.sync` in `mode`.
+#[track_caller]
+pub(crate) fn shuffle(mode: Mode, mask: u32, v: u32, b: u32, c: u32) -> u32 {
+    let s = site();
+    block().collective(Kind::Shfl(mode), mask, v, b, c, s)
+}
+
+/// `vote.sync.ballot`.
+#[track_caller]
+pub fn ballot(mask: u32, pred: bool) -> u32 {
+    let s = site();
+    block().collective(Kind::Ballot, mask, pred as u32, 0, 0, s)
+}
+
+/// `activemask`.
+#[track_caller]
+pub fn active_mask() -> u32 {
+    let s = site();
+    block().active_mask(s)
+}
+
+/// `grid.sync()`; `valid` is `is_valid()` of the grid group.
+#[track_caller]
+pub fn grid_sync(valid: bool) {
+    let b = block();
+    let s = site();
+    if !valid {
+        b.fail(Fault::GridSyncNotCooperative { thread: b.thread_id(), site: s });
+    }
+    b.grid_sync(s);
+}
+
+/// `trap`.
+pub fn trap() -> ! {
+    let b = block();
+    b.fail(Fault::Trap { thread: b.thread_id() })
 }
 
 thread_local! {
-    static SPINS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Memory accesses left before the thread's next check for a timeout
+    /// (and, in a seeded run, its next chance to be preempted).
+    static BUDGET: Cell<u32> = const { Cell::new(QUANTUM) };
 }
 
-/// Lets other threads run, for a thread that spins on memory: a few yields,
-/// then short sleeps, so that spinning waiters leave the cores to the threads
-/// they wait for. [`arrive`] starts a new wait.
-pub(crate) fn pause() {
-    let spins = SPINS.with(|s| s.replace(s.get().saturating_add(1)));
-    if spins < 8 {
-        std::thread::yield_now();
-    } else {
-        std::thread::sleep(Duration::from_micros(100));
+/// Starts a block's run with a full budget, so that where a seeded run
+/// preempts a thread does not depend on the blocks a worker ran before.
+pub(crate) fn reset_budget() {
+    BUDGET.with(|c| c.set(QUANTUM));
+}
+
+/// Counts one memory access.
+#[inline]
+pub fn tick() {
+    BUDGET.with(|b| {
+        let left = b.get();
+        if left == 0 { checkpoint() } else { b.set(left - 1) }
+    });
+}
+
+#[cold]
+fn checkpoint() {
+    let b = block();
+    let info = b.info();
+    if info.aborted() {
+        b.fail(Fault::Timeout { seconds: info.timeout_s });
     }
-    with(check_abort);
+    let next = match info.seed {
+        Some(_) => {
+            // Give way here: the scheduler picks the next thread at random.
+            b.suspend();
+            1 + (b.random() % 64) as u32
+        }
+        None => QUANTUM,
+    };
+    BUDGET.with(|c| c.set(next));
 }
 
-/// Marks the start of a new wait for [`pause`].
-pub(crate) fn arrive() {
-    SPINS.with(|s| s.set(0));
+/// Reports an access outside a kernel parameter's buffer.
+#[track_caller]
+pub fn out_of_bounds(buffer: &'static str, index: usize, len: usize, access: Access) -> ! {
+    let b = block();
+    b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access })
 }
 
-/// Nanoseconds since the first call, for `%globaltimer`.
-pub(crate) fn nanos() -> u64 {
-    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+/// Reports a vector load from a misaligned address.
+#[track_caller]
+pub fn misaligned(buffer: &'static str, index: usize, alignment: usize) -> ! {
+    let b = block();
+    b.fail(Fault::Misaligned { thread: b.thread_id(), site: site(), buffer, index, alignment })
+}
+
+/// Reads element `index` of the `Out` parameter in `slot`: the block's own
+/// write if it made one, else `published()`.
+#[track_caller]
+pub fn global_read(slot: u32, name: &'static str, index: usize, published: &dyn Fn() -> u64) -> u64 {
+    tick();
+    let s = site();
+    block().global_read(slot, name, index, published, s)
+}
+
+/// Writes element `index` of the `Out` parameter in `slot`.
+#[track_caller]
+pub fn global_write(slot: u32, name: &'static str, index: usize, bits: u64) {
+    tick();
+    let s = site();
+    block().global_write(slot, name, index, bits, s)
+}
+
+/// Reads element `index` (of `size` bytes) of the dynamic shared memory.
+#[track_caller]
+pub fn shared_read(index: usize, size: usize) -> u64 {
+    tick();
+    let s = site();
+    block().shared_read(index, size, s)
+}
+
+/// Writes element `index` (of `size` bytes) of the dynamic shared memory.
+#[track_caller]
+pub fn shared_write(index: usize, size: usize, bits: u64) {
+    tick();
+    let s = site();
+    block().shared_write(index, size, bits, s)
 }

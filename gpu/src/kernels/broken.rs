@@ -1,21 +1,22 @@
 //! A kernel that breaks the grid barrier on purpose (`barrier-timeout` builds only).
 
 use crate::cg::{this_grid, this_thread_block};
+use crate::kernel;
+use crate::mem::Out;
 
-kernel! {
-    /// Every block but the last waits at `grid.sync()`; the last one returns.
-    ///
-    /// # Safety
-    /// `out` holds one `u32` per block; launched cooperatively.
-    pub unsafe fn grid_sync_missing_block(out: *mut u32) {
-        let grid = this_grid();
-        if grid.block_rank() == grid.num_blocks() - 1 {
-            return;
-        }
-        grid.sync();
-        if this_thread_block().thread_rank() == 0 {
-            // SAFETY: one u32 per block.
-            unsafe { *out.add(grid.block_rank()) = 1 };
-        }
+/// Every block but the last waits at `grid.sync()`; the last one returns.
+///
+/// # Safety
+/// `out` holds one `u32` per block.
+#[kernel(cooperative)]
+pub unsafe fn grid_sync_missing_block(out: Out<u32>) {
+    let grid = this_grid();
+    if grid.block_rank() == grid.num_blocks() - 1 {
+        return;
+    }
+    grid.sync();
+    if this_thread_block().thread_rank() == 0 {
+        // SAFETY: one u32 per block.
+        unsafe { out.write(grid.block_rank(), 1) };
     }
 }

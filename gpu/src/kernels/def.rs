@@ -1,167 +1,235 @@
-//! How a kernel is described to the host: its entry name, its parameters as
-//! types, whether it calls `grid.sync()`, and its dynamic shared memory.
-//!
-//! The host launches only through these definitions, so a kernel's launch
-//! contract is written once, here, next to the kernel.
+//! How a kernel is described to the host (host builds only).
 
+#[allow(unused_imports)] // named in the docs
+use super::{GridSync, NoGridSync};
+use crate::emu::Arg;
+use crate::mem::{In, Out};
 use core::marker::PhantomData;
 
-/// A kernel parameter that is a device pointer the kernel reads (`const T*`).
-pub struct In<T>(PhantomData<T>);
-/// A kernel parameter that is a device pointer the kernel writes (`T*`).
-pub struct Out<T>(PhantomData<T>);
+/// A kernel's tile size, and how its launch needs change with it.
+pub struct TileInfo<P: Params> {
+    /// The tile this definition's entry was built with.
+    pub tile: u32,
+    /// The tile the kernel's source names (the one in the PTX).
+    pub default_tile: u32,
+    /// Dynamic shared memory, `(threads_per_block, tile) -> bytes`.
+    pub shared_memory: Option<fn(u32, u32) -> u32>,
+    /// The entry built with another tile (1, 2, 4, 8, 16 or 32).
+    pub instantiate: fn(u32) -> Option<P::Entry>,
+}
 
-/// Launch contract: the kernel calls `grid.sync()`, so it must be launched
-/// cooperatively with a grid that fits on the device at once.
-pub struct GridSync;
-/// Launch contract: no grid barrier; any launch is safe.
-pub struct NoGridSync;
+impl<P: Params> Clone for TileInfo<P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Params> Copy for TileInfo<P> {}
 
 /// A kernel as the host sees it. `P` is the parameter list as a tuple of
 /// [`In`], [`Out`] and plain values; `C` is [`GridSync`] or [`NoGridSync`].
 pub struct KernelDef<P: Params, C> {
-    /// The PTX entry name (`#[unsafe(no_mangle)]` makes it the function's name).
-    pub name: &'static str,
-    /// Dynamic shared memory in bytes for a block of the given thread count.
-    /// The launch and the occupancy query both use it.
-    pub shared_bytes: fn(block_threads: u32) -> u32,
-    /// How many elements past the input's length the kernel may read, for a
-    /// block of the given thread count (0 for a correct kernel).
-    pub overread: fn(block_threads: u32) -> usize,
-    /// The kernel function itself; its type is the one `P` implies, so a
-    /// definition whose parameters differ from the kernel's does not compile.
-    /// On the host, the emulator calls it.
-    pub entry: P::Entry,
+    name: &'static str,
+    params: &'static [&'static str],
+    entry: P::Entry,
+    tile: Option<TileInfo<P>>,
+    overread: fn(u32) -> usize,
+    in_ptx: bool,
     _contract: PhantomData<fn(P, C)>,
 }
 
-impl<P: Params, C> KernelDef<P, C> {
-    /// A definition; `shared_bytes` is the dynamic shared memory per block size.
-    pub const fn new(name: &'static str, entry: P::Entry, shared_bytes: fn(u32) -> u32) -> Self {
-        KernelDef { name, shared_bytes, overread: no_overread, entry, _contract: PhantomData }
-    }
-
-    /// The same definition, declaring reads up to `overread` elements past the input.
-    pub const fn with_overread(self, overread: fn(u32) -> usize) -> Self {
-        KernelDef { overread, ..self }
+impl<P: Params, C> Clone for KernelDef<P, C> {
+    fn clone(&self) -> Self {
+        *self
     }
 }
+impl<P: Params, C> Copy for KernelDef<P, C> {}
 
-/// No dynamic shared memory.
-pub const fn no_shared_memory(_block_threads: u32) -> u32 {
-    0
+impl<P: Params, C> KernelDef<P, C> {
+    /// A definition, as `#[kernel]` emits it.
+    ///
+    /// # Safety
+    /// `name` is the PTX entry of `entry`, whose parameters are `P`, and `C`
+    /// is [`GridSync`] if the kernel calls `grid.sync()`: a wrong definition
+    /// launches a different kernel, or a grid barrier the ordinary way.
+    #[doc(hidden)]
+    pub const unsafe fn new(
+        name: &'static str,
+        params: &'static [&'static str],
+        entry: P::Entry,
+        tile: Option<TileInfo<P>>,
+        overread: fn(u32) -> usize,
+    ) -> Self {
+        KernelDef { name, params, entry, tile, overread, in_ptx: true, _contract: PhantomData }
+    }
+
+    /// The PTX entry name: the kernel function's own name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The kernel's parameter names, in order.
+    pub fn param_names(&self) -> &'static [&'static str] {
+        self.params
+    }
+
+    /// The kernel function the emulator runs.
+    pub fn entry(&self) -> P::Entry {
+        self.entry
+    }
+
+    /// The tile size this definition's entry uses, for a kernel with a tile.
+    pub fn tile(&self) -> Option<u32> {
+        self.tile.map(|t| t.tile)
+    }
+
+    /// Bytes of dynamic shared memory per block of `threads_per_block`: what
+    /// the launch passes and the occupancy query is asked about.
+    pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
+        self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0)
+    }
+
+    /// Elements the kernel may read past its input, for blocks of `threads_per_block`.
+    pub fn overread(&self, threads_per_block: u32) -> usize {
+        (self.overread)(threads_per_block)
+    }
+
+    /// Whether the PTX module holds this kernel as defined. A definition made
+    /// by [`with_tile`](Self::with_tile) with another tile exists only on the emulator.
+    pub fn in_ptx(&self) -> bool {
+        self.in_ptx
+    }
+
+    /// The same kernel built with tiles of `tile` threads (1, 2, 4, 8, 16 or
+    /// 32), for the emulator; `None` for another size or a kernel without a tile.
+    pub fn with_tile(&self, tile: u32) -> Option<Self> {
+        let info = self.tile?;
+        let entry = (info.instantiate)(tile)?;
+        Some(KernelDef { entry, tile: Some(TileInfo { tile, ..info }), in_ptx: self.in_ptx && tile == info.default_tile, ..*self })
+    }
+
+    /// The kernel named `name` in another module (built by nvcc, say), taken to
+    /// have this kernel's parameters and contract.
+    ///
+    /// # Safety
+    /// That kernel has exactly this definition's parameters, shared memory and
+    /// launch contract (it calls `grid.sync()` only if `C` is [`GridSync`]).
+    pub unsafe fn renamed(&self, name: &'static str) -> Self {
+        KernelDef { name, ..*self }
+    }
 }
 
 /// Reads nothing past the input.
-pub const fn no_overread(_block_threads: u32) -> usize {
+pub const fn no_overread(_threads_per_block: u32) -> usize {
     0
 }
 
-/// Reads up to one block's worth, less one, past the input.
-pub const fn up_to_one_block(block_threads: u32) -> usize {
-    block_threads as usize - 1
-}
-
-/// One `f32` per warp: what [`block_sum`](super::sum) keeps its warp totals in.
-pub const fn one_f32_per_warp(block_threads: u32) -> u32 {
-    block_threads.div_ceil(32) * 4
-}
-
-/// The Rust type a parameter marker stands for in the kernel's signature.
+/// One kernel parameter's type, as the emulator passes it.
 pub trait Param {
-    /// The raw type the kernel receives.
-    type Raw;
-    /// The value from the 64 bits a launch passes (an address or an integer).
-    fn from_bits(bits: u64) -> Self::Raw;
-}
-impl<T> Param for In<T> {
-    type Raw = *const T;
-    fn from_bits(bits: u64) -> *const T {
-        bits as usize as *const T
-    }
-}
-impl<T> Param for Out<T> {
-    type Raw = *mut T;
-    fn from_bits(bits: u64) -> *mut T {
-        bits as usize as *mut T
-    }
-}
-impl Param for usize {
-    type Raw = usize;
-    fn from_bits(bits: u64) -> usize {
-        bits as usize
-    }
-}
-impl Param for u32 {
-    type Raw = u32;
-    fn from_bits(bits: u64) -> u32 {
-        bits as u32
-    }
-}
-
-/// A parameter list, and the entry signature it implies.
-pub trait Params {
-    /// `unsafe extern "gpu-kernel" fn(...)` with the raw parameter types in the
-    /// PTX build; `unsafe fn(...)` on the host, where the emulator calls it.
-    type Entry: Copy + Send + Sync;
-
-    /// Calls `entry` with the parameters decoded from `bits` (how the emulator
-    /// runs a kernel the host launched with raw parameter values).
+    /// The parameter from the launch's argument.
     ///
     /// # Safety
-    /// `bits` holds one value per parameter satisfying the kernel's contract.
-    #[cfg(not(target_arch = "nvptx64"))]
-    unsafe fn call(entry: Self::Entry, bits: &[u64]);
+    /// `arg` is of this parameter's kind and addresses what the kernel's contract says.
+    unsafe fn from_arg(arg: &Arg) -> Self;
+}
+
+impl<T> Param for In<T> {
+    unsafe fn from_arg(arg: &Arg) -> Self {
+        match *arg {
+            // SAFETY: the caller's contract.
+            Arg::In { name, address, len, .. } => unsafe { In::emulated(address as *const T, len, name) },
+            _ => panic!("an In parameter got {arg:?}"),
+        }
+    }
+}
+
+impl<T> Param for Out<T> {
+    unsafe fn from_arg(arg: &Arg) -> Self {
+        match *arg {
+            // SAFETY: the caller's contract.
+            Arg::Out { name, address, len, slot, .. } => unsafe { Out::emulated(address as *mut T, len, name, slot) },
+            _ => panic!("an Out parameter got {arg:?}"),
+        }
+    }
+}
+
+macro_rules! value_param {
+    ($($t:ty),*) => {$(
+        impl Param for $t {
+            unsafe fn from_arg(arg: &Arg) -> Self {
+                match *arg {
+                    Arg::Value(bits) => bits as $t,
+                    _ => panic!("a value parameter got {arg:?}"),
+                }
+            }
+        }
+    )*};
+}
+value_param!(usize, u32, u64, i32, i64);
+
+/// A kernel's parameter list, and the signature of its entry.
+pub trait Params {
+    /// `unsafe fn(...)` of the parameter types: the kernel the emulator calls.
+    type Entry: Copy + Send + Sync + 'static;
+
+    /// Calls `entry` with the launch's arguments.
+    ///
+    /// # Safety
+    /// `args` holds one argument per parameter, each of its kind, satisfying
+    /// the kernel's contract.
+    unsafe fn call(entry: Self::Entry, args: &[Arg]);
 }
 
 macro_rules! params {
     ($($p:ident $i:tt),+) => {
-        impl<$($p: Param),+> Params for ($($p,)+) {
-            #[cfg(target_arch = "nvptx64")]
-            type Entry = unsafe extern "gpu-kernel" fn($($p::Raw),+);
-            #[cfg(not(target_arch = "nvptx64"))]
-            type Entry = unsafe fn($($p::Raw),+);
+        impl<$($p: Param + 'static),+> Params for ($($p,)+) {
+            type Entry = unsafe fn($($p),+);
 
-            #[cfg(not(target_arch = "nvptx64"))]
-            unsafe fn call(entry: Self::Entry, bits: &[u64]) {
+            unsafe fn call(entry: Self::Entry, args: &[Arg]) {
                 // SAFETY: the caller's contract.
-                unsafe { entry($($p::from_bits(bits[$i])),+) }
+                unsafe { entry($($p::from_arg(&args[$i])),+) }
             }
         }
     };
+}
+impl Params for () {
+    type Entry = unsafe fn();
+
+    unsafe fn call(entry: Self::Entry, _args: &[Arg]) {
+        // SAFETY: the caller's contract.
+        unsafe { entry() }
+    }
 }
 params!(A 0);
 params!(A 0, B 1);
 params!(A 0, B 1, C 2);
 params!(A 0, B 1, C 2, D 3);
 params!(A 0, B 1, C 2, D 3, E 4);
-
-/// Declares a kernel: an unmangled `extern "gpu-kernel"` function in the PTX
-/// build (one `.entry` per kernel), and an ordinary `unsafe fn` of the same
-/// source on the host, where the emulator runs it.
-macro_rules! kernel {
-    ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $body:block) => {
-        $(#[$attr])*
-        #[cfg(target_arch = "nvptx64")]
-        #[unsafe(no_mangle)]
-        pub unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
-
-        $(#[$attr])*
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub unsafe fn $name($($arg: $ty),*) $body
-    };
-}
+params!(A 0, B 1, C 2, D 3, E 4, F 5);
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::*;
 
     #[test]
-    fn block_sum_keeps_one_float_per_warp() {
-        assert_eq!(one_f32_per_warp(32), 4);
-        assert_eq!(one_f32_per_warp(256), 32);
-        assert_eq!(one_f32_per_warp(1024), 128);
-        assert_eq!(one_f32_per_warp(48), 8);
-        assert_eq!(no_shared_memory(256), 0);
+    fn a_definition_is_named_after_its_kernel_and_sized_by_its_tile() {
+        assert_eq!(REDUCE_COOPERATIVE_GRID.name(), "reduce_cooperative_grid");
+        assert_eq!(REDUCE_COOPERATIVE_GRID.param_names(), ["input", "partials", "out", "n"]);
+        assert_eq!(REDUCE_COOPERATIVE_GRID.tile(), Some(32));
+        assert_eq!(REDUCE_COOPERATIVE_GRID.shared_bytes(256), 32);
+        let t16 = REDUCE_COOPERATIVE_GRID.with_tile(16).unwrap();
+        assert_eq!((t16.tile(), t16.shared_bytes(256), t16.in_ptx()), (Some(16), 64, false));
+        assert_eq!(REDUCE_COOPERATIVE_GRID.with_tile(1).unwrap().shared_bytes(256), 1024);
+        assert!(REDUCE_COOPERATIVE_GRID.with_tile(3).is_none());
+        assert!(REDUCE_COOPERATIVE_GRID.with_tile(32).unwrap().in_ptx());
+        assert_eq!(PROBE_COOPERATIVE.shared_bytes(1024), 0);
+        assert_eq!(EXERCISE_SUM_BOUNDS_BUG.overread(256), 255);
+        assert_eq!(EXERCISE_SUM.overread(256), 0);
+    }
+
+    #[test]
+    fn one_f32_per_tile_counts_a_partial_last_tile() {
+        assert_eq!(one_f32_per_tile(256, 32), 32);
+        assert_eq!(one_f32_per_tile(48, 32), 8);
+        assert_eq!(one_f32_per_tile(1024, 1), 4096);
     }
 }

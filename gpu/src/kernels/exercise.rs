@@ -1,52 +1,105 @@
-//! The exercise's kernels. `exercise_sum` is the one to edit: a single
-//! cooperative launch whose total lands in `total[0]`.
+//! The exercise's kernel, yours to edit: a single cooperative launch whose
+//! total lands in `out[0]`. `host/src/exercise/solve.rs` sizes its grid.
+//!
+//! It starts as a copy of the lesson's `reduce_cooperative_grid`; changing it
+//! changes nothing else. `exercise_sum_bounds_bug` is the same kernel with one
+//! mistake, for `host exercise --variant bounds-bug`.
 
-use super::sum::{block_partial, sum_of_partials};
+use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{this_grid, this_thread_block, tiled_partition};
+use crate::kernel;
+use crate::mem::{In, Out};
 
-kernel! {
-    /// Your single-launch sum. The host's `solve()` sizes its grid.
-    ///
-    /// # Safety
-    /// `input` holds `n` floats, `partials` one per block, `total` one; launched cooperatively.
-    pub unsafe fn exercise_sum(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-        // SAFETY: the caller's contract, and the loop bound is n.
-        unsafe { sum_in_one_launch(input, partials, total, n) }
-    }
-}
-
-kernel! {
-    /// The bounds bug: the loop runs to `n` rounded up to whole blocks, as if every
-    /// thread of the last block had an element. Threads past `n` read whatever
-    /// lies after the input.
-    ///
-    /// # Safety
-    /// As [`exercise_sum`], and the input's buffer extends a block's worth past `n`.
-    pub unsafe fn exercise_sum_bounds_bug(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-        let threads = this_thread_block().num_threads() as usize;
-        let bound = n.div_ceil(threads) * threads;
-        // SAFETY: the caller's contract covers reads up to `bound`.
-        unsafe { sum_in_one_launch(input, partials, total, bound) }
-    }
-}
-
-/// Grid-stride sum of `input[..bound]`, block partials, grid barrier, and
-/// block 0's sum of the partials into `total[0]`.
-#[inline(always)]
-unsafe fn sum_in_one_launch(input: *const f32, partials: *mut f32, total: *mut f32, bound: usize) {
+/// Your single-launch sum.
+///
+/// # Safety
+/// `input` holds `n` floats, `partials` one per block, `out` one.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn exercise_sum<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
     let grid = this_grid();
     let block = this_thread_block();
-    let tile = tiled_partition::<32>(&block);
+    let tile = tiled_partition::<TILE>(&block);
 
-    // SAFETY: the caller guarantees `bound` elements are readable.
-    unsafe { block_partial(&grid, &block, &tile, input, bound, partials) };
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
     grid.sync();
-    if grid.block_rank() == 0 {
-        // SAFETY: one partial per block, each written before the sync.
-        let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
         if block.thread_rank() == 0 {
-            // SAFETY: `total` holds one float.
-            unsafe { *total = sum };
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}
+
+/// Elements `exercise_sum_bounds_bug` may read past its input: one block's
+/// worth, less one.
+pub const fn one_block_less_one(threads_per_block: u32) -> usize {
+    threads_per_block as usize - 1
+}
+
+/// Day 8's bounds bug in the exercise kernel: the loop runs to n rounded up to
+/// whole blocks, as if every thread of the last block had an element. The only
+/// line that differs from `exercise_sum` is the `for`.
+///
+/// # Safety
+/// As `exercise_sum`, and the input's buffer extends a block's worth past `n`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile, overread = one_block_less_one)]
+pub unsafe fn exercise_sum_bounds_bug<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n.next_multiple_of(block.num_threads() as usize) {
+        // SAFETY: not for i >= n: this is the bug (the guard after the input keeps the GPU's reads inside the allocation).
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
         }
     }
 }

@@ -1,8 +1,17 @@
 //! The fast cooperative sum. The lesson's kernels stay as the lesson wrote
 //! them; this one changes only how the first stage reads memory.
 
+use super::sum::{block_sum, one_f32_per_tile};
+use crate::cg::{this_grid, this_thread_block, tiled_partition};
+use crate::kernel;
+use crate::mem::{In, Out};
+
 /// 16-byte loads each thread keeps in flight per loop trip.
 pub const UNROLL: usize = 4;
+
+/// Floats one thread of [`reduce_cooperative_fast`] reads per loop trip; a
+/// grid needs no more than `ceil(n / (threads * FAST_FLOATS_PER_TRIP))` blocks.
+pub const FAST_FLOATS_PER_TRIP: u32 = 4 * UNROLL as u32;
 
 /// The split of `n` floats starting at `address` into a scalar head up to
 /// the first 16-byte boundary, whole 16-byte vectors, and a scalar tail.
@@ -14,73 +23,69 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
     (head, vectors, n - head - 4 * vectors)
 }
 
-pub use entry::reduce_cooperative_fast;
+/// `reduce_cooperative_grid` with a first stage built for bandwidth: 16-byte
+/// loads, [`UNROLL`] of them in flight per thread, each into its own accumulator.
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let rank = grid.thread_rank();
+    let step = grid.num_threads();
 
-mod entry {
-    use super::super::sum::{block_sum, load, sum_of_partials};
-    use super::{UNROLL, split};
-    use crate::arch;
-    use crate::cg::{this_grid, this_thread_block, tiled_partition};
+    let (head, vectors, tail) = split(input.address(), n);
+    let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    if rank < head {
+        // SAFETY: rank < head <= n.
+        a0 += unsafe { input.read(rank) };
+    }
+    let quad = |k: usize| {
+        // SAFETY: callers pass k < vectors, so the four floats at head + 4k are
+        // in bounds, and input + head is 16-byte aligned.
+        let [x, y, z, w] = unsafe { input.read4(head + 4 * k) };
+        (x + y) + (z + w)
+    };
+    let mut i = rank;
+    while i + (UNROLL - 1) * step < vectors {
+        let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
+        a0 += q0;
+        a1 += q1;
+        a2 += q2;
+        a3 += q3;
+        i += UNROLL * step;
+    }
+    while i < vectors {
+        a0 += quad(i);
+        i += step;
+    }
+    if rank < tail {
+        // SAFETY: head + 4 * vectors + rank < n.
+        a1 += unsafe { input.read(head + 4 * vectors + rank) };
+    }
+    let v = (a0 + a1) + (a2 + a3);
 
-    kernel! {
-        /// `reduce_cooperative_grid` with a first stage built for bandwidth.
-        ///
-        /// # Safety
-        /// As `reduce_cooperative_grid`.
-        pub unsafe fn reduce_cooperative_fast(input: *const f32, partials: *mut f32, total: *mut f32, n: usize) {
-            let grid = this_grid();
-            let block = this_thread_block();
-            let tile = tiled_partition::<32>(&block);
-            let rank = grid.thread_rank();
-            let step = grid.num_threads();
-
-            let (head, vectors, tail) = split(input as usize, n);
-            let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
-            if rank < head {
-                // SAFETY: rank < head <= n.
-                a0 += unsafe { load(input, rank) };
-            }
-            // SAFETY: head <= n, and input + head is 16-byte aligned.
-            let body = unsafe { input.add(head) };
-            let mut i = rank;
-            // UNROLL independent 16-byte loads per trip, each into its own accumulator.
-            let quad = |k: usize| {
-                // SAFETY: callers pass k < vectors, so the 4 floats are in bounds.
-                let [x, y, z, w] = unsafe { arch::ldg_f32x4(body.add(4 * k)) };
-                (x + y) + (z + w)
-            };
-            while i + (UNROLL - 1) * step < vectors {
-                let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
-                a0 += q0;
-                a1 += q1;
-                a2 += q2;
-                a3 += q3;
-                i += UNROLL * step;
-            }
-            while i < vectors {
-                a0 += quad(i);
-                i += step;
-            }
-            if rank < tail {
-                // SAFETY: head + 4 * vectors + rank < n.
-                a1 += unsafe { load(input, head + 4 * vectors + rank) };
-            }
-            let v = (a0 + a1) + (a2 + a3);
-
-            let block_total = block_sum(&block, &tile, v);
-            if block.thread_rank() == 0 {
-                // SAFETY: one partial per block.
-                unsafe { *partials.add(grid.block_rank()) = block_total };
-            }
-            grid.sync();
-            if grid.block_rank() == 0 {
-                // SAFETY: one partial per block, each written before the sync.
-                let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
-                if block.thread_rank() == 0 {
-                    // SAFETY: `total` holds one float.
-                    unsafe { *total = sum };
-                }
-            }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: one partial per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+    grid.sync();
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
         }
     }
 }

@@ -1,22 +1,30 @@
-//! The C++ side of the comparison: `host/cpp/bench.cu` built with `nvcc` and
-//! run on the same sizes, input formula, rotation and timing.
+//! The C++ side of the comparison: `host/cpp/bench.cu` (with `lesson.cu`)
+//! built with `nvcc` and run on the same sizes, input formula, rotation and
+//! timing.
 
-use super::{BenchConfig, Case, Point};
+use super::{BenchConfig, Case, Point, Variant};
 use crate::reference;
 use crate::timing::Stats;
 use std::process::Command;
 
-const SOURCE: &str = include_str!("../../cpp/bench.cu");
+const LESSON: &str = include_str!("../../cpp/lesson.cu");
+const BENCH: &str = include_str!("../../cpp/bench.cu");
+
+/// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
+pub const KERNELS: [&str; 3] = ["reduceBlocksToPartials", "reducePartialsToTotal", "reduceCooperativeGrid"];
 
 /// One `RESULT` line of the C++ program.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CppResult {
     pub variant: String,
+    pub method: String,
     pub n: u64,
     pub rotate: usize,
     pub stats: Stats,
-    pub blocks: u64,
-    pub sum: f32,
+    pub blocks: u32,
+    pub min_total: f32,
+    pub max_total: f32,
+    pub nan_totals: u32,
 }
 
 /// Parses the program's `RESULT` lines; other lines are ignored.
@@ -27,24 +35,27 @@ pub fn parse(stdout: &str) -> Result<Vec<CppResult>, String> {
         .map(|line| {
             let f: Vec<&str> = line.split_whitespace().collect();
             let bad = || format!("unreadable C++ result line: {line}");
-            if f.len() != 11 {
+            if f.len() != 14 {
                 return Err(bad());
             }
             let num = |i: usize| f[i].parse::<f64>().map_err(|_| bad());
             Ok(CppResult {
                 variant: f[1].to_string(),
-                n: f[2].parse().map_err(|_| bad())?,
-                rotate: f[3].parse().map_err(|_| bad())?,
-                stats: Stats { median_ms: num(4)?, min_ms: num(5)?, max_ms: num(6)?, mean_ms: num(7)?, runs: f[8].parse().map_err(|_| bad())? },
-                blocks: f[9].parse().map_err(|_| bad())?,
-                sum: f[10].parse().map_err(|_| bad())?,
+                method: f[2].to_string(),
+                n: f[3].parse().map_err(|_| bad())?,
+                rotate: f[4].parse().map_err(|_| bad())?,
+                stats: Stats { median_ms: num(5)?, min_ms: num(6)?, max_ms: num(7)?, mean_ms: num(8)?, runs: f[9].parse().map_err(|_| bad())? },
+                blocks: f[10].parse().map_err(|_| bad())?,
+                min_total: f[11].parse().map_err(|_| bad())?,
+                max_total: f[12].parse().map_err(|_| bad())?,
+                nan_totals: f[13].parse().map_err(|_| bad())?,
             })
         })
         .collect()
 }
 
-/// The C++ side, built: the benchmark program, and a cubin of the same file
-/// whose kernels `host bench` also launches itself.
+/// The C++ side, built: the benchmark program, and a cubin of the lesson's
+/// kernels that `bench` also launches itself.
 pub struct Build {
     dir: std::path::PathBuf,
     exe: std::path::PathBuf,
@@ -57,9 +68,6 @@ impl Drop for Build {
     }
 }
 
-/// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
-pub const KERNELS: [&str; 3] = ["blocksToPartials", "partialsToTotal", "cooperativeSum"];
-
 fn nvcc(args: &[&str], out: &std::path::Path, src: &std::path::Path) -> Result<(), String> {
     let build = Command::new("nvcc").args(args).arg("-o").arg(out).arg(src).output().map_err(|e| format!("nvcc: {e}"))?;
     if !build.status.success() {
@@ -68,30 +76,29 @@ fn nvcc(args: &[&str], out: &std::path::Path, src: &std::path::Path) -> Result<(
     Ok(())
 }
 
-/// Builds the C++ benchmark and its cubin; `Err` says why it could not.
+/// Builds the C++ benchmark and the lesson's cubin; `Err` says why it could not.
 pub fn build() -> Result<Build, String> {
     if Command::new("nvcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
         return Err("nvcc is not on PATH".into());
     }
     let dir = std::env::temp_dir().join(format!("cg-bench-cpp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let src = dir.join("bench.cu");
-    std::fs::write(&src, SOURCE).map_err(|e| format!("{}: {e}", src.display()))?;
-    let b = Build { exe: dir.join("bench_cpp"), cubin: dir.join("bench.cubin"), dir };
-    eprintln!("bench: building the C++ comparison with nvcc");
-    nvcc(&["-O3", "-std=c++17", "-arch=native"], &b.exe, &src)?;
-    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &b.cubin, &src)?;
+    for (name, text) in [("lesson.cu", LESSON), ("bench.cu", BENCH)] {
+        std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    let b = Build { exe: dir.join("bench_cpp"), cubin: dir.join("lesson.cubin"), dir };
+    nvcc(&["-O3", "-std=c++17", "-arch=native"], &b.exe, &b.dir.join("bench.cu"))?;
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &b.cubin, &b.dir.join("lesson.cu"))?;
     Ok(b)
 }
 
 /// Runs the C++ benchmark; `Err` says why it could not.
 pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Vec<Point>, String> {
-    eprintln!("bench: running the C++ comparison");
     let exe = &build.exe;
     let out = Command::new(exe)
         .arg(cfg.runs.to_string())
         .arg(cfg.warmups.to_string())
-        .arg(cfg.threads.to_string())
+        .arg(cfg.threads_per_block.to_string())
         .args(cases.iter().map(|c| format!("{}:{}", c.n, c.rotate)))
         .output()
         .map_err(|e| format!("{}: {e}", exe.display()))?;
@@ -100,12 +107,15 @@ pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Ve
     }
     let results = parse(&String::from_utf8_lossy(&out.stdout))?;
     let mut points = Vec::new();
-    for &Case { n, want, abs, .. } in cases {
-        for r in results.iter().filter(|r| r.n == n) {
-            // CUB's reduction order is its own: bound it as any order of summation.
-            let chain = if r.blocks == 0 { n.max(1) } else { reference::longest_chain(n, r.blocks, cfg.threads) };
-            let ok = reference::check(r.sum, want, reference::error_bound(chain, abs)).pass;
-            points.push(Point::new(&r.variant, n, r.rotate, r.blocks, cfg.threads, r.stats, Some(ok)));
+    for &Case { n, sum, abs, .. } in cases {
+        for (name, variant) in [("cpp-two-launches", Variant::CppTwoLaunches), ("cpp-cooperative", Variant::CppCooperative), ("cub-device-reduce", Variant::Cub)] {
+            let find = |method: &str| results.iter().find(|r| r.n == n && r.variant == name && r.method == method);
+            let (Some(q), Some(w)) = (find("queued"), find("waited")) else { continue };
+            // CUB's order of additions is its own: bound it as any order of summation.
+            let chain = if q.blocks == 0 { n.max(1) } else { reference::longest_chain(n as usize, q.blocks, cfg.threads_per_block, 32) };
+            let bound = reference::error_bound(chain, abs);
+            let ok = q.nan_totals == 0 && [q.min_total, q.max_total].iter().all(|&t| reference::check(t, sum, bound).pass);
+            points.push(Point::new(variant, n, q.rotate, q.blocks, cfg.threads_per_block, q.stats, w.stats, Some(ok)));
         }
     }
     Ok(points)
@@ -117,13 +127,11 @@ mod tests {
 
     #[test]
     fn result_lines_parse_and_other_lines_are_ignored() {
-        let out = "building\nRESULT cpp-cooperative 1024 256 0.007900 0.007000 0.009000 0.008000 20 4 1023.500000\nnoise\n";
+        let out = "building\nRESULT cpp-cooperative queued 1024 256 0.007900 0.007000 0.009000 0.008000 20 4 1023.5 1023.5 0\nnoise\n";
         let r = parse(out).unwrap();
         assert_eq!(r.len(), 1);
-        assert_eq!((r[0].variant.as_str(), r[0].n, r[0].rotate, r[0].blocks), ("cpp-cooperative", 1024, 256, 4));
-        assert_eq!(r[0].stats.median_ms, 0.0079);
-        assert_eq!(r[0].stats.runs, 20);
-        assert_eq!(r[0].sum, 1023.5);
+        assert_eq!((r[0].variant.as_str(), r[0].method.as_str(), r[0].n, r[0].rotate, r[0].blocks), ("cpp-cooperative", "queued", 1024, 256, 4));
+        assert_eq!((r[0].stats.median_ms, r[0].stats.runs, r[0].min_total, r[0].nan_totals), (0.0079, 20, 1023.5, 0));
     }
 
     #[test]
@@ -133,7 +141,10 @@ mod tests {
     }
 
     #[test]
-    fn the_cpp_source_is_embedded() {
-        assert!(SOURCE.contains("cudaLaunchAttributeCooperative") && SOURCE.contains("cub::DeviceReduce::Sum"));
+    fn the_cpp_sources_are_embedded_and_the_kernels_named_as_the_cubin_names_them() {
+        assert!(BENCH.contains("cub::DeviceReduce::Sum") && BENCH.contains("cudaLaunchAttributeCooperative"));
+        for k in KERNELS {
+            assert!(LESSON.contains(&format!("extern \"C\" __global__ void {k}(")), "{k}");
+        }
     }
 }

@@ -1,125 +1,156 @@
-//! `bench` as text: times, bandwidths, the sweeps, and where the targets stand.
+//! `bench` as text: times, bandwidths, ratios, the sweeps, and where each
+//! target stands.
 
-use super::{BenchReport, COPY, Point};
+use super::{BenchReport, Point, Variant};
 use std::fmt::Write;
 
-fn find<'a>(r: &'a BenchReport, variant: &str, n: u64) -> Option<&'a Point> {
+fn find(r: &BenchReport, variant: Variant, n: u64) -> Option<&Point> {
     r.points.iter().find(|p| p.variant == variant && p.n == n)
 }
 
-/// Median time in microseconds, or a dash.
-fn us(p: Option<&Point>) -> String {
-    p.map_or("-".into(), |p| format!("{:.1}", p.stats.median_ms * 1e3))
+fn sizes(r: &BenchReport) -> Vec<u64> {
+    let mut sizes: Vec<u64> = r.points.iter().map(|p| p.n).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    sizes
+}
+
+/// Median time ratio `a / b` at `n`, by the queued (`to_completion` false) or waited timing.
+fn ratio(r: &BenchReport, a: Variant, b: Variant, n: u64, to_completion: bool) -> Option<f64> {
+    let t = |p: &Point| if to_completion { p.to_completion.median_ms } else { p.queued.median_ms };
+    Some(t(find(r, a, n)?) / t(find(r, b, n)?))
+}
+
+const COLUMNS: [(Variant, &str); 7] = [
+    (Variant::RustTwoLaunches, "Rust 2L"),
+    (Variant::RustCooperative, "Rust coop"),
+    (Variant::RustFast, "Rust fast"),
+    (Variant::CppTwoLaunches, "C++ 2L"),
+    (Variant::CppCooperative, "C++ coop"),
+    (Variant::Cub, "CUB"),
+    (Variant::Copy, "copy"),
+];
+
+fn time_table(o: &mut String, r: &BenchReport, to_completion: bool) {
+    let _ = write!(o, "{:>10} {:>4} ", "n", "rot");
+    for (_, h) in COLUMNS {
+        let _ = write!(o, " {h:>9}");
+    }
+    o.push('\n');
+    for n in sizes(r) {
+        let rot = find(r, Variant::Copy, n).map_or(0, |p| p.rotate);
+        let _ = write!(o, "{n:>10} {rot:>4} ");
+        for (v, _) in COLUMNS {
+            let us = find(r, v, n).map_or("-".to_string(), |p| format!("{:.1}", 1e3 * if to_completion { p.to_completion.median_ms } else { p.queued.median_ms }));
+            let _ = write!(o, " {us:>9}");
+        }
+        o.push('\n');
+    }
 }
 
 pub fn render(r: &BenchReport) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "Benchmark on {}: median of {} runs after {} warm-ups, CUDA events, {} threads/block", r.device, r.runs, r.warmups, r.threads);
-    let _ = writeln!(o, "C++ and CUB: {}\n", r.cpp);
-    let mut sizes: Vec<u64> = r.points.iter().map(|p| p.n).collect();
-    sizes.sort_unstable();
-    sizes.dedup();
-    let cols = ["rust two launches", "rust cooperative", "rust fast cooperative", "cpp-two-launches", "cpp-cooperative", "cub-device-reduce", COPY];
-    o.push_str("Median time, µs (rot = input buffers rotated)\n");
-    let _ = writeln!(o, "{:>10} {:>4}  {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "n", "rot", "rust 2L", "rust coop", "rust fast", "C++ 2L", "C++ coop", "CUB", "copy");
-    for &n in &sizes {
-        let rot = find(r, COPY, n).map_or(0, |p| p.rotate);
-        let _ = write!(o, "{n:>10} {rot:>4} ");
-        for c in cols {
-            let _ = write!(o, " {:>9}", us(find(r, c, n)));
-        }
-        o.push('\n');
-    }
-    o.push_str("\nRead bandwidth, GB/s, and fraction of the copy's read + write bandwidth; Rust / C++ time\n");
-    o.push_str("(rs/c++: against the C++ program; same: against nvcc's kernels launched by this program, in the same process, right after Rust's at each size)\n");
     let _ = writeln!(
         o,
-        "{:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}",
-        "n", "rust coop", "rust fast", "CUB", "copy (r+w)", "2L rs/c++", "coop rs/c++", "2L same", "coop same"
+        "Benchmark on {} ({}): median of {} runs after {} warm-ups, {} threads/block",
+        r.device,
+        r.driver.as_deref().unwrap_or("driver unknown"),
+        r.runs,
+        r.warmups,
+        r.threads_per_block
     );
-    for &n in &sizes {
-        let bw = |v: &str| find(r, v, n).map_or("-".into(), |p| format!("{:.0} ({:.2})", p.read_gb_s, p.of_copy.unwrap_or(f64::NAN)));
-        let copy = find(r, COPY, n).map_or("-".into(), |p| format!("{:.0}", p.plotted_gb_s()));
-        let ratio = |a: &str, b: &str| match (find(r, a, n), find(r, b, n)) {
-            (Some(a), Some(b)) => format!("{:.3}", a.stats.median_ms / b.stats.median_ms),
+    let _ = writeln!(o, "C++ and CUB: {}\n", r.cpp);
+    o.push_str("GPU time per sum, µs: runs queued back to back, CUDA events around each (rot = input buffers rotated)\n");
+    time_table(&mut o, r, false);
+    o.push_str("\nLaunch to completion, µs: the host waits for each run before launching the next\n");
+    time_table(&mut o, r, true);
+
+    o.push_str("\nRead bandwidth, GB/s (fraction of the copy's read + write bandwidth); time ratios, GPU time (to completion)\n");
+    o.push_str("(Rust/C++: against the C++ program; Rust/nvcc: against nvcc's kernels through this program's launch path)\n");
+    let _ = writeln!(
+        o,
+        "{:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>10}",
+        "n", "Rust coop", "Rust fast", "CUB", "copy r+w", "2L Rust/C++", "coop Rust/C++", "2L Rust/nvcc", "coop Rust/nvcc", "fast/CUB"
+    );
+    for n in sizes(r) {
+        let bw = |v| find(r, v, n).map_or("-".into(), |p| format!("{:.0} ({:.2})", p.read_gb_s, p.of_copy.unwrap_or(f64::NAN)));
+        let copy = find(r, Variant::Copy, n).map_or("-".into(), |p| format!("{:.0}", p.plotted_gb_s()));
+        let both = |a, b| match (ratio(r, a, b, n, false), ratio(r, a, b, n, true)) {
+            (Some(q), Some(w)) => format!("{q:.3} ({w:.3})"),
             _ => "-".into(),
         };
+        let one = |a, b| ratio(r, a, b, n, false).map_or("-".into(), |x| format!("{x:.3}"));
         let _ = writeln!(
             o,
-            "{n:>10}  {:>16} {:>16} {:>16} {:>16} {:>10} {:>10} {:>10} {:>10}",
-            bw("rust cooperative"),
-            bw("rust fast cooperative"),
-            bw("cub-device-reduce"),
+            "{n:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>10}",
+            bw(Variant::RustCooperative),
+            bw(Variant::RustFast),
+            bw(Variant::Cub),
             copy,
-            ratio("rust two launches", "cpp-two-launches"),
-            ratio("rust cooperative", "cpp-cooperative"),
-            ratio("rust two launches", super::CPP_IN_RUST_TWO),
-            ratio("rust cooperative", super::CPP_IN_RUST_COOP)
+            both(Variant::RustTwoLaunches, Variant::CppTwoLaunches),
+            both(Variant::RustCooperative, Variant::CppCooperative),
+            one(Variant::RustTwoLaunches, Variant::NvccKernelsTwoLaunches),
+            one(Variant::RustCooperative, Variant::NvccKernelsCooperative),
+            one(Variant::RustFast, Variant::Cub),
         );
     }
-    let wrong: Vec<String> = r.points.iter().filter(|p| p.sum_ok == Some(false)).map(|p| format!("{} at n = {}", p.variant, p.n)).collect();
+    let wrong: Vec<String> = r.points.iter().filter(|p| p.totals_ok == Some(false)).map(|p| format!("{} at n = {}", p.variant.label(), p.n)).collect();
     if wrong.is_empty() {
-        o.push_str("\nEvery timed total was checked against the double reference: all within the bound.\n");
+        o.push_str("\nEvery run's total (warm-ups included) was checked against the double reference: all within the bound.\n");
     } else {
         let _ = writeln!(o, "\nWRONG TOTALS: {}", wrong.join(", "));
     }
 
     if !r.grid_sweep.is_empty() {
-        let _ = writeln!(o, "\nTime against grid size, n = {}", r.sweep_n);
+        let _ = writeln!(o, "\nGPU time against grid size, n = {}", r.sweep_n);
         for s in &r.grid_sweep {
-            let _ = writeln!(o, "  {:<22} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant, s.blocks, s.threads, s.stats.median_ms * 1e3, s.read_gb_s);
+            let _ = writeln!(o, "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant.label(), s.blocks, s.threads_per_block, s.queued.median_ms * 1e3, s.read_gb_s);
         }
-        let _ = writeln!(o, "\nTime against block size, n = {} (grid: min(needed, cooperative maximum))", r.sweep_n);
+        let _ = writeln!(o, "\nGPU time against block size, n = {} (grid: min(needed, cooperative maximum))", r.sweep_n);
         for s in &r.block_sweep {
-            let _ = writeln!(o, "  {:<22} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant, s.blocks, s.threads, s.stats.median_ms * 1e3, s.read_gb_s);
+            let _ = writeln!(o, "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant.label(), s.blocks, s.threads_per_block, s.queued.median_ms * 1e3, s.read_gb_s);
         }
     }
 
     o.push_str("\nTargets\n");
-    for line in targets(r, &sizes) {
+    for line in targets(r) {
         let _ = writeln!(o, "  {line}");
     }
-    let _ = writeln!(o, "\nplot: {}", r.plot);
     o
 }
 
-/// Where each of the targets stands, one line each.
-pub fn targets(r: &BenchReport, sizes: &[u64]) -> Vec<String> {
+/// Where each target stands, one line each: MET or MISSED, with the worst point.
+pub fn targets(r: &BenchReport) -> Vec<String> {
+    let sizes = sizes(r);
     let mut lines = Vec::new();
-    for (rust, cpp) in [
-        ("rust two launches", "cpp-two-launches"),
-        ("rust cooperative", "cpp-cooperative"),
-        ("rust two launches", super::CPP_IN_RUST_TWO),
-        ("rust cooperative", super::CPP_IN_RUST_COOP),
-    ] {
-        let ratios: Vec<(u64, f64)> = sizes
-            .iter()
-            .filter_map(|&n| Some((n, find(r, rust, n)?.stats.median_ms / find(r, cpp, n)?.stats.median_ms)))
-            .collect();
-        if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| (a.1 - 1.0).abs().total_cmp(&(b.1 - 1.0).abs())) {
-            let met = ratios.iter().all(|(_, x)| (x - 1.0).abs() <= 0.05);
-            lines.push(format!("{}: {rust} within ±5% of {cpp} at every size (worst {worst:.3} at n = {n})", if met { "MET" } else { "MISSED" }));
+    let verdict = |met: bool| if met { "MET" } else { "MISSED" };
+    for (rust, cpp) in [(Variant::RustTwoLaunches, Variant::CppTwoLaunches), (Variant::RustCooperative, Variant::CppCooperative)] {
+        for to_completion in [false, true] {
+            let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, cpp, n, to_completion)?))).collect();
+            if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+                let how = if to_completion { "launch to completion" } else { "GPU time" };
+                lines.push(format!(
+                    "{}: {} / {} <= 1.03 at every n, {how} (worst {worst:.3} at n = {n})",
+                    verdict(worst <= 1.03),
+                    rust.label(),
+                    cpp.label()
+                ));
+            }
         }
+    }
+    let vs_cub: Vec<(u64, f64)> = sizes.iter().filter(|&&n| (1 << 10..=1 << 28).contains(&n)).filter_map(|&n| Some((n, ratio(r, Variant::RustFast, Variant::Cub, n, false)?))).collect();
+    if let Some(&(n, worst)) = vs_cub.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        let slower = vs_cub.iter().filter(|(_, x)| *x > 1.0).count();
+        lines.push(format!(
+            "{}: fast sum / CUB <= 1.00 at every n from 2^10 to 2^28 (worst {worst:.3} at n = {n}; slower at {slower} of {} sizes)",
+            verdict(worst <= 1.0),
+            vs_cub.len()
+        ));
     }
     for n in [1u64 << 26, 1 << 28] {
-        if let Some(p) = find(r, "rust fast cooperative", n) {
-            let f = p.of_copy.unwrap_or(0.0);
-            lines.push(format!("{}: fast sum at n = 2^{} reads at {f:.3} x the copy's read+write bandwidth (target 0.96)", if f >= 0.96 { "MET" } else { "MISSED" }, n.trailing_zeros()));
+        if let Some(f) = find(r, Variant::RustFast, n).and_then(|p| p.of_copy) {
+            lines.push(format!("{}: fast sum at n = 2^{} reads at {f:.3} x the copy's read + write bandwidth (target 0.97)", verdict(f >= 0.97), n.trailing_zeros()));
         }
-    }
-    let vs_cub: Vec<(u64, f64)> = sizes
-        .iter()
-        .filter(|&&n| (1 << 10..=1 << 24).contains(&n))
-        .filter_map(|&n| Some((n, find(r, "rust fast cooperative", n)?.stats.median_ms / find(r, "cub-device-reduce", n)?.stats.median_ms)))
-        .collect();
-    if !vs_cub.is_empty() {
-        let slower: Vec<String> = vs_cub.iter().filter(|(_, x)| *x >= 1.0).map(|(n, x)| format!("n = {n}: {x:.2}")).collect();
-        let met = slower.is_empty();
-        lines.push(format!(
-            "{}: fast sum faster than CUB at every n from 2^10 to 2^24{}",
-            if met { "MET" } else { "MISSED" },
-            if met { String::new() } else { format!(" (time ratio >= 1 at {})", slower.join(", ")) }
-        ));
     }
     lines
 }

@@ -2,42 +2,37 @@
 //! see what the harness reports for it.
 
 use super::Solved;
-use crate::device::Gpu;
-use crate::error::Result;
-use crate::launch::{Buffer, DeviceInput};
-use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, GridSync, KernelDef, SumParams};
+use crate::device::{Buffer, Gpu};
+use crate::error::{Error, Result};
+use crate::launch::{DeviceInput, SumParams};
+use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, GridSync, KernelDef};
 
-const THREADS: u32 = 256;
+const THREADS_PER_BLOCK: u32 = 256;
 
 /// Sizes a grid from `n` and the kernel's cooperative capacity.
-type Sizing = fn(n: u64, capacity: u64) -> u64;
+type Sizing = fn(n: u64, capacity: u32) -> u64;
 
 /// Sizes with `sizing`, then launches `def` whatever the size, even 0 blocks.
-fn launch_as_sized(
-    gpu: &Gpu,
-    def: &KernelDef<SumParams, GridSync>,
-    sizing: Sizing,
-    input: &DeviceInput,
-    total: &mut Buffer<f32>,
-) -> Result<Solved> {
+fn launch_as_sized(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>, sizing: Sizing, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     let kernel = gpu.cooperative_kernel(def)?;
-    let limits = kernel.limits(THREADS)?;
-    let blocks = sizing(input.len() as u64, limits.capacity());
-    let launch = kernel.configure(blocks, THREADS)?;
-    let mut partials = gpu.zeros::<f32>(blocks as usize)?;
-    launch.sum(input, &mut partials, total)?;
-    Ok(Solved { blocks, threads: THREADS, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms })
+    let limits = kernel.limits(THREADS_PER_BLOCK)?;
+    let wanted = sizing(input.len() as u64, limits.capacity());
+    let blocks = u32::try_from(wanted).map_err(|_| Error::GridTooLarge { kernel: def.name(), blocks: wanted })?;
+    let launch = kernel.configure(blocks, THREADS_PER_BLOCK)?;
+    let mut partials = gpu.zeros::<f32>(launch.blocks() as usize)?;
+    launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?;
+    Ok(Solved { blocks: launch.blocks(), threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms })
 }
 
 /// The grid that covers n with one thread per element: right for an ordinary
 /// launch, too big for a cooperative one once n passes the capacity.
-pub fn grid_from_n_blocks(n: u64, _capacity: u64) -> u64 {
-    n.div_ceil(THREADS as u64).max(1)
+pub fn grid_from_n_blocks(n: u64, _capacity: u32) -> u64 {
+    n.div_ceil(THREADS_PER_BLOCK as u64).max(1)
 }
 
 /// The right grid, with no special case for n = 0.
-pub fn zero_grid_blocks(n: u64, capacity: u64) -> u64 {
-    n.div_ceil(THREADS as u64).min(capacity)
+pub fn zero_grid_blocks(n: u64, capacity: u32) -> u64 {
+    n.div_ceil(THREADS_PER_BLOCK as u64).min(capacity as u64)
 }
 
 /// `grid-from-n`: sized from n alone.
@@ -54,7 +49,8 @@ pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Res
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     if input.is_empty() {
-        return Ok(Solved { blocks: 0, threads: THREADS, blocks_per_sm: 0, sms: gpu.info.sms });
+        let limits = gpu.cooperative_kernel(&EXERCISE_SUM_BOUNDS_BUG)?.limits(THREADS_PER_BLOCK)?;
+        return Ok(Solved { blocks: 0, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms });
     }
     launch_as_sized(gpu, &EXERCISE_SUM_BOUNDS_BUG, zero_grid_blocks, input, total)
 }
@@ -63,20 +59,16 @@ pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Re
 mod tests {
     use super::*;
     use crate::exercise::LADDER;
-    use crate::sizing::cooperative_capacity;
 
-    #[test]
-    fn grid_from_n_exceeds_a_t4_cooperative_grid_on_exactly_the_two_largest_cases() {
-        let capacity = cooperative_capacity(4, 40);
-        let too_big: Vec<u64> = LADDER.iter().copied().filter(|&n| grid_from_n_blocks(n, capacity) > capacity).collect();
-        assert_eq!(too_big, vec![4_194_915, 67_108_864]);
+    fn too_big(capacity: u32) -> Vec<u64> {
+        LADDER.iter().copied().filter(|&n| grid_from_n_blocks(n, capacity) > capacity as u64).collect()
     }
 
     #[test]
-    fn grid_from_n_exceeds_the_h200_cooperative_grid_on_the_same_two_cases() {
-        let capacity = cooperative_capacity(8, 132);
-        let too_big: Vec<u64> = LADDER.iter().copied().filter(|&n| grid_from_n_blocks(n, capacity) > capacity).collect();
-        assert_eq!(too_big, vec![4_194_915, 67_108_864]);
+    fn grid_from_n_exceeds_the_t4_and_h200_cooperative_grids_on_exactly_the_two_largest_cases() {
+        // 4 blocks/SM x 40 SMs on the T4, 8 x 132 on the H200.
+        assert_eq!(too_big(4 * 40), vec![4_194_915, 67_108_864]);
+        assert_eq!(too_big(8 * 132), vec![4_194_915, 67_108_864]);
     }
 
     #[test]
@@ -87,8 +79,8 @@ mod tests {
 
     #[test]
     fn the_bounds_bug_reads_past_n_exactly_where_n_is_not_a_whole_number_of_blocks() {
-        // The bug's loop runs to n rounded up to whole blocks of THREADS.
-        let reads_past: Vec<u64> = LADDER.iter().copied().filter(|&n| n % THREADS as u64 != 0).collect();
+        // The bug's loop runs to n rounded up to whole blocks.
+        let reads_past: Vec<u64> = LADDER.iter().copied().filter(|&n| n % THREADS_PER_BLOCK as u64 != 0).collect();
         assert_eq!(reads_past, vec![1, 31, 611, 4_194_915]);
     }
 }

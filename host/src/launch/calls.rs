@@ -1,11 +1,15 @@
 //! Safe launches: each checks the buffers against its kernel's contract, then
 //! makes the one `unsafe` launch call.
 
-use super::{Buffer, CooperativeLaunch, Input, Kernel, View};
-use crate::device::Gpu;
+use super::{Args, CooperativeLaunch, Input, Kernel};
+use crate::device::{Gpu, View, ViewMut};
 use crate::error::{Error, Result};
-use gpu::kernels::{COALESCED_DEMO, COALESCED_DEMO_THREADS, In, Out, PROBE_COOPERATIVE, SumParams};
+use gpu::kernels::{COALESCED_DEMO, COALESCED_DEMO_THREADS, PROBE_COOPERATIVE, Params, SHUFFLE_OUT_OF_RANGE, SHUFFLE_PROBES};
+use gpu::mem::{In, Out};
 use serde::Serialize;
+
+/// The parameters of the single-launch sums: `(input, partials, out, n)`.
+pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
 
 fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
     if got < needed {
@@ -14,31 +18,52 @@ fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: us
     Ok(())
 }
 
+impl<P: Params> CooperativeLaunch<'_, '_, P> {
+    /// # Safety
+    /// `args` satisfy the kernel's contract for this launch's shape.
+    unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.kernel.loaded.function.launch(self.shape, true, args.values().as_ref()) }
+    }
+}
+
 impl CooperativeLaunch<'_, '_, SumParams> {
-    /// Sums `input` into `total[0]` in one cooperative launch, with one
-    /// partial per block in `partials`.
-    pub fn sum(&self, input: &impl Input, partials: &mut Buffer<f32>, total: &mut Buffer<f32>) -> Result<()> {
-        let k = &self.kernel.loaded;
+    /// Sums `input` into `out[0]` in one cooperative launch, with one partial
+    /// per block in `partials`.
+    pub fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let def = &self.kernel.loaded.def;
         let view = input.view();
-        ensure_len(k.name, "the input's guard", (k.overread)(self.shape.threads), input.guard())?;
-        ensure_len(k.name, "partials", self.shape.blocks as usize, partials.len())?;
-        ensure_len(k.name, "total", 1, total.len())?;
-        // SAFETY: the kernel reads input[..len + overread], which the guard
-        // covers, and writes partials[..blocks] and total[0], checked above.
-        unsafe { k.launch(self.shape, true, (&view, partials, total, view.len())) }
+        ensure_len(def.name(), "the guard after the input", def.overread(self.shape.threads_per_block), input.guard())?;
+        ensure_len(def.name(), "partials", self.shape.blocks as usize, partials.len())?;
+        ensure_len(def.name(), "out", 1, out.len())?;
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n + overread], which the guard
+        // covers, and writes partials[..blocks] and out[0], checked above.
+        unsafe { self.go((&view, partials, out, n)) }
+    }
+}
+
+#[cfg(feature = "barrier-timeout")]
+impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
+    /// Launches a kernel that writes one `u32` per block into `out`.
+    pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {
+        ensure_len(self.kernel.loaded.def.name(), "out", self.shape.blocks as usize, out.len())?;
+        // SAFETY: the kernel writes out[..blocks], checked above.
+        unsafe { self.go((out,)) }
     }
 }
 
 impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
     /// Launches `blocks` blocks that each sum their grid-stride share of
-    /// `input` and write it to `out[block]`.
-    pub fn reduce(&self, blocks: u64, threads: u32, input: &View<'_, f32>, out: &mut Buffer<f32>) -> Result<()> {
-        let k = &self.loaded;
-        let shape = k.shape(blocks, threads)?;
-        ensure_len(k.name, "reads past the input (none allowed here)", (k.overread)(threads), 0)?;
-        ensure_len(k.name, "out", shape.blocks as usize, out.len())?;
-        // SAFETY: the kernel reads input[..len] and writes out[..blocks], checked above.
-        unsafe { k.launch(shape, false, (input, out, input.len())) }
+    /// `input` (block-stride, for a single block) and write it to `out[block]`.
+    pub fn reduce(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let l = &self.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        ensure_len(l.def.name(), "reads past the input (none allowed here)", l.def.overread(threads_per_block), 0)?;
+        ensure_len(l.def.name(), "out", shape.blocks as usize, out.len())?;
+        let n = input.len();
+        // SAFETY: the kernel reads input[..n] and writes out[..blocks], checked above.
+        unsafe { l.function.launch(shape, false, (input, out, n).values().as_ref()) }
     }
 }
 
@@ -61,43 +86,43 @@ pub struct CoalescedRecord {
 impl Gpu {
     /// Launches the probe (no barrier, so any launch is safe) and returns what
     /// `this_grid()` reported, or the driver's refusal.
-    pub fn probe(&self, blocks: u64, threads: u32, cooperative: bool) -> Result<Probe> {
+    pub fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
         let kernel = self.kernel(&PROBE_COOPERATIVE)?;
-        let k = &kernel.loaded;
-        let shape = k.shape(blocks, threads)?;
+        let l = &kernel.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
         let mut out = self.zeros::<u32>(2)?;
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        unsafe { k.launch(shape, cooperative, (&mut out,))? };
+        unsafe { l.function.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
         let v = self.read(&out)?;
         Ok(Probe { is_valid: v[0] != 0, num_blocks: v[1] })
+    }
+
+    /// Runs `shuffle_out_of_range` on one warp and returns what it wrote.
+    pub fn shuffle_out_of_range(&self) -> Result<Vec<u32>> {
+        let kernel = self.kernel(&SHUFFLE_OUT_OF_RANGE)?;
+        let l = &kernel.loaded;
+        let shape = l.shape(1, 32)?;
+        let mut out = self.zeros::<u32>(32 * SHUFFLE_PROBES)?;
+        // SAFETY: each lane writes its own SHUFFLE_PROBES u32.
+        unsafe { l.function.launch(shape, false, (out.slice_mut(..),).values().as_ref())? };
+        self.read(&out)
     }
 
     /// Runs `coalesced_demo` on one block of two warps and returns one row
     /// per thread that took the branch.
     pub fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>> {
         let kernel = self.kernel(&COALESCED_DEMO)?;
-        let k = &kernel.loaded;
+        let l = &kernel.loaded;
         let threads = COALESCED_DEMO_THREADS;
-        let shape = k.shape(1, threads)?;
+        let shape = l.shape(1, threads)?;
         let mut out = self.zeros::<u32>(4 * threads as usize)?;
         // SAFETY: each thread writes at most its own four u32.
-        unsafe { k.launch(shape, false, (&mut out,))? };
+        unsafe { l.function.launch(shape, false, (out.slice_mut(..),).values().as_ref())? };
         Ok(self
             .read(&out)?
             .chunks_exact(4)
             .filter(|r| r[2] != 0)
             .map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] })
             .collect())
-    }
-}
-
-#[cfg(feature = "barrier-timeout")]
-impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
-    /// Launches a kernel that writes one `u32` per block into `out`.
-    pub fn per_block(&self, out: &mut Buffer<u32>) -> Result<()> {
-        let k = &self.kernel.loaded;
-        ensure_len(k.name, "out", self.shape.blocks as usize, out.len())?;
-        // SAFETY: the kernel writes out[..blocks], checked above.
-        unsafe { k.launch(self.shape, true, (out,)) }
     }
 }

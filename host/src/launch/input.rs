@@ -1,23 +1,17 @@
-use crate::device::Gpu;
-use crate::error::{Error, Result};
-use super::buffer::{Buffer, View};
+//! Inputs on the device, each followed by a guard of NaN.
 
-/// An input of `len` floats on the device, followed by a poisoned guard.
-///
-/// The guard holds NaN, so a kernel that reads past the input produces NaN
-/// rather than a plausible wrong number, and its reads stay inside the
-/// allocation. Kernels are told the length, never the guard.
-pub struct DeviceInput {
-    pub(crate) buffer: Buffer<f32>,
-    len: usize,
-}
+use crate::device::{Buffer, Gpu, View};
+use crate::error::{Error, Result};
+use crate::reference;
 
 /// Floats of NaN after every input: enough for the largest block.
 pub const GUARD: usize = 1024;
 
-/// Device bytes an input of `n` floats takes, guard included.
-pub fn device_bytes(n: u64) -> u64 {
-    (n + GUARD as u64) * 4
+/// Device bytes an input of `n` floats takes, guard included; an `n` whose
+/// bytes overflow is a named error, never a wrapped number.
+pub fn device_bytes(n: usize) -> Result<u64> {
+    let floats = n.checked_add(GUARD).ok_or(Error::InputTooLarge { n })?;
+    reference::float_bytes(floats).map_err(|_| Error::InputTooLarge { n })
 }
 
 /// An input the sum kernels can read: `n` floats on the device, and how many
@@ -29,6 +23,17 @@ pub trait Input {
     fn guard(&self) -> usize;
 }
 
+/// An input of `len` floats on the device, followed by a poisoned guard.
+///
+/// The guard holds NaN, so a kernel that reads past the input produces NaN
+/// rather than a plausible wrong number, and its reads stay inside the
+/// allocation. Kernels are told the length, never the guard. (On the
+/// emulator a read past the input is a named fault before it gets that far.)
+pub struct DeviceInput {
+    buffer: Buffer<f32>,
+    len: usize,
+}
+
 /// One copy inside a [`DeviceInput`] that holds several back to back.
 pub struct Window<'a> {
     view: View<'a, f32>,
@@ -37,7 +42,7 @@ pub struct Window<'a> {
 
 impl Input for Window<'_> {
     fn view(&self) -> View<'_, f32> {
-        self.view.reborrow()
+        self.view.slice(..)
     }
     fn guard(&self) -> usize {
         self.guard
@@ -57,15 +62,14 @@ impl DeviceInput {
     /// `copies` copies of `values` back to back in one allocation, for
     /// benchmarks that rotate among inputs: see [`windows`](Self::windows).
     pub fn upload_copies(gpu: &Gpu, values: &[f32], copies: usize) -> Result<DeviceInput> {
-        let len = values.len().saturating_mul(copies);
-        gpu.ensure_free(device_bytes(len as u64))?;
-        let mut padded = Vec::new();
-        padded.try_reserve_exact(len.saturating_add(GUARD)).map_err(|_| Error::OutOfHostMemory { needed: device_bytes(len as u64) })?;
-        for _ in 0..copies {
-            padded.extend_from_slice(values);
+        let len = values.len().checked_mul(copies).ok_or(Error::InputTooLarge { n: values.len() })?;
+        gpu.ensure_free(device_bytes(len)?)?;
+        let mut buffer = gpu.zeros::<f32>(len + GUARD)?;
+        for c in 0..copies {
+            gpu.write(&mut buffer, c * values.len(), values)?;
         }
-        padded.extend_from_slice(&[f32::NAN; GUARD]);
-        Ok(DeviceInput { buffer: gpu.upload(&padded)?, len })
+        gpu.write(&mut buffer, len, &[f32::NAN; GUARD])?;
+        Ok(DeviceInput { buffer, len })
     }
 
     /// The input cut into windows of `n` floats.
@@ -87,5 +91,19 @@ impl DeviceInput {
     /// Whether the input is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_bytes_count_the_guard_and_never_wrap() {
+        assert_eq!(device_bytes(0).unwrap(), 4096);
+        assert_eq!(device_bytes(4_194_915).unwrap(), (4_194_915 + 1024) * 4);
+        for n in [usize::MAX, usize::MAX - 1023, usize::MAX - 1024, 4_611_686_018_427_387_904, 4_611_686_018_427_387_903] {
+            assert!(matches!(device_bytes(n), Err(Error::InputTooLarge { .. })), "{n}");
+        }
     }
 }

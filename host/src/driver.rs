@@ -1,20 +1,25 @@
-//! Raw driver calls cudarc's safe layer does not offer. Every `unsafe` block
-//! of the host is in this module or in [`super::args`].
+//! The thin unsafe layer: the CUDA driver calls cudarc's safe layer does not
+//! offer, each in one small function whose `# Safety` says what its caller
+//! must guarantee. Everything else in `device::cuda` uses cudarc's safe API.
 
 use crate::error::{Error, Result};
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
-/// Whether `libcuda` can be loaded (cudarc's `is_culib_present`).
+/// Whether `libcuda` can be loaded (cudarc's `is_culib_present`). Setting
+/// `CG_LESSON_NO_DRIVER=1` makes it answer no, so that what a machine without
+/// a driver prints can be tested on one that has it.
 pub fn driver_present() -> bool {
+    if std::env::var_os("CG_LESSON_NO_DRIVER").is_some_and(|v| v == "1") {
+        return false;
+    }
     // SAFETY: loading the library runs its initializers; that is what using the driver needs anyway.
     unsafe { sys::is_culib_present() }
 }
 
 /// Turns off cudarc's per-buffer event tracking (an event record, and a
 /// stream wait, per buffer per launch): this program runs everything on one
-/// stream, which orders it already, and the tracking would sit between the
-/// timing events and the kernels.
+/// stream, which orders it already.
 pub fn single_stream(ctx: &cudarc::driver::CudaContext) {
     // SAFETY: every buffer, copy and launch of this program uses the context's one default stream.
     unsafe { ctx.disable_event_tracking() }
@@ -28,19 +33,11 @@ pub fn driver_version() -> Result<String> {
     Ok(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10))
 }
 
-/// One attribute of a loaded function (`cuFuncGetAttribute`).
-pub fn function_attribute(f: sys::CUfunction, attr: sys::CUfunction_attribute) -> Result<u32> {
-    let mut v = 0i32;
-    // SAFETY: `f` is a live function handle (its module is held by the caller) and the call writes one int.
-    unsafe { sys::cuFuncGetAttribute(&mut v, attr, f) }.result().map_err(Error::driver("cuFuncGetAttribute"))?;
-    Ok(v.max(0) as u32)
-}
-
 /// The launch shape, as `cudaLaunchConfig_t` holds it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub blocks: u32,
-    pub threads: u32,
+    pub threads_per_block: u32,
     pub shared_bytes: u32,
 }
 
@@ -49,8 +46,10 @@ pub struct Shape {
 /// `cudaLaunchAttributeCooperative`).
 ///
 /// # Safety
-/// `params` points at one value per kernel parameter, each of the parameter's
-/// size, and the memory those values address satisfies the kernel's contract.
+/// `f` is a live function of the current context and `stream` a live stream
+/// of it; `params` points at one value per kernel parameter, each of the
+/// parameter's size; and the memory those values address satisfies the
+/// kernel's contract for `shape`.
 pub unsafe fn launch_kernel_ex(
     f: sys::CUfunction,
     stream: sys::CUstream,
@@ -66,7 +65,7 @@ pub unsafe fn launch_kernel_ex(
         gridDimX: shape.blocks,
         gridDimY: 1,
         gridDimZ: 1,
-        blockDimX: shape.threads,
+        blockDimX: shape.threads_per_block,
         blockDimY: 1,
         blockDimZ: 1,
         sharedMemBytes: shape.shared_bytes,
@@ -76,6 +75,15 @@ pub unsafe fn launch_kernel_ex(
     };
     // SAFETY: the caller's contract covers `params`; `config` lives across the call.
     unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()) }.result()
+}
+
+/// `cuMemsetD32Async`: `count` copies of `value` from `dst`, in stream order.
+///
+/// # Safety
+/// `dst .. dst + 4 * count` lies inside a live allocation of the stream's context.
+pub unsafe fn memset_d32(dst: sys::CUdeviceptr, value: u32, count: usize, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuMemsetD32Async(dst, value, count, stream) }.result()
 }
 
 /// Four `u32` of page-locked host memory that kernels can write

@@ -1,0 +1,272 @@
+//! `#[kernel]`: declares a GPU kernel once and derives everything else from
+//! that one declaration (the attribute rust-cuda's `cuda_std` spells the same way).
+//!
+//! ```ignore
+//! #[kernel(cooperative, shared_memory = tile_totals)]
+//! pub unsafe fn reduce_cooperative_grid<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) { ... }
+//! ```
+//!
+//! emits
+//! - in the PTX build, `#[unsafe(no_mangle)] pub unsafe extern "gpu-kernel" fn reduce_cooperative_grid(...)`,
+//!   the body instantiated with the default tile (one `.entry` in the PTX);
+//! - on the host, `pub unsafe fn reduce_cooperative_grid(...)`, the same body, which the emulator runs;
+//! - on the host, `pub const REDUCE_COOPERATIVE_GRID: KernelDef<(In<f32>, Out<f32>, Out<f32>, usize), GridSync>`,
+//!   whose PTX name is the function's own name, whose launch contract is `GridSync` exactly when the
+//!   attribute says `cooperative`, and whose dynamic shared memory is `shared_memory(threads, TILE)`.
+//!   For the emulator it can also instantiate the body with any other tile (`with_tile`).
+//!
+//! Options: `cooperative` (the kernel calls `grid.sync()`: only a cooperative launch may run it),
+//! `shared_memory = f` (`const fn(threads_per_block: u32, tile: u32) -> u32`, bytes of dynamic shared
+//! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
+//! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug).
+//!
+//! A kernel that calls `grid.sync()` on a group from `this_grid()` without `cooperative` is a compile error.
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenStream as Tokens, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
+
+/// The tile sizes `tiled_partition` accepts, each of which `with_tile` can instantiate.
+const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
+
+#[derive(Default)]
+struct Options {
+    cooperative: bool,
+    shared_memory: Option<Path>,
+    overread: Option<Path>,
+}
+
+fn parse_options(attr: Tokens) -> Result<Options> {
+    let mut o = Options::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("cooperative") {
+            o.cooperative = true;
+        } else if meta.path.is_ident("shared_memory") {
+            o.shared_memory = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("overread") {
+            o.overread = Some(meta.value()?.parse()?);
+        } else {
+            return Err(meta.error("expected `cooperative`, `shared_memory = f` or `overread = f`"));
+        }
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(o)
+}
+
+/// The kernel's `<const TILE: u32 = N>` parameter, if it has one.
+struct Tile {
+    ident: syn::Ident,
+    default: Expr,
+}
+
+fn tile_param(f: &ItemFn) -> Result<Option<Tile>> {
+    let params: Vec<&GenericParam> = f.sig.generics.params.iter().collect();
+    match params.as_slice() {
+        [] => Ok(None),
+        [GenericParam::Const(c)] => {
+            let Some((_, default)) = &c.default else {
+                return Err(Error::new(c.span(), "give the tile size a default, as in `<const TILE: u32 = 32>`: the GPU entry is built with it"));
+            };
+            Ok(Some(Tile { ident: c.ident.clone(), default: default.clone() }))
+        }
+        _ => Err(Error::new(f.sig.generics.span(), "a kernel takes at most one generic parameter, `<const TILE: u32 = N>`")),
+    }
+}
+
+/// `TWO_WORDS` from `two_words`.
+fn screaming(name: &str) -> String {
+    name.to_uppercase()
+}
+
+/// Finds `g.sync()` where `g` was bound by `let g = this_grid()` (or `cg::this_grid()`).
+fn grid_sync_call(body: Tokens) -> Option<Span> {
+    let tokens: Vec<TokenTree> = body.into_iter().collect();
+    let mut grids = Vec::new();
+    // `let <ident> = [cg ::] this_grid ( )`
+    for w in tokens.windows(3) {
+        if let (TokenTree::Ident(l), TokenTree::Ident(name), TokenTree::Punct(eq)) = (&w[0], &w[1], &w[2])
+            && l == "let"
+            && eq.as_char() == '='
+        {
+            let rest = tokens.iter().skip_while(|t| !std::ptr::eq(*t, &w[2])).skip(1).take(6);
+            if rest.clone().any(|t| matches!(t, TokenTree::Ident(i) if i == "this_grid")) && !rest.clone().any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';')) {
+                grids.push(name.to_string());
+            }
+        }
+    }
+    for w in tokens.windows(4) {
+        if let (TokenTree::Ident(g), TokenTree::Punct(dot), TokenTree::Ident(sync), TokenTree::Group(args)) = (&w[0], &w[1], &w[2], &w[3])
+            && dot.as_char() == '.'
+            && sync == "sync"
+            && args.stream().is_empty()
+            && grids.iter().any(|name| g == name)
+        {
+            return Some(sync.span());
+        }
+    }
+    for t in tokens {
+        if let TokenTree::Group(g) = t
+            && let Some(span) = grid_sync_call(g.stream())
+        {
+            return Some(span);
+        }
+    }
+    None
+}
+
+fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
+    if !matches!(f.sig.safety, Safety::Unsafe(_)) {
+        return Err(Error::new(f.sig.fn_token.span(), "a kernel is an `unsafe fn`: its caller promises what its parameters hold"));
+    }
+    if !matches!(f.sig.output, ReturnType::Default) {
+        return Err(Error::new(f.sig.output.span(), "a kernel returns nothing; it writes its results through `Out` parameters"));
+    }
+    let tile = tile_param(&f)?;
+    if options.shared_memory.is_some() && tile.is_none() {
+        return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
+    }
+    if !options.cooperative
+        && let Some(span) = grid_sync_call(f.block.to_token_stream_inner())
+    {
+        return Err(Error::new(
+            span,
+            format!(
+                "`{}` calls grid.sync(), so it may only be launched cooperatively: declare it `#[kernel(cooperative)]`",
+                f.sig.ident
+            ),
+        ));
+    }
+
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let def = format_ident!("{}", screaming(&name_str));
+    let body_fn = format_ident!("__{}_body", name);
+    let vis = &f.vis;
+    let body = &f.block;
+    let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
+
+    let mut idents = Vec::new();
+    let mut types: Vec<&Type> = Vec::new();
+    for arg in &f.sig.inputs {
+        let FnArg::Typed(pt) = arg else {
+            return Err(Error::new(arg.span(), "a kernel has no `self`"));
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return Err(Error::new(pt.pat.span(), "name each kernel parameter with a plain identifier"));
+        };
+        idents.push(pi.ident.clone());
+        types.push(&pt.ty);
+    }
+    let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
+    let params = quote! { #( #idents: #types ),* };
+    let contract = if options.cooperative { quote!(::gpu::kernels::GridSync) } else { quote!(::gpu::kernels::NoGridSync) };
+    let overread = match &options.overread {
+        Some(p) => quote!(#p),
+        None => quote!(::gpu::kernels::no_overread),
+    };
+
+    let (gpu_call, host_body, generic_body, tile_info) = match &tile {
+        Some(Tile { ident, default }) => {
+            let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
+            let generic = quote! {
+                #[doc(hidden)]
+                #[inline(always)]
+                #[allow(clippy::missing_safety_doc)]
+                #( #other_attrs )*
+                #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
+            };
+            let shared = match &options.shared_memory {
+                Some(p) => quote! { Some(#p) },
+                None => quote! { None },
+            };
+            let arms = TILES.iter().map(|t| quote! { #t => Some(#body_fn::<#t> as _), });
+            let info = quote! {
+                Some(::gpu::kernels::TileInfo {
+                    tile: #default,
+                    default_tile: #default,
+                    shared_memory: #shared,
+                    instantiate: {
+                        fn instantiate(tile: u32) -> Option<<( #( #types, )* ) as ::gpu::kernels::Params>::Entry> {
+                            match tile { #( #arms )* _ => None }
+                        }
+                        instantiate
+                    },
+                })
+            };
+            (quote! { unsafe { #call } }, quote! { unsafe { #call } }, generic, info)
+        }
+        None => (quote! { #body }, quote! { #body }, quote! {}, quote! { None }),
+    };
+    let gpu_call_block = if tile.is_some() { quote! {{ #gpu_call }} } else { gpu_call };
+    let host_block = if tile.is_some() { quote! {{ #host_body }} } else { host_body };
+
+    // Both builds check the sizing functions' signatures (and use their imports).
+    let sizing_checks = {
+        let shared = options.shared_memory.iter().map(|p| quote! { const _: fn(u32, u32) -> u32 = #p; });
+        let over = options.overread.iter().map(|p| quote! { const _: fn(u32) -> usize = #p; });
+        quote! { #( #shared )* #( #over )* }
+    };
+    let def_doc = format!("The launch definition of [`{name_str}`]: its PTX entry name, parameters, launch contract and dynamic shared memory.");
+    let entry_name = &name_str;
+    Ok(quote! {
+        #generic_body
+        #sizing_checks
+
+        #( #docs )*
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
+        #[allow(improper_gpu_kernel_arg)]
+        #( #other_attrs )*
+        #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
+
+        #( #docs )*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #( #other_attrs )*
+        #vis unsafe fn #name( #params ) #host_block
+
+        #[doc = #def_doc]
+        #[cfg(not(target_arch = "nvptx64"))]
+        #vis const #def: ::gpu::kernels::KernelDef<( #( #types, )* ), #contract> = {
+            // SAFETY: the macro names the definition after the entry it emitted
+            // above, with that entry's own parameters, and declares `GridSync`
+            // wherever the attribute says `cooperative`.
+            unsafe {
+                ::gpu::kernels::KernelDef::new(
+                    #entry_name,
+                    &[ #( #names ),* ],
+                    #name as _,
+                    #tile_info,
+                    #overread,
+                )
+            }
+        };
+    })
+}
+
+/// Tokens of a block, for scanning.
+trait ToStreamInner {
+    fn to_token_stream_inner(&self) -> Tokens;
+}
+impl ToStreamInner for syn::Block {
+    fn to_token_stream_inner(&self) -> Tokens {
+        quote::ToTokens::to_token_stream(self)
+    }
+}
+
+/// Declares a GPU kernel: see the crate documentation.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let result = parse_options(attr.into()).and_then(|o| expand(o, syn::parse(item)?));
+    match result {
+        Ok(tokens) => tokens.into(),
+        Err(e) => {
+            let span = e.span();
+            let msg = e.to_compile_error();
+            quote_spanned!(span=> #msg).into()
+        }
+    }
+}

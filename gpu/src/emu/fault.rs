@@ -1,0 +1,194 @@
+//! What went wrong in an emulated launch, named the way a learner can act on:
+//! which thread, where in the source, what it did, and what was missing.
+
+use std::fmt;
+use std::panic::Location;
+
+/// A place in a kernel's source, and the call made there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    pub location: &'static Location<'static>,
+    /// The cooperative-groups call (`"grid.sync()"`), or `""` for a plain access.
+    pub call: &'static str,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = self.location;
+        if self.call.is_empty() {
+            write!(f, "{}:{}:{}", l.file(), l.line(), l.column())
+        } else {
+            write!(f, "{} at {}:{}:{}", self.call, l.file(), l.line(), l.column())
+        }
+    }
+}
+
+/// One emulated GPU thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ThreadId {
+    pub block: u32,
+    pub thread: u32,
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "thread {} of block {} (warp {}, lane {})", self.thread, self.block, self.thread / 32, self.thread % 32)
+    }
+}
+
+/// A read or a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    fn past(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "wrote",
+        }
+    }
+}
+
+/// One side of a data race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touch {
+    pub thread: ThreadId,
+    pub access: Access,
+    pub site: Site,
+}
+
+impl fmt::Display for Touch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} it at {}", self.thread, self.access.past(), self.site)
+    }
+}
+
+/// Why an emulated launch failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// The launch's shape is one the device cannot run (`CUDA_ERROR_INVALID_VALUE`).
+    InvalidValue(String),
+    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
+    CooperativeLaunchTooLarge { requested: u32, max: u32 },
+    /// A kernel parameter or the dynamic shared memory was read or written outside its bounds.
+    OutOfBounds { thread: ThreadId, site: Site, buffer: String, index: usize, len: usize, access: Access },
+    /// A vector load from an address not aligned to its size.
+    Misaligned { thread: ThreadId, site: Site, buffer: &'static str, index: usize, alignment: usize },
+    /// Two threads of a block touched the same word, one of them writing, with no barrier between.
+    Race { word: String, first: Touch, second: Touch },
+    /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
+    BlockRace { word: String, writer: u32, other: u32, other_access: Access },
+    /// The threads of a block met at one `block.sync()` from different places in the source.
+    DivergentBarrier { block: u32, what: String },
+    /// Every thread that has not finished waits for something that cannot happen.
+    Deadlock(String),
+    /// `grid.sync()` in a kernel that was not launched cooperatively.
+    GridSyncNotCooperative { thread: ThreadId, site: Site },
+    /// A warp collective named lanes it cannot: the caller itself, or a shuffle source, outside its mask.
+    BadMask { thread: ThreadId, site: Site, why: String },
+    /// A thread executed `trap`.
+    Trap { thread: ThreadId },
+    /// A thread panicked (an overflow, an index out of a Rust array's bounds...).
+    Panic { thread: ThreadId, message: String },
+    /// The launch ran longer than the time limit.
+    Timeout { seconds: f64 },
+    /// The emulator could not set up the launch (memory for stacks, say).
+    Resources(String),
+}
+
+impl Fault {
+    /// The CUDA driver's error for the same failure on a GPU, where a GPU reports one
+    /// (a race or a deadlock gives no error there: a wrong answer or a hang).
+    pub fn driver_name(&self) -> Option<&'static str> {
+        match self {
+            Fault::InvalidValue(_) => Some("CUDA_ERROR_INVALID_VALUE"),
+            Fault::CooperativeLaunchTooLarge { .. } => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+            Fault::OutOfBounds { .. } => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
+            Fault::Misaligned { .. } => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
+            Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::InvalidValue(why) => write!(f, "CUDA_ERROR_INVALID_VALUE: {why}"),
+            Fault::CooperativeLaunchTooLarge { requested, max } => {
+                write!(f, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: {requested} blocks requested, {max} fit")
+            }
+            Fault::OutOfBounds { thread, site, buffer, index, len, access } => {
+                let verb = access.past();
+                write!(f, "{thread} {verb} {buffer}[{index}], past its {}, at {site}", count(*len, "element"))
+            }
+            Fault::Misaligned { thread, site, buffer, index, alignment } => write!(
+                f,
+                "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}"
+            ),
+            Fault::Race { word, first, second } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
+            Fault::BlockRace { word, writer, other, other_access } => {
+                let what = match other_access {
+                    Access::Read => "read it",
+                    Access::Write => "wrote it too",
+                };
+                write!(
+                    f,
+                    "data race on {word}: block {writer} wrote it and block {other} {what} with no grid.sync() between (blocks see each other's writes only after one)"
+                )
+            }
+            Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
+            Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
+            Fault::GridSyncNotCooperative { thread, site } => write!(
+                f,
+                "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)"
+            ),
+            Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
+            Fault::Trap { thread } => write!(f, "{thread} executed trap"),
+            Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
+            Fault::Timeout { seconds } => write!(f, "did not finish within {seconds} s on the emulated device (an endless loop?)"),
+            Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
+        }
+    }
+}
+
+/// `0-15`, `2, 4, 8`, `0-3, 7`: a set of numbers as ranges.
+pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
+    let mut v: Vec<u32> = items.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i + 1 { format!("{}-{}", v[i], v[j]) } else if j == i + 1 { format!("{}, {}", v[i], v[j]) } else { v[i].to_string() });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// `1 block`, `3 blocks`.
+pub fn count(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_compress_runs() {
+        assert_eq!(ranges([0, 1, 2, 3]), "0-3");
+        assert_eq!(ranges([2, 4, 8]), "2, 4, 8");
+        assert_eq!(ranges([5, 0, 1, 7, 6, 9]), "0, 1, 5-7, 9");
+        assert_eq!(ranges([]), "");
+        assert_eq!(count(1, "block"), "1 block");
+        assert_eq!(count(39, "block"), "39 blocks");
+    }
+}

@@ -1,0 +1,334 @@
+//! One emulated launch: a worker thread per core, each running whole blocks
+//! (all of a block's threads on one worker), the grid barrier between blocks,
+//! and global memory as the blocks see it.
+//!
+//! Global memory follows a rule a GPU allows and makes the emulator
+//! deterministic: a block sees its own writes at once and other blocks'
+//! writes only after the next `grid.sync()` (or in a later launch). So what
+//! a block computes depends on its inputs, never on how the workers happened
+//! to interleave, and the same flags give the same bits with any number of
+//! cores. Two blocks touching the same word between grid barriers, one of
+//! them writing, is reported as a race, as soon as every block has reached
+//! the barrier or finished; among several faults, the lowest block's is
+//! reported, so that the report does not depend on timing either.
+
+use super::block::{BlockRun, Outcome};
+use super::fault::{Access, Fault, count, ranges};
+use super::stack::Slots;
+use super::{Arg, Device, Launch, LaunchStats, Options};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, Once};
+use std::time::Instant;
+
+/// What every block of a launch shares, read-only.
+pub(crate) struct LaunchInfo<'a> {
+    pub kernel: &'static str,
+    pub grid: u32,
+    pub threads: u32,
+    pub shared_bytes: u32,
+    pub cooperative: bool,
+    pub args: &'a [Arg],
+    pub entry: &'a (dyn Fn(&[Arg]) + Sync),
+    pub seed: Option<u64>,
+    pub timeout_s: f64,
+    /// Blocks the device holds at once.
+    fit: u32,
+    deadline: Instant,
+    abort: AtomicBool,
+}
+
+impl LaunchInfo<'_> {
+    /// Whether the launch has run out of time.
+    pub fn aborted(&self) -> bool {
+        if self.abort.load(Ordering::Relaxed) {
+            return true;
+        }
+        if Instant::now() > self.deadline {
+            self.abort.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+/// The grid barrier and what the blocks have reported.
+#[derive(Default)]
+struct GridState {
+    /// Blocks handed to workers so far.
+    next: u32,
+    /// Blocks a worker is running now.
+    running: u32,
+    max_running: u32,
+    /// Completed grid barriers.
+    generation: u32,
+    /// Blocks parked at the current grid barrier.
+    arrived: u32,
+    /// Where they wait.
+    site: Option<String>,
+    done: Vec<u32>,
+    faults: BTreeMap<u32, Fault>,
+    /// This phase's writes to `Out` buffers: the block that wrote each word, and the bits.
+    writes: BTreeMap<(u32, usize), (u32, u64)>,
+    /// This phase's reads from `Out` buffers (of words the reader had not written): the readers.
+    reads: BTreeMap<(u32, usize), Vec<u32>>,
+    /// Two blocks that touched one word in this phase: (slot, index, writer, other, what the other did).
+    races: BTreeMap<(u32, usize), (u32, u32, Access)>,
+    finished: Option<Result<(), Fault>>,
+}
+
+struct Grid<'a> {
+    info: LaunchInfo<'a>,
+    state: Mutex<GridState>,
+    cv: Condvar,
+}
+
+/// Runs `launch` to completion on `device`.
+pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
+    let (grid, threads) = (launch.grid, launch.threads);
+    if grid == 0 {
+        return Err(Fault::InvalidValue("a grid of 0 blocks".into()));
+    }
+    if threads == 0 || threads > device.max_threads_per_block {
+        return Err(Fault::InvalidValue(format!("{threads} threads per block; this device runs 1 to {}", device.max_threads_per_block)));
+    }
+    let per_sm = device.blocks_per_sm(threads, launch.shared_bytes);
+    if per_sm == 0 {
+        return Err(Fault::InvalidValue(format!(
+            "one block of {threads} threads and {} bytes of shared memory does not fit on an SM of {} threads and {} bytes",
+            launch.shared_bytes, device.threads_per_sm, device.shared_bytes_per_sm
+        )));
+    }
+    let fit = per_sm * device.sms;
+    if launch.cooperative && grid > fit {
+        return Err(Fault::CooperativeLaunchTooLarge { requested: grid, max: fit });
+    }
+    quiet_kernel_panics();
+    let g = Grid {
+        info: LaunchInfo {
+            kernel: launch.kernel,
+            grid,
+            threads,
+            shared_bytes: launch.shared_bytes,
+            cooperative: launch.cooperative,
+            args: launch.args,
+            entry: launch.entry,
+            seed: options.seed,
+            timeout_s: options.timeout.as_secs_f64(),
+            fit,
+            deadline: Instant::now() + options.timeout,
+            abort: AtomicBool::new(false),
+        },
+        state: Mutex::new(GridState::default()),
+        cv: Condvar::new(),
+    };
+    let workers = options.workers.clamp(1, grid as usize);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| worker(&g));
+        }
+    });
+    let st = g.state.into_inner().expect("no worker panics holding the lock");
+    st.finished.expect("the launch finishes before its workers return").map(|()| LaunchStats { max_resident: st.max_running, workers })
+}
+
+fn worker(g: &Grid) {
+    let slots = match Slots::new(g.info.threads as usize) {
+        Ok(s) => s,
+        Err(e) => {
+            let mut st = g.state.lock().unwrap();
+            st.finished.get_or_insert(Err(Fault::Resources(format!("stacks for {} threads: {e}", g.info.threads))));
+            g.cv.notify_all();
+            return;
+        }
+    };
+    let mut parked: Vec<BlockRun> = Vec::new();
+    loop {
+        let mut run = {
+            let mut st = g.state.lock().unwrap();
+            loop {
+                if st.finished.is_some() {
+                    return;
+                }
+                if let Some(i) = parked.iter().position(|b| b.generation < st.generation) {
+                    let mut b = parked.swap_remove(i);
+                    b.release(&slots);
+                    break b;
+                }
+                // A block starts only where the device has room for it, as in an
+                // ordinary launch larger than the device (a cooperative one fits).
+                let resident = st.next - st.done.len() as u32 - st.faults.len() as u32;
+                if st.next < g.info.grid && resident < g.info.fit {
+                    let id = st.next;
+                    st.next += 1;
+                    break BlockRun::new(id, &g.info);
+                }
+                st = g.cv.wait(st).unwrap();
+            }
+        };
+        {
+            let mut st = g.state.lock().unwrap();
+            st.running += 1;
+            st.max_running = st.max_running.max(st.running);
+        }
+        let outcome = run.run(&slots);
+        let mut st = g.state.lock().unwrap();
+        st.running -= 1;
+        let id = run.block.id;
+        match outcome {
+            Outcome::Parked => {
+                contribute(&mut st, &run);
+                st.arrived += 1;
+                if st.site.is_none() {
+                    st.site = run.site.map(|s| s.to_string());
+                }
+                run.generation = st.generation;
+                parked.push(run);
+            }
+            Outcome::Done => {
+                contribute(&mut st, &run);
+                st.done.push(id);
+                // Room on the device for a waiting block.
+                g.cv.notify_all();
+            }
+            Outcome::Faulted(f) => {
+                st.faults.insert(id, f);
+                g.cv.notify_all();
+            }
+        }
+        settle(g, &mut st);
+    }
+}
+
+/// Adds a block's reads and writes in this phase to the grid's, noting any
+/// word another block also touched.
+fn contribute(st: &mut GridState, run: &BlockRun) {
+    let id = run.block.id;
+    let global = run.block.global.borrow();
+    for (&key, &bits) in &global.writes {
+        if let Some(&(other, _)) = st.writes.get(&key) {
+            st.races.entry(key).or_insert((other.min(id), other.max(id), Access::Write));
+        } else if let Some(readers) = st.reads.get(&key)
+            && let Some(&reader) = readers.iter().min()
+        {
+            st.races.entry(key).or_insert((id, reader, Access::Read));
+        }
+        st.writes.insert(key, (id, bits));
+    }
+    for &key in &global.reads {
+        if let Some(&(writer, _)) = st.writes.get(&key)
+            && writer != id
+        {
+            st.races.entry(key).or_insert((writer, id, Access::Read));
+        }
+        st.reads.entry(key).or_default().push(id);
+    }
+}
+
+/// Moves the launch on once every block has reported: completes the grid
+/// barrier, or ends the launch with its result.
+fn settle(g: &Grid, st: &mut GridState) {
+    let grid = g.info.grid;
+    let settled = st.next == grid && st.running == 0 && st.arrived + st.done.len() as u32 + st.faults.len() as u32 == grid;
+    if !settled {
+        return;
+    }
+    let result = if let Some((_, f)) = st.faults.iter().next() {
+        Err(f.clone())
+    } else if let Some((&(slot, index), &(writer, other, access))) = st.races.iter().next() {
+        let name = g.info.args.iter().find_map(|a| match a {
+            Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
+            _ => None,
+        });
+        Err(Fault::BlockRace { word: format!("{}[{index}]", name.unwrap_or("?")), writer, other, other_access: access })
+    } else if st.arrived == 0 {
+        publish(&g.info, st);
+        Ok(())
+    } else if st.arrived == grid {
+        publish(&g.info, st);
+        st.generation += 1;
+        st.arrived = 0;
+        st.site = None;
+        g.cv.notify_all();
+        return;
+    } else {
+        let mut exited = st.done.clone();
+        exited.sort_unstable();
+        Err(Fault::Deadlock(format!(
+            "in {}, {} of {} reached {}; {} {} exited without it",
+            g.info.kernel,
+            st.arrived,
+            count(grid as usize, "block"),
+            st.site.as_deref().unwrap_or("grid.sync()"),
+            if exited.len() == 1 { "block" } else { "blocks" },
+            ranges(exited)
+        )))
+    };
+    st.finished = Some(result);
+    g.cv.notify_all();
+}
+
+/// Writes this phase's buffered writes to memory, in order, and starts a new phase.
+fn publish(info: &LaunchInfo, st: &mut GridState) {
+    for (&(slot, index), &(_, bits)) in &st.writes {
+        let (address, elem) = info
+            .args
+            .iter()
+            .find_map(|a| match *a {
+                Arg::Out { address, elem, slot: s, .. } if s == slot => Some((address, elem)),
+                _ => None,
+            })
+            .expect("every write is to an Out argument");
+        let p = address + index * elem;
+        // SAFETY: `index` was bounds-checked against the argument when it was
+        // written; every block is parked or done, so nothing reads this memory
+        // now, and only this launch touches an `Out` buffer.
+        unsafe {
+            match elem {
+                8 => (p as *mut u64).write_unaligned(bits),
+                _ => (p as *mut u32).write_unaligned(bits as u32),
+            }
+        }
+    }
+    st.writes.clear();
+    st.reads.clear();
+}
+
+thread_local! {
+    /// Set while a worker resumes an emulated GPU thread.
+    static IN_KERNEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The message of the panic that ended the last one, if it panicked.
+    static PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a resume of a GPU thread); a panic inside becomes `Err` with its message.
+pub(crate) fn catching_panics<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    IN_KERNEL.with(|k| k.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    IN_KERNEL.with(|k| k.set(false));
+    r.map_err(|_| PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic without a message".into()))
+}
+
+/// Keeps the panic hook from printing panics of emulated kernels, whose
+/// message goes into the fault instead.
+fn quiet_kernel_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_KERNEL.with(|k| k.get()) {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                let at = info.location().map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+                PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}

@@ -1,0 +1,88 @@
+//! The emulated device's memory: host memory, 256-byte aligned like
+//! `cudaMalloc`'s, which the host fills and reads between launches and
+//! kernels address through their `In` and `Out` parameters during one.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::cell::UnsafeCell;
+
+/// One allocation of emulated device memory.
+pub struct Memory {
+    ptr: *mut UnsafeCell<u8>,
+    bytes: usize,
+}
+
+// SAFETY: plain memory; the host touches it only between launches, and a
+// launch's workers only through the argument rules in `launch`.
+unsafe impl Send for Memory {}
+unsafe impl Sync for Memory {}
+
+const ALIGN: usize = 256;
+
+impl Memory {
+    /// `bytes` of zeroed memory, or `None` if the host cannot provide it.
+    pub fn zeroed(bytes: usize) -> Option<Memory> {
+        let layout = Layout::from_size_align(bytes.max(1), ALIGN).ok()?;
+        // SAFETY: a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) } as *mut UnsafeCell<u8>;
+        (!ptr.is_null()).then_some(Memory { ptr, bytes })
+    }
+
+    /// The address kernels see.
+    pub fn address(&self) -> usize {
+        self.ptr as usize
+    }
+
+    /// Its size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    fn range(&self, offset: usize, len: usize) -> *mut u8 {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.bytes), "{offset}+{len} outside an allocation of {} bytes", self.bytes);
+        // SAFETY: in bounds (checked).
+        unsafe { (self.ptr as *mut u8).add(offset) }
+    }
+
+    /// Copies `src` in at `offset`.
+    pub fn write(&self, offset: usize, src: &[u8]) {
+        let dst = self.range(offset, src.len());
+        // SAFETY: in bounds; no launch runs while the host copies.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+    }
+
+    /// Copies out from `offset`.
+    pub fn read(&self, offset: usize, dst: &mut [u8]) {
+        let src = self.range(offset, dst.len());
+        // SAFETY: as in `write`.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
+    }
+
+    /// Copies `bytes` from `src` at `src_offset` to `dst_offset`.
+    pub fn copy_from(&self, dst_offset: usize, src: &Memory, src_offset: usize, bytes: usize) {
+        let (s, d) = (src.range(src_offset, bytes), self.range(dst_offset, bytes));
+        // SAFETY: both in bounds; `copy` allows overlap within one allocation.
+        unsafe { std::ptr::copy(s, d, bytes) };
+    }
+
+    /// Sets `count` 32-bit words from `offset` to `value`.
+    pub fn fill32(&self, offset: usize, value: u32, count: usize) {
+        let bytes = count.checked_mul(4).expect("a word count that fits in memory");
+        let dst = self.range(offset, bytes);
+        for k in 0..count {
+            // SAFETY: in bounds; unaligned writes are fine.
+            unsafe { (dst.add(4 * k) as *mut u32).write_unaligned(value) };
+        }
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `zeroed` with this layout.
+        unsafe { dealloc(self.ptr as *mut u8, Layout::from_size_align(self.bytes.max(1), ALIGN).expect("the layout it was made with")) };
+    }
+}

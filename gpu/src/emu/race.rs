@@ -1,0 +1,137 @@
+//! Data-race detection inside a block: for each word, the last write and the
+//! reads since it, each with the barrier epoch and the warp syncs it saw.
+//! Two accesses by different threads, one a write, race unless a block
+//! barrier (`block.sync()`, `grid.sync()`) or a warp sync naming both lanes
+//! (`tile.sync()`) lies between them, the rule `compute-sanitizer --tool
+//! racecheck` applies on a GPU.
+
+use super::fault::{Access, Fault, Site, ThreadId, Touch};
+
+/// One access, as the shadow remembers it.
+#[derive(Clone, Copy, Debug)]
+pub struct Touched {
+    pub thread: u32,
+    /// Block barriers the block had completed at the access.
+    pub epoch: u32,
+    /// Warp syncs the thread's warp had completed at the access.
+    pub warp_syncs: u32,
+    pub site: Site,
+}
+
+/// What one word has seen since it was last ordered.
+#[derive(Clone, Default, Debug)]
+pub struct Shadow {
+    write: Option<Touched>,
+    reads: Vec<Touched>,
+}
+
+/// The current access, and what orders it after earlier ones.
+pub struct Now<'a> {
+    pub block: u32,
+    pub touched: Touched,
+    /// The masks of the warp syncs completed by each warp of the block, in order.
+    pub warp_syncs: &'a dyn Fn(u32) -> Vec<u32>,
+}
+
+impl Now<'_> {
+    fn ordered_after(&self, earlier: &Touched) -> bool {
+        let now = &self.touched;
+        if earlier.thread == now.thread || earlier.epoch < now.epoch {
+            return true;
+        }
+        let (warp, lanes) = (earlier.thread / 32, (1u32 << (earlier.thread % 32)) | (1u32 << (now.thread % 32)));
+        warp == now.thread / 32 && (self.warp_syncs)(warp).iter().skip(earlier.warp_syncs as usize).any(|m| m & lanes == lanes)
+    }
+
+    fn race(&self, word: &str, earlier: &Touched, earlier_access: Access, access: Access) -> Fault {
+        let id = |thread| ThreadId { block: self.block, thread };
+        Fault::Race {
+            word: word.to_string(),
+            first: Touch { thread: id(earlier.thread), access: earlier_access, site: earlier.site },
+            second: Touch { thread: id(self.touched.thread), access, site: self.touched.site },
+        }
+    }
+}
+
+impl Shadow {
+    /// Records a read; a race if an unordered write came before it.
+    pub fn read(&mut self, now: &Now, word: impl Fn() -> String) -> Result<(), Fault> {
+        if let Some(w) = &self.write
+            && !now.ordered_after(w)
+        {
+            return Err(now.race(&word(), w, Access::Write, Access::Read));
+        }
+        let t = now.touched;
+        self.reads.retain(|r| r.thread != t.thread && r.epoch == t.epoch);
+        self.reads.push(t);
+        Ok(())
+    }
+
+    /// Records a write; a race if an unordered read or write came before it.
+    pub fn write(&mut self, now: &Now, word: impl Fn() -> String) -> Result<(), Fault> {
+        if let Some(w) = &self.write
+            && !now.ordered_after(w)
+        {
+            return Err(now.race(&word(), w, Access::Write, Access::Write));
+        }
+        if let Some(r) = self.reads.iter().find(|r| !now.ordered_after(r)) {
+            return Err(now.race(&word(), r, Access::Read, Access::Write));
+        }
+        self.reads.clear();
+        self.write = Some(now.touched);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        Site { location: std::panic::Location::caller(), call: "" }
+    }
+
+    fn at(thread: u32, epoch: u32, warp_syncs: u32) -> Touched {
+        Touched { thread, epoch, warp_syncs, site: site() }
+    }
+
+    fn now<'a>(t: Touched, syncs: &'a dyn Fn(u32) -> Vec<u32>) -> Now<'a> {
+        Now { block: 0, touched: t, warp_syncs: syncs }
+    }
+
+    #[test]
+    fn a_write_then_a_read_by_another_thread_races_without_a_barrier() {
+        let none = |_| Vec::new();
+        let mut s = Shadow::default();
+        s.write(&now(at(32, 0, 0), &none), || "w".into()).unwrap();
+        let err = s.read(&now(at(0, 0, 0), &none), || "shared word 1".into()).unwrap_err();
+        assert!(err.to_string().starts_with("data race on shared word 1: thread 32 of block 0"), "{err}");
+        // After a block barrier the same read is ordered.
+        s.read(&now(at(0, 1, 0), &none), || "w".into()).unwrap();
+    }
+
+    #[test]
+    fn a_warp_sync_naming_both_lanes_orders_them() {
+        let synced = |_| vec![0xffff_ffff];
+        let partial = |_| vec![0x0000_00ff];
+        let mut s = Shadow::default();
+        s.write(&now(at(3, 0, 0), &synced), || "w".into()).unwrap();
+        s.read(&now(at(17, 0, 1), &synced), || "w".into()).unwrap();
+        let mut s = Shadow::default();
+        s.write(&now(at(3, 0, 0), &partial), || "w".into()).unwrap();
+        assert!(s.read(&now(at(17, 0, 1), &partial), || "w".into()).is_err(), "lane 17 is not in the sync");
+    }
+
+    #[test]
+    fn reads_by_many_threads_then_an_unordered_write_races() {
+        let none = |_| Vec::new();
+        let mut s = Shadow::default();
+        for t in 0..4 {
+            s.read(&now(at(t, 0, 0), &none), || "w".into()).unwrap();
+        }
+        assert!(s.write(&now(at(2, 0, 0), &none), || "w".into()).is_err(), "thread 2 writes what 0, 1 and 3 read");
+        let mut s = Shadow::default();
+        s.read(&now(at(1, 0, 0), &none), || "w".into()).unwrap();
+        s.write(&now(at(1, 0, 0), &none), || "w".into()).unwrap();
+    }
+}

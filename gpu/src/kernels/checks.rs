@@ -1,0 +1,45 @@
+//! Kernels that record what the hardware does, for comparing the emulator
+//! with a GPU (`host/tests/gpu.rs` runs them there; `gpu/tests/emulator.rs` here).
+
+use crate::cg::{this_thread_block, tiled_partition};
+use crate::kernel;
+use crate::mem::Out;
+
+/// Results each lane of [`shuffle_out_of_range`] writes.
+pub const SHUFFLE_PROBES: usize = 6;
+
+/// Shuffles whose source lane or offset is 32 or more, on one warp: each lane
+/// writes, for its value `1000 + lane`, `tile.shfl(v, 37)`, `tile.shfl(v, 67)`,
+/// `tile.shfl_down(v, 33)`, `tile.shfl_up(v, 34)`, `tile.shfl_xor(v, 35)`, and
+/// on a tile of 8, `shfl(v, 11)`.
+///
+/// # Safety
+/// `out` holds [`SHUFFLE_PROBES`] `u32` per thread of one 32-thread block.
+#[kernel]
+pub unsafe fn shuffle_out_of_range(out: Out<u32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    let eight = tiled_partition::<8>(&block);
+    let lane = tile.thread_rank();
+    let v = 1000 + lane;
+    let results = [tile.shfl(v, 37), tile.shfl(v, 67), tile.shfl_down(v, 33), tile.shfl_up(v, 34), tile.shfl_xor(v, 35), eight.shfl(v, 11)];
+    for (k, r) in results.into_iter().enumerate() {
+        // SAFETY: SHUFFLE_PROBES u32 per thread.
+        unsafe { out.write(SHUFFLE_PROBES * lane as usize + k, r) };
+    }
+}
+
+/// What [`shuffle_out_of_range`] writes by the PTX ISA's rule for
+/// `shfl.sync`, which uses only the low five bits of the lane operand: 37 is
+/// lane 5, 67 is lane 3, a shift of 33 is 1 and of 34 is 2, a mask of 35 is
+/// 3; within a tile of 8, 11 is its rank 3. A shift past the tile's edge
+/// leaves the lane its own value.
+pub fn shuffle_out_of_range_expected() -> [u32; 32 * SHUFFLE_PROBES] {
+    let v = |lane: u32| 1000 + lane;
+    let mut out = [0; 32 * SHUFFLE_PROBES];
+    for lane in 0..32u32 {
+        let row = [v(5), v(3), if lane < 31 { v(lane + 1) } else { v(lane) }, if lane >= 2 { v(lane - 2) } else { v(lane) }, v(lane ^ 3), v(lane / 8 * 8 + 3)];
+        out[SHUFFLE_PROBES * lane as usize..][..SHUFFLE_PROBES].copy_from_slice(&row);
+    }
+    out
+}

@@ -1,0 +1,94 @@
+//! The lesson's kernel with one mistake each, kept so that the checks that
+//! should catch those mistakes are shown to (host tests launch them on the
+//! GPU and on the emulator). Nothing else launches them.
+
+use super::sum::{block_sum, one_f32_per_tile};
+use crate::cg::{this_grid, this_thread_block, tiled_partition};
+use crate::kernel;
+use crate::mem::{In, Out};
+
+/// `reduce_cooperative_grid` with its `grid.sync()` deleted: block 0 reads the
+/// partials whether or not the other blocks have written them.
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_without_grid_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m (that the partial was written is the mutation).
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}
+
+/// `reduce_cooperative_grid` whose second stage skips the last block's
+/// partial: every partial is right and the total is short by one block.
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_dropping_last_block<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks() - 1;
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Named checks, and the verdict of a run made of them.
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+/// Passed or failed, as the JSON says it.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    Failed,
+}
+
+impl Status {
+    pub fn of(pass: bool) -> Status {
+        if pass { Status::Passed } else { Status::Failed }
+    }
+}
+
+/// A named check, whether it passed, and what was seen.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Check {
+    pub name: String,
+    pub status: Status,
+    pub detail: String,
+}
+
+impl Check {
+    pub fn new(name: impl Into<String>, pass: bool, detail: impl Into<String>) -> Check {
+        Check { name: name.into(), status: Status::of(pass), detail: detail.into() }
+    }
+
+    pub fn pass(&self) -> bool {
+        self.status == Status::Passed
+    }
+}
+
+/// The checks as text: "all N checks passed", or each failure by name.
+pub fn render(out: &mut String, checks: &[Check]) {
+    let failed: Vec<_> = checks.iter().filter(|c| !c.pass()).collect();
+    if failed.is_empty() {
+        out.push_str(&match checks.len() {
+            1 => "the check passed\n".to_string(),
+            n => format!("all {n} checks passed\n"),
+        });
+    }
+    for c in failed {
+        if c.detail.is_empty() {
+            out.push_str(&format!("FAILED: {}\n", c.name));
+        } else {
+            out.push_str(&format!("FAILED: {}: {}\n", c.name, c.detail));
+        }
+    }
+}
+
+/// Ok when every check passed, else the count.
+pub fn verdict(checks: &[Check]) -> Result<()> {
+    match checks.iter().filter(|c| !c.pass()).count() {
+        0 => Ok(()),
+        failed => Err(Error::ChecksFailed { failed, total: checks.len() }),
+    }
+}
+
+/// The overall status of a list of checks.
+pub fn status(checks: &[Check]) -> Status {
+    Status::of(checks.iter().all(Check::pass))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_render_in_plain_words() {
+        let mut o = String::new();
+        render(&mut o, &[Check::new("a", true, ""), Check::new("b", true, "")]);
+        assert_eq!(o, "all 2 checks passed\n");
+        let mut o = String::new();
+        let checks = [Check::new("n = 1", false, ""), Check::new("n = 2", false, "NaN"), Check::new("n = 3", true, "")];
+        render(&mut o, &checks);
+        assert_eq!(o, "FAILED: n = 1\nFAILED: n = 2: NaN\n");
+        assert_eq!(verdict(&checks).unwrap_err().to_string(), "2 checks of 3 failed (listed above)");
+    }
+}

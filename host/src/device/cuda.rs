@@ -1,0 +1,362 @@
+//! The CUDA backend: cudarc's safe layer for the context, stream, modules,
+//! functions and events, and [`crate::driver`] for the rest.
+
+use super::{ArgValue, Backend, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy};
+use crate::driver::{self, Shape};
+use crate::error::{Error, Result};
+use crate::sizing::SmResources;
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// An open CUDA device: its context, the one stream everything runs on, the module.
+pub(crate) struct Cuda {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: OnceLock<Arc<CudaModule>>,
+    /// The kernel launched last, for naming it in errors.
+    last_kernel: Cell<&'static str>,
+    timeout: Cell<Duration>,
+    #[cfg(feature = "barrier-timeout")]
+    barrier_report: OnceLock<driver::HostMapped>,
+}
+
+impl Cuda {
+    pub fn open(ordinal: usize) -> Result<(Cuda, DeviceInfo)> {
+        if !driver::driver_present() {
+            return Err(Error::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?.max(0) as usize;
+        super::check_ordinal(ordinal, count)?;
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
+        let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuDeviceGetAttribute"));
+        let name = ctx.name().map_err(Error::driver("cuDeviceGetName"))?;
+        let compute_capability = ctx.compute_capability().map_err(Error::driver("cuDeviceGetAttribute"))?;
+        let cooperative_launch = attr(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? == 1;
+        super::check_cooperative(&name, compute_capability, cooperative_launch)?;
+        let info = DeviceInfo {
+            ordinal,
+            name,
+            compute_capability: Some(compute_capability),
+            sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            cooperative_launch,
+            max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            l2_bytes: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?),
+            sm: SmResources {
+                max_threads: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+                max_blocks: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+                registers: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?),
+                shared_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+                reserved_shared_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?,
+            },
+            driver_version: Some(driver::driver_version()?),
+            emulated: false,
+            seed: None,
+        };
+        driver::single_stream(&ctx);
+        let stream = ctx.default_stream();
+        let cuda = Cuda {
+            ctx,
+            stream,
+            module: OnceLock::new(),
+            last_kernel: Cell::new("(no kernel yet)"),
+            timeout: Cell::new(super::DEFAULT_TIMEOUT),
+            #[cfg(feature = "barrier-timeout")]
+            barrier_report: OnceLock::new(),
+        };
+        Ok((cuda, info))
+    }
+
+    /// The embedded PTX module, loaded once.
+    fn module(&self) -> Result<&Arc<CudaModule>> {
+        if let Some(m) = self.module.get() {
+            return Ok(m);
+        }
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX)).map_err(Error::driver("cuModuleLoadData"))?;
+        #[cfg(feature = "barrier-timeout")]
+        {
+            let report = driver::HostMapped::new()?;
+            let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+            self.stream.memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
+            let _ = self.barrier_report.set(report);
+        }
+        Ok(self.module.get_or_init(|| m))
+    }
+
+    fn slice(mem: &Memory) -> &CudaSlice<u8> {
+        mem.owner.downcast_ref().expect("CUDA memory on the CUDA backend")
+    }
+
+    fn event(&self) -> Result<CudaEvent> {
+        self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"))
+    }
+
+    fn record(&self, event: &CudaEvent) -> Result<()> {
+        event.record(&self.stream).map_err(Error::driver("cuEventRecord"))
+    }
+
+    /// Waits, at most the timeout, for `event`; a failure or a timeout names
+    /// the last kernel launched. Polls without sleeping for the first
+    /// millisecond, then sleeps between polls.
+    fn wait_for(&self, event: &CudaEvent) -> Result<()> {
+        let start = Instant::now();
+        let spin = Duration::from_millis(1);
+        loop {
+            match event.try_is_complete() {
+                Ok(true) => return Ok(()),
+                Ok(false) if start.elapsed() > self.timeout.get() => {
+                    return Err(Error::Timeout { kernel: self.last_kernel.get(), seconds: self.timeout.get().as_secs_f64() });
+                }
+                Ok(false) if start.elapsed() < spin => std::hint::spin_loop(),
+                Ok(false) => std::thread::sleep(Duration::from_micros(200)),
+                Err(error) => return Err(self.kernel_failure(error)),
+            }
+        }
+    }
+
+    /// The error for a kernel that failed while running: the diagnosing
+    /// barrier's report where there is one.
+    fn kernel_failure(&self, error: cudarc::driver::DriverError) -> Error {
+        let kernel = self.last_kernel.get();
+        #[cfg(feature = "barrier-timeout")]
+        if let Some(report) = self.barrier_report.get().and_then(|r| gpu::cg::barrier::Report::from_words(r.words())) {
+            return Error::GridBarrierTimedOut { kernel, report };
+        }
+        Error::KernelFailed { kernel, error }
+    }
+
+    fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
+        Ok(start.elapsed_ms(end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
+    }
+}
+
+impl Backend for Cuda {
+    fn alloc(&self, bytes: usize) -> Result<Memory> {
+        let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
+        let (address, _) = slice.device_ptr(&self.stream);
+        Ok(Memory { address, bytes, owner: Box::new(slice) })
+    }
+
+    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        let address = dst.at(offset, src.len());
+        let _ = Self::slice(dst);
+        // A copy from pageable memory waits for the stream: bound that wait first.
+        self.finish()?;
+        // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
+        // of this context (checked by `at`); the copy is in stream order.
+        unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))?;
+        self.finish()
+    }
+
+    fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let address = src.at(offset, dst.len());
+        self.finish()?;
+        // SAFETY: as in `write`, the other way.
+        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
+        self.finish()
+    }
+
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+        let (from, to) = (src.at(src_offset, bytes), dst.at(dst_offset, bytes));
+        // SAFETY: both ranges lie inside live allocations of this context.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoDAsync"))
+    }
+
+    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
+        let address = dst.at(offset, count * 4);
+        // SAFETY: the range lies inside a live allocation of this context.
+        unsafe { driver::memset_d32(address, value, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetD32Async"))
+    }
+
+    fn free_memory(&self) -> Result<u64> {
+        Ok(self.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?.0 as u64)
+    }
+
+    fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        let module: &Arc<CudaModule> = match module {
+            Some(m) => m.0.downcast_ref().expect("a CUDA module on the CUDA backend"),
+            None => {
+                if !spec.in_ptx {
+                    return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
+                }
+                if !spec.grid_sync && ptx_calls_grid_sync(crate::PTX, spec.name) {
+                    return Err(Error::UndeclaredGridSync { kernel: spec.name });
+                }
+                self.module()?
+            }
+        };
+        let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function }))
+    }
+
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))?;
+        Ok(Module(Box::new(m)))
+    }
+
+    fn finish(&self) -> Result<()> {
+        let event = self.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
+        self.record(&event)?;
+        self.wait_for(&event)
+    }
+
+    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
+        for (r, (start, end)) in events.iter().enumerate() {
+            prepare(r)?;
+            self.record(start)?;
+            work(r)?;
+            self.record(end)?;
+        }
+        if let Some((_, last)) = events.last() {
+            self.wait_for(last)?;
+        }
+        events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
+    }
+
+    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        let (start, end) = (self.event()?, self.event()?);
+        (0..runs)
+            .map(|r| {
+                prepare(r)?;
+                self.finish()?;
+                self.record(&start)?;
+                work(r)?;
+                self.record(&end)?;
+                self.wait_for(&end)?;
+                Self::elapsed(&start, &end)
+            })
+            .collect()
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        self.timeout.set(timeout);
+    }
+}
+
+/// A kernel loaded from a CUDA module.
+struct CudaKernel<'g> {
+    cuda: &'g Cuda,
+    name: &'static str,
+    function: CudaFunction,
+}
+
+/// The most parameters a kernel of this project takes.
+const MAX_PARAMS: usize = 8;
+
+impl Function for CudaKernel<'_> {
+    fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
+        let blocks_per_sm = self
+            .function
+            .occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
+            .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        let attr = |a| self.function.get_attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuFuncGetAttribute"));
+        Ok(Occupancy {
+            blocks_per_sm,
+            registers_per_thread: Some(attr(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
+            static_shared_bytes: attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        })
+    }
+
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+        assert!(args.len() <= MAX_PARAMS, "{} parameters", args.len());
+        self.cuda.last_kernel.set(self.name);
+        // Each parameter's bits in a u64: the driver reads the parameter's own
+        // size from its start, which on a little-endian host is the value.
+        let mut bits = [0u64; MAX_PARAMS];
+        for (b, a) in bits.iter_mut().zip(args) {
+            *b = match *a {
+                ArgValue::In { address, .. } | ArgValue::Out { address, .. } => address,
+                ArgValue::Value(v) => v,
+            };
+        }
+        let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
+        for (p, b) in params.iter_mut().zip(bits.iter_mut()) {
+            *p = b as *mut u64 as *mut c_void;
+        }
+        // SAFETY: one value per parameter (the caller's contract), each in a
+        // u64 that lives across the call; the function and stream are live.
+        unsafe { driver::launch_kernel_ex(self.function.cu_function(), self.cuda.stream.cu_stream(), shape, cooperative, &mut params[..args.len()]) }
+            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))
+    }
+}
+
+/// The function a PTX `call` line calls: `call.uni (retval0), f, (param0);`
+/// or `call.uni f, ();`.
+fn callee(line: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix("call")?;
+    let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_alphanumeric()).trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => r.split_once(')')?.1.trim_start().strip_prefix(',')?.trim_start(),
+        None => rest,
+    };
+    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Whether the PTX of entry `name` (or a function it calls) holds the mark
+/// that `grid.sync()` leaves (`arch::mark_grid_sync`).
+pub(crate) fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
+    fn body<'p>(ptx: &'p str, header: &str) -> Option<&'p str> {
+        let start = ptx.find(header)?;
+        let open = start + ptx[start..].find('{')?;
+        let mut depth = 0;
+        for (i, c) in ptx[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&ptx[open..open + i]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+    let mut seen = Vec::new();
+    let mut todo = vec![format!(".entry {name}(")];
+    while let Some(header) = todo.pop() {
+        let Some(b) = body(ptx, &header) else { continue };
+        if b.contains("cg::grid_group::sync") {
+            return true;
+        }
+        for callee in b.lines().filter_map(callee) {
+            if !seen.contains(&callee) {
+                seen.push(callee.clone());
+                todo.push(format!(".func {callee}("));
+                todo.push(format!(".func  {callee}("));
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ptx_shows_which_kernels_call_grid_sync() {
+        for name in ["reduce_cooperative_grid", "exercise_sum", "reduce_cooperative_fast"] {
+            assert!(ptx_calls_grid_sync(crate::PTX, name), "{name}");
+        }
+        for name in ["probe_cooperative", "reduce_blocks_to_partials", "coalesced_demo", "mutant_without_grid_sync"] {
+            assert!(!ptx_calls_grid_sync(crate::PTX, name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_grid_sync_inside_a_called_function_is_found() {
+        let ptx = ".func helper(\n)\n{\n\t// cg::grid_group::sync\n\tret;\n}\n.visible .entry k(\n)\n{\n\tcall.uni helper, ();\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
+        assert!(!ptx_calls_grid_sync(ptx, "other"));
+        assert_eq!(callee("\tcall.uni (retval0), _ZN3gpu2cg4sync17h0123E, (param0, param1);").as_deref(), Some("_ZN3gpu2cg4sync17h0123E"));
+        assert_eq!(callee("\tcall.uni helper, ();").as_deref(), Some("helper"));
+        assert_eq!(callee("\tadd.s32 %r1, %r2, %r3;"), None);
+    }
+}

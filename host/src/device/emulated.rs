@@ -1,0 +1,161 @@
+//! The emulated backend: `gpu::emu`'s device, memory and launches, with CPU
+//! wall time for timings.
+
+use super::{ArgValue, Backend, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy};
+use crate::driver::Shape;
+use crate::error::{Error, Result};
+use crate::sizing::SmResources;
+use gpu::emu;
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Emulated {
+    device: emu::Device,
+    options: Cell<emu::Options>,
+}
+
+impl Emulated {
+    pub fn new(device: emu::Device, options: emu::Options) -> (Emulated, DeviceInfo) {
+        let info = DeviceInfo {
+            ordinal: 0,
+            name: format!(
+                "emulated GPU on the CPU ({} of {} threads, {} blocks and {} KiB of shared memory each)",
+                plural(device.sms, "SM", "SMs"),
+                device.threads_per_sm,
+                device.blocks_per_sm,
+                device.shared_bytes_per_sm / 1024
+            ),
+            compute_capability: None,
+            sms: device.sms,
+            cooperative_launch: true,
+            max_threads_per_block: device.max_threads_per_block,
+            l2_bytes: None,
+            sm: SmResources {
+                max_threads: device.threads_per_sm,
+                max_blocks: device.blocks_per_sm,
+                registers: None,
+                shared_bytes: device.shared_bytes_per_sm,
+                reserved_shared_per_block: 0,
+            },
+            driver_version: None,
+            emulated: true,
+            seed: options.seed,
+        };
+        (Emulated { device, options: Cell::new(options) }, info)
+    }
+
+    fn memory(mem: &Memory) -> &emu::Memory {
+        mem.owner.downcast_ref().expect("emulated memory on the emulated backend")
+    }
+
+    fn time(runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        (0..runs)
+            .map(|r| {
+                prepare(r)?;
+                let start = Instant::now();
+                work(r)?;
+                Ok(start.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect()
+    }
+}
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl Backend for Emulated {
+    fn alloc(&self, bytes: usize) -> Result<Memory> {
+        let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
+        Ok(Memory { address: mem.address() as u64, bytes, owner: Box::new(mem) })
+    }
+
+    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        Self::memory(dst).write(offset, src);
+        Ok(())
+    }
+
+    fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        Self::memory(src).read(offset, dst);
+        Ok(())
+    }
+
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+        Self::memory(dst).copy_from(dst_offset, Self::memory(src), src_offset, bytes);
+        Ok(())
+    }
+
+    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
+        Self::memory(dst).fill32(offset, value, count);
+        Ok(())
+    }
+
+    fn free_memory(&self) -> Result<u64> {
+        Ok(u64::MAX)
+    }
+
+    fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        if module.is_some() {
+            return Err(Error::NotOnEmulator("a kernel from a CUDA module"));
+        }
+        Ok(Box::new(EmulatedKernel { emulated: self, spec: spec.clone() }))
+    }
+
+    fn load_module_file(&self, _path: &std::path::Path) -> Result<Module> {
+        Err(Error::NotOnEmulator("loading a CUDA module"))
+    }
+
+    fn finish(&self) -> Result<()> {
+        // A launch on the emulator has finished when it returns.
+        Ok(())
+    }
+
+    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        Self::time(runs, prepare, work)
+    }
+
+    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        Self::time(runs, prepare, work)
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        self.options.set(emu::Options { timeout, ..self.options.get() });
+    }
+}
+
+struct EmulatedKernel<'g> {
+    emulated: &'g Emulated,
+    spec: KernelSpec,
+}
+
+impl Function for EmulatedKernel<'_> {
+    fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
+        Ok(Occupancy { blocks_per_sm: self.emulated.device.blocks_per_sm(threads_per_block, shared_bytes), registers_per_thread: None, static_shared_bytes: 0 })
+    }
+
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+        let mut slot = 0;
+        let emu_args: Vec<emu::Arg> = args
+            .iter()
+            .zip(self.spec.params)
+            .map(|(a, &name)| match *a {
+                ArgValue::In { address, len, elem } => emu::Arg::In { name, address: address as usize, len, elem },
+                ArgValue::Out { address, len, elem } => {
+                    slot += 1;
+                    emu::Arg::Out { name, address: address as usize, len, elem, slot: slot - 1 }
+                }
+                ArgValue::Value(v) => emu::Arg::Value(v),
+            })
+            .collect();
+        let launch = emu::Launch {
+            kernel: self.spec.name,
+            grid: shape.blocks,
+            threads: shape.threads_per_block,
+            shared_bytes: shape.shared_bytes,
+            cooperative,
+            args: &emu_args,
+            entry: &*self.spec.emulated,
+        };
+        self.emulated.device.launch(&launch, &self.emulated.options.get()).map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault })
+    }
+}

@@ -1,0 +1,161 @@
+//! Typed device memory: a [`Buffer`] of `T` and read-only [`View`]s of it,
+//! on either backend, with every copy bounds-checked against the allocation.
+
+use super::{Gpu, Memory};
+use crate::error::{Error, Result};
+use std::marker::PhantomData;
+use std::ops::{Bound, Range, RangeBounds};
+
+/// A value that can live in device memory as plain bytes (4-byte `f32` and `u32`).
+pub trait Pod: bytemuck::Pod + gpu::mem::Word {}
+impl Pod for f32 {}
+impl Pod for u32 {}
+
+/// A buffer of `T` in device memory.
+pub struct Buffer<T> {
+    pub(crate) mem: Memory,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+/// A read-only range of a [`Buffer`].
+pub struct View<'a, T> {
+    pub(crate) mem: &'a Memory,
+    pub(crate) offset: usize,
+    len: usize,
+    _t: PhantomData<T>,
+}
+
+/// A range of a [`Buffer`] a kernel may write (borrowed exclusively, so no
+/// [`View`] of the same buffer can be passed beside it).
+pub struct ViewMut<'a, T> {
+    pub(crate) mem: &'a Memory,
+    pub(crate) offset: usize,
+    len: usize,
+    _t: PhantomData<&'a mut T>,
+}
+
+/// `range` as start..end within `len`; out of range is a bug in the caller.
+fn bounds(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s + 1,
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e + 1,
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    assert!(start <= end && end <= len, "{start}..{end} of a buffer of {len}");
+    start..end
+}
+
+impl<T: Pod> Buffer<T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Elements `range` of the buffer.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> View<'_, T> {
+        let r = bounds(range, self.len);
+        View { mem: &self.mem, offset: r.start, len: r.end - r.start, _t: PhantomData }
+    }
+
+    /// Elements `range` of the buffer, for a kernel to write.
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> ViewMut<'_, T> {
+        let r = bounds(range, self.len);
+        ViewMut { mem: &self.mem, offset: r.start, len: r.end - r.start, _t: PhantomData }
+    }
+}
+
+impl<T: Pod> ViewMut<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of its first element.
+    pub(crate) fn address(&self) -> u64 {
+        self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
+    }
+}
+
+impl<T: Pod> View<'_, T> {
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the view holds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Elements `range` of the view.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> View<'_, T> {
+        let r = bounds(range, self.len);
+        View { mem: self.mem, offset: self.offset + r.start, len: r.end - r.start, _t: PhantomData }
+    }
+
+    /// The device address of its first element.
+    pub(crate) fn address(&self) -> u64 {
+        self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
+    }
+}
+
+impl Gpu {
+    /// A zeroed device buffer of `len` elements.
+    pub fn zeros<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
+        Ok(Buffer { mem: self.backend().alloc(bytes)?, len, _t: PhantomData })
+    }
+
+    /// A device buffer holding `values`.
+    pub fn upload<T: Pod>(&self, values: &[T]) -> Result<Buffer<T>> {
+        let buffer = self.zeros::<T>(values.len())?;
+        self.backend().write(&buffer.mem, 0, bytemuck::cast_slice(values))?;
+        Ok(buffer)
+    }
+
+    /// Copies `values` into `buffer` from element `at`.
+    pub fn write<T: Pod>(&self, buffer: &mut Buffer<T>, at: usize, values: &[T]) -> Result<()> {
+        self.backend().write(&buffer.mem, at * size_of::<T>(), bytemuck::cast_slice(values))
+    }
+
+    /// Copies a device buffer to the host, once the work before it is done.
+    pub fn read<T: Pod>(&self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        self.read_view(&buffer.slice(..))
+    }
+
+    /// Copies a range of a device buffer to the host, once the work before it is done.
+    pub fn read_view<T: Pod>(&self, view: &View<'_, T>) -> Result<Vec<T>> {
+        self.finish()?;
+        let mut out = vec![T::zeroed(); view.len];
+        self.backend().read(view.mem, view.offset * size_of::<T>(), bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
+    /// Sets every element of `buffer` to `value`, in stream order (to poison
+    /// an output before a run).
+    pub fn fill<T: Pod>(&self, buffer: &mut Buffer<T>, value: T) -> Result<()> {
+        let word: u32 = bytemuck::cast(value);
+        self.backend().fill32(&buffer.mem, 0, word, buffer.len)
+    }
+
+    /// Copies `src` into the start of `dst` on the device (`cuMemcpyDtoDAsync`).
+    pub fn copy<T: Pod>(&self, src: &View<'_, T>, dst: &mut Buffer<T>) -> Result<()> {
+        self.backend().copy(src.mem, src.offset * size_of::<T>(), &dst.mem, 0, src.len * size_of::<T>())
+    }
+}

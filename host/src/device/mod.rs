@@ -1,0 +1,220 @@
+//! The device: a CUDA GPU ([`cuda`]) or the emulated one ([`emulated`]),
+//! two implementations of one trait, [`Backend`], behind one facade, [`Gpu`].
+//! Everything above this module is the same code for both.
+
+mod cuda;
+mod emulated;
+mod memory;
+
+pub use memory::{Buffer, Pod, View, ViewMut};
+
+use crate::driver::Shape;
+use crate::error::{Error, Result};
+use crate::sizing::SmResources;
+use serde::Serialize;
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long the host waits for the device before calling a kernel stuck.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the lesson prints about the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    pub ordinal: usize,
+    pub name: String,
+    /// `None` on the emulator.
+    pub compute_capability: Option<(i32, i32)>,
+    pub sms: u32,
+    /// `cudaDevAttrCooperativeLaunch`.
+    pub cooperative_launch: bool,
+    pub max_threads_per_block: u32,
+    /// `None` on the emulator.
+    pub l2_bytes: Option<u32>,
+    pub sm: SmResources,
+    /// The CUDA version the driver supports; `None` on the emulator.
+    pub driver_version: Option<String>,
+    pub emulated: bool,
+    /// The emulator's interleaving seed, when it was given one.
+    pub seed: Option<u64>,
+}
+
+/// An allocation of device memory: its address as kernels see it, its size,
+/// and whatever keeps it alive.
+pub(crate) struct Memory {
+    pub address: u64,
+    pub bytes: usize,
+    owner: Box<dyn Any>,
+}
+
+impl Memory {
+    /// Checks that `offset .. offset + len` lies inside; the address of its start.
+    fn at(&self, offset: usize, len: usize) -> u64 {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.bytes), "{offset}+{len} outside an allocation of {} bytes", self.bytes);
+        self.address + offset as u64
+    }
+}
+
+/// A kernel as a backend loads it.
+#[derive(Clone)]
+pub(crate) struct KernelSpec {
+    pub name: &'static str,
+    pub params: &'static [&'static str],
+    /// Declared `#[kernel(cooperative)]`: it calls `grid.sync()`.
+    pub grid_sync: bool,
+    /// Whether the PTX module holds it (false for a tile made only for the emulator).
+    pub in_ptx: bool,
+    pub tile: Option<u32>,
+    /// The kernel for the emulator.
+    pub emulated: Arc<dyn Fn(&[gpu::emu::Arg]) + Send + Sync>,
+}
+
+/// One kernel argument, as a launch passes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArgValue {
+    /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`.
+    In { address: u64, len: usize, elem: usize },
+    /// A buffer the kernel writes.
+    Out { address: u64, len: usize, elem: usize },
+    Value(u64),
+}
+
+/// What the occupancy API and the function attributes say about one kernel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Occupancy {
+    pub blocks_per_sm: u32,
+    pub registers_per_thread: Option<u32>,
+    pub static_shared_bytes: u32,
+}
+
+/// A loaded kernel.
+pub(crate) trait Function {
+    /// Blocks per SM for blocks of `threads_per_block` with `shared_bytes` of dynamic shared memory.
+    fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy>;
+
+    /// Launches it.
+    ///
+    /// # Safety
+    /// `args` hold one value per parameter, each of its kind, and the memory
+    /// they address satisfies the kernel's contract for `shape`.
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()>;
+}
+
+/// A CUDA module from a file (see [`Gpu::load_module_file`]).
+pub struct Module(pub(crate) Box<dyn Any>);
+
+/// What a device does.
+pub(crate) trait Backend {
+    fn alloc(&self, bytes: usize) -> Result<Memory>;
+    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
+    fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
+    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()>;
+    fn free_memory(&self) -> Result<u64>;
+    fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>>;
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Module>;
+    /// Waits, at most the timeout, for everything queued so far.
+    fn finish(&self) -> Result<()>;
+    /// Milliseconds of each of `runs` runs of `work` (given the run's index),
+    /// the runs queued back to back and waited for once at the end;
+    /// `prepare(r)` is queued before run `r`'s start event.
+    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
+    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    fn set_timeout(&self, timeout: Duration);
+}
+
+/// An open device and its facts.
+pub struct Gpu {
+    backend: Box<dyn Backend>,
+    pub info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Opens CUDA device `ordinal`, refusing one that cannot run a cooperative launch.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        let (backend, info) = cuda::Cuda::open(ordinal)?;
+        Ok(Gpu { backend: Box::new(backend), info })
+    }
+
+    /// The emulated device (see `gpu::emu`): the same kernels, run on the CPU.
+    pub fn emulated(device: gpu::emu::Device, options: gpu::emu::Options) -> Gpu {
+        let (backend, info) = emulated::Emulated::new(device, options);
+        Gpu { backend: Box::new(backend), info }
+    }
+
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        &*self.backend
+    }
+
+    /// Sets how long the host waits for the device before calling a kernel stuck.
+    pub fn set_timeout(&self, timeout: Duration) {
+        self.backend.set_timeout(timeout);
+    }
+
+    /// Free device memory in bytes.
+    pub fn free_memory(&self) -> Result<u64> {
+        self.backend.free_memory()
+    }
+
+    /// Fails with a named error unless `bytes` more device memory is free.
+    pub fn ensure_free(&self, bytes: u64) -> Result<()> {
+        let free = self.free_memory()?;
+        if bytes > free {
+            return Err(Error::OutOfDeviceMemory { needed: bytes, free });
+        }
+        Ok(())
+    }
+
+    /// Waits, at most the timeout, for everything queued so far.
+    pub fn finish(&self) -> Result<()> {
+        self.backend.finish()
+    }
+
+    /// Loads a module that another compiler built (a cubin or PTX file), for
+    /// launching its kernels through the same path as this project's.
+    pub fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
+        self.backend.load_module_file(path)
+    }
+}
+
+/// A device index must be below the driver's device count.
+pub fn check_ordinal(requested: usize, count: usize) -> Result<()> {
+    if requested >= count {
+        return Err(Error::NoDevice { requested, count });
+    }
+    Ok(())
+}
+
+/// Cooperative launch needs compute capability 6.0+ and the device's support.
+pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_launch: bool) -> Result<()> {
+    if major < 6 {
+        return Err(Error::ComputeCapabilityTooLow { name: name.to_string(), major, minor });
+    }
+    if !cooperative_launch {
+        return Err(Error::NoCooperativeLaunch { name: name.to_string() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_index_past_the_count_is_refused_with_the_range() {
+        assert!(check_ordinal(0, 1).is_ok());
+        assert_eq!(check_ordinal(3, 1).unwrap_err().to_string(), "no CUDA device 3: the driver reports 1 device, so use --device 0..0");
+        assert!(check_ordinal(0, 0).unwrap_err().to_string().contains("reports no devices"));
+    }
+
+    #[test]
+    fn old_or_unsupported_devices_are_refused_by_name() {
+        assert!(check_cooperative("NVIDIA H200", (9, 0), true).is_ok());
+        let old = check_cooperative("Tesla K80", (3, 7), true).unwrap_err().to_string();
+        assert!(old.contains("Tesla K80 is compute capability 3.7; cooperative launch needs 6.0"), "{old}");
+        let no = check_cooperative("Tesla T4", (7, 5), false).unwrap_err().to_string();
+        assert!(no.contains("does not support cooperative launch"), "{no}");
+    }
+}
