@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the release binaries and test binaries here and copies them into
-# .device/ (ignored by git), for a GPU machine that has no Rust toolchain:
-# the default build, and the `barrier-timeout` build (host-barrier-timeout and
-# the barrier_timeout test).
+# Builds, here, everything a GPU machine without Rust needs, into .device/
+# (ignored by git): the release binary, the test binaries, the diagnosing-
+# barrier build, and the lesson built with each tile size (the learner's edit:
+# the kernels' `<const TILE: u32 = 32>` changed, then a rebuild).
+# Usage: scripts/stage-gpu-run.sh [--no-tiles]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .device && mkdir -p .device/tests
@@ -20,11 +21,31 @@ for line in sys.stdin:
 }
 
 cargo build --release -p host
-cp target/release/host .device/host
+cp target/release/cg-lesson .device/cg-lesson
 copy_tests --workspace
 cargo build --release -p host --features barrier-timeout
-cp target/release/host .device/host-barrier-timeout
+cp target/release/cg-lesson .device/cg-lesson-barrier-timeout
 rm -f .device/tests/barrier_timeout
 copy_tests -p host --features barrier-timeout --test barrier_timeout
+
+if [ "${1:-}" != "--no-tiles" ]; then
+  # The learner's edit, in a copy: every lesson kernel's tile from 32 to $t.
+  copy=$(mktemp -d)
+  git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$copy"
+  for t in 1 2 4 8 16; do
+    sed -i "s/<const TILE: u32 = 32>/<const TILE: u32 = $t>/" "$copy/gpu/src/kernels/lesson.rs"
+    (cd "$copy" && CARGO_TARGET_DIR="$PWD/../tile-target" cargo build --release -q -p host)
+    cp "$copy/../tile-target/release/cg-lesson" ".device/cg-lesson-tile$t"
+    sed -i "s/<const TILE: u32 = $t>/<const TILE: u32 = 32>/" "$copy/gpu/src/kernels/lesson.rs"
+  done
+  # Bench variants: the fast kernels with other numbers of loads in flight.
+  for u in 2 8; do
+    sed -i "s/pub const UNROLL: usize = 4;/pub const UNROLL: usize = $u;/" "$copy/gpu/src/kernels/fast.rs"
+    (cd "$copy" && CARGO_TARGET_DIR="$PWD/../tile-target" cargo build --release -q -p host)
+    cp "$copy/../tile-target/release/cg-lesson" ".device/cg-lesson-unroll$u"
+    sed -i "s/pub const UNROLL: usize = $u;/pub const UNROLL: usize = 4;/" "$copy/gpu/src/kernels/fast.rs"
+  done
+  rm -rf "$copy"
+fi
 cp scripts/gpu-check.sh scripts/sanitize.sh .device/
 ls -la .device .device/tests

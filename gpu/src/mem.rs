@@ -162,7 +162,7 @@ impl In<f32> {
                 emu::out_of_bounds(self.name, i.saturating_add(3), self.len, emu::Access::Read);
             }
             let p = self.ptr.wrapping_add(i);
-            if (p as usize) % 16 != 0 {
+            if !(p as usize).is_multiple_of(16) {
                 emu::misaligned(self.name, i, 16);
             }
             emu::tick();
@@ -217,6 +217,30 @@ impl<T: Word> Out<T> {
             // SAFETY: `i` is in bounds of the buffer the launch passed.
             let published = move || T::to_bits64(unsafe { self.ptr.add(i).read() });
             T::from_bits64(emu::global_read(self.slot, self.name, i, &published))
+        }
+    }
+}
+
+impl Out<u32> {
+    /// `atomicAdd(&out[i], v)` between `__threadfence()`s: adds `v` to
+    /// element `i` and returns the old value; this thread's accesses before
+    /// it are visible GPU-wide to any thread that then reads the new value
+    /// the same way. (Not modelled by the emulator, which reports it.)
+    ///
+    /// # Safety
+    /// `i` is below the length of the buffer the launch passed.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn atomic_add(self, i: usize, v: u32) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller's contract.
+            unsafe { crate::arch::atom_add_acq_rel_gpu(self.0.add(i), v) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (i, v);
+            emu::not_emulated("atomicAdd")
         }
     }
 }

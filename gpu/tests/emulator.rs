@@ -47,10 +47,7 @@ fn sums(dev: &Device, xs: &[f32], n: usize, grid: u32, options: Options) -> [u32
     out.map(f32::to_bits)
 }
 
-/// Totals the H200 computed for `order_sensitive_input(100_003)` with 8 blocks
-/// of 64 threads (host/tests/gpu.rs, `order_sensitive_sums_for_the_emulator`,
-/// 2026-11-29, driver 580.159.04): two launches, one cooperative launch, fast.
-const H200_BITS: [u32; 3] = [0x480a_2528, 0x480a_2528, 0x480a_2515];
+const H200_BITS: [u32; 3] = kernels::ORDER_SENSITIVE_H200_BITS;
 
 #[test]
 fn the_emulator_adds_in_the_gpus_order_bit_for_bit() {
@@ -417,6 +414,7 @@ fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
 /// # Safety
 /// None needed.
 #[kernel]
+#[allow(clippy::if_same_then_else)] // the mistake is that the two calls are different places
 unsafe fn two_block_syncs() {
     let block = this_thread_block();
     if block.thread_rank() < 32 {
@@ -503,4 +501,14 @@ fn a_panic_in_a_kernel_is_a_fault_with_its_message_and_place() {
     // the emulator's is, naming the write.
     let text = err_text(launch(&kernels::PROBE_COOPERATIVE, 1, 32, false, &[output("out", &mut out[..1], 0)]));
     assert!(text.contains("wrote out[1], past its 1 element"), "{text}");
+}
+
+#[test]
+fn the_last_block_sum_is_named_as_a_kernel_the_emulator_does_not_model() {
+    let xs = vec![1.0f32; 4096];
+    let (mut partials, mut ticket, mut out) = (vec![0f32; 8], [0u32], [0f32]);
+    let args = [input("input", &xs), output("partials", &mut partials, 0), output("ticket", &mut ticket, 1), output("out", &mut out, 2), Arg::Value(4096)];
+    let text = err_text(launch(&kernels::REDUCE_LAST_BLOCK, 8, THREADS, false, &args));
+    assert!(text.contains("used __threadfence() at gpu/src/kernels/fast.rs:"), "{text}");
+    assert!(text.ends_with("which the emulator does not model (blocks talking through atomics): run this kernel on a GPU"), "{text}");
 }

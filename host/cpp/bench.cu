@@ -3,6 +3,11 @@
 // so that the two languages are compared on one GPU in one run.
 //
 // Usage: bench_cpp RUNS WARMUPS THREADS N:ROTATE [N:ROTATE ...]
+//        bench_cpp launch-cost LAUNCHES THREADS
+// The second form times LAUNCHES back-to-back launches of an empty kernel on
+// the host, each way the runtime offers, at 1 block and at the cooperative
+// maximum, and prints
+//   LAUNCH <call> <cooperative 0|1> <blocks> <launches> <submit_us> <total_us>
 // Prints one line per measurement and timing method:
 //   RESULT <variant> <method> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <min_total> <max_total> <nan_totals>
 // method: queued (every run between its own pair of events, runs queued back
@@ -29,6 +34,49 @@
             std::exit(1);                                                                  \
         }                                                                                  \
     } while (0)
+
+extern "C" __global__ void emptyKernel() {}
+
+#include <chrono>
+
+// Host time per launch: to the last call's return, and until the GPU has run them all.
+template <typename Launch>
+static void launchCost(const char* call, int cooperative, unsigned blocks, int launches, Launch launch) {
+    for (int i = 0; i < 100; ++i) launch();
+    CHECK(cudaDeviceSynchronize());
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i) launch();
+    auto submitted = std::chrono::steady_clock::now();
+    CHECK(cudaDeviceSynchronize());
+    auto done = std::chrono::steady_clock::now();
+    auto us = [&](auto d) { return std::chrono::duration<double, std::micro>(d).count() / launches; };
+    std::printf("LAUNCH %s %d %u %d %.4f %.4f\n", call, cooperative, blocks, launches, us(submitted - start), us(done - start));
+    std::fflush(stdout);
+}
+
+static int launchCosts(int launches, int threads) {
+    int device = 0, sms = 0, perSm = 0;
+    CHECK(cudaGetDevice(&device));
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, emptyKernel, threads, 0));
+    for (unsigned blocks : {1u, unsigned(perSm * sms)}) {
+        launchCost("cpp: <<<>>>", 0, blocks, launches, [&] { emptyKernel<<<blocks, threads>>>(); });
+        cudaLaunchAttribute coop[1] = {};
+        coop[0].id = cudaLaunchAttributeCooperative;
+        coop[0].val.cooperative = 1;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = dim3(blocks);
+        config.blockDim = dim3(unsigned(threads));
+        config.attrs = coop;
+        config.numAttrs = 0;
+        launchCost("cpp: cudaLaunchKernelEx", 0, blocks, launches, [&] { CHECK(cudaLaunchKernelEx(&config, emptyKernel)); });
+        config.numAttrs = 1;
+        launchCost("cpp: cudaLaunchKernelEx", 1, blocks, launches, [&] { CHECK(cudaLaunchKernelEx(&config, emptyKernel)); });
+        launchCost("cpp: cudaLaunchCooperativeKernel", 1, blocks, launches,
+                   [&] { CHECK(cudaLaunchCooperativeKernel((void*)emptyKernel, dim3(blocks), dim3(unsigned(threads)), nullptr, 0, 0)); });
+    }
+    return 0;
+}
 
 struct Stats { double median, min, max, mean; };
 
@@ -82,6 +130,9 @@ static void timeRuns(int runs, int warmups, Work work, Stats& queued, Stats& wai
 }
 
 int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "launch-cost") {
+        return launchCosts(std::atoi(argv[2]), std::atoi(argv[3]));
+    }
     if (argc < 5) {
         std::fprintf(stderr, "usage: %s RUNS WARMUPS THREADS N:ROTATE...\n", argv[0]);
         return 2;

@@ -112,6 +112,9 @@ pub struct BenchArgs {
     /// Input buffers to rotate among (0: enough to overflow the L2 twice).
     #[arg(long, default_value_t = 0, value_parser = parse_between::<0, 4096>, allow_negative_numbers = true)]
     pub rotate: u32,
+    /// Smallest size, as a power of two.
+    #[arg(long, default_value_t = 10, value_parser = parse_between::<10, 32>, allow_negative_numbers = true)]
+    pub min_log2: u32,
     /// Largest size, as a power of two.
     #[arg(long, default_value_t = 28, value_parser = parse_between::<10, 32>, allow_negative_numbers = true)]
     pub max_log2: u32,

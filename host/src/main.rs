@@ -104,7 +104,7 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
     let gpu = Gpu::open(args.device)?;
     gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
     let cfg = bench::BenchConfig {
-        sizes: bench::default_sizes(args.max_log2),
+        sizes: bench::default_sizes(args.min_log2, args.max_log2),
         runs: args.runs as usize,
         warmups: args.warmups as usize,
         rotate: (args.rotate > 0).then_some(args.rotate as usize),

@@ -134,7 +134,7 @@ pub enum BadBlock {
 
 /// Checks threads per block: a multiple of 32 from 32 to the device's maximum.
 pub fn check_threads_per_block(threads_per_block: u32, max_threads_per_block: u32) -> Result<(), BadBlock> {
-    if threads_per_block == 0 || threads_per_block % 32 != 0 {
+    if threads_per_block == 0 || !threads_per_block.is_multiple_of(32) {
         return Err(BadBlock::NotWarps);
     }
     if threads_per_block > max_threads_per_block {

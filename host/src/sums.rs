@@ -4,10 +4,13 @@
 
 use crate::device::{Buffer, Gpu, Module};
 use crate::error::Result;
-use crate::launch::{CooperativeKernel, Input, Kernel, SumParams};
+use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{Limits, cooperative_grid};
-use gpu::kernels::{FAST_FLOATS_PER_TRIP, KernelDef, NoGridSync, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL};
+use gpu::kernels::{
+    FAST_FLOATS_PER_TRIP, KernelDef, NoGridSync, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_LAST_BLOCK,
+    REDUCE_PARTIALS_TO_TOTAL, REDUCE_SINGLE_BLOCK,
+};
 use gpu::mem::{In, Out};
 use serde::Serialize;
 
@@ -21,8 +24,14 @@ pub enum Path {
     TwoLaunches,
     /// One cooperative launch, `grid.sync()` between the stages.
     Cooperative,
-    /// The fast cooperative sum (`gpu/src/kernels/fast.rs`).
+    /// The fast sum: whichever of the three below suits n ([`Sums::fast_choice`]).
     Fast,
+    /// The fast first stage in one cooperative launch with `grid.sync()`.
+    FastCooperative,
+    /// The whole sum in one block of one ordinary launch.
+    SingleBlock,
+    /// The fast first stage in one ordinary launch whose last block adds the partials.
+    FastLastBlock,
 }
 
 impl Path {
@@ -31,10 +40,19 @@ impl Path {
         match self {
             Path::TwoLaunches => "two launches",
             Path::Cooperative => "one cooperative launch",
-            Path::Fast => "fast cooperative launch",
+            Path::Fast => "fast sum",
+            Path::FastCooperative => "fast, one cooperative launch",
+            Path::SingleBlock => "fast, one block",
+            Path::FastLastBlock => "fast, last block adds up",
         }
     }
 }
+
+/// Up to this many floats, [`Path::Fast`] runs one block of one ordinary launch.
+pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
+
+/// Threads of the single block of [`Path::SingleBlock`].
+pub const SINGLE_BLOCK_THREADS: u32 = 1024;
 
 /// The sum kernels, loaded, for blocks of `threads_per_block`.
 pub struct Sums<'g> {
@@ -43,6 +61,8 @@ pub struct Sums<'g> {
     stage2: Kernel<'g, StageParams>,
     cooperative: CooperativeKernel<'g, SumParams>,
     fast: CooperativeKernel<'g, SumParams>,
+    single_block: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+    last_block: Kernel<'g, LastBlockParams>,
     pub threads_per_block: u32,
     /// The tile size the lesson's kernels were built with.
     pub tile: u32,
@@ -50,13 +70,17 @@ pub struct Sums<'g> {
     pub limits: Limits,
     /// The fast cooperative kernel's limits at this block size.
     pub fast_limits: Limits,
+    /// The last-block kernel's limits at this block size.
+    pub last_block_limits: Limits,
 }
 
-/// Device buffers sums write: one partial per block, and `slots` totals
-/// (one per timed run, so that every run's total can be checked).
+/// Device buffers sums write: one partial per block, `slots` totals (one per
+/// timed run, so that every run's total can be checked), and the last-block
+/// sum's ticket.
 pub struct Scratch {
     pub partials: Buffer<f32>,
     pub out: Buffer<f32>,
+    ticket: Buffer<u32>,
 }
 
 /// A run's results, read back.
@@ -131,7 +155,10 @@ impl<'g> Sums<'g> {
         let limits = cooperative.limits(threads_per_block)?;
         let fast = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_FAST)?;
         let fast_limits = fast.limits(threads_per_block)?;
-        Ok(Sums { gpu, stage1, stage2, cooperative, fast, threads_per_block, tile, limits, fast_limits })
+        let single_block = gpu.kernel(&REDUCE_SINGLE_BLOCK)?;
+        let last_block = gpu.kernel(&REDUCE_LAST_BLOCK)?;
+        let last_block_limits = last_block.limits(threads_per_block)?;
+        Ok(Sums { gpu, stage1, stage2, cooperative, fast, single_block, last_block, threads_per_block, tile, limits, fast_limits, last_block_limits })
     }
 
     /// The grid both lesson paths use for `n` elements: `min(ceil(n / threads_per_block), capacity)`.
@@ -141,36 +168,61 @@ impl<'g> Sums<'g> {
 
     /// The fast kernel's grid: enough blocks for one loop trip per thread,
     /// rounded up to a whole number per SM so no SM has one block more than
-    /// another, at most its cooperative maximum.
+    /// another, at most what the device holds at once.
     pub fn fast_grid(&self, n: usize) -> u32 {
-        let sms = self.fast_limits.sms as u64;
-        let needed = (n as u64).div_ceil((self.threads_per_block * FAST_FLOATS_PER_TRIP) as u64);
-        needed.div_ceil(sms).saturating_mul(sms).min(cooperative_grid(n, self.threads_per_block, self.fast_limits.capacity()) as u64) as u32
+        Self::fast_grid_within(n, self.threads_per_block, &self.fast_limits)
+    }
+
+    fn fast_grid_within(n: usize, threads_per_block: u32, limits: &Limits) -> u32 {
+        let sms = limits.sms as u64;
+        let needed = (n as u64).div_ceil((threads_per_block * FAST_FLOATS_PER_TRIP) as u64);
+        needed.div_ceil(sms).saturating_mul(sms).min(cooperative_grid(n, threads_per_block, limits.capacity()) as u64) as u32
+    }
+
+    /// Which fast path suits `n`: one block for small inputs, and past them
+    /// one ordinary launch whose last block adds the partials (measured on
+    /// the H200: `docs/bench/NOTES.md`); on the emulator, which does not
+    /// model the last block's atomic ticket, the cooperative fast sum.
+    pub fn fast_choice(&self, n: usize) -> Path {
+        if n <= SINGLE_BLOCK_UP_TO {
+            Path::SingleBlock
+        } else if self.gpu.info.emulated {
+            Path::FastCooperative
+        } else {
+            Path::FastLastBlock
+        }
     }
 
     /// The grid `path` uses for `n` elements.
     pub fn grid_for(&self, path: Path, n: usize) -> u32 {
         match path {
-            Path::Fast => self.fast_grid(n),
-            _ => self.grid(n),
+            Path::Fast => self.grid_for(self.fast_choice(n), n),
+            Path::FastCooperative => self.fast_grid(n),
+            Path::FastLastBlock => Self::fast_grid_within(n, self.threads_per_block, &self.last_block_limits),
+            Path::SingleBlock => 1,
+            Path::TwoLaunches | Path::Cooperative => self.grid(n),
         }
     }
 
     /// Buffers for sums on grids up to `blocks`, with `slots` totals.
     pub fn scratch(&self, blocks: u32, slots: usize) -> Result<Scratch> {
-        Ok(Scratch { partials: self.gpu.zeros(blocks.max(1) as usize)?, out: self.gpu.zeros(slots.max(1))? })
+        Ok(Scratch { partials: self.gpu.zeros(blocks.max(1) as usize)?, out: self.gpu.zeros(slots.max(1))?, ticket: self.gpu.zeros(1)? })
     }
 
     /// Runs `path` on `blocks` blocks, its total into `out[slot]`.
     pub fn run(&self, path: Path, blocks: u32, input: &impl Input, s: &mut Scratch, slot: usize) -> Result<()> {
         let (b, tpb) = (blocks as usize, self.threads_per_block);
+        let slot = slot..slot + 1;
         match path {
             Path::TwoLaunches => {
                 self.stage1.reduce(blocks, tpb, &input.view(), s.partials.slice_mut(..b))?;
-                self.stage2.reduce(1, tpb, &s.partials.slice(..b), s.out.slice_mut(slot..slot + 1))
+                self.stage2.reduce(1, tpb, &s.partials.slice(..b), s.out.slice_mut(slot))
             }
-            Path::Cooperative => self.cooperative.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot..slot + 1)),
-            Path::Fast => self.fast.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot..slot + 1)),
+            Path::Cooperative => self.cooperative.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot)),
+            Path::FastCooperative => self.fast.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot)),
+            Path::SingleBlock => self.single_block.reduce(1, SINGLE_BLOCK_THREADS.min(self.gpu.info.max_threads_per_block), &input.view(), s.out.slice_mut(slot)),
+            Path::FastLastBlock => self.last_block.sum(blocks, tpb, &input.view(), s.partials.slice_mut(..b), s.ticket.slice_mut(..), s.out.slice_mut(slot)),
+            Path::Fast => self.run(self.fast_choice(input.view().len()), blocks, input, s, slot.start),
         }
     }
 
@@ -190,15 +242,19 @@ impl<'g> Sums<'g> {
         self.run(path, blocks, input, s, 0)?;
         let total = self.gpu.read_view(&s.out.slice(..1))?[0];
         let partials = self.gpu.read_view(&s.partials.slice(..blocks as usize))?;
-        let stages = (path != Path::Fast).then(|| reference.check_stages(&partials, total, self.threads_per_block, self.tile));
+        // The fast paths' blocks read other elements than the lesson's, and one
+        // block writes no partial: only their totals are checked.
+        let stages = matches!(path, Path::TwoLaunches | Path::Cooperative).then(|| reference.check_stages(&partials, total, self.threads_per_block, self.tile));
         Ok(Run { path, blocks, total: reference.check_total(total, self.chain(path, n, blocks)), stages })
     }
 
     /// The longest chain of additions `path` makes over `n` elements on `blocks` blocks.
     pub fn chain(&self, path: Path, n: usize, blocks: u32) -> u64 {
         match path {
-            Path::Fast => reference::longest_chain_fast(n, blocks, self.threads_per_block, self.tile),
-            _ => reference::longest_chain(n, blocks, self.threads_per_block, self.tile),
+            Path::TwoLaunches | Path::Cooperative => reference::longest_chain(n, blocks, self.threads_per_block, self.tile),
+            Path::SingleBlock => reference::longest_chain_fast(n, 1, SINGLE_BLOCK_THREADS, self.tile),
+            Path::Fast => self.chain(self.fast_choice(n), n, blocks),
+            Path::FastCooperative | Path::FastLastBlock => reference::longest_chain_fast(n, blocks, self.threads_per_block, self.tile),
         }
     }
 }

@@ -137,21 +137,21 @@ fn out_of_range_shuffle_operands_use_their_low_five_bits() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn order_sensitive_sums_for_the_emulator() {
+fn order_sensitive_sums_have_the_bits_the_emulator_is_checked_against() {
     // The GPU's totals for an input whose sum depends on the order of the
-    // additions; gpu/tests/emulator.rs holds them and checks that the
-    // emulator gets the same bits.
+    // additions: gpu/tests/emulator.rs checks that the emulator gets these bits.
     let gpu = gpu();
     let xs = gpu::emu::order_sensitive_input(100_003);
     let input = DeviceInput::upload(&gpu, &xs).unwrap();
     let sums = Sums::load(&gpu, 64).unwrap();
     let mut s = sums.scratch(8, 1).unwrap();
     let mut bits = [0u32; 3];
-    for (b, path) in bits.iter_mut().zip([Path::TwoLaunches, Path::Cooperative, Path::Fast]) {
+    for (b, path) in bits.iter_mut().zip([Path::TwoLaunches, Path::Cooperative, Path::FastCooperative]) {
         sums.poison_partials(&mut s).unwrap();
         sums.run(path, 8, &input, &mut s, 0).unwrap();
         *b = gpu.read(&s.out).unwrap()[0].to_bits();
     }
     println!("H200: {bits:#010x?} = {:?}", bits.map(f32::from_bits));
     assert_eq!(bits[0], bits[1], "both lesson paths add in the same order");
+    assert_eq!(bits, gpu::kernels::ORDER_SENSITIVE_H200_BITS);
 }

@@ -61,3 +61,7 @@ pub fn popc(v: u32) -> u32 {
 pub fn grid_workspace() -> *mut u32 {
     if thread::cooperative() { std::ptr::NonNull::dangling().as_ptr() } else { std::ptr::null_mut() }
 }
+#[track_caller]
+pub fn fence_acq_rel_gpu() {
+    thread::not_emulated("__threadfence()")
+}

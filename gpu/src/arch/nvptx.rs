@@ -208,6 +208,28 @@ pub unsafe fn atom_add_release_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
+/// `atom.add.acq_rel.gpu.u32`: adds `v` at `p` and returns the old value,
+/// ordering this thread's accesses on both sides of it at GPU scope
+/// (`atomicAdd` between `__threadfence()`s).
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("atom.add.acq_rel.gpu.u32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+    old
+}
+
+/// `fence.acq_rel.gpu`: this thread's memory accesses before it are ordered
+/// before its accesses after it, at GPU scope (`__threadfence()`).
+#[inline(always)]
+pub fn fence_acq_rel_gpu() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
 /// `ld.acquire.gpu.u32`: reads `p`; writes released before the value it reads
 /// are visible to this thread's later reads.
 ///

@@ -42,6 +42,14 @@ mod ops;
 mod tile;
 
 pub use block::{Dim3, ThreadBlock, this_thread_block};
+
+/// Orders this thread's memory accesses before it before those after it, for
+/// every thread of the GPU (`__threadfence()`). Not modelled by the emulator.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn thread_fence() {
+    crate::arch::fence_acq_rel_gpu()
+}
 pub use coalesced::{CoalescedGroup, coalesced_threads};
 pub use grid::{GridGroup, this_grid};
 pub use ops::{Greater, Less, Plus, ReduceOp};

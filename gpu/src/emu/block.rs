@@ -173,7 +173,7 @@ impl Block {
             id,
             threads: (0..threads).map(|_| Thread::new()).collect(),
             // SAFETY (of every later dereference): the launch outlives its blocks.
-            info: info as *const LaunchInfo as *const LaunchInfo<'static>,
+            info: std::ptr::from_ref(info).cast(),
             current: Cell::new(0),
             queue: RefCell::new((0..threads).collect()),
             live: Cell::new(threads),

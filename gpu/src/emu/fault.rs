@@ -91,6 +91,8 @@ pub enum Fault {
     BadMask { thread: ThreadId, site: Site, why: String },
     /// A thread executed `trap`.
     Trap { thread: ThreadId },
+    /// A kernel used an operation the emulator does not model.
+    NotEmulated { thread: ThreadId, site: Site, what: &'static str },
     /// A thread panicked (an overflow, an index out of a Rust array's bounds...).
     Panic { thread: ThreadId, message: String },
     /// The launch ran longer than the time limit.
@@ -148,6 +150,9 @@ impl fmt::Display for Fault {
             ),
             Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
             Fault::Trap { thread } => write!(f, "{thread} executed trap"),
+            Fault::NotEmulated { thread, site, what } => {
+                write!(f, "{thread} used {what} at {site}, which the emulator does not model (blocks talking through atomics): run this kernel on a GPU")
+            }
             Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
             Fault::Timeout { seconds } => write!(f, "did not finish within {seconds} s on the emulated device (an endless loop?)"),
             Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),

@@ -58,7 +58,7 @@ impl Device {
     /// one SM holds at once (the occupancy API's answer).
     pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> u32 {
         let by_threads = self.threads_per_sm / (threads.div_ceil(32).max(1) * 32);
-        let by_shared = if shared_bytes == 0 { u32::MAX } else { self.shared_bytes_per_sm / shared_bytes };
+        let by_shared = self.shared_bytes_per_sm.checked_div(shared_bytes).unwrap_or(u32::MAX);
         by_threads.min(self.blocks_per_sm).min(by_shared)
     }
 

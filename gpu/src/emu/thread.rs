@@ -214,3 +214,12 @@ pub fn shared_write(index: usize, size: usize, bits: u64) {
     let s = site();
     block().shared_write(index, size, bits, s)
 }
+
+/// Reports a GPU operation the emulator does not model (atomics and fences
+/// between blocks, which only the benchmark's last-block sum uses).
+#[track_caller]
+pub fn not_emulated(what: &'static str) -> ! {
+    let b = block();
+    let s = site();
+    b.fail(Fault::NotEmulated { thread: b.thread_id(), site: s, what })
+}

@@ -5,6 +5,15 @@ use crate::cg::{this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::Out;
 
+/// The totals of `gpu::emu::order_sensitive_input(100_003)` (whose float
+/// sum depends on the order of the additions) with 8 blocks of 64 threads:
+/// two launches, one cooperative launch, and the cooperative fast sum, as an
+/// H200 computed them (`host/tests/gpu.rs` checks the H200 against these,
+/// `gpu/tests/emulator.rs` the emulator). The lesson's two were recorded on
+/// 2026-11-29 and again on 2026-11-30; the fast sum's changed on 2026-11-30
+/// when its loop went to one accumulator (`docs/bench/NOTES.md`).
+pub const ORDER_SENSITIVE_H200_BITS: [u32; 3] = [0x480a_2528, 0x480a_2528, 0x480a_251c];
+
 /// Results each lane of [`shuffle_out_of_range`] writes.
 pub const SHUFFLE_PROBES: usize = 6;
 
@@ -43,3 +52,17 @@ pub fn shuffle_out_of_range_expected() -> [u32; 32 * SHUFFLE_PROBES] {
     }
     out
 }
+
+/// Does nothing: what a launch costs on its own.
+///
+/// # Safety
+/// None: it touches nothing.
+#[kernel]
+pub unsafe fn empty() {}
+
+/// Does nothing, launched cooperatively: what a cooperative launch costs on its own.
+///
+/// # Safety
+/// None: it touches nothing.
+#[kernel(cooperative)]
+pub unsafe fn empty_cooperative() {}

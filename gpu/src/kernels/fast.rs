@@ -1,16 +1,25 @@
-//! The fast cooperative sum. The lesson's kernels stay as the lesson wrote
-//! them; this one changes only how the first stage reads memory.
+//! The fast sums. The lesson's kernels stay as the lesson wrote them; these
+//! change how the first stage reads memory (16-byte loads, several in flight
+//! per thread, separate accumulators) and how the stages are launched, so
+//! that the launch kind and the grid can be chosen per n:
+//! - [`reduce_single_block`]: one ordinary launch of one block, for inputs a
+//!   block reads in a few trips (no grid barrier, no cooperative launch);
+//! - [`reduce_cooperative_fast`]: one cooperative launch with `grid.sync()`;
+//! - [`reduce_last_block`]: one ordinary launch in which the last block to
+//!   finish adds the partials (a fence and an atomic ticket instead of a
+//!   grid barrier).
 
 use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{this_grid, this_thread_block, tiled_partition};
+use crate::cg::{thread_fence, this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
-use crate::mem::{In, Out};
+use crate::mem::{In, Out, dynamic_shared};
 
-/// 16-byte loads each thread keeps in flight per loop trip.
+/// 16-byte loads each thread keeps in flight per loop trip (the loop body
+/// below is written out for four).
 pub const UNROLL: usize = 4;
 
-/// Floats one thread of [`reduce_cooperative_fast`] reads per loop trip; a
-/// grid needs no more than `ceil(n / (threads * FAST_FLOATS_PER_TRIP))` blocks.
+/// Floats one thread reads per loop trip; a grid needs no more than
+/// `ceil(n / (threads * FAST_FLOATS_PER_TRIP))` blocks.
 pub const FAST_FLOATS_PER_TRIP: u32 = 4 * UNROLL as u32;
 
 /// The split of `n` floats starting at `address` into a scalar head up to
@@ -23,24 +32,21 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
     (head, vectors, n - head - 4 * vectors)
 }
 
-/// `reduce_cooperative_grid` with a first stage built for bandwidth: 16-byte
-/// loads, [`UNROLL`] of them in flight per thread, each into its own accumulator.
+/// This thread's share of `input[..n]` for thread `rank` of `step`: the head
+/// and tail one float at a time, the body [`UNROLL`] 16-byte vectors per
+/// trip, all issued before any is added, into one accumulator (one
+/// accumulator keeps the fast kernels at 32 registers, 8 blocks of 256 per
+/// H200 SM: `docs/bench/NOTES.md`).
 ///
 /// # Safety
-/// As `reduce_cooperative_grid`.
-#[kernel(cooperative, shared_memory = one_f32_per_tile)]
-pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
-    let grid = this_grid();
-    let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-    let rank = grid.thread_rank();
-    let step = grid.num_threads();
-
+/// `input` holds `n` floats.
+#[inline(always)]
+unsafe fn thread_sum(input: In<f32>, n: usize, rank: usize, step: usize) -> f32 {
     let (head, vectors, tail) = split(input.address(), n);
-    let (mut a0, mut a1, mut a2, mut a3) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+    let mut v = 0.0f32;
     if rank < head {
         // SAFETY: rank < head <= n.
-        a0 += unsafe { input.read(rank) };
+        v += unsafe { input.read(rank) };
     }
     let quad = |k: usize| {
         // SAFETY: callers pass k < vectors, so the four floats at head + 4k are
@@ -51,22 +57,31 @@ pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, part
     let mut i = rank;
     while i + (UNROLL - 1) * step < vectors {
         let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
-        a0 += q0;
-        a1 += q1;
-        a2 += q2;
-        a3 += q3;
+        v += (q0 + q1) + (q2 + q3);
         i += UNROLL * step;
     }
     while i < vectors {
-        a0 += quad(i);
+        v += quad(i);
         i += step;
     }
     if rank < tail {
         // SAFETY: head + 4 * vectors + rank < n.
-        a1 += unsafe { input.read(head + 4 * vectors + rank) };
+        v += unsafe { input.read(head + 4 * vectors + rank) };
     }
-    let v = (a0 + a1) + (a2 + a3);
+    v
+}
 
+/// `reduce_cooperative_grid` with the fast first stage.
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    // SAFETY: the input holds n floats.
+    let v = unsafe { thread_sum(input, n, grid.thread_rank(), grid.num_threads()) };
     let mut total = block_sum(&block, &tile, v);
     if block.thread_rank() == 0 {
         // SAFETY: one partial per block.
@@ -87,6 +102,81 @@ pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, part
             // SAFETY: out holds one float.
             unsafe { out.write(0, total) };
         }
+    }
+}
+
+/// One dynamic shared `f32` per tile, and one more word for the last-block flag.
+pub const fn one_f32_per_tile_and_a_flag(threads_per_block: u32, tile: u32) -> u32 {
+    one_f32_per_tile(threads_per_block, tile) + 4
+}
+
+/// The fast sum in one ordinary launch: each block writes its partial, and
+/// the block that finds itself last (by an atomic ticket, after a fence)
+/// adds them all, then resets the ticket for the next launch. No block ever
+/// waits for another, so neither a cooperative launch nor a grid barrier is
+/// needed. (The emulator reports the atomic rather than modelling it.)
+///
+/// # Safety
+/// `input` holds `n` floats, `partials` one per block, `ticket` one `u32`
+/// that is 0 when the launch starts, `out` one float.
+#[kernel(shared_memory = one_f32_per_tile_and_a_flag)]
+pub unsafe fn reduce_last_block<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, ticket: Out<u32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    // SAFETY: the input holds n floats.
+    let v = unsafe { thread_sum(input, n, grid.thread_rank(), grid.num_threads()) };
+    let total = block_sum(&block, &tile, v);
+    // The last word of the dynamic shared memory, past the tile totals.
+    let last = dynamic_shared::<u32>();
+    let flag = one_f32_per_tile(block.num_threads(), TILE) as usize / 4;
+    if block.thread_rank() == 0 {
+        // SAFETY: one partial per block; the flag word is inside the launch's shared memory.
+        unsafe {
+            partials.write(block.group_index().x as usize, total);
+            thread_fence();
+            let arrived = ticket.atomic_add(0, 1);
+            last.write(flag, (arrived as usize == grid.num_blocks() - 1) as u32);
+        }
+    }
+    block.sync();
+    // SAFETY: written by thread 0 before block.sync().
+    if unsafe { last.read(flag) } == 1 {
+        thread_fence();
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before its ticket.
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        let sum = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float, ticket one u32.
+            unsafe {
+                out.write(0, sum);
+                ticket.write(0, 0);
+            }
+        }
+    }
+}
+
+/// The whole sum in one block and one ordinary launch: for small inputs,
+/// where a launch costs more than the reading.
+///
+/// # Safety
+/// `input` holds `n` floats, `out` one; launched with one block.
+#[kernel(shared_memory = one_f32_per_tile)]
+pub unsafe fn reduce_single_block<const TILE: u32 = 32>(input: In<f32>, out: Out<f32>, n: usize) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    // SAFETY: the input holds n floats.
+    let v = unsafe { thread_sum(input, n, block.thread_rank() as usize, block.num_threads() as usize) };
+    let total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: out holds one float.
+        unsafe { out.write(0, total) };
     }
 }
 

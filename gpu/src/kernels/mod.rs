@@ -22,9 +22,9 @@ mod sum;
 pub use broken::*;
 pub use checks::*;
 pub use exercise::*;
-pub use fast::{FAST_FLOATS_PER_TRIP, reduce_cooperative_fast};
+pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_cooperative_fast, reduce_last_block, reduce_single_block};
 #[cfg(not(target_arch = "nvptx64"))]
-pub use fast::REDUCE_COOPERATIVE_FAST;
+pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
 pub use lesson::*;
 pub use sum::{block_sum, one_f32_per_tile};
 
@@ -41,7 +41,7 @@ pub struct NoGridSync;
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 11] = [
+pub const ALL_NAMES: [&str; 15] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -53,4 +53,8 @@ pub const ALL_NAMES: [&str; 11] = [
     mutants::MUTANT_WITHOUT_GRID_SYNC.name(),
     mutants::MUTANT_DROPPING_LAST_BLOCK.name(),
     SHUFFLE_OUT_OF_RANGE.name(),
+    REDUCE_SINGLE_BLOCK.name(),
+    REDUCE_LAST_BLOCK.name(),
+    EMPTY.name(),
+    EMPTY_COOPERATIVE.name(),
 ];

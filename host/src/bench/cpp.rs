@@ -92,6 +92,43 @@ pub fn build() -> Result<Build, String> {
     Ok(b)
 }
 
+/// Parses the program's `LAUNCH` lines.
+pub fn parse_launch_costs(stdout: &str) -> Result<Vec<super::launch_cost::LaunchCost>, String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("LAUNCH "))
+        .map(|line| {
+            let bad = || format!("unreadable C++ launch line: {line}");
+            // The call's name has spaces; the five numbers are the last fields.
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 7 {
+                return Err(bad());
+            }
+            let k = f.len() - 5;
+            Ok(super::launch_cost::LaunchCost {
+                path: f[..k].join(" "),
+                cooperative: f[k] == "1",
+                blocks: f[k + 1].parse().map_err(|_| bad())?,
+                launches: f[k + 2].parse().map_err(|_| bad())?,
+                submit_us: f[k + 3].parse().map_err(|_| bad())?,
+                total_us: f[k + 4].parse().map_err(|_| bad())?,
+            })
+        })
+        .collect()
+}
+
+/// The C++ program's launch costs; `Err` says why they could not be measured.
+pub fn launch_costs(build: &Build, threads_per_block: u32) -> Result<Vec<super::launch_cost::LaunchCost>, String> {
+    let out = Command::new(&build.exe)
+        .args(["launch-cost", &super::launch_cost::LAUNCHES.to_string(), &threads_per_block.to_string()])
+        .output()
+        .map_err(|e| format!("{}: {e}", build.exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("the C++ launch cost failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    parse_launch_costs(&String::from_utf8_lossy(&out.stdout))
+}
+
 /// Runs the C++ benchmark; `Err` says why it could not.
 pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Vec<Point>, String> {
     let exe = &build.exe;
@@ -132,6 +169,13 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!((r[0].variant.as_str(), r[0].method.as_str(), r[0].n, r[0].rotate, r[0].blocks), ("cpp-cooperative", "queued", 1024, 256, 4));
         assert_eq!((r[0].stats.median_ms, r[0].stats.runs, r[0].min_total, r[0].nan_totals), (0.0079, 20, 1023.5, 0));
+    }
+
+    #[test]
+    fn launch_lines_parse_with_spaces_in_the_call() {
+        let r = parse_launch_costs("LAUNCH cpp: <<<>>> 0 1056 10000 2.1000 2.3000\nLAUNCH cpp: cudaLaunchKernelEx 1 1 10000 2.5 2.6\n").unwrap();
+        assert_eq!((r[0].path.as_str(), r[0].cooperative, r[0].blocks, r[0].submit_us), ("cpp: <<<>>>", false, 1056, 2.1));
+        assert_eq!((r[1].path.as_str(), r[1].cooperative), ("cpp: cudaLaunchKernelEx", true));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! (see [`crate::timing`]) are recorded for every point.
 
 mod cpp;
+pub mod launch_cost;
 pub mod plot;
 mod render;
 
@@ -33,10 +34,10 @@ pub struct BenchConfig {
     pub sweeps: bool,
 }
 
-/// The sweep's sizes: 2^10 to 2^max_log2, and the lesson's 4,194,915.
-pub fn default_sizes(max_log2: u32) -> Vec<u64> {
-    let mut sizes: Vec<u64> = (10..=max_log2).map(|k| 1u64 << k).collect();
-    if max_log2 >= 23 {
+/// The sweep's sizes: 2^min_log2 to 2^max_log2, and the lesson's 4,194,915 where it falls inside.
+pub fn default_sizes(min_log2: u32, max_log2: u32) -> Vec<u64> {
+    let mut sizes: Vec<u64> = (min_log2..=max_log2).map(|k| 1u64 << k).collect();
+    if min_log2 <= 22 && max_log2 >= 23 {
         sizes.push(4_194_915);
     }
     sizes.sort_unstable();
@@ -62,6 +63,9 @@ pub enum Variant {
     RustTwoLaunches,
     RustCooperative,
     RustFast,
+    RustFastCooperative,
+    RustSingleBlock,
+    RustFastLastBlock,
     CppTwoLaunches,
     CppCooperative,
     Cub,
@@ -77,7 +81,10 @@ impl Variant {
         match self {
             Variant::RustTwoLaunches => "Rust, two launches",
             Variant::RustCooperative => "Rust, cooperative",
-            Variant::RustFast => "Rust, fast cooperative",
+            Variant::RustFast => "Rust, fast (chosen per n)",
+            Variant::RustFastCooperative => "Rust, fast: one cooperative launch",
+            Variant::RustSingleBlock => "Rust, fast: one block",
+            Variant::RustFastLastBlock => "Rust, fast: last block adds up",
             Variant::CppTwoLaunches => "C++, two launches",
             Variant::CppCooperative => "C++, cooperative",
             Variant::Cub => "CUB DeviceReduce::Sum",
@@ -92,6 +99,9 @@ impl Variant {
             Path::TwoLaunches => Variant::RustTwoLaunches,
             Path::Cooperative => Variant::RustCooperative,
             Path::Fast => Variant::RustFast,
+            Path::FastCooperative => Variant::RustFastCooperative,
+            Path::SingleBlock => Variant::RustSingleBlock,
+            Path::FastLastBlock => Variant::RustFastLastBlock,
         }
     }
 }
@@ -172,6 +182,8 @@ pub struct BenchReport {
     pub sweep_n: u64,
     pub grid_sweep: Vec<SweepPoint>,
     pub block_sweep: Vec<SweepPoint>,
+    /// What one launch costs the host, each way measured.
+    pub launch_costs: Vec<launch_cost::LaunchCost>,
 }
 
 /// One size of the sweep: its rotation and its reference.
@@ -226,7 +238,10 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let inputs = all.windows(n as usize);
         let slots = cfg.warmups + 2 * cfg.runs;
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
-        for path in [Path::TwoLaunches, Path::Cooperative, Path::Fast] {
+        for path in [Path::TwoLaunches, Path::Cooperative, Path::Fast, Path::FastCooperative, Path::SingleBlock, Path::FastLastBlock] {
+            if path == Path::SingleBlock && n > 1 << 20 {
+                continue;
+            }
             let blocks = sums.grid_for(path, n as usize);
             let (timing, ok) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
             let (q, w) = both(timing);
@@ -247,7 +262,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
     }
     drop(bar);
-    let cpp = match cpp_build.and_then(|b| cpp::run(&b, cfg, &cases)) {
+    let cpp = match cpp_build.as_ref().map_err(Clone::clone).and_then(|b| cpp::run(b, cfg, &cases)) {
         Ok(mut cpp_points) => {
             points.append(&mut cpp_points);
             "ran: nvcc -O3 -arch=native, the same input, rotation and timing; its kernels also from a cubin through this program's launch path".to_string()
@@ -255,6 +270,13 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         Err(why) => format!("skipped: {why}"),
     };
     relate_to_copy(&mut points);
+
+    let mut launch_costs = launch_cost::rust(gpu, tpb)?;
+    let blocks_max = launch_costs.iter().map(|c| c.blocks).max().unwrap_or(1);
+    launch_costs.extend(launch_cost::cudarc(gpu.info.ordinal, tpb, blocks_max)?);
+    if let Ok(b) = &cpp_build {
+        launch_costs.extend(cpp::launch_costs(b, tpb).unwrap_or_default());
+    }
 
     let sweep_n = cfg.sizes.iter().copied().filter(|&n| n <= 1 << 26).max().unwrap_or(1 << 26);
     let (grid_sweep, block_sweep) = if cfg.sweeps { sweeps(gpu, cfg, sweep_n, progress)? } else { (Vec::new(), Vec::new()) };
@@ -269,6 +291,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         sweep_n,
         grid_sweep,
         block_sweep,
+        launch_costs,
     })
 }
 
@@ -288,8 +311,8 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, n: u64, progress: &Progress) -> Result<(
     let slots = cfg.warmups + 2 * cfg.runs;
     let mut s = sums.scratch(sums.limits.capacity().max(sums.fast_limits.capacity()), slots)?;
     let mut grid = Vec::new();
-    for path in [Path::Cooperative, Path::Fast] {
-        let per_sm = if path == Path::Fast { sums.fast_limits.blocks_per_sm } else { sums.limits.blocks_per_sm };
+    for path in [Path::Cooperative, Path::FastCooperative] {
+        let per_sm = if path == Path::FastCooperative { sums.fast_limits.blocks_per_sm } else { sums.limits.blocks_per_sm };
         for k in 1..=per_sm {
             let blocks = k * gpu.info.sms;
             let (t, _) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
@@ -300,7 +323,7 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, n: u64, progress: &Progress) -> Result<(
     for tpb in [64, 128, 256, 512, 1024] {
         let sums = Sums::load(gpu, tpb)?;
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
-        for path in [Path::Cooperative, Path::Fast] {
+        for path in [Path::Cooperative, Path::FastCooperative] {
             let blocks = sums.grid_for(path, n as usize);
             let (t, _) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
             block.push(point(Variant::of_path(path), blocks, tpb, t));
@@ -319,12 +342,13 @@ mod tests {
 
     #[test]
     fn sizes_run_from_2_to_the_10_to_the_maximum_with_the_lesson_size() {
-        let sizes = default_sizes(28);
+        let sizes = default_sizes(10, 28);
         assert_eq!(sizes.len(), 20);
         assert_eq!((sizes[0], sizes[19]), (1024, 1 << 28));
         assert!(sizes.contains(&4_194_915));
         assert!(sizes.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(default_sizes(12), vec![1024, 2048, 4096]);
+        assert_eq!(default_sizes(10, 12), vec![1024, 2048, 4096]);
+        assert_eq!(default_sizes(23, 23), vec![1 << 23]);
     }
 
     #[test]
@@ -362,6 +386,7 @@ mod tests {
             sweep_n: 1024,
             grid_sweep: vec![],
             block_sweep: vec![],
+            launch_costs: vec![],
         };
         let v: serde_json::Value = serde_json::from_str(&crate::json::to_string(&report)).unwrap();
         for key in ["device", "runs", "warmups", "threads_per_block", "points", "cpp", "sweep_n", "grid_sweep", "block_sweep"] {

@@ -9,6 +9,7 @@ use std::path::Path;
 
 /// Colours that can be told apart (Okabe-Ito), one per variant, in legend order.
 const STYLE: [(Variant, RGBColor); 9] = [
+    // The three fast variants the choice is made from appear in the tables only.
     (Variant::RustTwoLaunches, RGBColor(0, 114, 178)),
     (Variant::RustCooperative, RGBColor(86, 180, 233)),
     (Variant::RustFast, RGBColor(0, 0, 0)),
@@ -108,7 +109,7 @@ mod tests {
     fn the_plot_is_an_svg_with_a_line_per_variant_and_ticks_at_powers_of_two() {
         let stats = |ms: f64| Stats::of(&[ms, ms, ms]).unwrap();
         let mut points = Vec::new();
-        for n in super::super::default_sizes(14) {
+        for n in super::super::default_sizes(10, 14) {
             for (v, ms) in [(Variant::RustCooperative, 0.010), (Variant::RustFast, 0.008), (Variant::Copy, 0.007)] {
                 points.push(Point::new(v, n, 1, 1, 256, stats(ms), stats(ms), Some(true)));
             }

@@ -112,6 +112,15 @@ pub fn render(r: &BenchReport) -> String {
         }
     }
 
+    if !r.launch_costs.is_empty() {
+        let _ = writeln!(o, "\nHost time per launch of an empty kernel, {} launches back to back", r.launch_costs[0].launches);
+        let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>9} {:>14}", "call", "kind", "blocks", "submit µs", "to finish µs");
+        for c in &r.launch_costs {
+            let kind = if c.cooperative { "cooperative" } else { "ordinary" };
+            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.submit_us, c.total_us);
+        }
+    }
+
     o.push_str("\nTargets\n");
     for line in targets(r) {
         let _ = writeln!(o, "  {line}");

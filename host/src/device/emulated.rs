@@ -7,7 +7,37 @@ use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use gpu::emu;
 use std::cell::Cell;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+/// The emulated launch in progress, for the watchdog: its kernel and deadline.
+static RUNNING: Mutex<Option<(&'static str, f64, Instant)>> = Mutex::new(None);
+
+/// Past the deadline the emulator stops a launch at its next memory access or
+/// switch; a thread that loops touching neither is stopped here, this long after.
+const WATCHDOG_GRACE: Duration = Duration::from_secs(2);
+
+/// Ends the process, with one line naming the kernel, if an emulated launch
+/// runs past its deadline without stopping itself: an emulated thread in a
+/// loop that never touches memory or waits cannot be interrupted.
+fn start_watchdog() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        std::thread::spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_millis(100));
+                if let Some((kernel, seconds, deadline)) = *RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+                    && Instant::now() > deadline + WATCHDOG_GRACE
+                {
+                    eprintln!(
+                        "error: {kernel} did not finish within {seconds} s on the emulated device, and an emulated thread runs without touching memory or waiting (an endless loop?): stopping"
+                    );
+                    std::process::exit(1);
+                }
+            }
+        });
+    });
+}
 
 pub(crate) struct Emulated {
     device: emu::Device,
@@ -156,6 +186,11 @@ impl Function for EmulatedKernel<'_> {
             args: &emu_args,
             entry: &*self.spec.emulated,
         };
-        self.emulated.device.launch(&launch, &self.emulated.options.get()).map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault })
+        let options = self.emulated.options.get();
+        start_watchdog();
+        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((self.spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
+        let result = self.emulated.device.launch(&launch, &options);
+        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault })
     }
 }

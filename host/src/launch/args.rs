@@ -50,7 +50,14 @@ macro_rules! args {
         }
     };
 }
+impl Args<()> for () {
+    type Values = [ArgValue; 0];
+    fn values(&self) -> [ArgValue; 0] {
+        []
+    }
+}
 args!(1; A0 P0 0);
 args!(2; A0 P0 0, A1 P1 1);
 args!(3; A0 P0 0, A1 P1 1, A2 P2 2);
 args!(4; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3);
+args!(5; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4);

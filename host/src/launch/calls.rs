@@ -11,6 +11,9 @@ use serde::Serialize;
 /// The parameters of the single-launch sums: `(input, partials, out, n)`.
 pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
 
+/// The parameters of the last-block sum: `(input, partials, ticket, out, n)`.
+pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
+
 fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
     if got < needed {
         return Err(Error::BufferTooShort { kernel, buffer, needed, got });
@@ -64,6 +67,40 @@ impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
         let n = input.len();
         // SAFETY: the kernel reads input[..n] and writes out[..blocks], checked above.
         unsafe { l.function.launch(shape, false, (input, out, n).values().as_ref()) }
+    }
+}
+
+impl CooperativeLaunch<'_, '_, ()> {
+    /// Launches a kernel that takes nothing.
+    pub fn launch(&self) -> Result<()> {
+        // SAFETY: the kernel takes no parameters and touches no memory.
+        unsafe { self.go(()) }
+    }
+}
+
+impl Kernel<'_, ()> {
+    /// Launches a kernel that takes nothing.
+    pub fn launch(&self, blocks: u32, threads_per_block: u32) -> Result<()> {
+        let shape = self.loaded.shape(blocks, threads_per_block)?;
+        // SAFETY: the kernel takes no parameters and touches no memory.
+        unsafe { self.loaded.function.launch(shape, false, &[]) }
+    }
+}
+
+impl Kernel<'_, LastBlockParams> {
+    /// Sums `input` into `out[0]` in one ordinary launch of `blocks` blocks,
+    /// the last block to finish adding the partials; `ticket` must hold 0
+    /// (the kernel leaves it 0).
+    pub fn sum(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, partials: ViewMut<'_, f32>, ticket: ViewMut<'_, u32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let l = &self.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        ensure_len(l.def.name(), "partials", shape.blocks as usize, partials.len())?;
+        ensure_len(l.def.name(), "ticket", 1, ticket.len())?;
+        ensure_len(l.def.name(), "out", 1, out.len())?;
+        let n = input.len();
+        // SAFETY: the kernel reads input[..n], writes partials[..blocks],
+        // ticket[0] and out[0], checked above; the ticket's 0 is the caller's.
+        unsafe { l.function.launch(shape, false, (input, partials, ticket, out, n).values().as_ref()) }
     }
 }
 
