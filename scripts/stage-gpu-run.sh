@@ -38,13 +38,6 @@ if [ "${1:-}" != "--no-tiles" ]; then
     cp "$copy/../tile-target/release/cg-lesson" ".device/cg-lesson-tile$t"
     sed -i "s/<const TILE: u32 = $t>/<const TILE: u32 = 32>/" "$copy/gpu/src/kernels/lesson.rs"
   done
-  # Bench variants: the fast kernels with other numbers of loads in flight.
-  for u in 2 8; do
-    sed -i "s/pub const UNROLL: usize = 4;/pub const UNROLL: usize = $u;/" "$copy/gpu/src/kernels/fast.rs"
-    (cd "$copy" && CARGO_TARGET_DIR="$PWD/../tile-target" cargo build --release -q -p host)
-    cp "$copy/../tile-target/release/cg-lesson" ".device/cg-lesson-unroll$u"
-    sed -i "s/pub const UNROLL: usize = $u;/pub const UNROLL: usize = 4;/" "$copy/gpu/src/kernels/fast.rs"
-  done
   rm -rf "$copy"
 fi
 cp scripts/gpu-check.sh scripts/sanitize.sh .device/

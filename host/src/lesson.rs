@@ -39,13 +39,21 @@ impl Capacity {
     }
 }
 
+/// Whether a probe launch ran or was refused.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Ran,
+    Refused,
+}
+
 /// A probe launch: what `this_grid()` reported, or the launch's error.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProbeResult {
     /// `ordinary`, `cooperative`, or `ordinary, after` (an ordinary launch after a cooperative one).
     pub launch: &'static str,
     pub blocks: u32,
-    pub status: Status,
+    pub outcome: Outcome,
     pub is_valid: Option<bool>,
     pub num_blocks: Option<u32>,
     /// The driver's error name (`CUDA_ERROR_...`) when the launch failed.
@@ -55,11 +63,11 @@ pub struct ProbeResult {
 impl ProbeResult {
     fn of(launch: &'static str, blocks: u32, result: Result<Probe>) -> ProbeResult {
         match result {
-            Ok(p) => ProbeResult { launch, blocks, status: Status::Passed, is_valid: Some(p.is_valid), num_blocks: Some(p.num_blocks), error: None },
+            Ok(p) => ProbeResult { launch, blocks, outcome: Outcome::Ran, is_valid: Some(p.is_valid), num_blocks: Some(p.num_blocks), error: None },
             Err(e) => ProbeResult {
                 launch,
                 blocks,
-                status: Status::Failed,
+                outcome: Outcome::Refused,
                 is_valid: None,
                 num_blocks: None,
                 error: Some(e.driver_name().unwrap_or_else(|| e.to_string())),

@@ -115,3 +115,38 @@ fn an_emulated_device_that_cannot_hold_the_block_is_one_line_naming_the_limit() 
         assert!(err.contains("does not fit on an SM of this device: limited by threads per SM"), "{args:?}: {err}");
     }
 }
+
+/// Validates `json` against the schema in docs/schema/`schema`.
+fn assert_matches_schema(json: &str, schema: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema").join(schema);
+    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let value: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}):\n{json}"));
+    let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+    let errors: Vec<String> = validator.iter_errors(&value).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{schema:?} refuses the output:\n{}", errors.join("\n"));
+    let text = json.to_string();
+    for rust in ["\"Ok\"", "\"Err\"", "Some(", "None", "4294967295"] {
+        assert!(!text.contains(rust), "Rust in the JSON: {rust}");
+    }
+}
+
+#[test]
+fn json_output_follows_its_documented_schema() {
+    for args in [&["--emulate", "--n", "611", "--json"][..], &["--emulate", "--n", "0", "--json"]] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert_matches_schema(&stdout(&o), "lesson.schema.json");
+    }
+    for variant in ["solve", "bounds-bug", "zero-grid"] {
+        let o = run(&["exercise", "--emulate", "--json", "--variant", variant]);
+        assert!(stderr(&o).is_empty() || !o.status.success(), "{variant}: {}", stderr(&o));
+        assert_matches_schema(&stdout(&o), "exercise.schema.json");
+    }
+}
+
+#[test]
+fn non_finite_numbers_are_strings_in_the_json() {
+    let r = host::reference::check(f32::NAN, 1.0, f64::INFINITY);
+    let v: serde_json::Value = serde_json::from_str(&host::json::to_string(&r)).unwrap();
+    assert_eq!((v["value"].as_str(), v["error"].as_str(), v["bound"].as_str()), (Some("NaN"), Some("NaN"), Some("inf")));
+}
