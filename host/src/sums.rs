@@ -179,18 +179,13 @@ impl<'g> Sums<'g> {
         needed.div_ceil(sms).saturating_mul(sms).min(cooperative_grid(n, threads_per_block, limits.capacity()) as u64) as u32
     }
 
-    /// Which fast path suits `n`: one block for small inputs, and past them
-    /// one ordinary launch whose last block adds the partials (measured on
-    /// the H200: `docs/bench/NOTES.md`); on the emulator, which does not
-    /// model the last block's atomic ticket, the cooperative fast sum.
+    /// Which fast path suits `n`: one block of one ordinary launch for small
+    /// inputs, one cooperative launch past them. Chosen from three whole
+    /// benchmark runs on the H200 (`docs/bench/NOTES.md`): one block wins up
+    /// to 32,768 floats, and the cooperative launch is at least as fast as the
+    /// last-block launch at every size above.
     pub fn fast_choice(&self, n: usize) -> Path {
-        if n <= SINGLE_BLOCK_UP_TO {
-            Path::SingleBlock
-        } else if self.gpu.info.emulated {
-            Path::FastCooperative
-        } else {
-            Path::FastLastBlock
-        }
+        if n <= SINGLE_BLOCK_UP_TO { Path::SingleBlock } else { Path::FastCooperative }
     }
 
     /// The grid `path` uses for `n` elements.
