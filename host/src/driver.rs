@@ -77,6 +77,17 @@ pub unsafe fn launch_kernel_ex(
     unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()) }.result()
 }
 
+/// `cuEventRecord`, with nothing else around it (cudarc's `CudaEvent::record`
+/// also asks the driver for the current context each time, one more driver
+/// entry per record inside a timed loop).
+///
+/// # Safety
+/// `event` and `stream` are live and belong to the context current on this thread.
+pub unsafe fn record_event(event: sys::CUevent, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuEventRecord(event, stream) }.result()
+}
+
 /// `cuMemsetD32Async`: `count` copies of `value` from `dst`, in stream order.
 ///
 /// # Safety

@@ -57,6 +57,7 @@ impl Cuda {
             seed: None,
         };
         driver::single_stream(&ctx);
+        ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
         let stream = ctx.default_stream();
         let cuda = Cuda {
             ctx,
@@ -95,7 +96,9 @@ impl Cuda {
     }
 
     fn record(&self, event: &CudaEvent) -> Result<()> {
-        event.record(&self.stream).map_err(Error::driver("cuEventRecord"))
+        // SAFETY: the event and the stream are this context's, which `open`
+        // made current on this thread (the only one that uses it).
+        unsafe { driver::record_event(event.cu_event(), self.stream.cu_stream()) }.map_err(Error::driver("cuEventRecord"))
     }
 
     /// Waits, at most the timeout, for `event`; a failure or a timeout names
