@@ -13,7 +13,7 @@ for tool in memcheck racecheck synccheck initcheck; do
     log=$(compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 "$HOST" $args 2>&1)
     rc=$?
     summary=$(printf '%s\n' "$log" | grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1)
-    echo "$tool  host $args  ->  ${summary:-no summary}  (exit $rc)"
+    echo "$tool  cg-lesson $args  ->  ${summary:-no summary}  (exit $rc)"
     if [ "$rc" -ne 0 ]; then
       status=1
       printf '%s\n' "$log" | grep -vE "^(  |\s*$)" | head -20

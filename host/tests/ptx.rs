@@ -1,21 +1,15 @@
 //! The embedded PTX assembles with `ptxas` for several architectures, with
 //! every kernel present, nothing external, and no spills.
 //!
-//! `ptxas` is found through `$PTXAS`, `PATH`, the virtual environment the
-//! README's test command makes (`target/venv`, with the PyPI package
-//! `nvidia-cuda-nvcc-cu12`), or the system Python. Without it the test fails,
+//! `ptxas` is found through `$PTXAS`, `PATH`, or where the README's test
+//! command (`scripts/test.sh`) installs NVIDIA's PyPI package
+//! `nvidia-cuda-nvcc-cu12` (`target/ptxas-pkg`). Without it the test fails,
 //! saying how to get it: a check that cannot run is never reported as passed.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 const ARCHS: [&str; 4] = ["sm_70", "sm_75", "sm_80", "sm_90"];
-
-fn python_package_ptxas(python: &str) -> Option<PathBuf> {
-    let out = Command::new(python).args(["-c", "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"]).output().ok()?;
-    let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim()).join("bin/ptxas");
-    p.exists().then_some(p)
-}
 
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
@@ -24,8 +18,8 @@ fn find_ptxas() -> Option<PathBuf> {
     if Command::new("ptxas").arg("--version").output().is_ok_and(|o| o.status.success()) {
         return Some("ptxas".into());
     }
-    let venv = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/venv/bin/python");
-    python_package_ptxas(&venv.to_string_lossy()).or_else(|| python_package_ptxas("python3"))
+    let installed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas");
+    installed.exists().then_some(installed)
 }
 
 /// Registers and spill bytes per entry, from `ptxas -v`; `None` when this
@@ -61,7 +55,7 @@ fn assemble(ptxas: &PathBuf, ptx: &std::path::Path, arch: &str) -> Option<Vec<(S
 #[test]
 fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     let ptxas = find_ptxas().expect(
-        "ptxas not found, so the PTX cannot be checked: run the README's test command (it installs ptxas into target/venv), or set PTXAS",
+        "ptxas not found, so the PTX cannot be checked: run the README's test command, bash scripts/test.sh (it installs ptxas under target/), or set PTXAS",
     );
     assert!(!host::PTX.contains(".extern .func"), "the PTX calls an external function");
     for name in gpu::kernels::ALL_NAMES {

@@ -86,3 +86,32 @@ impl Drop for Memory {
         unsafe { dealloc(self.ptr as *mut u8, Layout::from_size_align(self.bytes.max(1), ALIGN).expect("the layout it was made with")) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_is_zeroed_aligned_and_copies_within_bounds() {
+        let a = Memory::zeroed(64).unwrap();
+        assert_eq!(a.address() % ALIGN, 0);
+        let mut out = [1u8; 64];
+        a.read(0, &mut out);
+        assert!(out.iter().all(|&b| b == 0));
+        a.write(8, &[1, 2, 3, 4]);
+        a.fill32(16, 0x7fc0_0000, 2);
+        let b = Memory::zeroed(64).unwrap();
+        b.copy_from(0, &a, 8, 16);
+        let mut got = [0u8; 16];
+        b.read(0, &mut got);
+        assert_eq!(&got[..4], &[1, 2, 3, 4]);
+        assert_eq!(u32::from_ne_bytes(got[8..12].try_into().unwrap()), 0x7fc0_0000);
+        assert!(Memory::zeroed(0).is_some_and(|m| m.is_empty()));
+    }
+
+    #[test]
+    #[should_panic(expected = "outside an allocation of 16 bytes")]
+    fn a_copy_past_the_end_is_refused() {
+        Memory::zeroed(16).unwrap().write(12, &[0; 8]);
+    }
+}
