@@ -16,7 +16,7 @@ if [ ! -x "$ptxas" ]; then
     echo "error: the PTX test needs ptxas, installed with Python's pip, which is missing: install it (Debian, Ubuntu: sudo apt install python3-pip), or set PTXAS to a ptxas" >&2
     exit 1
   fi
-  python3 -m pip install --quiet --disable-pip-version-check --target target/ptxas-pkg nvidia-cuda-nvcc-cu12==12.9.86
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --target target/ptxas-pkg nvidia-cuda-nvcc-cu12==12.9.86
 fi
 
 cargo test --workspace
