@@ -2,18 +2,20 @@
 //! GPU, or the emulated one), loads the kernels `build.rs` compiled from
 //! `gpu/`, sizes grids, launches, checks and times.
 //!
-//! Layers, each calling only those above it in this list:
+//! Layers, each calling only those above it in this list (`tests/layers.rs`
+//! reads the source and holds every module to it):
 //! - [`sizing`]: pure arithmetic (no imports from this crate);
-//! - [`error`], [`json`], [`checks`], [`reference`]: the error type, output
-//!   conventions, checks, and the double-precision references;
+//! - [`json`], [`error`], [`checks`], [`reference`](mod@reference): output conventions, the
+//!   error type, checks, and the double-precision references;
 //! - [`driver`]: the thin unsafe layer of raw CUDA driver calls;
 //! - [`device`]: the device, one trait with a CUDA and an emulated
 //!   implementation, and typed device memory;
 //! - [`launch`]: kernels loaded through their definitions, whose launch
 //!   contract the types enforce;
-//! - [`sums`], [`timing`]: the lesson's sums and how they are timed;
+//! - [`sums`], [`timing`], [`progress`]: the lesson's sums, how they are
+//!   timed, and progress on stderr;
 //! - [`lesson`], [`exercise`], [`bench`]: the three programs, then
-//!   [`report`] (the lesson as text), [`progress`], [`cli`] and `main`.
+//!   [`report`] (the lesson as text), [`cli`] and `main`.
 
 pub mod bench;
 pub mod checks;

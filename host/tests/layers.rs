@@ -1,0 +1,109 @@
+//! The host's layers, as `host/src/lib.rs` lists them: each module may use
+//! only the modules before it in [`LAYERS`]. Read from the source, so an
+//! import that runs back up (or a circle) fails here, naming the line.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Every module of `host/src/lib.rs`, lowest first.
+const LAYERS: &[&str] = &[
+    "sizing", "json", "error", "checks", "reference", "driver", "device", "launch", "sums", "timing", "progress", "lesson",
+    "exercise", "bench", "report", "cli",
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The files of top-level module `module`: `module.rs`, or everything under `module/`.
+fn files_of(module: &str) -> Vec<PathBuf> {
+    let file = src().join(format!("{module}.rs"));
+    if file.exists() {
+        return vec![file];
+    }
+    let mut files: Vec<PathBuf> = fs::read_dir(src().join(module))
+        .unwrap_or_else(|e| panic!("module {module}: neither src/{module}.rs nor src/{module}/ ({e})"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The top-level modules named after each `crate::` in `text`, with the
+/// line they are on; `crate::{a::X, b}` names `a` and `b`.
+fn crate_uses(text: &str) -> Vec<(String, usize)> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let line = text[..at].lines().count().max(1);
+        let rest = &text[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group: split on commas outside nested braces.
+            let (mut depth, mut start) = (0usize, 0usize);
+            for (k, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        found.push((ident(group[start..k].trim()), line));
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        found.push((ident(group[start..k].trim()), line));
+                        start = k + 1;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            found.push((ident(rest), line));
+        }
+    }
+    found.retain(|(m, _)| !m.is_empty());
+    found
+}
+
+#[test]
+fn every_module_of_lib_rs_has_a_place_in_the_layers() {
+    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+    let declared: BTreeSet<&str> =
+        lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';')).collect();
+    let listed: BTreeSet<&str> = LAYERS.iter().copied().collect();
+    assert_eq!(declared, listed, "host/src/lib.rs's modules and this test's LAYERS differ: place the new module in both");
+}
+
+#[test]
+fn each_module_uses_only_the_layers_before_it() {
+    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+    let root_items: Vec<String> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string))
+        .collect();
+    let mut wrong = Vec::new();
+    for (rank, module) in LAYERS.iter().enumerate() {
+        for file in files_of(module) {
+            let text = fs::read_to_string(&file).unwrap();
+            for (used, line) in crate_uses(&text) {
+                let used_rank = LAYERS.iter().position(|m| *m == used);
+                match used_rank {
+                    Some(r) if r <= rank => {}
+                    Some(_) => wrong.push(format!("{}:{line}: {module} uses crate::{used}, a layer above it", file.display())),
+                    // An item of lib.rs itself (the embedded PTX), below every module.
+                    None if root_items.contains(&used) => {}
+                    None => wrong.push(format!("{}:{line}: {module} uses crate::{used}, which is not a module of lib.rs", file.display())),
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports that run back up the layers:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_parser_sees_grouped_and_nested_imports() {
+    let uses = crate_uses("use crate::{device::{Buffer, Gpu}, error::Result};\nlet x = crate::sizing::f();\n");
+    let names: Vec<&str> = uses.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(names, ["device", "error", "sizing"]);
+    assert_eq!(uses[2].1, 2);
+}
