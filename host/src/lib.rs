@@ -14,7 +14,7 @@
 //!   contract the types enforce;
 //! - [`sums`], [`timing`], [`progress`]: the lesson's sums, how they are
 //!   timed, and progress on stderr;
-//! - [`lesson`], [`exercise`], [`bench`]: the three programs, then
+//! - [`lesson`], [`exercise`], [`bench`](mod@bench): the three programs, then
 //!   [`report`] (the lesson as text), [`cli`] and `main`.
 
 pub mod bench;

@@ -10,7 +10,7 @@
 //!   the cooperative maximum and the refusal of one block more behave as on
 //!   hardware; the default is the lesson's Tesla T4.
 //! - **Memory**: a block sees other blocks' writes only after `grid.sync()`
-//!   ([`launch`] says why), which makes every run deterministic.
+//!   (`emu::launch` says why), which makes every run deterministic.
 //! - **Checks a GPU needs a sanitizer for**: an access outside a kernel
 //!   parameter's buffer or the dynamic shared memory, a misaligned vector
 //!   load, a data race in a block (no barrier between two threads' accesses,

@@ -1,5 +1,5 @@
-//! The device: a CUDA GPU ([`cuda`]) or the emulated one ([`emulated`]),
-//! two implementations of one trait, [`Backend`], behind one facade, [`Gpu`].
+//! The device: a CUDA GPU (`cuda.rs`) or the emulated one (`emulated.rs`),
+//! two implementations of one trait, `Backend`, behind one facade, [`Gpu`].
 //! Everything above this module is the same code for both.
 
 mod cuda;
