@@ -319,7 +319,8 @@ unsafe fn tile_totals_too_small<const TILE: u32 = 32>(out: Out<f32>) {
 fn an_access_past_the_dynamic_shared_memory_is_named() {
     let mut out = [0f32];
     let text = err_text(launch(&TILE_TOTALS_TOO_SMALL, 1, 256, false, &[output("out", &mut out, 0)]));
-    assert!(text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory (as 4-byte words; the launch gave 32 bytes)[8], past its 8 elements"), "{text}");
+    assert!(text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory[8], past its 8 elements, at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.ends_with("(4-byte elements; the launch gave 32 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it)"), "{text}");
 }
 
 /// Thread 32 writes a shared word that thread 0 then reads, with or without a barrier between.

@@ -473,10 +473,14 @@ impl Block {
             _ => self.fail(Fault::OutOfBounds {
                 thread: self.thread_id(),
                 site,
-                buffer: format!("dynamic shared memory (as {size}-byte words; the launch gave {} bytes)", self.shared.bytes),
+                buffer: "dynamic shared memory".to_string(),
                 index,
                 len: self.shared.bytes / size,
                 access,
+                note: Some(format!(
+                    "{size}-byte elements; the launch gave {} bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it",
+                    self.shared.bytes
+                )),
             }),
         }
     }

@@ -74,7 +74,7 @@ pub enum Fault {
     /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
     CooperativeLaunchTooLarge { requested: u32, max: u32 },
     /// A kernel parameter or the dynamic shared memory was read or written outside its bounds.
-    OutOfBounds { thread: ThreadId, site: Site, buffer: String, index: usize, len: usize, access: Access },
+    OutOfBounds { thread: ThreadId, site: Site, buffer: String, index: usize, len: usize, access: Access, note: Option<String> },
     /// A vector load from an address not aligned to its size.
     Misaligned { thread: ThreadId, site: Site, buffer: &'static str, index: usize, alignment: usize },
     /// Two threads of a block touched the same word, one of them writing, with no barrier between.
@@ -123,9 +123,13 @@ impl fmt::Display for Fault {
             Fault::CooperativeLaunchTooLarge { requested, max } => {
                 write!(f, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: {requested} blocks requested, {max} fit")
             }
-            Fault::OutOfBounds { thread, site, buffer, index, len, access } => {
+            Fault::OutOfBounds { thread, site, buffer, index, len, access, note } => {
                 let verb = access.past();
-                write!(f, "{thread} {verb} {buffer}[{index}], past its {}, at {site}", count(*len, "element"))
+                write!(f, "{thread} {verb} {buffer}[{index}], past its {}, at {site}", count(*len, "element"))?;
+                match note {
+                    Some(note) => write!(f, " ({note})"),
+                    None => Ok(()),
+                }
             }
             Fault::Misaligned { thread, site, buffer, index, alignment } => write!(
                 f,

@@ -172,7 +172,7 @@ fn checkpoint() {
 #[track_caller]
 pub fn out_of_bounds(buffer: &'static str, index: usize, len: usize, access: Access) -> ! {
     let b = block();
-    b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access })
+    b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access, note: None })
 }
 
 /// Reports a vector load from a misaligned address.
