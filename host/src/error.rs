@@ -19,7 +19,7 @@ pub enum Error {
     Driver { call: &'static str, error: DriverError },
     /// A cooperative grid larger than can be resident at once was asked for;
     /// refused before launching, because its barrier could never complete.
-    CooperativeGridTooLarge { kernel: &'static str, requested: u32, limits: Limits },
+    CooperativeGridTooLarge { kernel: &'static str, requested: u32, limits: Box<Limits> },
     /// A launch of zero blocks was asked for.
     EmptyGrid { kernel: &'static str },
     /// A grid of more blocks than a launch can describe.
@@ -27,7 +27,7 @@ pub enum Error {
     /// Threads per block this device cannot use.
     BadThreadsPerBlock { threads_per_block: u32, why: BadBlock },
     /// Not one block of this kernel fits on an SM.
-    BlockDoesNotFit { kernel: &'static str, limits: Limits },
+    BlockDoesNotFit { kernel: &'static str, limits: Box<Limits> },
     /// A buffer is shorter than the kernel's contract needs.
     BufferTooShort { kernel: &'static str, buffer: &'static str, needed: usize, got: usize },
     /// An input whose size in bytes this machine cannot even express.
@@ -43,7 +43,7 @@ pub enum Error {
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
     GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
     /// A launch on the emulated device failed.
-    Emulated { kernel: &'static str, fault: gpu::emu::Fault },
+    Emulated { kernel: &'static str, fault: Box<gpu::emu::Fault> },
     /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
     UndeclaredGridSync { kernel: &'static str },
     /// A kernel built with a tile the PTX module does not hold.
@@ -151,7 +151,7 @@ impl fmt::Display for Error {
                 report.block,
                 gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
-            Error::Emulated { kernel, fault } => match fault {
+            Error::Emulated { kernel, fault } => match **fault {
                 gpu::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
                 _ => write!(f, "{kernel} on the emulated device: {fault}"),
             },

@@ -167,8 +167,8 @@ const SPIN_READS: u32 = 1 << 20;
 
 impl Block {
     fn new(id: u32, info: &LaunchInfo) -> Block {
-        let threads = info.threads;
-        let shared_bytes = info.shared_bytes as usize;
+        let threads = info.launch.threads;
+        let shared_bytes = info.launch.shared_bytes as usize;
         Block {
             id,
             threads: (0..threads).map(|_| Thread::new()).collect(),
@@ -583,7 +583,7 @@ impl Block {
 
     /// Why a block whose run queue is empty cannot go on.
     fn deadlock(&self) -> Fault {
-        let kernel = self.info().kernel;
+        let kernel = self.info().launch.kernel;
         let waiting = |w: Wait| -> Vec<u32> { (0..self.threads.len() as u32).filter(|&t| self.threads[t as usize].wait.get() == w).collect() };
         let site_of = |t: u32| self.threads[t as usize].site.get().map_or_else(|| "an unknown place".to_string(), |s| s.to_string());
         // A warp collective that not every lane it names reached.
@@ -664,7 +664,7 @@ pub(crate) struct BlockRun {
 
 impl BlockRun {
     pub fn new(id: u32, info: &LaunchInfo) -> BlockRun {
-        let threads = info.threads as usize;
+        let threads = info.launch.threads as usize;
         BlockRun { block: Box::new(Block::new(id, info)), coroutines: (0..threads).map(|_| None).collect(), saved: (0..threads).map(|_| None).collect(), generation: 0, site: None }
     }
 
@@ -723,7 +723,7 @@ impl BlockRun {
                     let block = unsafe { &*block };
                     block.thread().yielder.set(yielder);
                     let info = block.info();
-                    (info.entry)(info.args);
+                    (info.launch.entry)(info.launch.args);
                 })
             });
             let result = super::launch::catching_panics(|| co.resume(()));

@@ -24,13 +24,7 @@ use std::time::Instant;
 
 /// What every block of a launch shares, read-only.
 pub(crate) struct LaunchInfo<'a> {
-    pub kernel: &'static str,
-    pub grid: u32,
-    pub threads: u32,
-    pub shared_bytes: u32,
-    pub cooperative: bool,
-    pub args: &'a [Arg],
-    pub entry: &'a (dyn Fn(&[Arg]) + Sync),
+    pub launch: &'a Launch<'a>,
     pub seed: Option<u64>,
     pub timeout_s: f64,
     /// Blocks the device holds at once.
@@ -107,13 +101,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
     quiet_kernel_panics();
     let g = Grid {
         info: LaunchInfo {
-            kernel: launch.kernel,
-            grid,
-            threads,
-            shared_bytes: launch.shared_bytes,
-            cooperative: launch.cooperative,
-            args: launch.args,
-            entry: launch.entry,
+            launch,
             seed: options.seed,
             timeout_s: options.timeout.as_secs_f64(),
             fit,
@@ -134,11 +122,11 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
 }
 
 fn worker(g: &Grid) {
-    let slots = match Slots::new(g.info.threads as usize) {
+    let slots = match Slots::new(g.info.launch.threads as usize) {
         Ok(s) => s,
         Err(e) => {
             let mut st = g.state.lock().unwrap();
-            st.finished.get_or_insert(Err(Fault::Resources(format!("stacks for {} threads: {e}", g.info.threads))));
+            st.finished.get_or_insert(Err(Fault::Resources(format!("stacks for {} threads: {e}", g.info.launch.threads))));
             g.cv.notify_all();
             return;
         }
@@ -159,7 +147,7 @@ fn worker(g: &Grid) {
                 // A block starts only where the device has room for it, as in an
                 // ordinary launch larger than the device (a cooperative one fits).
                 let resident = st.next - st.done.len() as u32 - st.faults.len() as u32;
-                if st.next < g.info.grid && resident < g.info.fit {
+                if st.next < g.info.launch.grid && resident < g.info.fit {
                     let id = st.next;
                     st.next += 1;
                     break BlockRun::new(id, &g.info);
@@ -229,7 +217,7 @@ fn contribute(st: &mut GridState, run: &BlockRun) {
 /// Moves the launch on once every block has reported: completes the grid
 /// barrier, or ends the launch with its result.
 fn settle(g: &Grid, st: &mut GridState) {
-    let grid = g.info.grid;
+    let grid = g.info.launch.grid;
     let settled = st.next == grid && st.running == 0 && st.arrived + st.done.len() as u32 + st.faults.len() as u32 == grid;
     if !settled {
         return;
@@ -237,7 +225,7 @@ fn settle(g: &Grid, st: &mut GridState) {
     let result = if let Some((_, f)) = st.faults.iter().next() {
         Err(f.clone())
     } else if let Some((&(slot, index), &(writer, other, access))) = st.races.iter().next() {
-        let name = g.info.args.iter().find_map(|a| match a {
+        let name = g.info.launch.args.iter().find_map(|a| match a {
             Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
             _ => None,
         });
@@ -257,7 +245,7 @@ fn settle(g: &Grid, st: &mut GridState) {
         exited.sort_unstable();
         Err(Fault::Deadlock(format!(
             "in {}, {} of {} reached {}; {} {} exited without it",
-            g.info.kernel,
+            g.info.launch.kernel,
             st.arrived,
             count(grid as usize, "block"),
             st.site.as_deref().unwrap_or("grid.sync()"),
@@ -273,6 +261,7 @@ fn settle(g: &Grid, st: &mut GridState) {
 fn publish(info: &LaunchInfo, st: &mut GridState) {
     for (&(slot, index), &(_, bits)) in &st.writes {
         let (address, elem) = info
+            .launch
             .args
             .iter()
             .find_map(|a| match *a {

@@ -25,7 +25,7 @@ pub fn thread_idx() -> [u32; 3] {
 }
 /// `%ntid`.
 pub fn block_dim() -> [u32; 3] {
-    [block().info().threads, 1, 1]
+    [block().info().launch.threads, 1, 1]
 }
 /// `%ctaid`.
 pub fn block_idx() -> [u32; 3] {
@@ -33,7 +33,7 @@ pub fn block_idx() -> [u32; 3] {
 }
 /// `%nctaid`.
 pub fn grid_dim() -> [u32; 3] {
-    [block().info().grid, 1, 1]
+    [block().info().launch.grid, 1, 1]
 }
 /// `%laneid`.
 pub fn lane_id() -> u32 {
@@ -41,7 +41,7 @@ pub fn lane_id() -> u32 {
 }
 /// Whether the launch was cooperative (the emulator's grid workspace).
 pub fn cooperative() -> bool {
-    block().info().cooperative
+    block().info().launch.cooperative
 }
 
 /// The cooperative-groups call a thread is in, for reports: set on entry,

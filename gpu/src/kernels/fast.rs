@@ -10,7 +10,7 @@
 //!   grid barrier).
 
 use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{thread_fence, this_grid, this_thread_block, tiled_partition};
+use crate::cg::{ThreadBlock, ThreadBlockTile, thread_fence, this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::{In, Out, dynamic_shared};
 
@@ -34,9 +34,9 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
 
 /// This thread's share of `input[..n]` for thread `rank` of `step`: the head
 /// and tail one float at a time, the body [`UNROLL`] 16-byte vectors per
-/// trip, all issued before any is added, into one accumulator (one
-/// accumulator keeps the fast kernels at 32 registers, 8 blocks of 256 per
-/// H200 SM: `docs/bench/NOTES.md`).
+/// trip, all issued before any is added, into one accumulator. Registers
+/// set the cooperative grid: at 33 (ptxas 12.9, sm_90) an H200 SM holds 6
+/// blocks of 256, not 8 (`docs/bench/NOTES.md`).
 ///
 /// # Safety
 /// `input` holds `n` floats.
@@ -71,6 +71,23 @@ unsafe fn thread_sum(input: In<f32>, n: usize, rank: usize, step: usize) -> f32 
     v
 }
 
+/// The block's sum of `partials[..m]`, read block-stride, in thread 0: the
+/// second stage of both single-launch fast sums.
+///
+/// # Safety
+/// `partials` holds `m` floats, each written and visible to this block.
+#[inline(always)]
+unsafe fn sum_of_partials<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, partials: Out<f32>, m: usize) -> f32 {
+    let mut w = 0.0f32;
+    let mut i = block.thread_rank() as usize;
+    while i < m {
+        // SAFETY: i < m, and the caller's contract.
+        w += unsafe { partials.read(i) };
+        i += block.num_threads() as usize;
+    }
+    block_sum(block, tile, w)
+}
+
 /// `reduce_cooperative_grid` with the fast first stage.
 ///
 /// # Safety
@@ -89,15 +106,8 @@ pub unsafe fn reduce_cooperative_fast<const TILE: u32 = 32>(input: In<f32>, part
     }
     grid.sync();
     if block.group_index().x == 0 {
-        let m = grid.num_blocks();
-        let mut w = 0.0f32;
-        let mut i = block.thread_rank() as usize;
-        while i < m {
-            // SAFETY: i < m, and every block wrote its partial before grid.sync().
-            w += unsafe { partials.read(i) };
-            i += block.num_threads() as usize;
-        }
-        total = block_sum(&block, &tile, w);
+        // SAFETY: every block wrote its partial before grid.sync().
+        total = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
         if block.thread_rank() == 0 {
             // SAFETY: out holds one float.
             unsafe { out.write(0, total) };
@@ -143,15 +153,8 @@ pub unsafe fn reduce_last_block<const TILE: u32 = 32>(input: In<f32>, partials: 
     // SAFETY: written by thread 0 before block.sync().
     if unsafe { last.read(flag) } == 1 {
         thread_fence();
-        let m = grid.num_blocks();
-        let mut w = 0.0f32;
-        let mut i = block.thread_rank() as usize;
-        while i < m {
-            // SAFETY: i < m, and every block wrote its partial before its ticket.
-            w += unsafe { partials.read(i) };
-            i += block.num_threads() as usize;
-        }
-        let sum = block_sum(&block, &tile, w);
+        // SAFETY: every block wrote its partial before taking its ticket.
+        let sum = unsafe { sum_of_partials(&block, &tile, partials, grid.num_blocks()) };
         if block.thread_rank() == 0 {
             // SAFETY: out holds one float, ticket one u32.
             unsafe {

@@ -191,6 +191,6 @@ impl Function for EmulatedKernel<'_> {
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((self.spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
         let result = self.emulated.device.launch(&launch, &options);
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault })
+        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault: Box::new(fault) })
     }
 }

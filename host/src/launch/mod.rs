@@ -99,7 +99,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             sm: self.gpu.info.sm,
         };
         if limits.blocks_per_sm == 0 {
-            return Err(Error::BlockDoesNotFit { kernel: self.def.name(), limits });
+            return Err(Error::BlockDoesNotFit { kernel: self.def.name(), limits: Box::new(limits) });
         }
         self.limits.set(Some(limits));
         Ok(limits)
@@ -184,7 +184,7 @@ impl<'g, P: Params> CooperativeKernel<'g, P> {
     pub fn configure(&self, blocks: u32, threads_per_block: u32) -> Result<CooperativeLaunch<'_, 'g, P>> {
         let limits = self.limits(threads_per_block)?;
         if blocks > limits.capacity() {
-            return Err(Error::CooperativeGridTooLarge { kernel: self.loaded.def.name(), requested: blocks, limits });
+            return Err(Error::CooperativeGridTooLarge { kernel: self.loaded.def.name(), requested: blocks, limits: Box::new(limits) });
         }
         Ok(CooperativeLaunch { kernel: self, shape: self.loaded.shape(blocks, threads_per_block)? })
     }
