@@ -2,6 +2,7 @@
 //! single line a user reads: what is wrong and what to do.
 
 use crate::sizing::{BadBlock, Limits};
+use crate::text::plural;
 use cudarc::driver::DriverError;
 use std::fmt;
 
@@ -76,9 +77,6 @@ impl Error {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 fn driver_error_name(error: &DriverError) -> &str {
     error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
@@ -111,7 +109,7 @@ impl fmt::Display for Error {
                 "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {}; blocks/SM limited by {})",
                 limits.capacity(),
                 limits.blocks_per_sm,
-                plural(limits.sms as usize, "SM", "SMs"),
+                plural(limits.sms, "SM", "SMs"),
                 limits.explain()
             ),
             Error::EmptyGrid { kernel } => write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)"),

@@ -4,7 +4,7 @@
 //!
 //! Layers, each calling only those above it in this list (`tests/layers.rs`
 //! reads the source and holds every module to it):
-//! - [`sizing`]: pure arithmetic (no imports from this crate);
+//! - [`sizing`], [`text`]: pure arithmetic and shared words (no imports from this crate);
 //! - [`json`], [`error`], [`checks`], [`reference`](mod@reference): output conventions, the
 //!   error type, checks, and the double-precision references;
 //! - [`driver`]: the thin unsafe layer of raw CUDA driver calls;
@@ -32,6 +32,7 @@ pub mod reference;
 pub mod report;
 pub mod sizing;
 pub mod sums;
+pub mod text;
 pub mod timing;
 
 /// The `gpu` crate compiled to PTX by `build.rs`.

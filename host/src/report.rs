@@ -3,11 +3,9 @@
 use crate::checks;
 use crate::lesson::{LessonReport, Section};
 use crate::timing::Stats;
+use crate::text::plural;
 use std::fmt::Write;
 
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 /// The text of one section of the lesson, from the report as it stands.
 pub fn section(r: &LessonReport, s: Section) -> String {
@@ -27,7 +25,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                     o,
                     "GPU: {} (compute capability {major}.{minor}), {}, driver supports {}",
                     d.name,
-                    plural(d.sms as u64, "SM", "SMs"),
+                    plural(d.sms, "SM", "SMs"),
                     d.driver_version.as_deref().unwrap_or("an unknown CUDA version")
                 );
             }
@@ -43,14 +41,14 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                     "  {:<26} {} blocks/SM x {} = {}   (limited by {})",
                     c.kernel,
                     c.blocks_per_sm,
-                    plural(c.sms as u64, "SM", "SMs"),
+                    plural(c.sms, "SM", "SMs"),
                     c.blocks,
                     c.limited_by
                 );
             }
             let _ = writeln!(o, "  an ordinary launch sized to n would use {}", plural(r.ordinary_blocks, "block", "blocks"));
             if r.grid > 0 {
-                let _ = writeln!(o, "  both sums below run {}, the same grid", plural(r.grid as u64, "block", "blocks"));
+                let _ = writeln!(o, "  both sums below run {}, the same grid", plural(r.grid, "block", "blocks"));
             } else {
                 o.push_str("  n = 0: no block has anything to add, so neither sum launches anything\n");
             }
@@ -102,16 +100,16 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                 let _ = writeln!(
                     o,
                     "\nTime, {} after {}, CPU wall time of the emulator ({} is the emulator's default: it times the CPU, not a GPU)",
-                    plural(r.runs as u64, "run", "runs"),
-                    plural(r.warmups as u64, "warm-up", "warm-ups"),
+                    plural(r.runs, "run", "runs"),
+                    plural(r.warmups, "warm-up", "warm-ups"),
                     if r.runs == 1 { "one run" } else { "this" }
                 );
             } else {
                 let _ = writeln!(
                     o,
                     "\nTime, mean of {} after {}, CUDA events, copies excluded",
-                    plural(r.runs as u64, "run", "runs"),
-                    plural(r.warmups as u64, "warm-up", "warm-ups")
+                    plural(r.runs, "run", "runs"),
+                    plural(r.warmups, "warm-up", "warm-ups")
                 );
                 o.push_str("  (GPU time: runs queued back to back; to completion: the host waits for each run before the next)\n");
             }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Every module of `host/src/lib.rs`, lowest first.
 const LAYERS: &[&str] = &[
-    "sizing", "json", "error", "checks", "reference", "driver", "device", "launch", "sums", "timing", "progress", "lesson",
+    "sizing", "text", "json", "error", "checks", "reference", "driver", "device", "launch", "sums", "timing", "progress", "lesson",
     "exercise", "bench", "report", "cli",
 ];
 

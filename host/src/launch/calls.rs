@@ -120,43 +120,45 @@ pub struct CoalescedRecord {
     pub rank: u32,
 }
 
+impl Kernel<'_, (Out<u32>,)> {
+    /// Launches `blocks` blocks of `threads_per_block` (cooperatively if
+    /// asked) with a zeroed output of `len` words, and reads it back.
+    ///
+    /// # Safety
+    /// At this shape the kernel writes nothing but `out[..len]`, and calls
+    /// no `grid.sync()`.
+    unsafe fn written(&self, blocks: u32, threads_per_block: u32, cooperative: bool, len: usize) -> Result<Vec<u32>> {
+        let l = &self.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        let mut out = l.gpu.zeros::<u32>(len)?;
+        // SAFETY: the caller's contract.
+        unsafe { l.function.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
+        l.gpu.read(&out)
+    }
+}
+
 impl Gpu {
     /// Launches the probe (no barrier, so any launch is safe) and returns what
     /// `this_grid()` reported, or the driver's refusal.
     pub fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
-        let kernel = self.kernel(&PROBE_COOPERATIVE)?;
-        let l = &kernel.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        let mut out = self.zeros::<u32>(2)?;
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        unsafe { l.function.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
-        let v = self.read(&out)?;
+        let v = unsafe { self.kernel(&PROBE_COOPERATIVE)?.written(blocks, threads_per_block, cooperative, 2)? };
         Ok(Probe { is_valid: v[0] != 0, num_blocks: v[1] })
     }
 
     /// Runs `shuffle_out_of_range` on one warp and returns what it wrote.
     pub fn shuffle_out_of_range(&self) -> Result<Vec<u32>> {
-        let kernel = self.kernel(&SHUFFLE_OUT_OF_RANGE)?;
-        let l = &kernel.loaded;
-        let shape = l.shape(1, 32)?;
-        let mut out = self.zeros::<u32>(32 * SHUFFLE_PROBES)?;
         // SAFETY: each lane writes its own SHUFFLE_PROBES u32.
-        unsafe { l.function.launch(shape, false, (out.slice_mut(..),).values().as_ref())? };
-        self.read(&out)
+        unsafe { self.kernel(&SHUFFLE_OUT_OF_RANGE)?.written(1, 32, false, 32 * SHUFFLE_PROBES) }
     }
 
     /// Runs `coalesced_demo` on one block of two warps and returns one row
     /// per thread that took the branch.
     pub fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>> {
-        let kernel = self.kernel(&COALESCED_DEMO)?;
-        let l = &kernel.loaded;
         let threads = COALESCED_DEMO_THREADS;
-        let shape = l.shape(1, threads)?;
-        let mut out = self.zeros::<u32>(4 * threads as usize)?;
         // SAFETY: each thread writes at most its own four u32.
-        unsafe { l.function.launch(shape, false, (out.slice_mut(..),).values().as_ref())? };
-        Ok(self
-            .read(&out)?
+        let words = unsafe { self.kernel(&COALESCED_DEMO)?.written(1, threads, false, 4 * threads as usize)? };
+        Ok(words
             .chunks_exact(4)
             .filter(|r| r[2] != 0)
             .map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] })
