@@ -10,7 +10,7 @@ use crate::launch::{CoalescedRecord, DeviceInput, Probe, device_bytes};
 use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};
 use crate::sums::{Path, Run, Sums};
-use crate::timing::{Timing, time_runs};
+use crate::timing::{Timing, slots, time_path};
 use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_COOPERATIVE_GRID};
 use serde::Serialize;
 
@@ -199,8 +199,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     let reference = Reference::new(&xs);
     r.reference = reference.sum;
     let input = DeviceInput::upload(gpu, &xs)?;
-    let slots = cfg.warmups + 2 * cfg.runs;
-    let mut scratch = sums.scratch(r.grid, slots)?;
+    let mut scratch = sums.scratch(r.grid, slots(cfg.warmups, cfg.runs))?;
     if r.grid > 0 {
         for path in PATHS {
             let run = sums.checked(path, &input, &reference, &mut scratch)?;
@@ -234,25 +233,13 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     // Time, copies excluded; each run's total lands in its own slot and is checked.
     if r.grid > 0 && cfg.runs > 0 {
         for path in PATHS {
-            let grid = r.grid;
-            sums.poison_partials(&mut scratch)?;
-            gpu.fill(&mut scratch.out, f32::NAN)?;
-            let mut prepare = |_: usize| Ok(());
-            let s = &mut scratch;
-            let timing = {
-                let mut work = |k: usize| sums.run(path, grid, &input, s, k);
-                time_runs(gpu, cfg.warmups, cfg.runs, &mut prepare, &mut work)?
-            };
-            let totals = gpu.read(&scratch.out)?;
-            let chain = sums.chain(path, n, grid);
-            let done = if gpu.info.emulated { cfg.warmups + cfg.runs } else { slots };
-            let wrong_totals = totals[..done].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
+            let t = time_path(&sums, path, r.grid, std::slice::from_ref(&input), &mut scratch, &reference, cfg.warmups, cfg.runs)?;
             r.checks.push(Check::new(
                 format!("every timed {} total is within the bound", path.label()),
-                wrong_totals == 0,
-                format!("{wrong_totals} of {done} outside"),
+                t.wrong_totals == 0,
+                format!("{} of {} outside", t.wrong_totals, t.checked),
             ));
-            r.timing.push(PathTiming { path, timing, wrong_totals });
+            r.timing.push(PathTiming { path, timing: t.timing, wrong_totals: t.wrong_totals });
         }
     }
     section(&r, Section::Timing);

@@ -61,7 +61,7 @@ pub struct Sums<'g> {
     stage2: Kernel<'g, StageParams>,
     cooperative: CooperativeKernel<'g, SumParams>,
     fast: CooperativeKernel<'g, SumParams>,
-    single_block: Kernel<'g, (In<f32>, Out<f32>, usize)>,
+    single_block: Kernel<'g, StageParams>,
     last_block: Kernel<'g, LastBlockParams>,
     pub threads_per_block: u32,
     /// The tile size the lesson's kernels were built with.
@@ -159,6 +159,11 @@ impl<'g> Sums<'g> {
         let last_block = gpu.kernel(&REDUCE_LAST_BLOCK)?;
         let last_block_limits = last_block.limits(threads_per_block)?;
         Ok(Sums { gpu, stage1, stage2, cooperative, fast, single_block, last_block, threads_per_block, tile, limits, fast_limits, last_block_limits })
+    }
+
+    /// The device the kernels are loaded on.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
     }
 
     /// The grid both lesson paths use for `n` elements: `min(ceil(n / threads_per_block), capacity)`.

@@ -13,6 +13,9 @@
 
 use crate::device::Gpu;
 use crate::error::Result;
+use crate::launch::Input;
+use crate::reference::Reference;
+use crate::sums::{Path, Scratch, Sums};
 use serde::Serialize;
 
 /// Summary of timed runs, in milliseconds.
@@ -66,28 +69,60 @@ impl Timing {
 
 /// Runs `work` `warmups` times, then times `runs` runs each way (once on the
 /// emulator). Runs are numbered across all of them: warm-ups `0..warmups`,
-/// then the queued runs, then the waited ones; `prepare(k)` runs before run
-/// `k`, outside its timed interval, and `work(k)` is run `k` (a run can write
-/// its result to slot `k`, so that every one can be checked).
-pub fn time_runs(
-    gpu: &Gpu,
-    warmups: usize,
-    runs: usize,
-    prepare: &mut dyn FnMut(usize) -> Result<()>,
-    work: &mut dyn FnMut(usize) -> Result<()>,
-) -> Result<Timing> {
+/// then the queued runs, then the waited ones; `work(k)` is run `k` (a run
+/// can write its result to slot `k`, so that every one can be checked).
+pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Timing> {
     for r in 0..warmups {
-        prepare(r)?;
         work(r)?;
     }
     let b = gpu.backend();
     let (first, second) = (warmups, warmups + runs);
-    let queued = b.time_queued(runs, &mut |r| prepare(first + r), &mut |r| work(first + r))?;
+    let queued = b.time_queued(runs, &mut |r| work(first + r))?;
     if gpu.info.emulated {
         return Ok(Timing { gpu_queued: None, launch_to_completion: None, cpu_wall: Stats::of(&queued) });
     }
-    let waited = b.time_waited(runs, &mut |r| prepare(second + r), &mut |r| work(second + r))?;
+    let waited = b.time_waited(runs, &mut |r| work(second + r))?;
     Ok(Timing { gpu_queued: Stats::of(&queued), launch_to_completion: Stats::of(&waited), cpu_wall: None })
+}
+
+/// The total slots [`time_path`] needs: one per run it may make.
+pub fn slots(warmups: usize, runs: usize) -> usize {
+    warmups + 2 * runs
+}
+
+/// A path's timings, and how its runs' totals checked out.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckedTiming {
+    pub timing: Timing,
+    /// Runs whose total is outside the reference's bound.
+    pub wrong_totals: usize,
+    /// Runs made, warm-ups included: every one's total was checked.
+    pub checked: usize,
+}
+
+/// Times `path` on `blocks` blocks as [`time_runs`] does, run `k` reading
+/// `inputs[k % inputs.len()]`, starting from poisoned partials and totals;
+/// each run writes its total to its own slot of `s.out` (at least
+/// [`slots`] of them), and every one is checked against `reference`.
+pub fn time_path<I: Input>(
+    sums: &Sums,
+    path: Path,
+    blocks: u32,
+    inputs: &[I],
+    s: &mut Scratch,
+    reference: &Reference,
+    warmups: usize,
+    runs: usize,
+) -> Result<CheckedTiming> {
+    let gpu = sums.gpu();
+    sums.poison_partials(s)?;
+    gpu.fill(&mut s.out, f32::NAN)?;
+    let timing = time_runs(gpu, warmups, runs, &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?;
+    let checked = if gpu.info.emulated { warmups + runs } else { slots(warmups, runs) };
+    let chain = sums.chain(path, reference.xs.len(), blocks);
+    let totals = gpu.read(&s.out)?;
+    let wrong_totals = totals[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
+    Ok(CheckedTiming { timing, wrong_totals, checked })
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use crate::launch::{DeviceInput, Input, Window, device_bytes};
 use crate::progress::Progress;
 use crate::reference::{self, Reference};
 use crate::sums::{Path, Scratch, Sums};
-use crate::timing::{Stats, Timing, time_runs};
+use crate::timing::{Stats, Timing, slots, time_path, time_runs};
 use serde::Serialize;
 
 /// What to measure.
@@ -201,13 +201,11 @@ fn rotation(gpu: &Gpu, cfg: &BenchConfig, n: u64) -> Result<usize> {
     Ok(wanted.min((gpu.free_memory()? / 2 / device_bytes(n as usize)?).max(1) as usize))
 }
 
-/// Times `path` of `sums` on rotating inputs, every run's total checked.
-fn time_path(gpu: &Gpu, cfg: &BenchConfig, sums: &Sums, path: Path, blocks: u32, inputs: &[Window], s: &mut Scratch, reference: &Reference) -> Result<(Timing, bool)> {
-    gpu.fill(&mut s.out, f32::NAN)?;
-    let timing = time_runs(gpu, cfg.warmups, cfg.runs, &mut |_| Ok(()), &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?;
-    let chain = sums.chain(path, reference.xs.len(), blocks);
-    let ok = gpu.read(&s.out)?.iter().all(|&t| reference.check_total(t, chain).pass);
-    Ok((timing, ok))
+/// Times `path` of `sums` on rotating inputs, every run's total checked:
+/// the timing, and whether every total was within its bound.
+fn time_checked(cfg: &BenchConfig, sums: &Sums, path: Path, blocks: u32, inputs: &[Window], s: &mut Scratch, reference: &Reference) -> Result<(Timing, bool)> {
+    let t = time_path(sums, path, blocks, inputs, s, reference, cfg.warmups, cfg.runs)?;
+    Ok((t.timing, t.wrong_totals == 0))
 }
 
 fn both(t: Timing) -> (Stats, Stats) {
@@ -236,14 +234,14 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         cases.push(Case { n, rotate, sum: reference.sum, abs: reference.abs });
         let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
         let inputs = all.windows(n as usize);
-        let slots = cfg.warmups + 2 * cfg.runs;
+        let slots = slots(cfg.warmups, cfg.runs);
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
         for path in [Path::TwoLaunches, Path::Cooperative, Path::Fast, Path::FastCooperative, Path::SingleBlock, Path::FastLastBlock] {
             if path == Path::SingleBlock && n > 1 << 20 {
                 continue;
             }
             let blocks = sums.grid_for(path, n as usize);
-            let (timing, ok) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
+            let (timing, ok) = time_checked(cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
             let (q, w) = both(timing);
             points.push(Point::new(Variant::of_path(path), n, rotate, blocks, tpb, q, w, Some(ok)));
         }
@@ -251,13 +249,13 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
             let blocks = cpp.grid(n as usize);
             let mut s = cpp.scratch(blocks, slots)?;
             for (path, variant) in [(Path::TwoLaunches, Variant::NvccKernelsTwoLaunches), (Path::Cooperative, Variant::NvccKernelsCooperative)] {
-                let (timing, ok) = time_path(gpu, cfg, cpp, path, blocks, &inputs, &mut s, &reference)?;
+                let (timing, ok) = time_checked(cfg, cpp, path, blocks, &inputs, &mut s, &reference)?;
                 let (q, w) = both(timing);
                 points.push(Point::new(variant, n, rotate, blocks, tpb, q, w, Some(ok)));
             }
         }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
-        let timing = time_runs(gpu, cfg.warmups, cfg.runs, &mut |_| Ok(()), &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
+        let timing = time_runs(gpu, cfg.warmups, cfg.runs, &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
         let (q, w) = both(timing);
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
     }
@@ -308,14 +306,14 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, n: u64, progress: &Progress) -> Result<(
         SweepPoint { variant, blocks, threads_per_block, queued, read_gb_s: read_gb_s(n, queued.median_ms) }
     };
     let sums = Sums::load(gpu, cfg.threads_per_block)?;
-    let slots = cfg.warmups + 2 * cfg.runs;
+    let slots = slots(cfg.warmups, cfg.runs);
     let mut s = sums.scratch(sums.limits.capacity().max(sums.fast_limits.capacity()), slots)?;
     let mut grid = Vec::new();
     for path in [Path::Cooperative, Path::FastCooperative] {
         let per_sm = if path == Path::FastCooperative { sums.fast_limits.blocks_per_sm } else { sums.limits.blocks_per_sm };
         for k in 1..=per_sm {
             let blocks = k * gpu.info.sms;
-            let (t, _) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
+            let (t, _) = time_checked(cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
             grid.push(point(Variant::of_path(path), blocks, cfg.threads_per_block, t));
         }
     }
@@ -325,7 +323,7 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, n: u64, progress: &Progress) -> Result<(
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
         for path in [Path::Cooperative, Path::FastCooperative] {
             let blocks = sums.grid_for(path, n as usize);
-            let (t, _) = time_path(gpu, cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
+            let (t, _) = time_checked(cfg, &sums, path, blocks, &inputs, &mut s, &reference)?;
             block.push(point(Variant::of_path(path), blocks, tpb, t));
         }
     }

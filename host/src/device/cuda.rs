@@ -6,7 +6,7 @@ use crate::driver::{self, Shape};
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
-use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
@@ -87,10 +87,6 @@ impl Cuda {
         Ok(self.module.get_or_init(|| m))
     }
 
-    fn slice(mem: &Memory) -> &CudaSlice<u8> {
-        mem.owner.downcast_ref().expect("CUDA memory on the CUDA backend")
-    }
-
     fn event(&self) -> Result<CudaEvent> {
         self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"))
     }
@@ -145,7 +141,6 @@ impl Backend for Cuda {
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
         let address = dst.at(offset, src.len());
-        let _ = Self::slice(dst);
         // A copy from pageable memory waits for the stream: bound that wait first.
         self.finish()?;
         // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
@@ -206,10 +201,9 @@ impl Backend for Cuda {
         self.wait_for(&event)
     }
 
-    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+    fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
         let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
         for (r, (start, end)) in events.iter().enumerate() {
-            prepare(r)?;
             self.record(start)?;
             work(r)?;
             self.record(end)?;
@@ -220,11 +214,10 @@ impl Backend for Cuda {
         events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
     }
 
-    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+    fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
         let (start, end) = (self.event()?, self.event()?);
         (0..runs)
             .map(|r| {
-                prepare(r)?;
                 self.finish()?;
                 self.record(&start)?;
                 work(r)?;

@@ -5,6 +5,7 @@ use super::{ArgValue, Backend, DeviceInfo, Function, KernelSpec, Memory, Module,
 use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
+use crate::text::plural;
 use gpu::emu;
 use std::cell::Cell;
 use std::sync::Mutex;
@@ -78,10 +79,9 @@ impl Emulated {
         mem.owner.downcast_ref().expect("emulated memory on the emulated backend")
     }
 
-    fn time(runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+    fn time(runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
         (0..runs)
             .map(|r| {
-                prepare(r)?;
                 let start = Instant::now();
                 work(r)?;
                 Ok(start.elapsed().as_secs_f64() * 1e3)
@@ -90,9 +90,6 @@ impl Emulated {
     }
 }
 
-fn plural(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 impl Backend for Emulated {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
@@ -140,12 +137,12 @@ impl Backend for Emulated {
         Ok(())
     }
 
-    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
-        Self::time(runs, prepare, work)
+    fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        Self::time(runs, work)
     }
 
-    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
-        Self::time(runs, prepare, work)
+    fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        Self::time(runs, work)
     }
 
     fn set_timeout(&self, timeout: Duration) {

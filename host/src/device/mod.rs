@@ -117,11 +117,10 @@ pub(crate) trait Backend {
     /// Waits, at most the timeout, for everything queued so far.
     fn finish(&self) -> Result<()>;
     /// Milliseconds of each of `runs` runs of `work` (given the run's index),
-    /// the runs queued back to back and waited for once at the end;
-    /// `prepare(r)` is queued before run `r`'s start event.
-    fn time_queued(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    /// the runs queued back to back and waited for once at the end.
+    fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
     /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
-    fn time_waited(&self, runs: usize, prepare: &mut dyn FnMut(usize) -> Result<()>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
     fn set_timeout(&self, timeout: Duration);
 }
 
