@@ -485,30 +485,40 @@ impl Block {
         }
     }
 
-    pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
-        let words = self.shared_word_range(index, size, Access::Read, site);
+    /// The words of a shared-memory access, after checking its bounds and
+    /// recording it in the race shadow (a race is reported here).
+    fn shared_access(&self, index: usize, size: usize, access: Access, site: Site) -> std::ops::Range<usize> {
+        let words = self.shared_word_range(index, size, access, site);
         let race = {
             let mut shadow = self.shared.shadow.borrow_mut();
-            words.clone().find_map(|w| self.check(&mut shadow[w], Access::Read, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
+            words.clone().find_map(|w| self.check(&mut shadow[w], access, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
         };
         if let Some(f) = race {
             self.fail(f);
         }
-        self.note_read(u64::MAX - words.start as u64, || format!("dynamic shared memory word {}", words.start));
+        words
+    }
+
+    /// The key a spinning thread waits on for shared word `word`.
+    fn shared_key(word: usize) -> u64 {
+        u64::MAX - word as u64
+    }
+
+    /// The key a spinning thread waits on for `Out` parameter `slot`'s element `index`.
+    fn global_key(slot: u32, index: usize) -> u64 {
+        ((slot as u64) << 48) | index as u64
+    }
+
+    pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
+        let words = self.shared_access(index, size, Access::Read, site);
+        self.note_read(Self::shared_key(words.start), || format!("dynamic shared memory word {}", words.start));
         // SAFETY: only this block's threads touch its shared memory, one at a time.
         let mem = unsafe { &*self.shared.words.get() };
         if size == 8 { mem[words.start] as u64 | (mem[words.start + 1] as u64) << 32 } else { mem[words.start] as u64 }
     }
 
     pub fn shared_write(&self, index: usize, size: usize, bits: u64, site: Site) {
-        let words = self.shared_word_range(index, size, Access::Write, site);
-        let race = {
-            let mut shadow = self.shared.shadow.borrow_mut();
-            words.clone().find_map(|w| self.check(&mut shadow[w], Access::Write, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
-        };
-        if let Some(f) = race {
-            self.fail(f);
-        }
+        let words = self.shared_access(index, size, Access::Write, site);
         self.forget_spin();
         // SAFETY: as in `shared_read`.
         let mem = unsafe { &mut *self.shared.words.get() };
@@ -516,7 +526,7 @@ impl Block {
         if size == 8 {
             mem[words.start + 1] = (bits >> 32) as u32;
         }
-        self.wake_spinners(u64::MAX - words.start as u64);
+        self.wake_spinners(Self::shared_key(words.start));
     }
 
     pub fn global_read(&self, slot: u32, name: &str, index: usize, published: &dyn Fn() -> u64, site: Site) -> u64 {
@@ -528,7 +538,7 @@ impl Block {
         if let Some(f) = race {
             self.fail(f);
         }
-        self.note_read(((slot as u64) << 48) | index as u64, || format!("{name}[{index}]"));
+        self.note_read(Self::global_key(slot, index), || format!("{name}[{index}]"));
         let mut g = self.global.borrow_mut();
         match g.writes.get(&key) {
             Some(&bits) => bits,
@@ -551,7 +561,7 @@ impl Block {
             self.fail(f);
         }
         self.forget_spin();
-        self.wake_spinners(((slot as u64) << 48) | index as u64);
+        self.wake_spinners(Self::global_key(slot, index));
     }
 
     // ---- reports ----
