@@ -41,6 +41,8 @@ pub enum Error {
     KernelFailed { kernel: &'static str, error: DriverError },
     /// The device did not finish within the host's time limit.
     Timeout { kernel: &'static str, seconds: f64 },
+    /// Work asked of a device on which a kernel timed out earlier and still runs.
+    DeviceStuck { kernel: &'static str },
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
     GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
     /// A launch on the emulated device failed.
@@ -141,6 +143,10 @@ impl fmt::Display for Error {
                 f,
                 "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with --timeout-s)"
             ),
+            Error::DeviceStuck { kernel } => write!(
+                f,
+                "not run: the GPU is still running {kernel}, which did not finish in time earlier; nothing else can run until this program exits"
+            ),
             Error::GridBarrierTimedOut { kernel, report } => write!(
                 f,
                 "grid barrier timed out in {kernel}: {} of {} blocks arrived (block {} gave up after {} s)",
@@ -184,6 +190,7 @@ mod tests {
             Error::InputTooLarge { n: usize::MAX },
             Error::BadThreadsPerBlock { threads_per_block: 48, why: BadBlock::NotWarps },
             Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
+            Error::DeviceStuck { kernel: "exercise_sum" },
             Error::ChecksFailed { failed: 1, total: 5 },
             Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
         ];

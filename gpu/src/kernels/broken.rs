@@ -1,4 +1,6 @@
-//! A kernel that breaks the grid barrier on purpose (`barrier-timeout` builds only).
+//! A kernel whose grid barrier can never complete, on purpose: for the tests
+//! of what the host does with a kernel that never finishes (`tests/stuck.rs`)
+//! and of the diagnosing barrier (`tests/barrier_timeout.rs`).
 
 use crate::cg::{this_grid, this_thread_block};
 use crate::kernel;

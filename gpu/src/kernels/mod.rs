@@ -9,7 +9,6 @@
 //! cooperative launch on the host) and its dynamic shared memory. Only the
 //! macro can make one: [`KernelDef::new`] is `unsafe`.
 
-#[cfg(feature = "barrier-timeout")]
 mod broken;
 mod checks;
 mod exercise;
@@ -18,7 +17,6 @@ mod lesson;
 pub mod mutants;
 mod sum;
 
-#[cfg(feature = "barrier-timeout")]
 pub use broken::*;
 pub use checks::*;
 pub use exercise::*;
@@ -41,7 +39,7 @@ pub struct NoGridSync;
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 15] = [
+pub const ALL_NAMES: [&str; 16] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -57,4 +55,5 @@ pub const ALL_NAMES: [&str; 15] = [
     REDUCE_LAST_BLOCK.name(),
     EMPTY.name(),
     EMPTY_COOPERATIVE.name(),
+    GRID_SYNC_MISSING_BLOCK.name(),
 ];

@@ -19,6 +19,11 @@ pub(crate) struct Cuda {
     module: OnceLock<Arc<CudaModule>>,
     /// The kernel launched last, for naming it in errors.
     last_kernel: Cell<&'static str>,
+    /// The kernel that did not finish within the timeout, until a later wait
+    /// sees it end: it cannot be stopped, so meanwhile no new work is queued
+    /// behind it (a launch, a copy to or from the host) and no teardown call
+    /// that would wait for it is made. `finish` may still wait for it again.
+    stuck: Cell<Option<&'static str>>,
     timeout: Cell<Duration>,
     #[cfg(feature = "barrier-timeout")]
     barrier_report: OnceLock<driver::HostMapped>,
@@ -64,6 +69,7 @@ impl Cuda {
             stream,
             module: OnceLock::new(),
             last_kernel: Cell::new("(no kernel yet)"),
+            stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
@@ -105,14 +111,29 @@ impl Cuda {
         let spin = Duration::from_millis(1);
         loop {
             match event.try_is_complete() {
-                Ok(true) => return Ok(()),
+                Ok(true) => {
+                    self.stuck.set(None);
+                    return Ok(());
+                }
                 Ok(false) if start.elapsed() > self.timeout.get() => {
+                    self.stuck.set(Some(self.last_kernel.get()));
                     return Err(Error::Timeout { kernel: self.last_kernel.get(), seconds: self.timeout.get().as_secs_f64() });
                 }
                 Ok(false) if start.elapsed() < spin => std::hint::spin_loop(),
                 Ok(false) => std::thread::sleep(Duration::from_micros(200)),
-                Err(error) => return Err(self.kernel_failure(error)),
+                Err(error) => {
+                    self.stuck.set(None);
+                    return Err(self.kernel_failure(error));
+                }
             }
+        }
+    }
+
+    /// Refuses new work while a kernel is stuck.
+    fn usable(&self) -> Result<()> {
+        match self.stuck.get() {
+            Some(kernel) => Err(Error::DeviceStuck { kernel }),
+            None => Ok(()),
         }
     }
 
@@ -132,6 +153,20 @@ impl Cuda {
     }
 }
 
+impl Drop for Cuda {
+    /// With a kernel stuck, unloading the module or releasing the context
+    /// would wait for it forever: both are left to the process's exit, which
+    /// ends the kernel.
+    fn drop(&mut self) {
+        if self.stuck.get().is_some() {
+            std::mem::forget(self.ctx.clone());
+            std::mem::forget(self.module.take());
+            #[cfg(feature = "barrier-timeout")]
+            std::mem::forget(self.barrier_report.take());
+        }
+    }
+}
+
 impl Backend for Cuda {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
@@ -141,6 +176,7 @@ impl Backend for Cuda {
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
         let address = dst.at(offset, src.len());
+        self.usable()?;
         // A copy from pageable memory waits for the stream: bound that wait first.
         self.finish()?;
         // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
@@ -151,6 +187,7 @@ impl Backend for Cuda {
 
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
         let address = src.at(offset, dst.len());
+        self.usable()?;
         self.finish()?;
         // SAFETY: as in `write`, the other way.
         unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
@@ -240,6 +277,16 @@ struct CudaKernel<'g> {
     function: CudaFunction,
 }
 
+impl Drop for CudaKernel<'_> {
+    /// A stuck kernel's module stays loaded (see `Drop for Cuda`); a module
+    /// from a file is unloaded when its last function goes.
+    fn drop(&mut self) {
+        if self.cuda.stuck.get().is_some() {
+            std::mem::forget(self.function.clone());
+        }
+    }
+}
+
 /// The most parameters a kernel of this project takes.
 const MAX_PARAMS: usize = 8;
 
@@ -259,6 +306,7 @@ impl Function for CudaKernel<'_> {
 
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
         assert!(args.len() <= MAX_PARAMS, "{} parameters", args.len());
+        self.cuda.usable()?;
         self.cuda.last_kernel.set(self.name);
         // Each parameter's bits in a u64: the driver reads the parameter's own
         // size from its start, which on a little-endian host is the value.

@@ -46,7 +46,6 @@ impl CooperativeLaunch<'_, '_, SumParams> {
     }
 }
 
-#[cfg(feature = "barrier-timeout")]
 impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
     /// Launches a kernel that writes one `u32` per block into `out`.
     pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {
