@@ -233,7 +233,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     // Time, copies excluded; each run's total lands in its own slot and is checked.
     if r.grid > 0 && cfg.runs > 0 {
         for path in PATHS {
-            let t = time_path(&sums, path, r.grid, std::slice::from_ref(&input), &mut scratch, &reference, cfg.warmups, cfg.runs)?;
+            let t = time_path(sums, path, r.grid, std::slice::from_ref(&input), &mut scratch, &reference, cfg.warmups, cfg.runs)?;
             r.checks.push(Check::new(
                 format!("every timed {} total is within the bound", path.label()),
                 t.wrong_totals == 0,
