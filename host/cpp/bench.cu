@@ -4,10 +4,10 @@
 //
 // Usage: bench_cpp RUNS WARMUPS THREADS N:ROTATE [N:ROTATE ...]
 //        bench_cpp launch-cost LAUNCHES THREADS
-// The second form times LAUNCHES back-to-back launches of an empty kernel on
-// the host, each way the runtime offers, at 1 block and at the cooperative
-// maximum, and prints
-//   LAUNCH <call> <cooperative 0|1> <blocks> <launches> <submit_us> <total_us>
+// The second form times launches of an empty kernel on the host, each way
+// the runtime offers, at 1 block and at the cooperative maximum (see
+// launchCost), and prints
+//   LAUNCH <call> <cooperative 0|1> <blocks> <launches> <submit_us> <total_us> <held_us>
 // Prints one line per measurement and timing method:
 //   RESULT <variant> <method> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <min_total> <max_total> <nan_totals>
 // method: queued (every run between its own pair of events, runs queued back
@@ -19,6 +19,7 @@
 #include <cub/device/device_reduce.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -37,20 +38,45 @@
 
 extern "C" __global__ void emptyKernel() {}
 
-#include <chrono>
+// hold_for in Rust (gpu/src/kernels/timing.rs): one thread waits until the
+// GPU's clock has advanced ns nanoseconds.
+extern "C" __global__ void holdFor(unsigned long long ns) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        unsigned long long start, now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+        do {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        } while (now - start < ns);
+    }
+}
 
-// Host time per launch: to the last call's return, and until the GPU has run them all.
+// Host time per launch, two ways (as host/src/bench/launch_cost.rs): held,
+// the median of 7 times 256 launches queued behind a 50 ms holdFor (nan where
+// the host took more than half the hold); back to back, LAUNCHES on an idle
+// GPU, to the last call's return and until the GPU has run them all.
 template <typename Launch>
 static void launchCost(const char* call, int cooperative, unsigned blocks, int launches, Launch launch) {
     for (int i = 0; i < 100; ++i) launch();
     CHECK(cudaDeviceSynchronize());
+    const unsigned long long holdNs = 50000000ull;
+    const int held = 256;
+    std::vector<double> heldUs;
+    for (int k = 0; k < 7; ++k) {
+        holdFor<<<1, 32>>>(holdNs);
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < held; ++i) launch();
+        double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+        CHECK(cudaDeviceSynchronize());
+        heldUs.push_back(ns * 2 > double(holdNs) ? NAN : ns / 1e3 / held);
+    }
+    std::sort(heldUs.begin(), heldUs.end(), [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; });
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i) launch();
     auto submitted = std::chrono::steady_clock::now();
     CHECK(cudaDeviceSynchronize());
     auto done = std::chrono::steady_clock::now();
     auto us = [&](auto d) { return std::chrono::duration<double, std::micro>(d).count() / launches; };
-    std::printf("LAUNCH %s %d %u %d %.4f %.4f\n", call, cooperative, blocks, launches, us(submitted - start), us(done - start));
+    std::printf("LAUNCH %s %d %u %d %.4f %.4f %.4f\n", call, cooperative, blocks, launches, us(submitted - start), us(done - start), heldUs[3]);
     std::fflush(stdout);
 }
 
@@ -89,6 +115,9 @@ static Stats summarize(std::vector<double> ms) {
     return {median, ms.front(), ms.back(), sum / k};
 }
 
+// How long the next batch of timed runs is held (see timeRuns).
+static unsigned long long holdNs = 2000000ull;
+
 // Runs are numbered as in Rust's timing::time_runs: warm-ups, then the
 // queued runs, then the waited ones; work(k) writes its total to slot k.
 template <typename Work>
@@ -99,12 +128,28 @@ static void timeRuns(int runs, int warmups, Work work, Stats& queued, Stats& wai
         CHECK(cudaEventCreate(&start[r]));
         CHECK(cudaEventCreate(&end[r]));
     }
-    for (int r = 0; r < runs; ++r) {
-        CHECK(cudaEventRecord(start[r]));
-        work(warmups + r);
-        CHECK(cudaEventRecord(end[r]));
+    // Batches of 32 runs, each queued behind holdFor so that the GPU runs it
+    // back to back (as Rust's time_queued, host/src/device/cuda.rs): a batch
+    // the host took more than half the hold to queue runs again behind a
+    // hold twice as long, up to 1 s.
+
+    for (int first = 0; first < runs;) {
+        const int last = std::min(first + 32, runs);
+        holdFor<<<1, 32>>>(holdNs);
+        auto queueing = std::chrono::steady_clock::now();
+        for (int r = first; r < last; ++r) {
+            CHECK(cudaEventRecord(start[r]));
+            work(warmups + r);
+            CHECK(cudaEventRecord(end[r]));
+        }
+        auto queuedNs = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - queueing).count();
+        CHECK(cudaEventSynchronize(end[last - 1]));
+        if (queuedNs * 2 > double(holdNs) && holdNs < 1000000000ull) {
+            holdNs *= 2;
+            continue;
+        }
+        first = last;
     }
-    CHECK(cudaEventSynchronize(end[runs - 1]));
     std::vector<double> ms(runs);
     for (int r = 0; r < runs; ++r) {
         float t = 0;

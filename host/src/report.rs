@@ -111,7 +111,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                     plural(r.runs, "run", "runs"),
                     plural(r.warmups, "warm-up", "warm-ups")
                 );
-                o.push_str("  (GPU time: runs queued back to back; to completion: the host waits for each run before the next)\n");
+                o.push_str("  (GPU time: runs queued, then run back to back; to completion: the host waits for each run before the next)\n");
             }
             if r.timing.is_empty() {
                 o.push_str("  nothing timed (n = 0: nothing to launch)\n");

@@ -1,10 +1,13 @@
 //! Timing: warm-ups, then CUDA events around each run, two ways.
 //!
-//! - **GPU time, launches queued**: every run gets its own pair of events
-//!   and the runs are queued back to back; the host waits once, at the end.
-//!   The GPU never idles waiting for the host, so a run's time is what the
-//!   GPU spends on it, gaps between its own launches included. This is the
-//!   primary figure, and how `host/cpp` times the C++.
+//! - **GPU time, launches queued**: every run gets its own pair of events,
+//!   and the runs are queued in batches, each behind a kernel that holds the
+//!   GPU until the host has queued the whole batch; then the GPU runs the
+//!   batch back to back. A run's time is what the GPU spends on it, gaps
+//!   between its own launches included, however fast or slow the host is at
+//!   submitting (without the hold, a run of a few microseconds is timed at
+//!   the host's pace). This is the primary figure, and how `host/cpp` times
+//!   the C++.
 //! - **Launch to completion**: the host waits for each run before launching
 //!   the next, so each run also pays for its own submission: the start event
 //!   completes at once on an idle GPU, and the launch arrives after it.

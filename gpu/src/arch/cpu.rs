@@ -21,6 +21,13 @@ pub fn grid_dim() -> [u32; 3] {
 pub fn lane_id() -> u32 {
     thread::lane_id()
 }
+/// Nanoseconds since the emulator first read its clock; each read counts as
+/// a memory access, so a kernel waiting on it still meets the timeout.
+pub fn global_timer() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    thread::tick();
+    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+}
 #[track_caller]
 pub unsafe fn sync_threads() {
     thread::sync_threads()

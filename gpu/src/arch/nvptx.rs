@@ -48,7 +48,6 @@ pub fn lane_id() -> u32 {
 }
 
 /// `%globaltimer`: nanoseconds, from a clock shared by the whole GPU.
-#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
 #[inline(always)]
 pub fn global_timer() -> u64 {
     let r: u64;

@@ -52,17 +52,3 @@ pub fn shuffle_out_of_range_expected() -> [u32; 32 * SHUFFLE_PROBES] {
     }
     out
 }
-
-/// Does nothing: what a launch costs on its own.
-///
-/// # Safety
-/// None: it touches nothing.
-#[kernel]
-pub unsafe fn empty() {}
-
-/// Does nothing, launched cooperatively: what a cooperative launch costs on its own.
-///
-/// # Safety
-/// None: it touches nothing.
-#[kernel(cooperative)]
-pub unsafe fn empty_cooperative() {}

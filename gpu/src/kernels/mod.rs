@@ -16,6 +16,7 @@ pub mod fast;
 mod lesson;
 pub mod mutants;
 mod sum;
+mod timing;
 
 pub use broken::*;
 pub use checks::*;
@@ -25,6 +26,7 @@ pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_coopera
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
 pub use lesson::*;
 pub use sum::{block_sum, one_f32_per_tile};
+pub use timing::*;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod def;
@@ -39,7 +41,7 @@ pub struct NoGridSync;
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 16] = [
+pub const ALL_NAMES: [&str; 17] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -56,4 +58,5 @@ pub const ALL_NAMES: [&str; 16] = [
     EMPTY.name(),
     EMPTY_COOPERATIVE.name(),
     GRID_SYNC_MISSING_BLOCK.name(),
+    HOLD_FOR.name(),
 ];

@@ -115,7 +115,7 @@ pub struct Point {
     pub rotate: usize,
     pub blocks: u32,
     pub threads_per_block: u32,
-    /// GPU time per run, runs queued back to back.
+    /// GPU time per run, runs queued behind a hold, then run back to back.
     pub queued: Stats,
     /// GPU time per run, the host waiting for each run.
     pub to_completion: Stats,
@@ -271,7 +271,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
 
     let mut launch_costs = launch_cost::rust(gpu, tpb)?;
     let blocks_max = launch_costs.iter().map(|c| c.blocks).max().unwrap_or(1);
-    launch_costs.extend(launch_cost::cudarc(gpu.info.ordinal, tpb, blocks_max)?);
+    launch_costs.extend(launch_cost::cudarc(gpu, tpb, blocks_max)?);
     if let Ok(b) = &cpp_build {
         launch_costs.extend(cpp::launch_costs(b, tpb).unwrap_or_default());
     }

@@ -60,7 +60,7 @@ pub fn render(r: &BenchReport) -> String {
         r.threads_per_block
     );
     let _ = writeln!(o, "C++ and CUB: {}\n", r.cpp);
-    o.push_str("GPU time per sum, µs: runs queued back to back, CUDA events around each (rot = input buffers rotated)\n");
+    o.push_str("GPU time per sum, µs: runs queued behind a hold, then run back to back, CUDA events around each (rot = input buffers rotated)\n");
     time_table(&mut o, r, false);
     o.push_str("\nLaunch to completion, µs: the host waits for each run before launching the next\n");
     time_table(&mut o, r, true);
@@ -112,12 +112,17 @@ pub fn render(r: &BenchReport) -> String {
         }
     }
 
-    if !r.launch_costs.is_empty() {
-        let _ = writeln!(o, "\nHost time per launch of an empty kernel, {} launches back to back", r.launch_costs[0].launches);
-        let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>9} {:>14}", "call", "kind", "blocks", "submit µs", "to finish µs");
+    if let Some(first) = r.launch_costs.first() {
+        let _ = writeln!(
+            o,
+            "\nHost time per launch of an empty kernel, µs: held = {} launches queued while the GPU is held (the host's own cost, median of 7); back to back = {} launches on an idle GPU",
+            super::launch_cost::HELD_LAUNCHES,
+            first.launches
+        );
+        let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>7} {:>9} {:>14}", "call", "kind", "blocks", "held", "submit", "to finish");
         for c in &r.launch_costs {
             let kind = if c.cooperative { "cooperative" } else { "ordinary" };
-            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.submit_us, c.total_us);
+            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>7.3} {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.held_us, c.submit_us, c.total_us);
         }
     }
 
@@ -137,13 +142,13 @@ pub fn targets(r: &BenchReport) -> Vec<String> {
         for to_completion in [false, true] {
             let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, cpp, n, to_completion)?))).collect();
             if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-                let how = if to_completion { "launch to completion" } else { "GPU time" };
-                lines.push(format!(
-                    "{}: {} / {} <= 1.03 at every n, {how} (worst {worst:.3} at n = {n})",
-                    verdict(worst <= 1.03),
-                    rust.label(),
-                    cpp.label()
-                ));
+                // The target is on the GPU time; launch to completion also
+                // times the host between the events, so it is shown, not judged.
+                lines.push(if to_completion {
+                    format!("shown, not a target (the host is in the loop): {} / {}, launch to completion (worst {worst:.3} at n = {n})", rust.label(), cpp.label())
+                } else {
+                    format!("{}: {} / {} <= 1.03 at every n, GPU time (worst {worst:.3} at n = {n})", verdict(worst <= 1.03), rust.label(), cpp.label())
+                });
             }
         }
     }

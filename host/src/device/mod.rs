@@ -117,7 +117,7 @@ pub(crate) trait Backend {
     /// Waits, at most the timeout, for everything queued so far.
     fn finish(&self) -> Result<()>;
     /// Milliseconds of each of `runs` runs of `work` (given the run's index),
-    /// the runs queued back to back and waited for once at the end.
+    /// on the GPU: queued before the GPU starts them, then run back to back.
     fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
     /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
     fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
