@@ -6,7 +6,7 @@ use crate::device::{Buffer, Gpu, Module};
 use crate::error::Result;
 use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
-use crate::sizing::{Limits, cooperative_grid};
+use crate::sizing::{self, Limits, cooperative_grid};
 use gpu::kernels::{
     FAST_FLOATS_PER_TRIP, KernelDef, NoGridSync, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_LAST_BLOCK,
     REDUCE_PARTIALS_TO_TOTAL, REDUCE_SINGLE_BLOCK,
@@ -51,8 +51,21 @@ impl Path {
 /// Up to this many floats, [`Path::Fast`] runs one block of one ordinary launch.
 pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
 
-/// Threads of the single block of [`Path::SingleBlock`].
-pub const SINGLE_BLOCK_THREADS: u32 = 1024;
+/// Threads of the single block of [`Path::SingleBlock`] for `n` floats: one
+/// loop trip each ([`FAST_FLOATS_PER_TRIP`] floats), at least 256 and at most
+/// 1024 (or the device's largest block). Measured on the H200 (2026-11-30,
+/// `docs/bench/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
+/// 8,192, 1024 from 16,384.
+pub fn single_block_threads(n: usize, max_threads_per_block: u32) -> u32 {
+    sizing::single_block_threads(n, FAST_FLOATS_PER_TRIP, max_threads_per_block)
+}
+
+/// Threads per SM the fast cooperative grid aims at: 3 blocks of 256. A
+/// grid sweep on the H200 (2026-11-30, `docs/bench/NOTES.md`) found 3 blocks
+/// of 256 per SM fastest from 2^21 to 2^25 floats and within 0.5% of the
+/// best above: fewer blocks arrive at the grid barrier and write partials,
+/// and four 16-byte loads in flight per thread keep the memory busy.
+pub const FAST_THREADS_PER_SM: u32 = 768;
 
 /// The sum kernels, loaded, for blocks of `threads_per_block`.
 pub struct Sums<'g> {
@@ -173,15 +186,14 @@ impl<'g> Sums<'g> {
 
     /// The fast kernel's grid: enough blocks for one loop trip per thread,
     /// rounded up to a whole number per SM so no SM has one block more than
-    /// another, at most what the device holds at once.
+    /// another, at most [`FAST_THREADS_PER_SM`] worth of blocks per SM (one
+    /// block where a block is larger) and what the device holds at once.
     pub fn fast_grid(&self, n: usize) -> u32 {
         Self::fast_grid_within(n, self.threads_per_block, &self.fast_limits)
     }
 
     fn fast_grid_within(n: usize, threads_per_block: u32, limits: &Limits) -> u32 {
-        let sms = limits.sms as u64;
-        let needed = (n as u64).div_ceil((threads_per_block * FAST_FLOATS_PER_TRIP) as u64);
-        needed.div_ceil(sms).saturating_mul(sms).min(cooperative_grid(n, threads_per_block, limits.capacity()) as u64) as u32
+        sizing::fast_grid(n, threads_per_block, FAST_FLOATS_PER_TRIP, FAST_THREADS_PER_SM, limits.sms, limits.capacity())
     }
 
     /// Which fast path suits `n`: one block of one ordinary launch for small
@@ -220,7 +232,10 @@ impl<'g> Sums<'g> {
             }
             Path::Cooperative => self.cooperative.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot)),
             Path::FastCooperative => self.fast.configure(blocks, tpb)?.sum(input, s.partials.slice_mut(..b), s.out.slice_mut(slot)),
-            Path::SingleBlock => self.single_block.reduce(1, SINGLE_BLOCK_THREADS.min(self.gpu.info.max_threads_per_block), &input.view(), s.out.slice_mut(slot)),
+            Path::SingleBlock => {
+                let view = input.view();
+                self.single_block.reduce(1, single_block_threads(view.len(), self.gpu.info.max_threads_per_block), &view, s.out.slice_mut(slot))
+            }
             Path::FastLastBlock => self.last_block.sum(blocks, tpb, &input.view(), s.partials.slice_mut(..b), s.ticket.slice_mut(..), s.out.slice_mut(slot)),
             Path::Fast => self.run(self.fast_choice(input.view().len()), blocks, input, s, slot.start),
         }
@@ -252,7 +267,7 @@ impl<'g> Sums<'g> {
     pub fn chain(&self, path: Path, n: usize, blocks: u32) -> u64 {
         match path {
             Path::TwoLaunches | Path::Cooperative => reference::longest_chain(n, blocks, self.threads_per_block, self.tile),
-            Path::SingleBlock => reference::longest_chain_fast(n, 1, SINGLE_BLOCK_THREADS, self.tile),
+            Path::SingleBlock => reference::longest_chain_fast(n, 1, single_block_threads(n, self.gpu.info.max_threads_per_block), self.tile),
             Path::Fast => self.chain(self.fast_choice(n), n, blocks),
             Path::FastCooperative | Path::FastLastBlock => reference::longest_chain_fast(n, blocks, self.threads_per_block, self.tile),
         }

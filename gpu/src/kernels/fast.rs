@@ -32,11 +32,20 @@ pub const fn split(address: usize, n: usize) -> (usize, usize, usize) {
     (head, vectors, n - head - 4 * vectors)
 }
 
+/// 16-byte vectors a run of 32 consecutive threads reads per loop trip: one
+/// per thread per load, [`UNROLL`] loads, `32 * 16` bytes apart.
+const CHUNK: usize = 32 * UNROLL;
+const _: () = assert!(UNROLL == 4, "thread_sum's loop body is written out for four loads");
+
 /// This thread's share of `input[..n]` for thread `rank` of `step`: the head
-/// and tail one float at a time, the body [`UNROLL`] 16-byte vectors per
-/// trip, all issued before any is added, into one accumulator. Registers
-/// set the cooperative grid: at 33 (ptxas 12.9, sm_90) an H200 SM holds 6
-/// blocks of 256, not 8 (`docs/bench/NOTES.md`).
+/// and tail one float at a time, and the body in chunks of [`CHUNK`]
+/// 16-byte vectors, one chunk per 32 consecutive threads per trip (CUB's
+/// "warp-striped" arrangement): each of a warp's [`UNROLL`] loads covers 512
+/// contiguous bytes, and a thread's loads sit at fixed offsets from one
+/// address, so the loop keeps one pointer live instead of one per load.
+/// All loads of a trip are issued before any is added. Registers set the
+/// cooperative grid (`docs/bench/NOTES.md`): at 32 or fewer an H200 SM
+/// holds 8 blocks of 256.
 ///
 /// # Safety
 /// `input` holds `n` floats.
@@ -48,18 +57,25 @@ unsafe fn thread_sum(input: In<f32>, n: usize, rank: usize, step: usize) -> f32 
         // SAFETY: rank < head <= n.
         v += unsafe { input.read(rank) };
     }
-    let quad = |k: usize| {
-        // SAFETY: callers pass k < vectors, so the four floats at head + 4k are
-        // in bounds, and input + head is 16-byte aligned.
-        let [x, y, z, w] = unsafe { input.read4(head + 4 * k) };
-        (x + y) + (z + w)
-    };
-    let mut i = rank;
-    while i + (UNROLL - 1) * step < vectors {
-        let (q0, q1, q2, q3) = (quad(i), quad(i + step), quad(i + 2 * step), quad(i + 3 * step));
-        v += (q0 + q1) + (q2 + q3);
-        i += UNROLL * step;
+    // SAFETY (of every call): callers pass k < vectors, so the four floats at
+    // head + 4k are in bounds, and input + head is 16-byte aligned.
+    let load = |k: usize| unsafe { input.read4(head + 4 * k) };
+    let add = |[x, y, z, w]: [f32; 4]| (x + y) + (z + w);
+    let quad = |k: usize| add(load(k));
+    // Threads in whole runs of 32 take whole chunks; what is left of the body
+    // after the last whole chunk goes one vector per thread.
+    let (chunks, runs) = (vectors / CHUNK, step / 32);
+    let mut c = rank / 32;
+    if c < runs {
+        let lane = rank % 32;
+        while c < chunks {
+            let k = c * CHUNK + lane;
+            let (l0, l1, l2, l3) = (load(k), load(k + 32), load(k + 64), load(k + 96));
+            v += (add(l0) + add(l1)) + (add(l2) + add(l3));
+            c += runs;
+        }
     }
+    let mut i = chunks * CHUNK + rank;
     while i < vectors {
         v += quad(i);
         i += step;
@@ -71,19 +87,28 @@ unsafe fn thread_sum(input: In<f32>, n: usize, rank: usize, step: usize) -> f32 
     v
 }
 
-/// The block's sum of `partials[..m]`, read block-stride, in thread 0: the
-/// second stage of both single-launch fast sums.
+/// The block's sum of `partials[..m]`, read block-stride four at a time
+/// (four loads in flight, so that a thousand partials cost two round trips
+/// to the L2, not five), in thread 0: the second stage of both
+/// single-launch fast sums.
 ///
 /// # Safety
 /// `partials` holds `m` floats, each written and visible to this block.
 #[inline(always)]
 unsafe fn sum_of_partials<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, partials: Out<f32>, m: usize) -> f32 {
+    let step = block.num_threads() as usize;
+    // SAFETY (of every read below): i < m, and the caller's contract.
+    let read = |i: usize| unsafe { partials.read(i) };
     let mut w = 0.0f32;
     let mut i = block.thread_rank() as usize;
+    while i + 3 * step < m {
+        let (a, b, c, d) = (read(i), read(i + step), read(i + 2 * step), read(i + 3 * step));
+        w += (a + b) + (c + d);
+        i += 4 * step;
+    }
     while i < m {
-        // SAFETY: i < m, and the caller's contract.
-        w += unsafe { partials.read(i) };
-        i += block.num_threads() as usize;
+        w += read(i);
+        i += step;
     }
     block_sum(block, tile, w)
 }
