@@ -7,7 +7,7 @@
 // The second form times launches of an empty kernel on the host, each way
 // the runtime offers, at 1 block and at the cooperative maximum (see
 // launchCost), and prints
-//   LAUNCH <call> <cooperative 0|1> <blocks> <launches> <submit_us> <total_us> <held_us>
+//   LAUNCH <call> <cooperative 0|1> <blocks> <launches> <submit_us> <total_us> <held_us> <gpu_us>
 // Prints one line per measurement and timing method:
 //   RESULT <variant> <method> <n> <rotate> <median_ms> <min_ms> <max_ms> <mean_ms> <runs> <blocks> <min_total> <max_total> <nan_totals>
 // method: queued (every run between its own pair of events, runs queued back
@@ -70,13 +70,32 @@ static void launchCost(const char* call, int cooperative, unsigned blocks, int l
         heldUs.push_back(ns * 2 > double(holdNs) ? NAN : ns / 1e3 / held);
     }
     std::sort(heldUs.begin(), heldUs.end(), [](double a, double b) { return std::isnan(b) ? !std::isnan(a) : a < b; });
+    // GPU time per launch: 64 launches between two events, queued behind a hold.
+    const int onGpu = 64;
+    std::vector<double> gpuUs;
+    cudaEvent_t before, after;
+    CHECK(cudaEventCreate(&before));
+    CHECK(cudaEventCreate(&after));
+    for (int k = 0; k < 7; ++k) {
+        holdFor<<<1, 32>>>(2000000ull);
+        CHECK(cudaEventRecord(before));
+        for (int i = 0; i < onGpu; ++i) launch();
+        CHECK(cudaEventRecord(after));
+        CHECK(cudaEventSynchronize(after));
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, before, after));
+        gpuUs.push_back(ms * 1e3 / onGpu);
+    }
+    std::sort(gpuUs.begin(), gpuUs.end());
+    CHECK(cudaEventDestroy(before));
+    CHECK(cudaEventDestroy(after));
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < launches; ++i) launch();
     auto submitted = std::chrono::steady_clock::now();
     CHECK(cudaDeviceSynchronize());
     auto done = std::chrono::steady_clock::now();
     auto us = [&](auto d) { return std::chrono::duration<double, std::micro>(d).count() / launches; };
-    std::printf("LAUNCH %s %d %u %d %.4f %.4f %.4f\n", call, cooperative, blocks, launches, us(submitted - start), us(done - start), heldUs[3]);
+    std::printf("LAUNCH %s %d %u %d %.4f %.4f %.4f %.4f\n", call, cooperative, blocks, launches, us(submitted - start), us(done - start), heldUs[3], gpuUs[3]);
     std::fflush(stdout);
 }
 

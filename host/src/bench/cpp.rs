@@ -99,12 +99,12 @@ pub fn parse_launch_costs(stdout: &str) -> Result<Vec<super::launch_cost::Launch
         .filter_map(|l| l.strip_prefix("LAUNCH "))
         .map(|line| {
             let bad = || format!("unreadable C++ launch line: {line}");
-            // The call's name has spaces; the six numbers are the last fields.
+            // The call's name has spaces; the seven numbers are the last fields.
             let f: Vec<&str> = line.split_whitespace().collect();
-            if f.len() < 8 {
+            if f.len() < 9 {
                 return Err(bad());
             }
-            let k = f.len() - 6;
+            let k = f.len() - 7;
             Ok(super::launch_cost::LaunchCost {
                 path: f[..k].join(" "),
                 cooperative: f[k] == "1",
@@ -113,6 +113,7 @@ pub fn parse_launch_costs(stdout: &str) -> Result<Vec<super::launch_cost::Launch
                 submit_us: f[k + 3].parse().map_err(|_| bad())?,
                 total_us: f[k + 4].parse().map_err(|_| bad())?,
                 held_us: f[k + 5].parse().map_err(|_| bad())?,
+                gpu_us: f[k + 6].parse().map_err(|_| bad())?,
             })
         })
         .collect()
@@ -174,8 +175,8 @@ mod tests {
 
     #[test]
     fn launch_lines_parse_with_spaces_in_the_call() {
-        let r = parse_launch_costs("LAUNCH cpp: <<<>>> 0 1056 10000 2.1000 2.3000 1.2000\nLAUNCH cpp: cudaLaunchKernelEx 1 1 10000 2.5 2.6 nan\n").unwrap();
-        assert_eq!((r[0].path.as_str(), r[0].cooperative, r[0].blocks, r[0].submit_us, r[0].held_us), ("cpp: <<<>>>", false, 1056, 2.1, 1.2));
+        let r = parse_launch_costs("LAUNCH cpp: <<<>>> 0 1056 10000 2.1000 2.3000 1.2000 0.9\nLAUNCH cpp: cudaLaunchKernelEx 1 1 10000 2.5 2.6 nan 1.0\n").unwrap();
+        assert_eq!((r[0].path.as_str(), r[0].cooperative, r[0].blocks, r[0].submit_us, r[0].held_us, r[0].gpu_us), ("cpp: <<<>>>", false, 1056, 2.1, 1.2, 0.9));
         assert!(r[1].held_us.is_nan());
         assert_eq!((r[1].path.as_str(), r[1].cooperative), ("cpp: cudaLaunchKernelEx", true));
     }

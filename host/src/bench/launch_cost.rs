@@ -43,7 +43,14 @@ pub struct LaunchCost {
     /// Host time per launch call while the GPU is held, the median of
     /// [`HELD_REPEATS`]; NaN if the queue filled before the hold ended.
     pub held_us: f64,
+    /// GPU time per launch, [`GPU_LAUNCHES`] launches queued behind a hold
+    /// between two events, the median of [`HELD_REPEATS`]: what a launch
+    /// costs the GPU itself, with no host in the way.
+    pub gpu_us: f64,
 }
+
+/// Launches between the two events of a GPU-time measurement.
+pub const GPU_LAUNCHES: usize = 64;
 
 /// The GPU held by `hold_for`, and a way to wait for everything queued.
 struct Holder<'g> {
@@ -69,6 +76,14 @@ impl Holder<'_> {
         samples.sort_by(f64::total_cmp);
         Ok(samples[HELD_REPEATS / 2])
     }
+
+    /// GPU time per call of `launch`, [`GPU_LAUNCHES`] calls between two
+    /// events, timed as the sums are (queued behind a hold).
+    fn gpu_time(&self, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        let mut ms = self.gpu.backend().time_queued(HELD_REPEATS, &mut |_| (0..GPU_LAUNCHES).try_for_each(|_| launch()))?;
+        ms.sort_by(f64::total_cmp);
+        Ok(ms[HELD_REPEATS / 2] * 1e3 / GPU_LAUNCHES as f64)
+    }
 }
 
 fn measure(holder: &Holder, path: &str, cooperative: bool, blocks: u32, mut launch: impl FnMut() -> Result<()>, finish: impl Fn() -> Result<()>) -> Result<LaunchCost> {
@@ -77,6 +92,7 @@ fn measure(holder: &Holder, path: &str, cooperative: bool, blocks: u32, mut laun
     }
     finish()?;
     let held_us = holder.held(&mut launch)?;
+    let gpu_us = holder.gpu_time(&mut launch)?;
     let start = Instant::now();
     for _ in 0..LAUNCHES {
         launch()?;
@@ -85,7 +101,7 @@ fn measure(holder: &Holder, path: &str, cooperative: bool, blocks: u32, mut laun
     finish()?;
     let total = start.elapsed();
     let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / LAUNCHES as f64;
-    Ok(LaunchCost { path: path.to_string(), cooperative, blocks, launches: LAUNCHES, submit_us: per(submitted), total_us: per(total), held_us })
+    Ok(LaunchCost { path: path.to_string(), cooperative, blocks, launches: LAUNCHES, submit_us: per(submitted), total_us: per(total), held_us, gpu_us })
 }
 
 /// This program's launch path, ordinary and cooperative, at 1 block and at the

@@ -115,14 +115,15 @@ pub fn render(r: &BenchReport) -> String {
     if let Some(first) = r.launch_costs.first() {
         let _ = writeln!(
             o,
-            "\nHost time per launch of an empty kernel, µs: held = {} launches queued while the GPU is held (the host's own cost, median of 7); back to back = {} launches on an idle GPU",
+            "\nTime per launch of an empty kernel, µs: host, held = {} launches queued while the GPU is held (the host's own cost, median of 7); GPU = {} launches queued behind a hold, between two events (the GPU's own cost, median of 7); back to back = {} launches on an idle GPU, host time to the last call's return and until the GPU has run them",
             super::launch_cost::HELD_LAUNCHES,
+            super::launch_cost::GPU_LAUNCHES,
             first.launches
         );
-        let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>7} {:>9} {:>14}", "call", "kind", "blocks", "held", "submit", "to finish");
+        let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>11} {:>7}  {:>9} {:>14}", "call", "kind", "blocks", "host, held", "GPU", "submit", "to finish");
         for c in &r.launch_costs {
             let kind = if c.cooperative { "cooperative" } else { "ordinary" };
-            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>7.3} {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.held_us, c.submit_us, c.total_us);
+            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>11.3} {:>7.3}  {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.held_us, c.gpu_us, c.submit_us, c.total_us);
         }
     }
 
