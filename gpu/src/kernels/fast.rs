@@ -43,9 +43,9 @@ const _: () = assert!(UNROLL == 4, "thread_sum's loop body is written out for fo
 /// "warp-striped" arrangement): each of a warp's [`UNROLL`] loads covers 512
 /// contiguous bytes, and a thread's loads sit at fixed offsets from one
 /// address, so the loop keeps one pointer live instead of one per load.
-/// All loads of a trip are issued before any is added. Registers set the
-/// cooperative grid (`docs/bench/NOTES.md`): at 32 or fewer an H200 SM
-/// holds 8 blocks of 256.
+/// All four loads of a trip are written before any addition: with each load
+/// added as it came, ptxas issued two, waited, then the other two
+/// (`docs/bench/NOTES.md`).
 ///
 /// # Safety
 /// `input` holds `n` floats.
