@@ -11,10 +11,9 @@
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, LaunchConfig};
-use crate::launch::Kernel;
-use gpu::kernels::{EMPTY, EMPTY_COOPERATIVE, HOLD_FOR};
+use gpu::kernels::{EMPTY, EMPTY_COOPERATIVE};
 use serde::Serialize;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Launches per back-to-back measurement.
 pub const LAUNCHES: usize = 10_000;
@@ -23,7 +22,7 @@ pub const LAUNCHES: usize = 10_000;
 pub const HELD_LAUNCHES: usize = 256;
 
 /// How long the GPU is held for each held measurement.
-const HOLD_NS: usize = 50_000_000;
+const HOLD: Duration = Duration::from_millis(50);
 
 /// Held measurements per call; the median is reported.
 const HELD_REPEATS: usize = 7;
@@ -52,10 +51,9 @@ pub struct LaunchCost {
 /// Launches between the two events of a GPU-time measurement.
 pub const GPU_LAUNCHES: usize = 64;
 
-/// The GPU held by `hold_for`, and a way to wait for everything queued.
+/// The device whose launches are timed behind a hold.
 struct Holder<'g> {
     gpu: &'g Gpu,
-    hold: Kernel<'g, (usize,)>,
 }
 
 impl Holder<'_> {
@@ -63,7 +61,7 @@ impl Holder<'_> {
     fn held(&self, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         let mut samples = Vec::with_capacity(HELD_REPEATS);
         for _ in 0..HELD_REPEATS {
-            self.hold.launch_with(1, 32, HOLD_NS)?;
+            self.gpu.hold(HOLD)?;
             let start = Instant::now();
             for _ in 0..HELD_LAUNCHES {
                 launch()?;
@@ -71,7 +69,7 @@ impl Holder<'_> {
             let took = start.elapsed();
             self.gpu.finish()?;
             // Past half the hold, the GPU may have started on them.
-            samples.push(if took.as_nanos() as usize * 2 > HOLD_NS { f64::NAN } else { took.as_secs_f64() * 1e6 / HELD_LAUNCHES as f64 });
+            samples.push(if took * 2 > HOLD { f64::NAN } else { took.as_secs_f64() * 1e6 / HELD_LAUNCHES as f64 });
         }
         samples.sort_by(f64::total_cmp);
         Ok(samples[HELD_REPEATS / 2])
@@ -107,7 +105,7 @@ fn measure(holder: &Holder, path: &str, cooperative: bool, blocks: u32, mut laun
 /// This program's launch path, ordinary and cooperative, at 1 block and at the
 /// cooperative maximum for blocks of `threads_per_block`.
 pub fn rust(gpu: &Gpu, threads_per_block: u32) -> Result<Vec<LaunchCost>> {
-    let holder = Holder { gpu, hold: gpu.kernel(&HOLD_FOR)? };
+    let holder = Holder { gpu };
     let ordinary = gpu.kernel(&EMPTY)?;
     let cooperative = gpu.cooperative_kernel(&EMPTY_COOPERATIVE)?;
     let max = cooperative.limits(threads_per_block)?.capacity();
@@ -123,7 +121,7 @@ pub fn rust(gpu: &Gpu, threads_per_block: u32) -> Result<Vec<LaunchCost>> {
 /// cudarc's launch builder on its own handle to the device's primary context
 /// (the same context, default stream and PTX as `gpu`'s).
 pub fn cudarc(gpu: &Gpu, threads_per_block: u32, blocks_max: u32) -> Result<Vec<LaunchCost>> {
-    let holder = Holder { gpu, hold: gpu.kernel(&HOLD_FOR)? };
+    let holder = Holder { gpu };
     let ctx = CudaContext::new(gpu.info.ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
     let stream = ctx.default_stream();
     let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX)).map_err(Error::driver("cuModuleLoadData"))?;

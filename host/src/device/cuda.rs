@@ -26,7 +26,7 @@ pub(crate) struct Cuda {
     stuck: Cell<Option<&'static str>>,
     timeout: Cell<Duration>,
     /// `hold_for`, loaded on the first timed batch.
-    hold: OnceLock<CudaFunction>,
+    hold_function: OnceLock<CudaFunction>,
     /// How long the next batch of timed runs is held (see `time_queued`).
     hold_time: Cell<Duration>,
     #[cfg(feature = "barrier-timeout")]
@@ -75,7 +75,7 @@ impl Cuda {
             last_kernel: Cell::new("(no kernel yet)"),
             stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
-            hold: OnceLock::new(),
+            hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
@@ -152,25 +152,6 @@ impl Cuda {
             return Error::GridBarrierTimedOut { kernel, report };
         }
         Error::KernelFailed { kernel, error }
-    }
-
-    /// Queues `hold_for(time)` on the stream: the work queued after it waits
-    /// until the GPU has spent `time` on it.
-    fn hold_gpu(&self, time: Duration) -> Result<()> {
-        self.usable()?;
-        let hold = match self.hold.get() {
-            Some(f) => f,
-            None => {
-                let f = self.module()?.load_function(gpu::kernels::HOLD_FOR.name()).map_err(Error::driver("cuModuleGetFunction"))?;
-                self.hold.get_or_init(|| f)
-            }
-        };
-        self.last_kernel.set(gpu::kernels::HOLD_FOR.name());
-        let mut ns = time.as_nanos() as u64;
-        let shape = Shape { blocks: 1, threads_per_block: 32, shared_bytes: 0 };
-        // SAFETY: hold_for takes one usize and touches no memory.
-        unsafe { driver::launch_kernel_ex(hold.cu_function(), self.stream.cu_stream(), shape, false, &mut [&mut ns as *mut u64 as *mut c_void]) }
-            .map_err(Error::driver("cuLaunchKernelEx"))
     }
 
     fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
@@ -263,6 +244,23 @@ impl Backend for Cuda {
         self.wait_for(&event)
     }
 
+    fn hold(&self, time: Duration) -> Result<()> {
+        self.usable()?;
+        let hold = match self.hold_function.get() {
+            Some(f) => f,
+            None => {
+                let f = self.module()?.load_function(gpu::kernels::HOLD_FOR.name()).map_err(Error::driver("cuModuleGetFunction"))?;
+                self.hold_function.get_or_init(|| f)
+            }
+        };
+        self.last_kernel.set(gpu::kernels::HOLD_FOR.name());
+        let mut ns = time.as_nanos() as u64;
+        let shape = Shape { blocks: 1, threads_per_block: 32, shared_bytes: 0 };
+        // SAFETY: hold_for takes one usize and touches no memory.
+        unsafe { driver::launch_kernel_ex(hold.cu_function(), self.stream.cu_stream(), shape, false, &mut [&mut ns as *mut u64 as *mut c_void]) }
+            .map_err(Error::driver("cuLaunchKernelEx"))
+    }
+
     /// Runs are queued in batches of [`BATCH`], each behind a `hold_for`
     /// that keeps the GPU from starting the batch before the host has queued
     /// all of it: so the GPU runs the batch back to back, and a run's events
@@ -276,7 +274,7 @@ impl Backend for Cuda {
         while first < runs {
             let batch = first..(first + BATCH).min(runs);
             let hold = self.hold_time.get();
-            self.hold_gpu(hold)?;
+            self.hold(hold)?;
             let queueing = Instant::now();
             for r in batch.clone() {
                 self.record(&events[r].0)?;

@@ -137,6 +137,11 @@ impl Backend for Emulated {
         Ok(())
     }
 
+    fn hold(&self, _time: Duration) -> Result<()> {
+        // Each emulated launch runs to completion when made: nothing is queued to hold.
+        Ok(())
+    }
+
     fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
         Self::time(runs, work)
     }

@@ -116,6 +116,9 @@ pub(crate) trait Backend {
     fn load_module_file(&self, path: &std::path::Path) -> Result<Module>;
     /// Waits, at most the timeout, for everything queued so far.
     fn finish(&self) -> Result<()>;
+    /// Queues `hold_for(time)`: work queued after it starts once the GPU has
+    /// spent `time` on it.
+    fn hold(&self, time: Duration) -> Result<()>;
     /// Milliseconds of each of `runs` runs of `work` (given the run's index),
     /// on the GPU: queued before the GPU starts them, then run back to back.
     fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
@@ -169,6 +172,12 @@ impl Gpu {
     /// Waits, at most the timeout, for everything queued so far.
     pub fn finish(&self) -> Result<()> {
         self.backend.finish()
+    }
+
+    /// Keeps the device busy for `time` before it starts what is queued next
+    /// (`hold_for`), so that the host can queue work the GPU does not wait for.
+    pub fn hold(&self, time: Duration) -> Result<()> {
+        self.backend.hold(time)
     }
 
     /// Loads a module that another compiler built (a cubin or PTX file), for

@@ -86,15 +86,6 @@ impl Kernel<'_, ()> {
     }
 }
 
-impl Kernel<'_, (usize,)> {
-    /// Launches a kernel that takes one number and no memory (`hold_for`).
-    pub fn launch_with(&self, blocks: u32, threads_per_block: u32, value: usize) -> Result<()> {
-        let shape = self.loaded.shape(blocks, threads_per_block)?;
-        // SAFETY: without a pointer parameter the kernel reaches no buffer.
-        unsafe { self.loaded.function.launch(shape, false, (value,).values().as_ref()) }
-    }
-}
-
 impl Kernel<'_, LastBlockParams> {
     /// Sums `input` into `out[0]` in one ordinary launch of `blocks` blocks,
     /// the last block to finish adding the partials; `ticket` must hold 0
