@@ -117,6 +117,28 @@ fn the_stage_check_catches_a_dropped_block_the_total_alone_might_pass() {
 }
 
 #[test]
+fn the_fast_sums_pass_the_reference_check_at_sizes_that_use_every_part_of_their_loop() {
+    let gpu = t4();
+    let sums = Sums::load(&gpu, 256).unwrap();
+    // Sizes with a tail, with whole chunks and a remainder of single vectors
+    // past them (the T4's fast grid is 120 blocks: 960 runs of 32 threads of
+    // 128 vectors each), and a second copy of each that starts off a 16-byte
+    // boundary, so that the scalar head is read too.
+    for n in [1, 3, 31, 611, 4_097, 100_003, (1 << 19) + 5] {
+        let xs = reference::fill(n).unwrap();
+        let r = Reference::new(&xs);
+        let copies = DeviceInput::upload_copies(&gpu, &xs, 2).unwrap();
+        let mut s = sums.scratch(sums.fast_grid(n).max(1), 1).unwrap();
+        for (copy, input) in copies.windows(n).iter().enumerate() {
+            for path in [Path::SingleBlock, Path::FastCooperative, Path::Fast] {
+                let run = sums.checked(path, input, &r, &mut s).unwrap();
+                assert!(run.pass(), "{path:?}, n = {n}, copy {copy}: {:?}", run.total);
+            }
+        }
+    }
+}
+
+#[test]
 fn the_same_lesson_gives_the_same_report_on_any_number_of_cores() {
     let report = |workers: usize| {
         let gpu = Gpu::emulated(Device::T4, Options { workers, ..Options::default() });
