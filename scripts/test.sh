@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-rustup toolchain install nightly-2026-05-20 --profile minimal --component rust-src
+rustup toolchain install nightly-2026-05-20 --profile minimal --component rust-src --component rustfmt --component clippy
 
 # ptxas, for the PTX test, from NVIDIA's PyPI package into a folder under
 # target/: pip installs into a folder of ours (--target) even where the
@@ -18,6 +18,11 @@ if [ ! -x "$ptxas" ]; then
   fi
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --target target/ptxas-pkg nvidia-cuda-nvcc-cu12==12.9.86
 fi
+
+# The layout rustfmt gives (rustfmt.toml), and no lint clippy raises: each
+# lint the code keeps is an `allow` with its reason.
+cargo fmt --check
+cargo clippy --workspace --all-targets --features host/barrier-timeout -- -D warnings
 
 cargo test --workspace
 # The diagnosing grid barrier is a build feature, so its test is its own build.

@@ -13,14 +13,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(
-        abi_gpu_kernel,
-        stdarch_nvptx,
-        asm_experimental_arch,
-        core_intrinsics,
-        gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem
-    )
+    feature(abi_gpu_kernel, stdarch_nvptx, asm_experimental_arch, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 

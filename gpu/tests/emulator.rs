@@ -21,7 +21,15 @@ fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
     Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
 }
 
-fn launch_with<P: Params, C>(dev: &Device, def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg], options: Options) -> Result<LaunchStats, Fault> {
+fn launch_with<P: Params, C>(
+    dev: &Device,
+    def: &KernelDef<P, C>,
+    grid: u32,
+    threads: u32,
+    cooperative: bool,
+    args: &[Arg],
+    options: Options,
+) -> Result<LaunchStats, Fault> {
     let entry = def.entry();
     // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
     let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
@@ -37,8 +45,18 @@ fn sums(dev: &Device, xs: &[f32], n: usize, grid: u32, options: Options) -> [u32
     let mut partials = vec![f32::NAN; grid as usize];
     let mut out = [f32::NAN; 3];
     let (i, threads) = (input("input", &xs[..n]), THREADS);
-    launch_with(dev, &kernels::REDUCE_BLOCKS_TO_PARTIALS, grid, threads, false, &[i, output("partials", &mut partials, 0), Arg::Value(n as u64)], options).unwrap();
-    launch_with(dev, &kernels::REDUCE_PARTIALS_TO_TOTAL, 1, threads, false, &[input("partials", &partials), output("out", &mut out[0..1], 0), Arg::Value(grid as u64)], options).unwrap();
+    launch_with(dev, &kernels::REDUCE_BLOCKS_TO_PARTIALS, grid, threads, false, &[i, output("partials", &mut partials, 0), Arg::Value(n as u64)], options)
+        .unwrap();
+    launch_with(
+        dev,
+        &kernels::REDUCE_PARTIALS_TO_TOTAL,
+        1,
+        threads,
+        false,
+        &[input("partials", &partials), output("out", &mut out[0..1], 0), Arg::Value(grid as u64)],
+        options,
+    )
+    .unwrap();
     partials.fill(f32::NAN);
     let args = |p: &mut [f32], o: &mut [f32]| [i, output("partials", p, 0), output("out", o, 1), Arg::Value(n as u64)];
     launch_with(dev, &kernels::REDUCE_COOPERATIVE_GRID, grid, threads, true, &args(&mut partials, &mut out[1..2]), options).unwrap();
@@ -231,7 +249,16 @@ fn an_ordinary_launch_larger_than_the_device_runs_every_block_with_at_most_the_d
     let xs = vec![1.0f32; n];
     let mut partials = vec![f32::NAN; grid as usize];
     let options = Options { workers: 16, ..Options::default() };
-    let stats = launch_with(&DEV, &kernels::REDUCE_BLOCKS_TO_PARTIALS, grid, THREADS, false, &[input("input", &xs), output("partials", &mut partials, 0), Arg::Value(n as u64)], options).unwrap();
+    let stats = launch_with(
+        &DEV,
+        &kernels::REDUCE_BLOCKS_TO_PARTIALS,
+        grid,
+        THREADS,
+        false,
+        &[input("input", &xs), output("partials", &mut partials, 0), Arg::Value(n as u64)],
+        options,
+    )
+    .unwrap();
     let stride = (grid * THREADS) as usize;
     for (b, &p) in partials.iter().enumerate() {
         let count = (0..n).filter(|i| (i % stride) / THREADS as usize == b).count();
@@ -319,7 +346,10 @@ unsafe fn tile_totals_too_small<const TILE: u32 = 32>(out: Out<f32>) {
 fn an_access_past_the_dynamic_shared_memory_is_named() {
     let mut out = [0f32];
     let text = err_text(launch(&TILE_TOTALS_TOO_SMALL, 1, 256, false, &[output("out", &mut out, 0)]));
-    assert!(text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory[8], past its 8 elements, at gpu/tests/emulator.rs:"), "{text}");
+    assert!(
+        text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory[8], past its 8 elements, at gpu/tests/emulator.rs:"),
+        "{text}"
+    );
     assert!(text.ends_with("(4-byte elements; the launch gave 32 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it)"), "{text}");
 }
 
@@ -349,7 +379,8 @@ fn a_shared_memory_race_is_named_and_a_barrier_removes_it() {
     assert_eq!(out[0], 7.0);
     // In thread order thread 0 reads first; shuffled, either may be first: a race either way.
     for seed in [None, Some(3), Some(4)] {
-        let text = err_text(launch_with(&DEV, &SHARED_HANDOFF, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(0)], Options { seed, ..Options::default() }));
+        let text =
+            err_text(launch_with(&DEV, &SHARED_HANDOFF, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(0)], Options { seed, ..Options::default() }));
         assert!(text.starts_with("data race on dynamic shared memory word 0 (bytes 0..4): thread "), "{text}");
         assert!(text.contains("thread 32 of block 0") && text.contains("thread 0 of block 0") && text.ends_with("with no barrier between"), "{text}");
     }
@@ -447,7 +478,10 @@ unsafe fn spin_on_a_flag(flag: Out<u32>) {
 fn a_thread_spinning_on_a_word_nothing_writes_is_named_not_a_hang() {
     let mut flag = [0u32];
     let text = err_text(launch(&SPIN_ON_A_FLAG, 1, 32, false, &[output("flag", &mut flag, 0)]));
-    assert_eq!(text, "deadlock: in spin_on_a_flag, thread 1 of block 0 keeps reading flag[0], which nothing in its block writes (other blocks' writes are seen only after grid.sync())");
+    assert_eq!(
+        text,
+        "deadlock: in spin_on_a_flag, thread 1 of block 0 keeps reading flag[0], which nothing in its block writes (other blocks' writes are seen only after grid.sync())"
+    );
 }
 
 /// Reads the same element forever.
@@ -497,7 +531,7 @@ fn a_grid_sync_without_its_blocks_thread_0_is_named() {
 
 #[test]
 fn a_panic_in_a_kernel_is_a_fault_with_its_message_and_place() {
-    let mut out = vec![0u32; 4];
+    let mut out = [0u32; 4];
     // The probe with out too short: Rust's own bounds check is not what fires;
     // the emulator's is, naming the write.
     let text = err_text(launch(&kernels::PROBE_COOPERATIVE, 1, 32, false, &[output("out", &mut out[..1], 0)]));

@@ -118,9 +118,7 @@ impl HostMapped {
         unsafe { std::ptr::write_bytes(host as *mut u8, 0, 16) };
         let mut device = 0;
         // SAFETY: `host` was allocated with DEVICEMAP above.
-        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }
-            .result()
-            .map_err(Error::driver("cuMemHostGetDevicePointer"))?;
+        unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }.result().map_err(Error::driver("cuMemHostGetDevicePointer"))?;
         Ok(HostMapped { host: host as *mut u32, device })
     }
 

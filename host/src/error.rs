@@ -79,7 +79,6 @@ impl Error {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-
 fn driver_error_name(error: &DriverError) -> &str {
     error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
 }
@@ -114,7 +113,9 @@ impl fmt::Display for Error {
                 plural(limits.sms, "SM", "SMs"),
                 limits.explain()
             ),
-            Error::EmptyGrid { kernel } => write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)"),
+            Error::EmptyGrid { kernel } => {
+                write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)")
+            }
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
             Error::BadThreadsPerBlock { threads_per_block, why } => match why {
                 BadBlock::NotWarps => write!(f, "--threads-per-block {threads_per_block}: use a multiple of 32 (whole warps)"),
@@ -129,12 +130,9 @@ impl fmt::Display for Error {
             ),
             Error::BufferTooShort { kernel, buffer, needed, got } => write!(f, "{kernel}: {buffer} holds {got} elements but the launch needs {needed}"),
             Error::InputTooLarge { n } => write!(f, "--n {n} is too large: its bytes cannot be counted in this machine's address space"),
-            Error::OutOfDeviceMemory { needed, free } => write!(
-                f,
-                "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: use a smaller --n",
-                *needed as f64 / MIB,
-                *free as f64 / MIB
-            ),
+            Error::OutOfDeviceMemory { needed, free } => {
+                write!(f, "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: use a smaller --n", *needed as f64 / MIB, *free as f64 / MIB)
+            }
             Error::OutOfHostMemory { needed } => {
                 write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB)
             }
@@ -143,10 +141,9 @@ impl fmt::Display for Error {
                 f,
                 "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with --timeout-s)"
             ),
-            Error::DeviceStuck { kernel } => write!(
-                f,
-                "not run: the GPU is still running {kernel}, which did not finish in time earlier; nothing else can run until this program exits"
-            ),
+            Error::DeviceStuck { kernel } => {
+                write!(f, "not run: the GPU is still running {kernel}, which did not finish in time earlier; nothing else can run until this program exits")
+            }
             Error::GridBarrierTimedOut { kernel, report } => write!(
                 f,
                 "grid barrier timed out in {kernel}: {} of {} blocks arrived (block {} gave up after {} s)",

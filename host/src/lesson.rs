@@ -10,7 +10,7 @@ use crate::launch::{CoalescedRecord, DeviceInput, Probe, device_bytes};
 use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};
 use crate::sums::{Path, Run, Sums};
-use crate::timing::{Timing, slots, time_path};
+use crate::timing::{Repeats, Timing, time_path};
 use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_COOPERATIVE_GRID};
 use serde::Serialize;
 
@@ -21,6 +21,13 @@ pub struct LessonConfig {
     pub threads_per_block: u32,
     pub runs: usize,
     pub warmups: usize,
+}
+
+impl LessonConfig {
+    /// The warm-ups and timed runs asked for.
+    pub fn repeats(&self) -> Repeats {
+        Repeats { warmups: self.warmups, runs: self.runs }
+    }
 }
 
 /// A kernel's cooperative capacity as the lesson prints it.
@@ -174,7 +181,8 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     // What this_grid() reports. The ordinary probe runs first, on a context
     // that has made no cooperative launch yet.
     let max = probe_limits.capacity();
-    for (launch, blocks, cooperative) in [("ordinary", max, false), ("cooperative", max, true), ("cooperative", max + 1, true), ("ordinary, after", max, false)] {
+    for (launch, blocks, cooperative) in [("ordinary", max, false), ("cooperative", max, true), ("cooperative", max + 1, true), ("ordinary, after", max, false)]
+    {
         r.probes.push(ProbeResult::of(launch, blocks, gpu.probe(blocks, tpb, cooperative)));
     }
     let p = &r.probes;
@@ -199,14 +207,21 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     let reference = Reference::new(&xs);
     r.reference = reference.sum;
     let input = DeviceInput::upload(gpu, &xs)?;
-    let mut scratch = sums.scratch(r.grid, slots(cfg.warmups, cfg.runs))?;
+    let mut scratch = sums.scratch(r.grid, cfg.repeats().slots())?;
     if r.grid > 0 {
         for path in PATHS {
             let run = sums.checked(path, &input, &reference, &mut scratch)?;
             r.checks.push(Check::new(format!("the {} sum is within its bound", path.label()), run.total.pass, total_detail(&run)));
             if let Some(st) = &run.stages {
                 let detail = match &st.first_bad {
-                    Some(c) => format!("{} of {} blocks outside their bounds, first block {}: {} vs {:.6}", st.bad_partials.len(), run.blocks, st.bad_partials[0], c.value, c.reference),
+                    Some(c) => format!(
+                        "{} of {} blocks outside their bounds, first block {}: {} vs {:.6}",
+                        st.bad_partials.len(),
+                        run.blocks,
+                        st.bad_partials[0],
+                        c.value,
+                        c.reference
+                    ),
                     None => format!("{} partials, each within its block's bound", run.blocks),
                 };
                 r.checks.push(Check::new(format!("every block's partial ({}) matches the elements it read", path.label()), st.bad_partials.is_empty(), detail));
@@ -233,7 +248,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     // Time, copies excluded; each run's total lands in its own slot and is checked.
     if r.grid > 0 && cfg.runs > 0 {
         for path in PATHS {
-            let t = time_path(sums, path, r.grid, std::slice::from_ref(&input), &mut scratch, &reference, cfg.warmups, cfg.runs)?;
+            let t = time_path(sums, path, r.grid, std::slice::from_ref(&input), &mut scratch, &reference, cfg.repeats())?;
             r.checks.push(Check::new(
                 format!("every timed {} total is within the bound", path.label()),
                 t.wrong_totals == 0,

@@ -138,13 +138,16 @@ impl StageChecks {
     }
 }
 
+/// [`per_block`] as computed for a grid of `(blocks, threads_per_block)`.
+type PerBlockFor = (u32, u32, std::rc::Rc<Vec<(f64, f64)>>);
+
 /// An input with its references, computed once: the total's, and (for the
 /// last grid asked about) each block's.
 pub struct Reference<'a> {
     pub xs: &'a [f32],
     pub sum: f64,
     pub abs: f64,
-    per_block: std::cell::RefCell<Option<(u32, u32, std::rc::Rc<Vec<(f64, f64)>>)>>,
+    per_block: std::cell::RefCell<Option<PerBlockFor>>,
 }
 
 impl<'a> Reference<'a> {

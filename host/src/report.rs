@@ -2,10 +2,9 @@
 
 use crate::checks;
 use crate::lesson::{LessonReport, Section};
-use crate::timing::Stats;
 use crate::text::plural;
+use crate::timing::Stats;
 use std::fmt::Write;
-
 
 /// The text of one section of the lesson, from the report as it stands.
 pub fn section(r: &LessonReport, s: Section) -> String {
@@ -117,7 +116,9 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                 o.push_str("  nothing timed (n = 0: nothing to launch)\n");
             }
             for t in &r.timing {
-                let ms = |s: &Option<Stats>| s.map_or("-".to_string(), |s| format!("{:.4} ms (min {:.4}, median {:.4}, max {:.4})", s.mean_ms, s.min_ms, s.median_ms, s.max_ms));
+                let ms = |s: &Option<Stats>| {
+                    s.map_or("-".to_string(), |s| format!("{:.4} ms (min {:.4}, median {:.4}, max {:.4})", s.mean_ms, s.min_ms, s.median_ms, s.max_ms))
+                };
                 if d.emulated {
                     let _ = writeln!(o, "  {:<25} {}", t.path.label(), ms(&t.timing.cpu_wall));
                 } else {

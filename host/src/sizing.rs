@@ -52,7 +52,7 @@ pub fn blocks_per_sm_by_resource(sm: &SmResources, block: &BlockResources) -> Ve
         by.push((Resource::Registers, if per_warp == 0 { u32::MAX } else { registers / (per_warp * warps) }));
     }
     let shared_per_block = block.shared_bytes + sm.reserved_shared_per_block;
-    by.push((Resource::SharedMemory, if shared_per_block == 0 { u32::MAX } else { sm.shared_bytes / shared_per_block }));
+    by.push((Resource::SharedMemory, sm.shared_bytes.checked_div(shared_per_block).unwrap_or(u32::MAX)));
     by
 }
 
@@ -92,12 +92,9 @@ impl Limits {
             let _ = match resource {
                 Resource::Threads => write!(out, "threads per SM ({} / {} = {n})", sm.max_threads, b.threads_per_block.div_ceil(32) * 32),
                 Resource::Blocks => write!(out, "blocks per SM (the hardware's {n})"),
-                Resource::Registers => write!(
-                    out,
-                    "registers ({} per thread; {} per SM allow {n})",
-                    b.registers_per_thread.unwrap_or(0),
-                    sm.registers.unwrap_or(0)
-                ),
+                Resource::Registers => {
+                    write!(out, "registers ({} per thread; {} per SM allow {n})", b.registers_per_thread.unwrap_or(0), sm.registers.unwrap_or(0))
+                }
                 Resource::SharedMemory => write!(
                     out,
                     "shared memory ({} B per block + {} B reserved; {} B per SM allow {n})",

@@ -148,7 +148,8 @@ impl<'g> Sums<'g> {
     /// and contracts (the third alone calls `grid.sync()`).
     pub unsafe fn load_foreign(gpu: &'g Gpu, threads_per_block: u32, module: &'g Module, names: [&'static str; 3]) -> Result<Sums<'g>> {
         // SAFETY: the caller's contract.
-        let (s1, s2, coop) = unsafe { (REDUCE_BLOCKS_TO_PARTIALS.renamed(names[0]), REDUCE_PARTIALS_TO_TOTAL.renamed(names[1]), REDUCE_COOPERATIVE_GRID.renamed(names[2])) };
+        let (s1, s2, coop) =
+            unsafe { (REDUCE_BLOCKS_TO_PARTIALS.renamed(names[0]), REDUCE_PARTIALS_TO_TOTAL.renamed(names[1]), REDUCE_COOPERATIVE_GRID.renamed(names[2])) };
         Self::load_with(gpu, threads_per_block, s1, s2, coop, Some(module))
     }
 

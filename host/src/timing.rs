@@ -70,11 +70,25 @@ impl Timing {
     }
 }
 
+/// How many untimed warm-ups, then timed runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repeats {
+    pub warmups: usize,
+    pub runs: usize,
+}
+
+impl Repeats {
+    /// The total slots [`time_path`] needs: one per run it may make.
+    pub fn slots(self) -> usize {
+        self.warmups + 2 * self.runs
+    }
+}
+
 /// Runs `work` `warmups` times, then times `runs` runs each way (once on the
 /// emulator). Runs are numbered across all of them: warm-ups `0..warmups`,
 /// then the queued runs, then the waited ones; `work(k)` is run `k` (a run
 /// can write its result to slot `k`, so that every one can be checked).
-pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Timing> {
+pub fn time_runs(gpu: &Gpu, Repeats { warmups, runs }: Repeats, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Timing> {
     for r in 0..warmups {
         work(r)?;
     }
@@ -86,11 +100,6 @@ pub fn time_runs(gpu: &Gpu, warmups: usize, runs: usize, work: &mut dyn FnMut(us
     }
     let waited = b.time_waited(runs, &mut |r| work(second + r))?;
     Ok(Timing { gpu_queued: Stats::of(&queued), launch_to_completion: Stats::of(&waited), cpu_wall: None })
-}
-
-/// The total slots [`time_path`] needs: one per run it may make.
-pub fn slots(warmups: usize, runs: usize) -> usize {
-    warmups + 2 * runs
 }
 
 /// A path's timings, and how its runs' totals checked out.
@@ -106,7 +115,7 @@ pub struct CheckedTiming {
 /// Times `path` on `blocks` blocks as [`time_runs`] does, run `k` reading
 /// `inputs[k % inputs.len()]`, starting from poisoned partials and totals;
 /// each run writes its total to its own slot of `s.out` (at least
-/// [`slots`] of them), and every one is checked against `reference`.
+/// [`Repeats::slots`] of them), and every one is checked against `reference`.
 pub fn time_path<I: Input>(
     sums: &Sums,
     path: Path,
@@ -114,14 +123,13 @@ pub fn time_path<I: Input>(
     inputs: &[I],
     s: &mut Scratch,
     reference: &Reference,
-    warmups: usize,
-    runs: usize,
+    repeats: Repeats,
 ) -> Result<CheckedTiming> {
     let gpu = sums.gpu();
     sums.poison_partials(s)?;
     gpu.fill(&mut s.out, f32::NAN)?;
-    let timing = time_runs(gpu, warmups, runs, &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?;
-    let checked = if gpu.info.emulated { warmups + runs } else { slots(warmups, runs) };
+    let timing = time_runs(gpu, repeats, &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?;
+    let checked = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
     let chain = sums.chain(path, reference.xs.len(), blocks);
     let totals = gpu.read(&s.out)?;
     let wrong_totals = totals[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();

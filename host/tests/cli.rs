@@ -64,7 +64,8 @@ fn flags_that_would_do_nothing_where_they_are_given_are_refused_with_exit_2() {
 #[test]
 fn each_help_lists_only_the_flags_its_command_uses() {
     let lesson = stdout(&run(&["--help"]));
-    for flag in ["--n", "--threads-per-block", "--runs", "--warmups", "--device", "--json", "--timeout-s", "--emulate", "--sms", "--seed", "exercise", "bench"] {
+    for flag in ["--n", "--threads-per-block", "--runs", "--warmups", "--device", "--json", "--timeout-s", "--emulate", "--sms", "--seed", "exercise", "bench"]
+    {
         assert!(lesson.contains(flag), "--help lacks {flag}:\n{lesson}");
     }
     let exercise = stdout(&run(&["exercise", "--help"]));

@@ -58,7 +58,10 @@ fn the_lessons_kernels_pass_every_check_with_tiles_of_1_2_4_8_16_and_32() {
 #[test]
 fn a_tile_the_ptx_does_not_hold_is_refused_on_a_gpu_by_name() {
     let err = Error::NotInPtx { kernel: "reduce_cooperative_grid", tile: Some(16) };
-    assert_eq!(err.to_string(), "reduce_cooperative_grid with tiles of 16 exists only on the emulator: change the tile in the kernel's source to run it on the GPU");
+    assert_eq!(
+        err.to_string(),
+        "reduce_cooperative_grid with tiles of 16 exists only on the emulator: change the tile in the kernel's source to run it on the GPU"
+    );
 }
 
 #[test]
@@ -66,12 +69,9 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
     let gpu = t4();
     // CI runs the ladder up to 4,194,915; `cg-lesson exercise --emulate` runs all nine.
     let sizes = &LADDER[..8];
-    for (variant, expected) in [
-        (Variant::Solve, vec![]),
-        (Variant::GridFromN, vec![4_194_915]),
-        (Variant::ZeroGrid, vec![0]),
-        (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
-    ] {
+    for (variant, expected) in
+        [(Variant::Solve, vec![]), (Variant::GridFromN, vec![4_194_915]), (Variant::ZeroGrid, vec![0]), (Variant::BoundsBug, vec![1, 31, 611, 4_194_915])]
+    {
         let r = exercise::run_sizes(&gpu, variant, sizes, &mut |_| {}).unwrap();
         let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
         assert_eq!(failing, expected, "{variant:?}");

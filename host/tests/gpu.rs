@@ -8,9 +8,9 @@ use host::device::Gpu;
 use host::error::Error;
 use host::exercise::{self, LADDER, Variant};
 use host::launch::{DeviceInput, SumParams};
+use host::lesson;
 use host::reference::{self, Reference};
 use host::sums::{Path, Run, Sums};
-use host::lesson;
 
 fn gpu() -> Gpu {
     Gpu::open(0).expect("a GPU that supports cooperative launch")

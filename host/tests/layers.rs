@@ -8,8 +8,23 @@ use std::path::{Path, PathBuf};
 
 /// Every module of `host/src/lib.rs`, lowest first.
 const LAYERS: &[&str] = &[
-    "sizing", "text", "json", "error", "checks", "reference", "driver", "device", "launch", "sums", "timing", "progress", "lesson",
-    "exercise", "bench", "report", "cli",
+    "sizing",
+    "text",
+    "json",
+    "error",
+    "checks",
+    "reference",
+    "driver",
+    "device",
+    "launch",
+    "sums",
+    "timing",
+    "progress",
+    "lesson",
+    "exercise",
+    "bench",
+    "report",
+    "cli",
 ];
 
 fn src() -> PathBuf {
@@ -68,8 +83,7 @@ fn crate_uses(text: &str) -> Vec<(String, usize)> {
 #[test]
 fn every_module_of_lib_rs_has_a_place_in_the_layers() {
     let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
-    let declared: BTreeSet<&str> =
-        lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';')).collect();
+    let declared: BTreeSet<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';')).collect();
     let listed: BTreeSet<&str> = LAYERS.iter().copied().collect();
     assert_eq!(declared, listed, "host/src/lib.rs's modules and this test's LAYERS differ: place the new module in both");
 }
@@ -77,10 +91,7 @@ fn every_module_of_lib_rs_has_a_place_in_the_layers() {
 #[test]
 fn each_module_uses_only_the_layers_before_it() {
     let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
-    let root_items: Vec<String> = lib
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string))
-        .collect();
+    let root_items: Vec<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string)).collect();
     let mut wrong = Vec::new();
     for (rank, module) in LAYERS.iter().enumerate() {
         for file in files_of(module) {

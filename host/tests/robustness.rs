@@ -51,7 +51,12 @@ fn the_same_input_and_grid_give_bitwise_identical_sums_over_100_runs() {
     let totals = gpu.read(&s.out).unwrap();
     let lesson: std::collections::BTreeSet<u32> = totals[..200].iter().map(|t| t.to_bits()).collect();
     let fast: std::collections::BTreeSet<u32> = totals[200..].iter().map(|t| t.to_bits()).collect();
-    println!("200 lesson sums (100 per path, {grid} blocks): {} bit pattern(s) {:?}; 100 fast sums ({fast_grid} blocks): {} bit pattern(s)", lesson.len(), lesson.iter().map(|b| f32::from_bits(*b)).collect::<Vec<_>>(), fast.len());
+    println!(
+        "200 lesson sums (100 per path, {grid} blocks): {} bit pattern(s) {:?}; 100 fast sums ({fast_grid} blocks): {} bit pattern(s)",
+        lesson.len(),
+        lesson.iter().map(|b| f32::from_bits(*b)).collect::<Vec<_>>(),
+        fast.len()
+    );
     assert_eq!(lesson.len(), 1, "both lesson paths, every run, one result");
     assert_eq!(fast.len(), 1, "the fast path, every run, one result");
 }

@@ -92,7 +92,9 @@ fn grid_sync_call(body: Tokens) -> Option<Span> {
             && eq.as_char() == '='
         {
             let rest = tokens.iter().skip_while(|t| !std::ptr::eq(*t, &w[2])).skip(1).take(6);
-            if rest.clone().any(|t| matches!(t, TokenTree::Ident(i) if i == "this_grid")) && !rest.clone().any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';')) {
+            if rest.clone().any(|t| matches!(t, TokenTree::Ident(i) if i == "this_grid"))
+                && !rest.clone().any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
+            {
                 grids.push(name.to_string());
             }
         }
@@ -133,10 +135,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     {
         return Err(Error::new(
             span,
-            format!(
-                "`{}` calls grid.sync(), so it may only be launched cooperatively: declare it `#[kernel(cooperative)]`",
-                f.sig.ident
-            ),
+            format!("`{}` calls grid.sync(), so it may only be launched cooperatively: declare it `#[kernel(cooperative)]`", f.sig.ident),
         ));
     }
 
@@ -200,8 +199,16 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         }
         None => (quote! { #body }, quote! { #body }, quote! {}, quote! { None }),
     };
-    let gpu_call_block = if tile.is_some() { quote! {{ #gpu_call }} } else { gpu_call };
-    let host_block = if tile.is_some() { quote! {{ #host_body }} } else { host_body };
+    let gpu_call_block = if tile.is_some() {
+        quote! {{ #gpu_call }}
+    } else {
+        gpu_call
+    };
+    let host_block = if tile.is_some() {
+        quote! {{ #host_body }}
+    } else {
+        host_body
+    };
 
     // Both builds check the sizing functions' signatures (and use their imports).
     let sizing_checks = {

@@ -1,7 +1,7 @@
-#[cfg(target_arch = "nvptx64")]
-use super::barrier::{arrival, released};
 #[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
 use super::barrier::{REPORT_MAGIC, TIMEOUT_NS, arrivals};
+#[cfg(target_arch = "nvptx64")]
+use super::barrier::{arrival, released};
 use super::block::this_thread_block;
 use super::lanes::linear_rank;
 use crate::arch;

@@ -4,11 +4,7 @@
 /// The lanes of the `size`-lane tile that holds `lane` (the C++ `build_mask()`).
 #[inline(always)]
 pub const fn tile_mask(lane: u32, size: u32) -> u32 {
-    if size >= 32 {
-        u32::MAX
-    } else {
-        ((1u32 << size) - 1) << (lane & !(size - 1))
-    }
+    if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << (lane & !(size - 1)) }
 }
 
 /// The `c` operand of `shfl.sync` for a segment of `width` lanes: the segment

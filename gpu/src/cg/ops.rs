@@ -50,7 +50,9 @@ macro_rules! int_ops {
     ($t:ty, $add:ident, $min:ident, $max:ident) => {
         impl ReduceOp<$t> for Plus {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.wrapping_add(b) }
+            fn combine(a: $t, b: $t) -> $t {
+                a.wrapping_add(b)
+            }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
             unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
@@ -60,7 +62,9 @@ macro_rules! int_ops {
         }
         impl ReduceOp<$t> for Less {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.min(b) }
+            fn combine(a: $t, b: $t) -> $t {
+                a.min(b)
+            }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
             unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
@@ -70,7 +74,9 @@ macro_rules! int_ops {
         }
         impl ReduceOp<$t> for Greater {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { a.max(b) }
+            fn combine(a: $t, b: $t) -> $t {
+                a.max(b)
+            }
             #[cfg(target_feature = "sm_80")]
             #[inline(always)]
             unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {

@@ -308,7 +308,10 @@ impl Block {
             self.fail(Fault::BadMask {
                 thread: self.thread_id(),
                 site,
-                why: format!("its mask {mask:#010x} names lanes {} that the block does not have", ranges((0..32).filter(|l| (mask & !present) & (1 << l) != 0))),
+                why: format!(
+                    "its mask {mask:#010x} names lanes {} that the block does not have",
+                    ranges((0..32).filter(|l| (mask & !present) & (1 << l) != 0))
+                ),
             });
         }
         self.thread().site.set(Some(site));
@@ -346,11 +349,11 @@ impl Block {
     fn finish_round(&self, warp: u32, r: &Round) {
         let me = self.current.get();
         let mut results = [0u32; 32];
-        for lane in 0..32 {
+        for (lane, result) in results.iter_mut().enumerate() {
             if r.mask & (1 << lane) == 0 {
                 continue;
             }
-            results[lane] = match r.kind {
+            *result = match r.kind {
                 Kind::Sync => 0,
                 Kind::Ballot => (0..32).filter(|&l| r.mask & (1 << l) != 0 && r.values[l] != 0).fold(0, |m, l| m | 1 << l),
                 Kind::Shfl(mode) => match shfl_source(lane as u32, mode, r.b[lane], r.c[lane]) {
@@ -675,7 +678,13 @@ pub(crate) struct BlockRun {
 impl BlockRun {
     pub fn new(id: u32, info: &LaunchInfo) -> BlockRun {
         let threads = info.launch.threads as usize;
-        BlockRun { block: Box::new(Block::new(id, info)), coroutines: (0..threads).map(|_| None).collect(), saved: (0..threads).map(|_| None).collect(), generation: 0, site: None }
+        BlockRun {
+            block: Box::new(Block::new(id, info)),
+            coroutines: (0..threads).map(|_| None).collect(),
+            saved: (0..threads).map(|_| None).collect(),
+            generation: 0,
+            site: None,
+        }
     }
 
     /// Runs the block's threads until none can run; `slots` holds their stacks.
@@ -761,14 +770,16 @@ impl BlockRun {
             return Outcome::Done;
         }
         if states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Grid)) && states[0] == Wait::Grid {
-            let sites: Vec<(u32, Site)> =
-                (0..states.len() as u32).filter(|&t| states[t as usize] == Wait::Grid).filter_map(|t| b.threads[t as usize].site.get().map(|s| (t, s))).collect();
+            let sites: Vec<(u32, Site)> = (0..states.len() as u32)
+                .filter(|&t| states[t as usize] == Wait::Grid)
+                .filter_map(|t| b.threads[t as usize].site.get().map(|s| (t, s)))
+                .collect();
             if sites.iter().any(|(_, s)| s.location != sites[0].1.location) {
                 let tids: Vec<u32> = sites.iter().map(|(t, _)| *t).collect();
                 return Outcome::Faulted(Fault::DivergentBarrier { block: b.id, what: b.describe_groups(&tids, false) });
             }
-            for t in 0..states.len() {
-                if states[t] == Wait::Grid {
+            for (t, state) in states.iter().enumerate() {
+                if *state == Wait::Grid {
                     self.saved[t] = Some(slots.stack(t).save(b.threads[t].mark.get()));
                 }
             }
@@ -777,7 +788,6 @@ impl BlockRun {
         }
         Outcome::Faulted(b.deadlock())
     }
-
 }
 
 impl Drop for BlockRun {

@@ -131,10 +131,9 @@ impl fmt::Display for Fault {
                     None => Ok(()),
                 }
             }
-            Fault::Misaligned { thread, site, buffer, index, alignment } => write!(
-                f,
-                "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}"
-            ),
+            Fault::Misaligned { thread, site, buffer, index, alignment } => {
+                write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
+            }
             Fault::Race { word, first, second } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
             Fault::BlockRace { word, writer, other, other_access } => {
                 let what = match other_access {
@@ -148,10 +147,9 @@ impl fmt::Display for Fault {
             }
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
             Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
-            Fault::GridSyncNotCooperative { thread, site } => write!(
-                f,
-                "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)"
-            ),
+            Fault::GridSyncNotCooperative { thread, site } => {
+                write!(f, "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)")
+            }
             Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
             Fault::Trap { thread } => write!(f, "{thread} executed trap"),
             Fault::NotEmulated { thread, site, what } => {
@@ -176,7 +174,13 @@ pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
         while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
             j += 1;
         }
-        out.push(if j > i + 1 { format!("{}-{}", v[i], v[j]) } else if j == i + 1 { format!("{}, {}", v[i], v[j]) } else { v[i].to_string() });
+        out.push(if j > i + 1 {
+            format!("{}-{}", v[i], v[j])
+        } else if j == i + 1 {
+            format!("{}, {}", v[i], v[j])
+        } else {
+            v[i].to_string()
+        });
         i = j + 1;
     }
     out.join(", ")

@@ -3,9 +3,9 @@
 //! current block, and either answers at once or suspends the thread's
 //! coroutine until the block's scheduler resumes it.
 
-pub use super::fault::Access;
-use super::block::{Block, CURRENT, Kind, QUANTUM};
 pub(crate) use super::block::Mode;
+use super::block::{Block, CURRENT, Kind, QUANTUM};
+pub use super::fault::Access;
 use super::fault::{Fault, Site};
 use std::cell::Cell;
 use std::panic::Location;

@@ -10,7 +10,7 @@
 //!   grid barrier).
 
 use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{ThreadBlock, ThreadBlockTile, thread_fence, this_grid, this_thread_block, tiled_partition};
+use crate::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, thread_fence, tiled_partition};
 use crate::kernel;
 use crate::mem::{In, Out, dynamic_shared};
 

@@ -147,7 +147,9 @@ pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Ve
     let results = parse(&String::from_utf8_lossy(&out.stdout))?;
     let mut points = Vec::new();
     for &Case { n, sum, abs, .. } in cases {
-        for (name, variant) in [("cpp-two-launches", Variant::CppTwoLaunches), ("cpp-cooperative", Variant::CppCooperative), ("cub-device-reduce", Variant::Cub)] {
+        for (name, variant) in
+            [("cpp-two-launches", Variant::CppTwoLaunches), ("cpp-cooperative", Variant::CppCooperative), ("cub-device-reduce", Variant::Cub)]
+        {
             let find = |method: &str| results.iter().find(|r| r.n == n && r.variant == name && r.method == method);
             let (Some(q), Some(w)) = (find("queued"), find("waited")) else { continue };
             // CUB's order of additions is its own: bound it as any order of summation.
@@ -175,7 +177,8 @@ mod tests {
 
     #[test]
     fn launch_lines_parse_with_spaces_in_the_call() {
-        let r = parse_launch_costs("LAUNCH cpp: <<<>>> 0 1056 10000 2.1000 2.3000 1.2000 0.9\nLAUNCH cpp: cudaLaunchKernelEx 1 1 10000 2.5 2.6 nan 1.0\n").unwrap();
+        let r =
+            parse_launch_costs("LAUNCH cpp: <<<>>> 0 1056 10000 2.1000 2.3000 1.2000 0.9\nLAUNCH cpp: cudaLaunchKernelEx 1 1 10000 2.5 2.6 nan 1.0\n").unwrap();
         assert_eq!((r[0].path.as_str(), r[0].cooperative, r[0].blocks, r[0].submit_us, r[0].held_us, r[0].gpu_us), ("cpp: <<<>>>", false, 1056, 2.1, 1.2, 0.9));
         assert!(r[1].held_us.is_nan());
         assert_eq!((r[1].path.as_str(), r[1].cooperative), ("cpp: cudaLaunchKernelEx", true));

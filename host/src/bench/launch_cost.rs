@@ -84,7 +84,14 @@ impl Holder<'_> {
     }
 }
 
-fn measure(holder: &Holder, path: &str, cooperative: bool, blocks: u32, mut launch: impl FnMut() -> Result<()>, finish: impl Fn() -> Result<()>) -> Result<LaunchCost> {
+fn measure(
+    holder: &Holder,
+    path: &str,
+    cooperative: bool,
+    blocks: u32,
+    mut launch: impl FnMut() -> Result<()>,
+    finish: impl Fn() -> Result<()>,
+) -> Result<LaunchCost> {
     for _ in 0..100 {
         launch()?;
     }
@@ -132,7 +139,14 @@ pub fn cudarc(gpu: &Gpu, threads_per_block: u32, blocks_max: u32) -> Result<Vec<
     for blocks in [1, blocks_max] {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (threads_per_block, 1, 1), shared_mem_bytes: 0 };
         // SAFETY: the empty kernels take no parameters and touch no memory.
-        out.push(measure(&holder, "cudarc: launch_builder().launch", false, blocks, || unsafe { stream.launch_builder(&f).launch(cfg) }.map(|_| ()).map_err(Error::driver("cuLaunchKernel")), finish)?);
+        out.push(measure(
+            &holder,
+            "cudarc: launch_builder().launch",
+            false,
+            blocks,
+            || unsafe { stream.launch_builder(&f).launch(cfg) }.map(|_| ()).map_err(Error::driver("cuLaunchKernel")),
+            finish,
+        )?);
         // SAFETY: as above; the grid is at most the cooperative maximum.
         out.push(measure(
             &holder,

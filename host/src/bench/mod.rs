@@ -17,7 +17,7 @@ use crate::launch::{DeviceInput, Input, Window, device_bytes};
 use crate::progress::Progress;
 use crate::reference::{self, Reference};
 use crate::sums::{Path, Scratch, Sums};
-use crate::timing::{Stats, Timing, slots, time_path, time_runs};
+use crate::timing::{Repeats, Stats, Timing, time_path, time_runs};
 use serde::Serialize;
 
 /// What to measure.
@@ -32,6 +32,13 @@ pub struct BenchConfig {
     pub threads_per_block: u32,
     pub cpp: bool,
     pub sweeps: bool,
+}
+
+impl BenchConfig {
+    /// The warm-ups and timed runs of every point.
+    pub fn repeats(&self) -> Repeats {
+        Repeats { warmups: self.warmups, runs: self.runs }
+    }
 }
 
 /// The sweep's sizes: 2^min_log2 to 2^max_log2, and the lesson's 4,194,915 where it falls inside.
@@ -128,7 +135,17 @@ pub struct Point {
 }
 
 impl Point {
-    fn new(variant: Variant, n: u64, rotate: usize, blocks: u32, threads_per_block: u32, queued: Stats, to_completion: Stats, totals_ok: Option<bool>) -> Point {
+    #[allow(clippy::too_many_arguments, reason = "a record's constructor: each argument is one of its fields")]
+    fn new(
+        variant: Variant,
+        n: u64,
+        rotate: usize,
+        blocks: u32,
+        threads_per_block: u32,
+        queued: Stats,
+        to_completion: Stats,
+        totals_ok: Option<bool>,
+    ) -> Point {
         Point {
             variant,
             variant_label: variant.label(),
@@ -204,7 +221,7 @@ fn rotation(gpu: &Gpu, cfg: &BenchConfig, n: u64) -> Result<usize> {
 /// Times `path` of `sums` on rotating inputs, every run's total checked:
 /// the timing, and whether every total was within its bound.
 fn time_checked(cfg: &BenchConfig, sums: &Sums, path: Path, blocks: u32, inputs: &[Window], s: &mut Scratch, reference: &Reference) -> Result<(Timing, bool)> {
-    let t = time_path(sums, path, blocks, inputs, s, reference, cfg.warmups, cfg.runs)?;
+    let t = time_path(sums, path, blocks, inputs, s, reference, cfg.repeats())?;
     Ok((t.timing, t.wrong_totals == 0))
 }
 
@@ -234,7 +251,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         cases.push(Case { n, rotate, sum: reference.sum, abs: reference.abs });
         let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
         let inputs = all.windows(n as usize);
-        let slots = slots(cfg.warmups, cfg.runs);
+        let slots = cfg.repeats().slots();
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
         for path in [Path::TwoLaunches, Path::Cooperative, Path::Fast, Path::FastCooperative, Path::SingleBlock, Path::FastLastBlock] {
             if path == Path::SingleBlock && n > 1 << 20 {
@@ -255,7 +272,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
             }
         }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
-        let timing = time_runs(gpu, cfg.warmups, cfg.runs, &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
+        let timing = time_runs(gpu, cfg.repeats(), &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
         let (q, w) = both(timing);
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
     }
@@ -306,7 +323,7 @@ fn sweeps(gpu: &Gpu, cfg: &BenchConfig, n: u64, progress: &Progress) -> Result<(
         SweepPoint { variant, blocks, threads_per_block, queued, read_gb_s: read_gb_s(n, queued.median_ms) }
     };
     let sums = Sums::load(gpu, cfg.threads_per_block)?;
-    let slots = slots(cfg.warmups, cfg.runs);
+    let slots = cfg.repeats().slots();
     let mut s = sums.scratch(sums.limits.capacity().max(sums.fast_limits.capacity()), slots)?;
     let mut grid = Vec::new();
     for path in [Path::Cooperative, Path::FastCooperative] {

@@ -61,12 +61,8 @@ fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
         .y_desc("GPU time per sum, µs (log scale)")
         .draw()
         .map_err(|e| fail(&e))?;
-    let mut bandwidth = ChartBuilder::on(&lower)
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, 0.0..top)
-        .map_err(|e| fail(&e))?;
+    let mut bandwidth =
+        ChartBuilder::on(&lower).margin(15).x_label_area_size(40).y_label_area_size(70).build_cartesian_2d(x0..x1, 0.0..top).map_err(|e| fail(&e))?;
     bandwidth
         .configure_mesh()
         .x_labels((x1 - x0) as usize + 1)

@@ -41,7 +41,8 @@ fn time_table(o: &mut String, r: &BenchReport, to_completion: bool) {
         let rot = find(r, Variant::Copy, n).map_or(0, |p| p.rotate);
         let _ = write!(o, "{n:>10} {rot:>4} ");
         for (v, _) in COLUMNS {
-            let us = find(r, v, n).map_or("-".to_string(), |p| format!("{:.1}", 1e3 * if to_completion { p.to_completion.median_ms } else { p.queued.median_ms }));
+            let us =
+                find(r, v, n).map_or("-".to_string(), |p| format!("{:.1}", 1e3 * if to_completion { p.to_completion.median_ms } else { p.queued.median_ms }));
             let _ = write!(o, " {us:>9}");
         }
         o.push('\n');
@@ -104,11 +105,27 @@ pub fn render(r: &BenchReport) -> String {
     if !r.grid_sweep.is_empty() {
         let _ = writeln!(o, "\nGPU time against grid size, n = {}", r.sweep_n);
         for s in &r.grid_sweep {
-            let _ = writeln!(o, "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant.label(), s.blocks, s.threads_per_block, s.queued.median_ms * 1e3, s.read_gb_s);
+            let _ = writeln!(
+                o,
+                "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s",
+                s.variant.label(),
+                s.blocks,
+                s.threads_per_block,
+                s.queued.median_ms * 1e3,
+                s.read_gb_s
+            );
         }
         let _ = writeln!(o, "\nGPU time against block size, n = {} (grid: min(needed, cooperative maximum))", r.sweep_n);
         for s in &r.block_sweep {
-            let _ = writeln!(o, "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s", s.variant.label(), s.blocks, s.threads_per_block, s.queued.median_ms * 1e3, s.read_gb_s);
+            let _ = writeln!(
+                o,
+                "  {:<24} {:>5} blocks x {:>4}   {:>8.1} µs  {:>6.0} GB/s",
+                s.variant.label(),
+                s.blocks,
+                s.threads_per_block,
+                s.queued.median_ms * 1e3,
+                s.read_gb_s
+            );
         }
     }
 
@@ -123,7 +140,8 @@ pub fn render(r: &BenchReport) -> String {
         let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>11} {:>7}  {:>9} {:>14}", "call", "kind", "blocks", "host, held", "GPU", "submit", "to finish");
         for c in &r.launch_costs {
             let kind = if c.cooperative { "cooperative" } else { "ordinary" };
-            let _ = writeln!(o, "  {:<46} {:>11} {:>7}  {:>11.3} {:>7.3}  {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.held_us, c.gpu_us, c.submit_us, c.total_us);
+            let _ =
+                writeln!(o, "  {:<46} {:>11} {:>7}  {:>11.3} {:>7.3}  {:>9.3} {:>14.3}", c.path, kind, c.blocks, c.held_us, c.gpu_us, c.submit_us, c.total_us);
         }
     }
 
@@ -146,14 +164,19 @@ pub fn targets(r: &BenchReport) -> Vec<String> {
                 // The target is on the GPU time; launch to completion also
                 // times the host between the events, so it is shown, not judged.
                 lines.push(if to_completion {
-                    format!("shown, not a target (the host is in the loop): {} / {}, launch to completion (worst {worst:.3} at n = {n})", rust.label(), cpp.label())
+                    format!(
+                        "shown, not a target (the host is in the loop): {} / {}, launch to completion (worst {worst:.3} at n = {n})",
+                        rust.label(),
+                        cpp.label()
+                    )
                 } else {
                     format!("{}: {} / {} <= 1.03 at every n, GPU time (worst {worst:.3} at n = {n})", verdict(worst <= 1.03), rust.label(), cpp.label())
                 });
             }
         }
     }
-    let vs_cub: Vec<(u64, f64)> = sizes.iter().filter(|&&n| (1 << 10..=1 << 28).contains(&n)).filter_map(|&n| Some((n, ratio(r, Variant::RustFast, Variant::Cub, n, false)?))).collect();
+    let vs_cub: Vec<(u64, f64)> =
+        sizes.iter().filter(|&&n| (1 << 10..=1 << 28).contains(&n)).filter_map(|&n| Some((n, ratio(r, Variant::RustFast, Variant::Cub, n, false)?))).collect();
     if let Some(&(n, worst)) = vs_cub.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         let slower = vs_cub.iter().filter(|(_, x)| *x > 1.0).count();
         lines.push(format!(
@@ -164,7 +187,11 @@ pub fn targets(r: &BenchReport) -> Vec<String> {
     }
     for n in [1u64 << 26, 1 << 28] {
         if let Some(f) = find(r, Variant::RustFast, n).and_then(|p| p.of_copy) {
-            lines.push(format!("{}: fast sum at n = 2^{} reads at {f:.3} x the copy's read + write bandwidth (target 0.97)", verdict(f >= 0.97), n.trailing_zeros()));
+            lines.push(format!(
+                "{}: fast sum at n = 2^{} reads at {f:.3} x the copy's read + write bandwidth (target 0.97)",
+                verdict(f >= 0.97),
+                n.trailing_zeros()
+            ));
         }
     }
     lines

@@ -90,7 +90,6 @@ impl Emulated {
     }
 }
 
-
 impl Backend for Emulated {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;

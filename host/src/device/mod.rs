@@ -56,6 +56,9 @@ impl Memory {
     }
 }
 
+/// A kernel as the emulator calls it, with the launch's arguments.
+pub(crate) type EmulatedEntry = Arc<dyn Fn(&[gpu::emu::Arg]) + Send + Sync>;
+
 /// A kernel as a backend loads it.
 #[derive(Clone)]
 pub(crate) struct KernelSpec {
@@ -67,16 +70,24 @@ pub(crate) struct KernelSpec {
     pub in_ptx: bool,
     pub tile: Option<u32>,
     /// The kernel for the emulator.
-    pub emulated: Arc<dyn Fn(&[gpu::emu::Arg]) + Send + Sync>,
+    pub emulated: EmulatedEntry,
 }
 
 /// One kernel argument, as a launch passes it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ArgValue {
     /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`.
-    In { address: u64, len: usize, elem: usize },
+    In {
+        address: u64,
+        len: usize,
+        elem: usize,
+    },
     /// A buffer the kernel writes.
-    Out { address: u64, len: usize, elem: usize },
+    Out {
+        address: u64,
+        len: usize,
+        elem: usize,
+    },
     Value(u64),
 }
 

@@ -95,7 +95,16 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome) -> Case {
         Ok((value, solved)) => {
             let chain = reference::longest_chain(n as usize, solved.blocks, solved.threads_per_block, tile);
             let c = r.check_total(value, chain);
-            Case { n, status: Status::of(c.pass), sum: Some(value), reference: r.sum, error: Some(c.error), bound: Some(c.bound), launch_error: None, solved: Some(solved) }
+            Case {
+                n,
+                status: Status::of(c.pass),
+                sum: Some(value),
+                reference: r.sum,
+                error: Some(c.error),
+                bound: Some(c.bound),
+                launch_error: None,
+                solved: Some(solved),
+            }
         }
         Err(e) => Case { n, status: Status::Failed, sum: None, reference: r.sum, error: None, bound: None, launch_error: Some(case_error(&e)), solved: None },
     }

@@ -90,7 +90,15 @@ impl Kernel<'_, LastBlockParams> {
     /// Sums `input` into `out[0]` in one ordinary launch of `blocks` blocks,
     /// the last block to finish adding the partials; `ticket` must hold 0
     /// (the kernel leaves it 0).
-    pub fn sum(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, partials: ViewMut<'_, f32>, ticket: ViewMut<'_, u32>, out: ViewMut<'_, f32>) -> Result<()> {
+    pub fn sum(
+        &self,
+        blocks: u32,
+        threads_per_block: u32,
+        input: &View<'_, f32>,
+        partials: ViewMut<'_, f32>,
+        ticket: ViewMut<'_, u32>,
+        out: ViewMut<'_, f32>,
+    ) -> Result<()> {
         let l = &self.loaded;
         let shape = l.shape(blocks, threads_per_block)?;
         ensure_len(l.def.name(), "partials", shape.blocks as usize, partials.len())?;
@@ -157,10 +165,6 @@ impl Gpu {
         let threads = COALESCED_DEMO_THREADS;
         // SAFETY: each thread writes at most its own four u32.
         let words = unsafe { self.kernel(&COALESCED_DEMO)?.written(1, threads, false, 4 * threads as usize)? };
-        Ok(words
-            .chunks_exact(4)
-            .filter(|r| r[2] != 0)
-            .map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] })
-            .collect())
+        Ok(words.chunks_exact(4).filter(|r| r[2] != 0).map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] }).collect())
     }
 }

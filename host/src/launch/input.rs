@@ -74,7 +74,7 @@ impl DeviceInput {
 
     /// The input cut into windows of `n` floats.
     pub fn windows(&self, n: usize) -> Vec<Window<'_>> {
-        let count = if n == 0 { 1 } else { self.len / n };
+        let count = self.len.checked_div(n).unwrap_or(1);
         (0..count).map(|i| Window { view: self.buffer.slice(i * n..(i + 1) * n), guard: self.buffer.len() - (i + 1) * n }).collect()
     }
 

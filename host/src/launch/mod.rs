@@ -88,8 +88,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
         if let Some(l) = self.limits.get().filter(|l| l.block.threads_per_block == threads_per_block) {
             return Ok(l);
         }
-        check_threads_per_block(threads_per_block, self.gpu.info.max_threads_per_block)
-            .map_err(|why| Error::BadThreadsPerBlock { threads_per_block, why })?;
+        check_threads_per_block(threads_per_block, self.gpu.info.max_threads_per_block).map_err(|why| Error::BadThreadsPerBlock { threads_per_block, why })?;
         let shared = self.def.shared_bytes(threads_per_block);
         let o = self.function.occupancy(threads_per_block, shared)?;
         let limits = Limits {
