@@ -56,6 +56,12 @@ fn main() {
     }
     let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/gpu.s");
     copy(&ptx, &out_dir.join("gpu.ptx"));
+    let text = std::fs::read_to_string(&ptx).unwrap_or_default();
+    for name in gpu::kernels::ALL_NAMES {
+        if !text.contains(&format!(".entry {name}(")) {
+            fail(&format!("the PTX has no entry `{name}`"), "keep every kernel in gpu::kernels::ALL_NAMES `#[kernel]`, whose entry is `#[unsafe(no_mangle)]`");
+        }
+    }
 }
 
 fn copy(from: &Path, to: &Path) {

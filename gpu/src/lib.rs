@@ -11,6 +11,9 @@
 //! (cooperative groups) and [`mem`] (kernel parameters and shared memory) are
 //! the safe surface built on them; the kernels in [`kernels`] call only those.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// A kernel is an `unsafe fn`, but each access inside it still says why it is
+// in bounds: a read or write outside `unsafe { }` is an error, not a warning.
+#![deny(unsafe_op_in_unsafe_fn)]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(abi_gpu_kernel, stdarch_nvptx, asm_experimental_arch, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)

@@ -4,7 +4,7 @@
 use gpu::cg::{self, Greater, Less, Plus, this_grid, this_thread_block, tiled_partition};
 use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
 use gpu::kernel;
-use gpu::kernels::{self, KernelDef, Params, one_f32_per_tile};
+use gpu::kernels::{self, Contract, KernelDef, Params, one_f32_per_tile};
 use gpu::mem::{In, Out, dynamic_shared};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
     Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
 }
 
-fn launch_with<P: Params, C>(
+fn launch_with<P: Params, C: Contract>(
     dev: &Device,
     def: &KernelDef<P, C>,
     grid: u32,
@@ -33,10 +33,13 @@ fn launch_with<P: Params, C>(
     let entry = def.entry();
     // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
     let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
-    dev.launch(&Launch { kernel: def.name(), grid, threads, shared_bytes: def.shared_bytes(threads), cooperative, args, entry: &f }, &options)
+    dev.launch(
+        &Launch { kernel: def.name(), grid, threads, shared_bytes: def.shared_bytes(threads), cooperative, grid_sync: def.grid_sync(), args, entry: &f },
+        &options,
+    )
 }
 
-fn launch<P: Params, C>(def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg]) -> Result<LaunchStats, Fault> {
+fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg]) -> Result<LaunchStats, Fault> {
     launch_with(&DEV, def, grid, threads, cooperative, args, Options::default())
 }
 
@@ -120,7 +123,24 @@ fn a_grid_sync_under_an_ordinary_launch_is_a_named_fault() {
     assert!(matches!(err, Fault::GridSyncNotCooperative { .. }), "{text}");
     // Lanes run until they wait, so lane 31, which completes each shuffle, gets there first.
     assert!(text.starts_with("thread 31 of block 0 (warp 0, lane 31) called grid.sync() at gpu/src/kernels/lesson.rs:"), "{text}");
-    assert!(text.ends_with("but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)"), "{text}");
+    assert!(
+        text.contains(
+            "but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false): launch a kernel declared #[kernel(cooperative)]"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_grid_sync_reached_around_the_compile_time_guard_is_a_named_fault_under_either_launch() {
+    for cooperative in [false, true] {
+        let mut out = [0u32; 8];
+        let err = launch(&kernels::UNDECLARED_GRID_SYNC, 8, THREADS, cooperative, &[output("out", &mut out, 0)]).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Fault::GridSyncUndeclared { .. }), "{text}");
+        assert!(text.contains("called grid.sync() at gpu/src/kernels/broken.rs:"), "{text}");
+        assert!(text.ends_with("but undeclared_grid_sync is not declared #[kernel(cooperative)], so the host may launch it the ordinary way, where the barrier cannot complete: declare it #[kernel(cooperative)]"), "{text}");
+    }
 }
 
 #[test]

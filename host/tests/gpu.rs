@@ -155,3 +155,13 @@ fn order_sensitive_sums_have_the_bits_the_emulator_is_checked_against() {
     assert_eq!(bits[0], bits[1], "both lesson paths add in the same order");
     assert_eq!(bits, gpu::kernels::ORDER_SENSITIVE_H200_BITS);
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_reaching_grid_sync_around_the_compile_time_guard_is_refused_by_the_loader() {
+    let err = gpu().kernel(&gpu::kernels::UNDECLARED_GRID_SYNC).err().expect("refused");
+    let text = err.to_string();
+    println!("{text}");
+    assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync" }), "{text}");
+    assert!(text.contains("declare it #[kernel(cooperative)]"), "{text}");
+}

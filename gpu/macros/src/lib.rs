@@ -20,10 +20,13 @@
 //! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
 //! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug).
 //!
-//! A kernel that calls `grid.sync()` on a group from `this_grid()` without `cooperative` is a compile error.
+//! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
+//! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
+//! `sync()`: a kernel that calls `grid.sync()` without `cooperative` is a compile error at that call,
+//! naming `#[kernel(cooperative)]` (`gpu::cg::GridGroup` says how).
 
 use proc_macro::TokenStream;
-use proc_macro2::{Span, TokenStream as Tokens, TokenTree};
+use proc_macro2::{TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
@@ -81,42 +84,49 @@ fn screaming(name: &str) -> String {
     name.to_uppercase()
 }
 
-/// Finds `g.sync()` where `g` was bound by `let g = this_grid()` (or `cg::this_grid()`).
-fn grid_sync_call(body: Tokens) -> Option<Span> {
-    let tokens: Vec<TokenTree> = body.into_iter().collect();
-    let mut grids = Vec::new();
-    // `let <ident> = [cg ::] this_grid ( )`
-    for w in tokens.windows(3) {
-        if let (TokenTree::Ident(l), TokenTree::Ident(name), TokenTree::Punct(eq)) = (&w[0], &w[1], &w[2])
-            && l == "let"
-            && eq.as_char() == '='
-        {
-            let rest = tokens.iter().skip_while(|t| !std::ptr::eq(*t, &w[2])).skip(1).take(6);
-            if rest.clone().any(|t| matches!(t, TokenTree::Ident(i) if i == "this_grid"))
-                && !rest.clone().any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'))
-            {
-                grids.push(name.to_string());
+/// Whether `tokens` (at any depth) hold `this_grid` as a bare name and as
+/// `cg::this_grid`.
+fn names_this_grid(tokens: Tokens) -> (bool, bool) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let (mut bare, mut in_cg) = (false, false);
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(i) if i == "this_grid" => {
+                let before = |back: usize| k.checked_sub(back).map(|b| &tokens[b]);
+                let after_colons = matches!(before(1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let after_cg = after_colons && matches!(before(3), Some(TokenTree::Ident(c)) if c == "cg");
+                let path_start = !after_cg || !matches!(before(4), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                bare |= !after_colons;
+                in_cg |= after_cg && path_start;
             }
+            TokenTree::Group(g) => {
+                let (b, c) = names_this_grid(g.stream());
+                bare |= b;
+                in_cg |= c;
+            }
+            _ => {}
         }
     }
-    for w in tokens.windows(4) {
-        if let (TokenTree::Ident(g), TokenTree::Punct(dot), TokenTree::Ident(sync), TokenTree::Group(args)) = (&w[0], &w[1], &w[2], &w[3])
-            && dot.as_char() == '.'
-            && sync == "sync"
-            && args.stream().is_empty()
-            && grids.iter().any(|name| g == name)
-        {
-            return Some(sync.span());
-        }
-    }
-    for t in tokens {
-        if let TokenTree::Group(g) = t
-            && let Some(span) = grid_sync_call(g.stream())
-        {
-            return Some(span);
-        }
-    }
-    None
+    (bare, in_cg)
+}
+
+/// The body of a `#[kernel(cooperative)]` kernel: `this_grid` and
+/// `cg::this_grid` there are the grid that may `sync()`
+/// (`gpu::cg::cooperative_kernel`). Beside it, uses of the module's own
+/// `this_grid` and `cg`, which the body's names shadow, so that the module's
+/// imports stay used (and a missing one is still an error).
+fn cooperative_body(f: &ItemFn) -> (Tokens, Tokens) {
+    let stmts = &f.block.stmts;
+    let body = quote_spanned! {f.block.brace_token.span.join()=> {
+        #[allow(unused_imports)]
+        use ::gpu::cg::cooperative_kernel::{cg, this_grid};
+        #( #stmts )*
+    }};
+    let (bare, in_cg) = names_this_grid(quote::ToTokens::to_token_stream(&f.block));
+    let ordinary = quote!(fn() -> ::gpu::cg::GridGroup<::gpu::cg::Ordinary>);
+    let bare = bare.then(|| quote! { const _: #ordinary = this_grid; });
+    let in_cg = in_cg.then(|| quote! { const _: #ordinary = cg::this_grid; });
+    (body, quote! { #bare #in_cg })
 }
 
 fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
@@ -130,21 +140,13 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     if options.shared_memory.is_some() && tile.is_none() {
         return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
     }
-    if !options.cooperative
-        && let Some(span) = grid_sync_call(f.block.to_token_stream_inner())
-    {
-        return Err(Error::new(
-            span,
-            format!("`{}` calls grid.sync(), so it may only be launched cooperatively: declare it `#[kernel(cooperative)]`", f.sig.ident),
-        ));
-    }
 
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let def = format_ident!("{}", screaming(&name_str));
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
-    let body = &f.block;
+    let (body, outer_uses) = if options.cooperative { cooperative_body(&f) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
     let mut idents = Vec::new();
@@ -221,6 +223,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     Ok(quote! {
         #generic_body
         #sizing_checks
+        #outer_uses
 
         #( #docs )*
         #[cfg(target_arch = "nvptx64")]
@@ -252,16 +255,6 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             }
         };
     })
-}
-
-/// Tokens of a block, for scanning.
-trait ToStreamInner {
-    fn to_token_stream_inner(&self) -> Tokens;
-}
-impl ToStreamInner for syn::Block {
-    fn to_token_stream_inner(&self) -> Tokens {
-        quote::ToTokens::to_token_stream(self)
-    }
 }
 
 /// Declares a GPU kernel: see the crate documentation.

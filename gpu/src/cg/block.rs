@@ -20,6 +20,12 @@ impl From<[u32; 3]> for Dim3 {
 ///
 /// Holding one says a function may use a block-wide barrier: every thread of
 /// the block must call [`sync`](Self::sync) together.
+///
+/// Its ranks, counts and indices are `u32`, as C++'s are `unsigned int`: a
+/// block holds at most 1024 threads, and 32-bit arithmetic keeps a kernel's
+/// registers down. The grid's are `usize` ([`GridGroup`](super::GridGroup)
+/// says why). Where a block's number indexes memory, widen it with
+/// `as usize`, which never loses anything: `partials.write(block.group_index().x as usize, ..)`.
 pub struct ThreadBlock {
     _private: (),
 }
@@ -53,6 +59,13 @@ impl ThreadBlock {
     pub fn num_threads(&self) -> u32 {
         let [x, y, z] = arch::block_dim();
         x * y * z
+    }
+
+    /// The number of threads in the block (`block.size()`, the older C++ name
+    /// of [`num_threads`](Self::num_threads)).
+    #[inline(always)]
+    pub fn size(&self) -> u32 {
+        self.num_threads()
     }
 
     /// This block's index in the grid (`block.group_index()`, `blockIdx`).

@@ -28,6 +28,13 @@ impl CoalescedGroup {
         arch::popc(self.mask)
     }
 
+    /// How many lanes are in the group (`size()`, the older C++ name of
+    /// [`num_threads`](Self::num_threads)).
+    #[inline(always)]
+    pub fn size(&self) -> u32 {
+        self.num_threads()
+    }
+
     /// This lane's rank among the group's lanes, lowest lane first (`thread_rank()`).
     #[inline(always)]
     pub fn thread_rank(&self) -> u32 {

@@ -5,24 +5,79 @@ use super::barrier::{arrival, released};
 use super::block::this_thread_block;
 use super::lanes::linear_rank;
 use crate::arch;
+use core::marker::PhantomData;
 
 /// Every thread of the launch (`cg::grid_group`).
 ///
 /// Its [`sync`](Self::sync) is a barrier across all blocks, which can only
 /// complete when all of them are resident at once: that is what a cooperative
-/// launch arranges, and a kernel declared `#[kernel(cooperative)]` is the only
-/// kind the host launches that way (and the only kind allowed to call it).
-pub struct GridGroup {
+/// launch arranges. `L` says whether this kernel is known to have been
+/// launched that way:
+/// - [`Cooperative`] (the default, so `&GridGroup` in a helper's signature
+///   means this one): `this_grid()` called in a kernel declared
+///   `#[kernel(cooperative)]`, which the host can launch only cooperatively,
+///   and only with a grid that fits. Only this grid has `sync()`.
+/// - [`Ordinary`]: `this_grid()` anywhere else. Everything but `sync()`:
+///   calling it there is a compile error that names `#[kernel(cooperative)]`.
+///
+/// Counts and ranks over the whole grid are `usize` (C++: `unsigned long
+/// long`): they index memory and pass 2^32 on a large input. Those of a
+/// block or a tile are `u32` (C++: `unsigned int`); widen one with `as usize`
+/// where it indexes memory, the place C++ converts without saying.
+pub struct GridGroup<L = Cooperative> {
     workspace: *mut u32,
+    _launch: PhantomData<L>,
 }
 
-/// The whole grid (`cg::this_grid()`).
+/// A grid whose kernel is declared `#[kernel(cooperative)]`: launched
+/// cooperatively, every block resident, so [`GridGroup::sync`] can complete.
+pub struct Cooperative;
+
+/// A grid whose kernel is not declared `#[kernel(cooperative)]`: it may be
+/// launched the ordinary way, so it has no [`GridGroup::sync`].
+pub struct Ordinary;
+
+/// The launch kinds whose grids may synchronize: only [`Cooperative`].
+#[diagnostic::on_unimplemented(
+    message = "grid.sync() needs a kernel declared `#[kernel(cooperative)]`",
+    label = "this grid comes from `this_grid()` outside a `#[kernel(cooperative)]` kernel",
+    note = "a grid barrier completes only if every block is resident at once, which only a cooperative launch arranges; \
+            `#[kernel(cooperative)]` makes the host launch the kernel only that way, sized to fit",
+    note = "declare the kernel `#[kernel(cooperative)]` and call `this_grid()` in its body; a helper that synchronizes takes the grid as `&GridGroup`"
+)]
+pub trait CanSync {}
+impl CanSync for Cooperative {}
+
+/// The whole grid (`cg::this_grid()`). In the body of a kernel declared
+/// `#[kernel(cooperative)]` this name is the grid that can synchronize
+/// ([`GridGroup<Cooperative>`]); elsewhere it is [`GridGroup<Ordinary>`].
 #[inline(always)]
-pub fn this_grid() -> GridGroup {
-    GridGroup { workspace: arch::grid_workspace() }
+pub fn this_grid() -> GridGroup<Ordinary> {
+    GridGroup { workspace: arch::grid_workspace(), _launch: PhantomData }
 }
 
-impl GridGroup {
+/// What `#[kernel(cooperative)]` puts in scope in its kernel's body, in place
+/// of [`this_grid`] and `cg::this_grid` (not for use elsewhere: a kernel that
+/// reaches for it without the attribute is refused by the loader and the
+/// emulator instead of the compiler).
+#[doc(hidden)]
+pub mod cooperative_kernel {
+    use super::*;
+
+    /// `cg::this_grid()` in a kernel declared `#[kernel(cooperative)]`.
+    #[inline(always)]
+    pub fn this_grid() -> GridGroup<Cooperative> {
+        GridGroup { workspace: arch::grid_workspace(), _launch: PhantomData }
+    }
+
+    /// The `cg` module, with [`this_grid`] in place of the plain one.
+    pub mod cg {
+        pub use super::this_grid;
+        pub use crate::cg::*;
+    }
+}
+
+impl<L> GridGroup<L> {
     /// Whether this grid can synchronize (`grid.is_valid()`): the launch handed
     /// the kernel a barrier workspace.
     ///
@@ -41,7 +96,10 @@ impl GridGroup {
     /// behaviour undefined.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn sync(&self) {
+    pub fn sync(&self)
+    where
+        L: CanSync,
+    {
         #[cfg(target_arch = "nvptx64")]
         self.sync_on_gpu();
         #[cfg(not(target_arch = "nvptx64"))]
@@ -107,6 +165,13 @@ impl GridGroup {
     #[inline(always)]
     pub fn thread_rank(&self) -> usize {
         self.block_rank() * this_thread_block().num_threads() as usize + this_thread_block().thread_rank() as usize
+    }
+
+    /// The number of threads in the grid (`grid.size()`, the older C++ name of
+    /// [`num_threads`](Self::num_threads)).
+    #[inline(always)]
+    pub fn size(&self) -> usize {
+        self.num_threads()
     }
 
     /// The number of threads in the grid (`grid.num_threads()`).

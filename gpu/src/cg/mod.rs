@@ -9,8 +9,13 @@
 //! | `cg::reduce(tile, v, cg::plus<float>())` | [`reduce(&tile, v, Plus)`](reduce) |
 //!
 //! What Rust does differently: the tile size is a const generic checked at
-//! compile time; operators are zero-sized types; and an invalid grid group is
-//! refused at [`GridGroup::sync`] with a trap rather than left undefined.
+//! compile time; operators are zero-sized types; `grid.sync()` exists only on
+//! the grid of a kernel declared `#[kernel(cooperative)]` ([`GridGroup`]), so a
+//! grid barrier in a kernel the host may launch the ordinary way does not
+//! compile; and an invalid grid group is refused at [`GridGroup::sync`] with a
+//! trap rather than left undefined. Both C++ spellings of a group's size are
+//! there: `num_threads()` and the older `size()`. Grid-wide numbers are
+//! `usize`, block- and tile-wide ones `u32`, as in C++ ([`ThreadBlock`] says why).
 //!
 //! This layer is the safe surface over the instructions in `arch`. A
 //! collective (a barrier, a shuffle, a vote) touches no memory, so calling one
@@ -51,6 +56,6 @@ pub fn thread_fence() {
     crate::arch::fence_acq_rel_gpu()
 }
 pub use coalesced::{CoalescedGroup, coalesced_threads};
-pub use grid::{GridGroup, this_grid};
+pub use grid::{CanSync, Cooperative, GridGroup, Ordinary, cooperative_kernel, this_grid};
 pub use ops::{Greater, Less, Plus, ReduceOp};
 pub use tile::{ShuffleValue, ThreadBlockTile, reduce, tiled_partition};

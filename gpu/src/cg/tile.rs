@@ -86,6 +86,12 @@ impl<const N: u32> ThreadBlockTile<N> {
         N
     }
 
+    /// `N` (`tile.size()`, the older C++ name of [`num_threads`](Self::num_threads)).
+    #[inline(always)]
+    pub const fn size(&self) -> u32 {
+        N
+    }
+
     /// Which tile of the block this is (`tile.meta_group_rank()`).
     #[inline(always)]
     pub fn meta_group_rank(&self) -> u32 {

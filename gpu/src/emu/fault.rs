@@ -87,6 +87,9 @@ pub enum Fault {
     Deadlock(String),
     /// `grid.sync()` in a kernel that was not launched cooperatively.
     GridSyncNotCooperative { thread: ThreadId, site: Site },
+    /// `grid.sync()` in a kernel not declared `#[kernel(cooperative)]` (reached
+    /// around the compile-time guard).
+    GridSyncUndeclared { thread: ThreadId, site: Site, kernel: &'static str },
     /// A warp collective named lanes it cannot: the caller itself, or a shuffle source, outside its mask.
     BadMask { thread: ThreadId, site: Site, why: String },
     /// A thread executed `trap`.
@@ -110,7 +113,9 @@ impl Fault {
             Fault::CooperativeLaunchTooLarge { .. } => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
             Fault::OutOfBounds { .. } => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
             Fault::Misaligned { .. } => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
-            Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
+            Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } | Fault::GridSyncUndeclared { .. } => {
+                Some("CUDA_ERROR_LAUNCH_FAILED")
+            }
             _ => None,
         }
     }
@@ -148,8 +153,15 @@ impl fmt::Display for Fault {
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
             Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
             Fault::GridSyncNotCooperative { thread, site } => {
-                write!(f, "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false)")
+                write!(
+                    f,
+                    "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false): launch a kernel declared #[kernel(cooperative)] through the host's CooperativeKernel, which launches it only that way"
+                )
             }
+            Fault::GridSyncUndeclared { thread, site, kernel } => write!(
+                f,
+                "{thread} called {site}, but {kernel} is not declared #[kernel(cooperative)], so the host may launch it the ordinary way, where the barrier cannot complete: declare it #[kernel(cooperative)]"
+            ),
             Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
             Fault::Trap { thread } => write!(f, "{thread} executed trap"),
             Fault::NotEmulated { thread, site, what } => {

@@ -93,6 +93,8 @@ pub struct Launch<'a> {
     pub shared_bytes: u32,
     /// As with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
     pub cooperative: bool,
+    /// The kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
+    pub grid_sync: bool,
     pub args: &'a [Arg],
     /// Runs the kernel for the calling emulated thread with these arguments.
     pub entry: &'a (dyn Fn(&[Arg]) + Sync),

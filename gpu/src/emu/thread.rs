@@ -117,6 +117,10 @@ pub fn active_mask() -> u32 {
 pub fn grid_sync(valid: bool) {
     let b = block();
     let s = site();
+    let launch = b.info().launch;
+    if !launch.grid_sync {
+        b.fail(Fault::GridSyncUndeclared { thread: b.thread_id(), site: s, kernel: launch.kernel });
+    }
     if !valid {
         b.fail(Fault::GridSyncNotCooperative { thread: b.thread_id(), site: s });
     }

@@ -22,3 +22,20 @@ pub unsafe fn grid_sync_missing_block(out: Out<u32>) {
         unsafe { out.write(grid.block_rank(), 1) };
     }
 }
+
+/// A grid barrier reached around the compile-time guard: declared without
+/// `cooperative`, it takes the grid that can synchronize by the hidden path
+/// `#[kernel(cooperative)]` uses. The two checks behind the guard catch it:
+/// the host's loader (its PTX calls `grid.sync()`) and the emulator.
+///
+/// # Safety
+/// `out` holds one `u32` per block.
+#[kernel]
+pub unsafe fn undeclared_grid_sync(out: Out<u32>) {
+    let grid = crate::cg::cooperative_kernel::this_grid();
+    grid.sync();
+    if this_thread_block().thread_rank() == 0 {
+        // SAFETY: one u32 per block.
+        unsafe { out.write(grid.block_rank(), 1) };
+    }
+}

@@ -118,6 +118,13 @@ impl<P: Params, C> KernelDef<P, C> {
     }
 }
 
+impl<P: Params, C: super::Contract> KernelDef<P, C> {
+    /// Whether the kernel is declared `#[kernel(cooperative)]`, so may call `grid.sync()`.
+    pub const fn grid_sync(&self) -> bool {
+        C::GRID_SYNC
+    }
+}
+
 /// Reads nothing past the input.
 pub const fn no_overread(_threads_per_block: u32) -> usize {
     0

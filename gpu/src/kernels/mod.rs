@@ -39,9 +39,21 @@ pub struct GridSync;
 /// Launch contract: no grid barrier; any launch is safe.
 pub struct NoGridSync;
 
+/// A launch contract: [`GridSync`] or [`NoGridSync`].
+pub trait Contract {
+    /// Whether the kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
+    const GRID_SYNC: bool;
+}
+impl Contract for GridSync {
+    const GRID_SYNC: bool = true;
+}
+impl Contract for NoGridSync {
+    const GRID_SYNC: bool = false;
+}
+
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 17] = [
+pub const ALL_NAMES: [&str; 18] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -59,4 +71,5 @@ pub const ALL_NAMES: [&str; 17] = [
     EMPTY_COOPERATIVE.name(),
     GRID_SYNC_MISSING_BLOCK.name(),
     HOLD_FOR.name(),
+    UNDECLARED_GRID_SYNC.name(),
 ];

@@ -441,6 +441,9 @@ mod tests {
         for name in ["probe_cooperative", "reduce_blocks_to_partials", "coalesced_demo", "mutant_without_grid_sync"] {
             assert!(!ptx_calls_grid_sync(crate::PTX, name), "{name}");
         }
+        // Declared without `cooperative`, it reaches grid.sync() around the
+        // compile-time guard: the PTX shows it, so the loader refuses it.
+        assert!(ptx_calls_grid_sync(crate::PTX, gpu::kernels::UNDECLARED_GRID_SYNC.name()));
     }
 
     #[test]

@@ -184,6 +184,7 @@ impl Function for EmulatedKernel<'_> {
             threads: shape.threads_per_block,
             shared_bytes: shape.shared_bytes,
             cooperative,
+            grid_sync: self.spec.grid_sync,
             args: &emu_args,
             entry: &*self.spec.emulated,
         };

@@ -1,0 +1,11 @@
+//! The compile-time guard on `grid.sync()`: in a kernel declared without
+//! `#[kernel(cooperative)]`, every way of reaching it is a compile error in
+//! that kernel's file which names the attribute (`tests/guard/*.stderr` hold
+//! the messages); the same code in a cooperative kernel compiles.
+
+#[test]
+fn grid_sync_outside_a_cooperative_kernel_does_not_compile_and_names_the_attribute() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/guard/grid_sync_*.rs");
+    t.pass("tests/guard/cooperative_kernels_compile.rs");
+}

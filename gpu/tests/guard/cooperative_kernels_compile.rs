@@ -1,0 +1,29 @@
+//! The same forms in kernels declared `#[kernel(cooperative)]` compile, so the
+//! failures beside this file are about the declaration alone.
+use gpu::cg::{self, CanSync, GridGroup, this_grid};
+use gpu::kernel;
+
+fn takes_the_grid(grid: &GridGroup) {
+    grid.sync();
+}
+
+fn generic<L: CanSync>(grid: &GridGroup<L>) {
+    grid.sync();
+}
+
+/// # Safety
+/// None needed.
+#[kernel(cooperative)]
+pub unsafe fn every_form() {
+    let grid = this_grid();
+    grid.sync();
+    this_grid().sync();
+    cg::this_grid().sync();
+    let g = grid;
+    takes_the_grid(&g);
+    generic(&g);
+}
+
+fn main() {
+    let _ = EVERY_FORM;
+}
