@@ -373,6 +373,49 @@ fn an_access_past_the_dynamic_shared_memory_is_named() {
     assert!(text.ends_with("(4-byte elements; the launch gave 32 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it)"), "{text}");
 }
 
+/// The lesson's `blockSum` with its first `block.sync()` moved inside the
+/// branch only each tile's thread 0 takes: the other threads run on and read
+/// the tile totals early.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn block_sync_in_a_branch<const TILE: u32 = 32>(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let totals = dynamic_shared::<f32>();
+    let t = cg::reduce(&tile, 1.0f32, Plus);
+    if tile.thread_rank() == 0 {
+        unsafe { totals.write(tile.meta_group_rank() as usize, t) };
+        block.sync();
+    }
+    let mut total = 0.0f32;
+    if tile.meta_group_rank() == 0 {
+        let mine = if tile.thread_rank() < tile.meta_group_size() { unsafe { totals.read(tile.thread_rank() as usize) } } else { 0.0 };
+        total = cg::reduce(&tile, mine, Plus);
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, total) };
+    }
+}
+
+#[test]
+fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_causes() {
+    let mut out = [0f32];
+    for seed in [None, Some(5)] {
+        let text = err_text(launch_with(&DEV, &BLOCK_SYNC_IN_A_BRANCH, 1, 128, false, &[output("out", &mut out, 0)], Options { seed, ..Options::default() }));
+        // Tile 0's other lanes go on to its cg::reduce, which needs lane 0,
+        // held at the block.sync() in the branch: before, this read as a data
+        // race on the tile totals those lanes read too early.
+        assert!(
+            text.starts_with("deadlock: in block_sync_in_a_branch, lanes 1-31 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"),
+            "{text}"
+        );
+        assert!(text.contains("while lane 0 waits at block.sync() at gpu/tests/emulator.rs:"), "{text}");
+    }
+}
+
 /// Thread 32 writes a shared word that thread 0 then reads, with or without a barrier between.
 ///
 /// # Safety
@@ -415,7 +458,7 @@ fn deleting_grid_sync_is_named_as_a_race_between_blocks() {
     let text = err_text(launch(&kernels::mutants::MUTANT_WITHOUT_GRID_SYNC, 8, THREADS, true, &args));
     assert_eq!(
         text,
-        "data race on partials[1]: block 1 wrote it and block 0 read it with no grid.sync() between (blocks see each other's writes only after one)"
+        "data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:32:27 and block 0 read it at gpu/src/kernels/mutants.rs:41:36 with no grid.sync() between (blocks see each other's writes only after one)"
     );
 }
 

@@ -98,3 +98,33 @@ extern "C" __global__ void reduceCooperativeGrid(const float* __restrict__ in, f
         }
     }
 }
+
+// The lesson's probeCooperative: what this_grid() reports, with no barrier,
+// so any launch of it at any size is safe (probe_cooperative in Rust).
+extern "C" __global__ void probeCooperative(unsigned* out) {
+    cg::grid_group grid = cg::this_grid();
+    cg::thread_block block = cg::this_thread_block();
+    if (grid.block_rank() == 0 && block.thread_rank() == 0) {
+        out[0] = grid.is_valid();
+        out[1] = grid.num_blocks();
+    }
+}
+
+// Threads coalescedDemo is launched with: two warps (COALESCED_DEMO_THREADS in Rust).
+constexpr unsigned kCoalescedDemoThreads = 64;
+
+// What cg::coalesced_threads() returns inside a branch taken by lanes 2, 4
+// and 8 of warp 0 and lanes 0 to 15 of warp 1 (coalesced_demo in Rust).
+extern "C" __global__ void coalescedDemo(unsigned* out) {
+    cg::thread_block block = cg::this_thread_block();
+    const unsigned warp = block.thread_rank() / 32;
+    const unsigned lane = block.thread_rank() % 32;
+    const bool takesBranch = (warp == 0 && (lane == 2 || lane == 4 || lane == 8)) || (warp == 1 && lane < 16);
+    if (takesBranch) {
+        cg::coalesced_group active = cg::coalesced_threads();
+        const unsigned record[4] = {warp, lane, active.num_threads(), active.thread_rank()};
+        for (unsigned k = 0; k < 4; ++k) {
+            out[4 * block.thread_rank() + k] = record[k];
+        }
+    }
+}

@@ -138,6 +138,43 @@ pub struct BenchArgs {
     pub timeout_s: f64,
 }
 
+/// The lesson's own flags, which neither subcommand takes.
+const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmups"];
+
+/// What is wrong, in the user's words, with a command line clap would refuse
+/// in its own (`--emulate exercise` reads to clap as "exercise cannot be
+/// emulated"): a flag before the subcommand, a lesson flag given to the
+/// exercise, the emulator asked to run the benchmark. `args` starts with the
+/// program's name.
+pub fn explain_misuse(args: &[String]) -> Option<String> {
+    let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
+    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| *a == "exercise" || *a == "bench")?;
+    let (before, after) = (&args[1..k], &args[k + 1..]);
+    if before.iter().any(|a| a.starts_with('-')) {
+        let moved: Vec<&str> = after.iter().chain(before).map(String::as_str).collect();
+        return Some(format!(
+            "flags go after the subcommand: write `cg-lesson {sub} {}`{}",
+            moved.join(" "),
+            if sub == "exercise" && before.iter().any(|a| LESSON_ONLY.contains(&flag_name(a).as_str())) {
+                " (without the lesson's own flags: the exercise runs its nine sizes)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if sub == "exercise"
+        && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
+    {
+        return Some(format!(
+            "the exercise takes no {flag}: it runs the lesson's nine sizes, 0 to 67,108,864 floats, through your solve(), which chooses its own grid and block (run the lesson for one size: `cg-lesson {flag} ...`)"
+        ));
+    }
+    if sub == "bench" && after.iter().any(|a| a == "--emulate") {
+        return Some("bench times a GPU, so it needs one: the emulator runs the lesson (`cg-lesson --emulate`) and the exercise (`cg-lesson exercise --emulate`), with CPU times".to_string());
+    }
+    None
+}
+
 fn parse_count<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
     let v: i128 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number"))?;
     if v < 0 {
@@ -249,6 +286,21 @@ mod tests {
             &["--emulate", "--device", "1"],
         ] {
             assert!(parse(args).is_err(), "{args:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn misplaced_and_inapplicable_flags_are_explained_in_the_users_words() {
+        let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
+        assert_eq!(explain(&["--emulate", "exercise"]).unwrap(), "flags go after the subcommand: write `cg-lesson exercise --emulate`");
+        assert_eq!(explain(&["--json", "bench", "--runs", "5"]).unwrap(), "flags go after the subcommand: write `cg-lesson bench --runs 5 --json`");
+        assert!(explain(&["--n", "5", "exercise"]).unwrap().ends_with("(without the lesson's own flags: the exercise runs its nine sizes)"));
+        let n = explain(&["exercise", "--n", "5", "--emulate"]).unwrap();
+        assert!(n.starts_with("the exercise takes no --n: it runs the lesson's nine sizes, 0 to 67,108,864 floats"), "{n}");
+        assert!(explain(&["exercise", "--threads-per-block=64"]).unwrap().starts_with("the exercise takes no --threads-per-block"));
+        assert!(explain(&["bench", "--emulate"]).unwrap().starts_with("bench times a GPU, so it needs one"));
+        for fine in [&["exercise", "--emulate"][..], &["--emulate", "--n", "5"], &["bench", "--runs", "5"], &[]] {
+            assert_eq!(explain(fine), None, "{fine:?}");
         }
     }
 

@@ -10,6 +10,8 @@ use std::fmt;
 pub enum Error {
     /// `libcuda` could not be loaded.
     NoDriver,
+    /// `bench` on a machine without the NVIDIA driver.
+    BenchNeedsGpu,
     /// The driver is there but reports no device at that index.
     NoDevice { requested: usize, count: usize },
     /// Cooperative launch needs compute capability 6.0 or newer.
@@ -86,6 +88,10 @@ fn driver_error_name(error: &DriverError) -> &str {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::BenchNeedsGpu => write!(
+                f,
+                "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`cg-lesson --emulate`, `cg-lesson exercise --emulate`)"
+            ),
             Error::NoDriver => write!(
                 f,
                 "no NVIDIA driver found (libcuda could not be loaded): run the lesson without a GPU on the emulated one with --emulate, or install the NVIDIA driver"

@@ -150,6 +150,9 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig, section: &mut dyn FnMut(&LessonReport, 
 pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnMut(&LessonReport, Section)) -> Result<LessonReport> {
     let tpb = cfg.threads_per_block;
     let n = cfg.n;
+    // An input too large to count, or to hold on the device, is refused
+    // before anything is printed (and before the host fills it).
+    gpu.ensure_free(device_bytes(n)?)?;
     let mut r = LessonReport {
         status: Status::Failed,
         device: gpu.info.clone(),
@@ -199,10 +202,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     section(&r, Section::Probes);
 
     // The sums, on the same grid, each from poisoned buffers, each against the
-    // double reference. The device check comes before filling the input on
-    // the host, so an input too large for the GPU is refused before the host
-    // allocates it.
-    gpu.ensure_free(device_bytes(n)?)?;
+    // double reference.
     let xs = reference::fill(n)?;
     let reference = Reference::new(&xs);
     r.reference = reference.sum;
@@ -211,7 +211,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     if r.grid > 0 {
         for path in PATHS {
             let run = sums.checked(path, &input, &reference, &mut scratch)?;
-            r.checks.push(Check::new(format!("the {} sum is within its bound", path.label()), run.total.pass, total_detail(&run)));
+            r.checks.push(Check::new(format!("the {} sum is within its bound", path.label()), run.total.pass, run.total.detail()));
             if let Some(st) = &run.stages {
                 let detail = match &st.first_bad {
                     Some(c) => format!(
@@ -226,11 +226,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
                 };
                 r.checks.push(Check::new(format!("every block's partial ({}) matches the elements it read", path.label()), st.bad_partials.is_empty(), detail));
                 let t = &st.total_of_partials;
-                r.checks.push(Check::new(
-                    format!("the {} total is the sum of its partials", path.label()),
-                    t.pass,
-                    format!("{} vs {:.6}, error {:.3e} <= {:.3e}", t.value, t.reference, t.error, t.bound),
-                ));
+                r.checks.push(Check::new(format!("the {} total is the sum of its partials", path.label()), t.pass, t.detail()));
             }
             r.sums.push(run);
         }
@@ -270,11 +266,6 @@ fn probe_detail(p: &ProbeResult) -> String {
         (None, Some(v), Some(b)) => format!("is_valid = {}, {b} blocks", v as u8),
         _ => String::new(),
     }
-}
-
-fn total_detail(run: &Run) -> String {
-    let t = &run.total;
-    format!("{} vs {:.6}, error {:.3e} <= {:.3e}", t.value, t.reference, t.error, t.bound)
 }
 
 impl LessonReport {

@@ -11,7 +11,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(why) = host::cli::explain_misuse(&args) {
+        eprintln!("error: {why}");
+        return ExitCode::from(2);
+    }
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         None => run_lesson(&cli),
         Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
@@ -84,24 +89,48 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     let gpu = open(target)?;
     // A device that cannot run the exercise's block at all is one error, not nine.
     gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?;
-    let progress = Progress::new(target.json);
-    if !target.json {
+    let mut r = exercise_ladder(&gpu, variant, target.json)?;
+    if exercise::needs_larger_device(&gpu)? {
+        let options = gpu::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
+        if !target.json {
+            let capacity = larger.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?.capacity();
+            emit(&exercise::larger_device_header(capacity));
+        }
+        r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, target.json)?));
+        r.status = host::checks::Status::of(r.verdict().is_ok());
+    }
+    if target.json {
+        emit(&(json::to_string(&r) + "\n"));
+    }
+    r.verdict()
+}
+
+/// The exercise's ladder on `gpu`, each row printed as it is judged.
+fn exercise_ladder(gpu: &Gpu, variant: Variant, json: bool) -> Result<exercise::ExerciseReport> {
+    let progress = Progress::new(json);
+    if !json {
         emit(&exercise::header(&gpu.info.name, variant));
     }
     let bar = progress.bar(exercise::LADDER.len() as u64, "cases");
-    let r = exercise::run_sizes(&gpu, variant, &exercise::LADDER, &mut |case| {
+    let r = exercise::run_sizes(gpu, variant, &exercise::LADDER, &mut |case| {
         bar.advance(format!("n = {}", case.n));
-        if !target.json {
+        if !json {
             emit(&exercise::row(case));
         }
     })?;
     drop(bar);
-    emit(&if target.json { json::to_string(&r) + "\n" } else { exercise::footer(&r) });
-    r.verdict()
+    if !json {
+        emit(&exercise::footer(&r));
+    }
+    Ok(r)
 }
 
 fn run_bench(args: &BenchArgs) -> Result<()> {
-    let gpu = Gpu::open(args.device)?;
+    let gpu = Gpu::open(args.device).map_err(|e| match e {
+        Error::NoDriver => Error::BenchNeedsGpu,
+        e => e,
+    })?;
     gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
     let cfg = bench::BenchConfig {
         sizes: bench::default_sizes(args.min_log2, args.max_log2),

@@ -93,6 +93,21 @@ pub struct SumCheck {
     pub pass: bool,
 }
 
+impl SumCheck {
+    /// `value vs reference, error E <= bound B` when it passed, `... error E > bound B`
+    /// when it did not (NaN and infinity: `error NaN, not within bound B`).
+    pub fn detail(&self) -> String {
+        let relation = if self.pass {
+            "<= bound"
+        } else if self.error.is_finite() {
+            "> bound"
+        } else {
+            "not within bound"
+        };
+        format!("{} vs {:.6}, error {:.3e} {relation} {:.3e}", self.value, self.reference, self.error, self.bound)
+    }
+}
+
 /// Checks `value` against `reference` within `bound`. NaN and infinity never
 /// pass (unless the reference is the same infinity).
 pub fn check(value: f32, reference: f64, bound: f64) -> SumCheck {
@@ -197,6 +212,13 @@ impl<'a> Reference<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failed_check_says_its_error_is_over_the_bound() {
+        assert!(check(10.0, 10.0, 1.0).detail().ends_with("error 0.000e0 <= bound 1.000e0"));
+        assert!(check(20.0, 10.0, 1.0).detail().ends_with("error 1.000e1 > bound 1.000e0"));
+        assert!(check(f32::NAN, 10.0, 1.0).detail().ends_with("error NaN not within bound 1.000e0"));
+    }
 
     /// A CPU model of the lesson's two stages, in the GPU's order: each
     /// thread's grid-stride sum, a block total per block, then their total.

@@ -67,6 +67,9 @@ pub fn section(r: &LessonReport, s: Section) -> String {
             {
                 o.push_str("  the same ordinary launch reads differently once the context has made a cooperative launch:\n  is_valid() cannot tell you how you were launched, so only the launch API may decide\n");
             }
+            if d.emulated {
+                o.push_str("  (on an H200, driver 580.159.04, the last line reads is_valid=1: once a context has made a cooperative launch, its driver hands\n   every launch a grid workspace; the emulator does not model that, so is_valid() cannot tell you how you were launched there either)\n");
+            }
         }
         Section::Sums => {
             let _ = writeln!(o, "\nSum of {} floats", r.n);

@@ -89,8 +89,28 @@ fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.starts_with("error: no NVIDIA driver found") && err.contains("--emulate"), "{err}");
+        assert!(err.contains("no NVIDIA driver was found") || err.contains("no NVIDIA driver found"), "{err}");
         assert!(o.stdout.is_empty());
+        if args == ["bench"] {
+            // The emulator cannot time a GPU: bench says so instead of suggesting --emulate for itself.
+            assert!(err.starts_with("error: bench times a GPU") && err.contains("`cg-lesson exercise --emulate`"), "{err}");
+        } else {
+            assert!(err.starts_with("error: no NVIDIA driver found") && err.contains("--emulate"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn flags_in_the_wrong_place_get_the_command_to_write_instead() {
+    for (args, expected) in [
+        (&["--emulate", "exercise"][..], "error: flags go after the subcommand: write `cg-lesson exercise --emulate`"),
+        (&["exercise", "--n", "5", "--emulate"], "error: the exercise takes no --n: it runs the lesson's nine sizes"),
+        (&["bench", "--emulate"], "error: bench times a GPU, so it needs one"),
+    ] {
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with(expected) && err.lines().count() == 1, "{args:?}: {err}");
     }
 }
 
@@ -138,7 +158,9 @@ fn json_output_follows_its_documented_schema() {
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert_matches_schema(&stdout(&o), "lesson.schema.json");
     }
-    for variant in ["solve", "bounds-bug", "zero-grid"] {
+    // On the emulated T4 each runs its ladder twice, the second time on the
+    // larger device, whose report nests in the first.
+    for variant in ["solve", "partials-if"] {
         let o = run(&["exercise", "--emulate", "--json", "--variant", variant]);
         assert!(stderr(&o).is_empty() || !o.status.success(), "{variant}: {}", stderr(&o));
         assert_matches_schema(&stdout(&o), "exercise.schema.json");

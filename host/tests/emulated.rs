@@ -69,9 +69,14 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
     let gpu = t4();
     // CI runs the ladder up to 4,194,915; `cg-lesson exercise --emulate` runs all nine.
     let sizes = &LADDER[..8];
-    for (variant, expected) in
-        [(Variant::Solve, vec![]), (Variant::GridFromN, vec![4_194_915]), (Variant::ZeroGrid, vec![0]), (Variant::BoundsBug, vec![1, 31, 611, 4_194_915])]
-    {
+    for (variant, expected) in [
+        (Variant::Solve, vec![]),
+        (Variant::GridFromN, vec![4_194_915]),
+        (Variant::ZeroGrid, vec![0]),
+        (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
+        // 160 blocks: block 0's `if` reads every partial on the T4...
+        (Variant::PartialsIf, vec![]),
+    ] {
         let r = exercise::run_sizes(&gpu, variant, sizes, &mut |_| {}).unwrap();
         let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
         assert_eq!(failing, expected, "{variant:?}");
@@ -84,6 +89,19 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
             assert_eq!((r.blocks_per_sm, r.sms), (Some(4), Some(40)), "the two counts to submit");
         }
     }
+}
+
+#[test]
+fn the_exercise_runs_again_on_a_larger_device_where_an_if_for_the_partials_loop_fails() {
+    assert!(exercise::needs_larger_device(&t4()).unwrap(), "the T4's 160 blocks fit in one block of 256");
+    let larger = Gpu::emulated(exercise::LARGER_DEVICE, Options::default());
+    assert!(!exercise::needs_larger_device(&larger).unwrap());
+    // ...but not the 1056 of the larger device, from the first size whose grid passes 256 blocks.
+    let sizes = [40_960, 4_194_915];
+    let r = exercise::run_sizes(&larger, Variant::PartialsIf, &sizes, &mut |_| {}).unwrap();
+    let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
+    assert_eq!(failing, vec![4_194_915]);
+    assert!(exercise::run_sizes(&larger, Variant::Solve, &sizes, &mut |_| {}).unwrap().verdict().is_ok());
 }
 
 /// The lesson's cooperative check, run on `def` instead of the lesson's kernel.
@@ -101,7 +119,7 @@ fn the_lessons_cooperative_check_fails_a_kernel_without_grid_sync() {
     let err = cooperative_check(&t4(), MUTANT_WITHOUT_GRID_SYNC, 100_003).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "mutant_without_grid_sync on the emulated device: data race on partials[1]: block 1 wrote it and block 0 read it with no grid.sync() between (blocks see each other's writes only after one)"
+        "mutant_without_grid_sync on the emulated device: data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:32:27 and block 0 read it at gpu/src/kernels/mutants.rs:41:36 with no grid.sync() between (blocks see each other's writes only after one)"
     );
 }
 

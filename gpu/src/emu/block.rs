@@ -13,7 +13,7 @@ use super::race::{Now, Shadow, Touched};
 use super::stack::{Saved, SlotStack, Slots};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::panic::Location;
 
 /// What a thread is doing.
@@ -114,8 +114,10 @@ struct SharedMemory {
 /// it read from before them, and each word's race shadow.
 #[derive(Default)]
 pub(crate) struct Global {
-    pub writes: BTreeMap<(u32, usize), u64>,
-    pub reads: BTreeSet<(u32, usize)>,
+    /// The last bits written to each word, and where the block first wrote it.
+    pub writes: BTreeMap<(u32, usize), (u64, Site)>,
+    /// Words read before the block wrote them, and where it first read each.
+    pub reads: BTreeMap<(u32, usize), Site>,
     shadow: HashMap<(u32, usize), Shadow>,
 }
 
@@ -151,6 +153,10 @@ pub(crate) struct Block {
     shared: SharedMemory,
     pub global: RefCell<Global>,
     pub fault: RefCell<Option<Fault>>,
+    /// The first data race found: reported once the block has run on a
+    /// little ([`AFTER_RACE`]), in case it is the symptom of a barrier that
+    /// not every thread reaches, which is then reported instead.
+    race: RefCell<Option<Fault>>,
     rng: Cell<u64>,
 }
 
@@ -161,6 +167,10 @@ thread_local! {
 
 /// Suspensions of one thread before the scheduler looks for other work (seeded runs).
 pub(crate) const QUANTUM: u32 = 4096;
+
+/// Memory accesses the block may make after a data race before the race is
+/// reported: enough for threads that skipped a barrier to reach the next one.
+pub(crate) const AFTER_RACE: u32 = 4096;
 
 /// Consecutive reads of one word, with no write or collective between, that count as a spin.
 const SPIN_READS: u32 = 1 << 20;
@@ -187,6 +197,7 @@ impl Block {
             },
             global: RefCell::new(Global::default()),
             fault: RefCell::new(None),
+            race: RefCell::new(None),
             rng: Cell::new(info.seed.map_or(0, |s| splitmix(s ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))),
         }
     }
@@ -223,6 +234,32 @@ impl Block {
     /// Records a fault for the block; the scheduler stops at the next switch.
     pub fn set_fault(&self, fault: Fault) {
         self.fault.borrow_mut().get_or_insert(fault);
+    }
+
+    /// Records a data race; the block runs on for [`AFTER_RACE`] accesses.
+    fn race_found(&self, race: Fault) {
+        let mut r = self.race.borrow_mut();
+        if r.is_none() {
+            *r = Some(race);
+            super::thread::count_down_after_race(AFTER_RACE);
+        }
+    }
+
+    /// The race found, to report now (its count-down ran out).
+    pub fn race(&self) -> Option<Fault> {
+        self.race.borrow().clone()
+    }
+
+    /// What ends the block's run, given `fault`: a barrier met from
+    /// different places (threads that skipped one race on what it should have
+    /// ordered) or a deadlock outranks a data race found before it, and the
+    /// race outranks whatever followed from it.
+    fn ending(&self, fault: Fault) -> Fault {
+        match (fault, self.race()) {
+            (f @ (Fault::DivergentBarrier { .. } | Fault::Deadlock(_)), _) => f,
+            (_, Some(race)) => race,
+            (f, None) => f,
+        }
     }
 
     /// Suspends the current thread until the scheduler resumes it.
@@ -497,7 +534,7 @@ impl Block {
             words.clone().find_map(|w| self.check(&mut shadow[w], access, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
         };
         if let Some(f) = race {
-            self.fail(f);
+            self.race_found(f);
         }
         words
     }
@@ -539,14 +576,14 @@ impl Block {
             self.check(g.shadow.entry(key).or_default(), Access::Read, site, || format!("{name}[{index}]"))
         };
         if let Some(f) = race {
-            self.fail(f);
+            self.race_found(f);
         }
         self.note_read(Self::global_key(slot, index), || format!("{name}[{index}]"));
         let mut g = self.global.borrow_mut();
         match g.writes.get(&key) {
-            Some(&bits) => bits,
+            Some(&(bits, _)) => bits,
             None => {
-                g.reads.insert(key);
+                g.reads.entry(key).or_insert(site);
                 published()
             }
         }
@@ -557,11 +594,11 @@ impl Block {
         let race = {
             let mut g = self.global.borrow_mut();
             let race = self.check(g.shadow.entry(key).or_default(), Access::Write, site, || format!("{name}[{index}]"));
-            g.writes.insert(key, bits);
+            g.writes.entry(key).and_modify(|w| w.0 = bits).or_insert((bits, site));
             race
         };
         if let Some(f) = race {
-            self.fail(f);
+            self.race_found(f);
         }
         self.forget_spin();
         self.wake_spinners(Self::global_key(slot, index));
@@ -718,7 +755,7 @@ impl BlockRun {
         let info = b.info();
         loop {
             if let Some(f) = b.fault.borrow().clone() {
-                return Outcome::Faulted(f);
+                return Outcome::Faulted(b.ending(f));
             }
             if info.aborted() {
                 return Outcome::Faulted(Fault::Timeout { seconds: info.timeout_s });
@@ -763,9 +800,13 @@ impl BlockRun {
         }
         let b = &*self.block;
         if let Some(f) = b.fault.borrow().clone() {
-            return Outcome::Faulted(f);
+            return Outcome::Faulted(b.ending(f));
         }
         let states: Vec<Wait> = b.threads.iter().map(|t| t.wait.get()).collect();
+        let deadlocked = !states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Grid));
+        if let Some(race) = b.race().filter(|_| !deadlocked) {
+            return Outcome::Faulted(race);
+        }
         if states.iter().all(|&w| w == Wait::Exited) {
             return Outcome::Done;
         }

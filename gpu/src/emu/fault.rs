@@ -80,7 +80,7 @@ pub enum Fault {
     /// Two threads of a block touched the same word, one of them writing, with no barrier between.
     Race { word: String, first: Touch, second: Touch },
     /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
-    BlockRace { word: String, writer: u32, other: u32, other_access: Access },
+    BlockRace { word: String, writer: u32, writer_site: Site, other: u32, other_site: Site, other_access: Access },
     /// The threads of a block met at one `block.sync()` from different places in the source.
     DivergentBarrier { block: u32, what: String },
     /// Every thread that has not finished waits for something that cannot happen.
@@ -140,14 +140,14 @@ impl fmt::Display for Fault {
                 write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
             }
             Fault::Race { word, first, second } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
-            Fault::BlockRace { word, writer, other, other_access } => {
+            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access } => {
                 let what = match other_access {
                     Access::Read => "read it",
                     Access::Write => "wrote it too",
                 };
                 write!(
                     f,
-                    "data race on {word}: block {writer} wrote it and block {other} {what} with no grid.sync() between (blocks see each other's writes only after one)"
+                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} {what} at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
                 )
             }
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),

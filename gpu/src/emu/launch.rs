@@ -13,7 +13,7 @@
 //! reported, so that the report does not depend on timing either.
 
 use super::block::{BlockRun, Outcome};
-use super::fault::{Access, Fault, count, ranges};
+use super::fault::{Access, Fault, Site, count, ranges};
 use super::stack::Slots;
 use super::{Arg, Device, Launch, LaunchStats, Options};
 use std::cell::RefCell;
@@ -63,13 +63,20 @@ struct GridState {
     site: Option<String>,
     done: Vec<u32>,
     faults: BTreeMap<u32, Fault>,
-    /// This phase's writes to `Out` buffers: the block that wrote each word, and the bits.
-    writes: BTreeMap<(u32, usize), (u32, u64)>,
+    /// This phase's writes to `Out` buffers: the block that wrote each word, where, and the bits.
+    writes: BTreeMap<(u32, usize), (BlockAccess, u64)>,
     /// This phase's reads from `Out` buffers (of words the reader had not written): the readers.
-    reads: BTreeMap<(u32, usize), Vec<u32>>,
-    /// Two blocks that touched one word in this phase: (slot, index, writer, other, what the other did).
-    races: BTreeMap<(u32, usize), (u32, u32, Access)>,
+    reads: BTreeMap<(u32, usize), Vec<BlockAccess>>,
+    /// Two blocks that touched one word in this phase: (slot, index), the writer, the other, what the other did.
+    races: BTreeMap<(u32, usize), (BlockAccess, BlockAccess, Access)>,
     finished: Option<Result<(), Fault>>,
+}
+
+/// A block's access to a word of an `Out` buffer: the block, and where in the source.
+#[derive(Clone, Copy, Debug)]
+struct BlockAccess {
+    block: u32,
+    site: Site,
 }
 
 struct Grid<'a> {
@@ -194,23 +201,26 @@ fn worker(g: &Grid) {
 fn contribute(st: &mut GridState, run: &BlockRun) {
     let id = run.block.id;
     let global = run.block.global.borrow();
-    for (&key, &bits) in &global.writes {
+    for (&key, &(bits, site)) in &global.writes {
+        let me = BlockAccess { block: id, site };
         if let Some(&(other, _)) = st.writes.get(&key) {
-            st.races.entry(key).or_insert((other.min(id), other.max(id), Access::Write));
+            let (first, second) = if other.block < id { (other, me) } else { (me, other) };
+            st.races.entry(key).or_insert((first, second, Access::Write));
         } else if let Some(readers) = st.reads.get(&key)
-            && let Some(&reader) = readers.iter().min()
+            && let Some(&reader) = readers.iter().min_by_key(|r| r.block)
         {
-            st.races.entry(key).or_insert((id, reader, Access::Read));
+            st.races.entry(key).or_insert((me, reader, Access::Read));
         }
-        st.writes.insert(key, (id, bits));
+        st.writes.insert(key, (me, bits));
     }
-    for &key in &global.reads {
+    for (&key, &site) in &global.reads {
+        let me = BlockAccess { block: id, site };
         if let Some(&(writer, _)) = st.writes.get(&key)
-            && writer != id
+            && writer.block != id
         {
-            st.races.entry(key).or_insert((writer, id, Access::Read));
+            st.races.entry(key).or_insert((writer, me, Access::Read));
         }
-        st.reads.entry(key).or_default().push(id);
+        st.reads.entry(key).or_default().push(me);
     }
 }
 
@@ -229,7 +239,14 @@ fn settle(g: &Grid, st: &mut GridState) {
             Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
             _ => None,
         });
-        Err(Fault::BlockRace { word: format!("{}[{index}]", name.unwrap_or("?")), writer, other, other_access: access })
+        Err(Fault::BlockRace {
+            word: format!("{}[{index}]", name.unwrap_or("?")),
+            writer: writer.block,
+            writer_site: writer.site,
+            other: other.block,
+            other_site: other.site,
+            other_access: access,
+        })
     } else if st.arrived == 0 {
         publish(&g.info, st);
         Ok(())

@@ -137,12 +137,22 @@ thread_local! {
     /// Memory accesses left before the thread's next check for a timeout
     /// (and, in a seeded run, its next chance to be preempted).
     static BUDGET: Cell<u32> = const { Cell::new(QUANTUM) };
+    /// Memory accesses left before a data race found in this block is
+    /// reported (0: none found).
+    static AFTER_RACE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Lets the block run `accesses` more memory accesses before the race it
+/// has found is reported.
+pub(crate) fn count_down_after_race(accesses: u32) {
+    AFTER_RACE.with(|c| c.set(accesses));
 }
 
 /// Starts a block's run with a full budget, so that where a seeded run
 /// preempts a thread does not depend on the blocks a worker ran before.
 pub(crate) fn reset_budget() {
     BUDGET.with(|c| c.set(QUANTUM));
+    AFTER_RACE.with(|c| c.set(0));
 }
 
 /// Counts one memory access.
@@ -151,6 +161,14 @@ pub fn tick() {
     BUDGET.with(|b| {
         let left = b.get();
         if left == 0 { checkpoint() } else { b.set(left - 1) }
+    });
+    AFTER_RACE.with(|a| match a.get() {
+        0 => {}
+        1 => {
+            let b = block();
+            b.fail(b.race().expect("a race was found"))
+        }
+        left => a.set(left - 1),
     });
 }
 

@@ -103,3 +103,51 @@ pub unsafe fn exercise_sum_bounds_bug<const TILE: u32 = 32>(input: In<f32>, part
         }
     }
 }
+
+/// The second stage written with an `if` where `exercise_sum` has a loop:
+/// block 0's threads read one partial each, so a grid of more blocks than
+/// a block has threads loses the rest. The only line that differs from
+/// `exercise_sum` is the `if`. On the lesson's T4 the grid is 160 blocks of
+/// 256 and every case passes; a grid of 1056 (an H200) fails.
+///
+/// # Safety
+/// As `exercise_sum`.
+#[allow(unused_assignments)] // `i` steps past the one partial it reads, as the loop's would.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn exercise_sum_partials_if<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        if i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}

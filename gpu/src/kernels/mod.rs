@@ -53,7 +53,7 @@ impl Contract for NoGridSync {
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 18] = [
+pub const ALL_NAMES: [&str; 19] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -72,4 +72,5 @@ pub const ALL_NAMES: [&str; 18] = [
     GRID_SYNC_MISSING_BLOCK.name(),
     HOLD_FOR.name(),
     UNDECLARED_GRID_SYNC.name(),
+    EXERCISE_SUM_PARTIALS_IF.name(),
 ];

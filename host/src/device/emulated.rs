@@ -50,7 +50,12 @@ impl Emulated {
         let info = DeviceInfo {
             ordinal: 0,
             name: format!(
-                "emulated GPU on the CPU ({} of {} threads, {} blocks and {} KiB of shared memory each)",
+                "emulated {} on the CPU ({} of {} threads, {} blocks and {} KiB of shared memory each)",
+                match device {
+                    emu::Device::T4 => "Tesla T4 (the lesson's GPU)",
+                    emu::Device::H200 => "H200-sized GPU",
+                    _ => "GPU",
+                },
                 plural(device.sms, "SM", "SMs"),
                 device.threads_per_sm,
                 device.blocks_per_sm,

@@ -29,6 +29,9 @@ pub enum Variant {
     ZeroGrid,
     /// The loop bound rounded up to whole blocks: reads past the input.
     BoundsBug,
+    /// Block 0 adds the partials with an `if` where the loop was: one partial
+    /// per thread, so a grid of more blocks than a block has threads loses some.
+    PartialsIf,
 }
 
 impl Variant {
@@ -147,13 +150,41 @@ pub struct ExerciseReport {
     pub blocks_per_sm: Option<u32>,
     pub sms: Option<u32>,
     pub checks: Vec<Check>,
+    /// The same ladder on [`LARGER_DEVICE`], where the emulated device's
+    /// cooperative grid fits in one block ([`needs_larger_device`]).
+    pub larger_device: Option<Box<ExerciseReport>>,
 }
 
 impl ExerciseReport {
-    /// Ok when every case passed.
+    /// Ok when every case passed, on both devices where there were two.
     pub fn verdict(&self) -> Result<()> {
-        checks::verdict(&self.checks)
+        let all: Vec<Check> = self.checks.iter().chain(self.larger_device.iter().flat_map(|r| &r.checks)).cloned().collect();
+        checks::verdict(&all)
     }
+}
+
+/// The emulated device the exercise runs its ladder on a second time: an
+/// H200's shape, 1056 cooperative blocks of 256 threads.
+pub const LARGER_DEVICE: gpu::emu::Device = gpu::emu::Device::H200;
+
+/// Whether the ladder also runs on [`LARGER_DEVICE`]: on an emulated device
+/// whose cooperative grid of the exercise kernel (256 threads a block) is no
+/// larger than a block can be. There block 0's loop over the partials takes
+/// a single trip, so a loop written as an `if` passes every case (the lesson's
+/// T4: 160 blocks); the learner should not have to know to try another device.
+pub fn needs_larger_device(gpu: &Gpu) -> Result<bool> {
+    if !gpu.info.emulated {
+        return Ok(false);
+    }
+    let capacity = gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?.capacity();
+    Ok(capacity <= gpu.info.max_threads_per_block)
+}
+
+/// The line before the second ladder.
+pub fn larger_device_header(capacity: u32) -> String {
+    format!(
+        "\nThe same ladder on a larger emulated GPU: {capacity} cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials\n"
+    )
 }
 
 /// Runs `sizes` on the device against the chosen solver; `each` sees every case as it is judged.
@@ -163,6 +194,7 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMu
         Variant::GridFromN => variants::grid_from_n,
         Variant::ZeroGrid => variants::zero_grid,
         Variant::BoundsBug => variants::bounds_bug,
+        Variant::PartialsIf => variants::partials_if,
     };
     let tile = gpu::kernels::EXERCISE_SUM.tile().unwrap_or(32);
     let cases = run_ladder(
@@ -187,6 +219,7 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMu
         blocks_per_sm: counts.map(|s| s.blocks_per_sm),
         sms: counts.map(|s| s.sms),
         checks,
+        larger_device: None,
     })
 }
 
@@ -213,23 +246,24 @@ pub fn row(c: &Case) -> String {
     format!("{:>10}  {:>7}  {:>20}  {:>20.6}  {:>9}  {:>9}  {}\n", c.n, blocks, value, c.reference, error, bound, verdict)
 }
 
-/// What follows the table.
+/// What follows the table: the verdict, then the two counts the exercise
+/// asks you to submit, last whether or not every case passed.
 pub fn footer(r: &ExerciseReport) -> String {
-    let mut o = String::new();
-    if let (Some(bps), Some(sms)) = (r.blocks_per_sm, r.sms) {
-        let _ = writeln!(
-            o,
-            "\nYour kernel's counts, to submit with your solve(): {bps} blocks/SM x {sms} SMs = {} blocks, the most one cooperative launch of it may use",
-            bps as u64 * sms as u64
-        );
-    }
-    match r.smallest_failure {
-        Some(n) => {
-            let _ = writeln!(o, "\nsmallest failing case: n = {n}");
-        }
-        None => o.push('\n'),
-    }
+    let mut o = String::from("\n");
     checks::render(&mut o, &r.checks);
+    if let Some(n) = r.smallest_failure {
+        let _ = writeln!(o, "smallest failing case: n = {n}");
+    }
+    match (r.blocks_per_sm, r.sms) {
+        (Some(bps), Some(sms)) => {
+            let _ = writeln!(
+                o,
+                "\nYour kernel's two counts, to submit with your solve(): {bps} blocks/SM x {sms} SMs = {} blocks, the most one cooperative launch of it may use",
+                bps as u64 * sms as u64
+            );
+        }
+        _ => o.push_str("\nYour kernel's two counts: none, since solve() reported no launch of it with its limits\n"),
+    }
     o
 }
 
@@ -239,7 +273,13 @@ pub fn render(r: &ExerciseReport) -> String {
     for c in &r.cases {
         o.push_str(&row(c));
     }
-    o + &footer(r)
+    o += &footer(r);
+    if let Some(larger) = &r.larger_device {
+        let capacity = larger.blocks_per_sm.zip(larger.sms).map_or(0, |(b, s)| b * s);
+        o += &larger_device_header(capacity);
+        o += &render(larger);
+    }
+    o
 }
 
 #[cfg(test)]

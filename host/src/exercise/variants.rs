@@ -5,7 +5,7 @@ use super::Solved;
 use crate::device::{Buffer, Gpu};
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
-use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, GridSync, KernelDef};
+use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, EXERCISE_SUM_PARTIALS_IF, GridSync, KernelDef};
 
 const THREADS_PER_BLOCK: u32 = 256;
 
@@ -45,12 +45,26 @@ pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Res
     launch_as_sized(gpu, &EXERCISE_SUM, zero_grid_blocks, input, total)
 }
 
+/// `partials-if`: the right grid (and no launch for n = 0), the kernel whose
+/// block 0 reads one partial per thread with an `if` where the loop was.
+pub fn partials_if(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    if input.is_empty() {
+        return nothing_launched(gpu, &EXERCISE_SUM_PARTIALS_IF);
+    }
+    launch_as_sized(gpu, &EXERCISE_SUM_PARTIALS_IF, zero_grid_blocks, input, total)
+}
+
+/// What a solver reports for n = 0, where it launches nothing: the kernel's limits.
+fn nothing_launched(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>) -> Result<Solved> {
+    let limits = gpu.cooperative_kernel(def)?.limits(THREADS_PER_BLOCK)?;
+    Ok(Solved { blocks: 0, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms })
+}
+
 /// `bounds-bug`: the right grid (and no launch for n = 0), the kernel whose
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     if input.is_empty() {
-        let limits = gpu.cooperative_kernel(&EXERCISE_SUM_BOUNDS_BUG)?.limits(THREADS_PER_BLOCK)?;
-        return Ok(Solved { blocks: 0, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms });
+        return nothing_launched(gpu, &EXERCISE_SUM_BOUNDS_BUG);
     }
     launch_as_sized(gpu, &EXERCISE_SUM_BOUNDS_BUG, zero_grid_blocks, input, total)
 }
