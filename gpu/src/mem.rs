@@ -113,8 +113,14 @@ impl<T: Word> In<T> {
     pub unsafe fn read(self, i: usize) -> T {
         #[cfg(target_arch = "nvptx64")]
         {
-            // SAFETY: the caller's contract; nothing writes an `In` buffer during a launch.
-            unsafe { T::ldg(self.0.add(i)) }
+            // SAFETY: the caller's contract; nothing writes an `In` buffer
+            // during a launch. A buffer holds at most isize::MAX bytes (what
+            // `add` requires), so i is below that over T's size: told to the
+            // compiler, it lets `i += step` in a loop have a trip count.
+            unsafe {
+                crate::arch::assume(i <= isize::MAX as usize / size_of::<T>());
+                T::ldg(self.0.add(i))
+            }
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
@@ -206,8 +212,11 @@ impl<T: Word> Out<T> {
     pub unsafe fn read(self, i: usize) -> T {
         #[cfg(target_arch = "nvptx64")]
         {
-            // SAFETY: the caller's contract.
-            unsafe { *self.0.add(i) }
+            // SAFETY: the caller's contract; on the bound, see `In::read`.
+            unsafe {
+                crate::arch::assume(i <= isize::MAX as usize / size_of::<T>());
+                *self.0.add(i)
+            }
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {

@@ -235,7 +235,10 @@ int main(int argc, char** argv) {
         void* temp;
         CHECK(cudaMalloc(&temp, std::max<size_t>(tempBytes, 1)));
 
-        auto report = [&](const char* variant, size_t grid, auto work) {
+        // Every run writes its own slot, except a graph's: a graph is
+        // captured once per input buffer, with that buffer's slot, so only
+        // the first `written` slots are written (and checked).
+        auto report = [&](const char* variant, size_t grid, int written, auto work) {
             CHECK(cudaMemset(totals, 0xff, slots * sizeof(float)));  // NaN in every slot
             Stats queued, waited;
             timeRuns(runs, warmups, work, queued, waited);
@@ -243,7 +246,7 @@ int main(int argc, char** argv) {
             CHECK(cudaMemcpy(t.data(), totals, slots * sizeof(float), cudaMemcpyDeviceToHost));
             int nans = 0;
             float lo = INFINITY, hi = -INFINITY;
-            for (int k = 0; k < slots; ++k) {
+            for (int k = 0; k < written; ++k) {
                 if (std::isnan(t[k])) {
                     ++nans;
                 } else {
@@ -260,7 +263,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         };
 
-        report("cpp-two-launches", blocks, [&](int k) {
+        report("cpp-two-launches", blocks, slots, [&](int k) {
             reduceBlocksToPartials<<<blocks, threads, smem>>>(inputs[k % rotate], partials, n);
             reducePartialsToTotal<<<1, threads, smem>>>(partials, totals + k, blocks);
             CHECK(cudaGetLastError());
@@ -275,11 +278,50 @@ int main(int argc, char** argv) {
         config.dynamicSmemBytes = smem;
         config.attrs = coop;
         config.numAttrs = 1;
-        report("cpp-cooperative", blocks, [&](int k) {
+        report("cpp-cooperative", blocks, slots, [&](int k) {
             CHECK(cudaLaunchKernelEx(&config, reduceCooperativeGrid, (const float*)inputs[k % rotate], partials, totals + k, n));
         });
 
-        report("cub-device-reduce", 0, [&](int k) {
+        // The same launches captured once per input buffer as a graph
+        // (stream capture on a stream of its own: the legacy default stream
+        // cannot be captured), then replayed (host/src/timing.rs does the same).
+        const int graphs = std::min(rotate, slots);
+        auto capture = [&](auto launches) {
+            cudaStream_t side;
+            CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+            std::vector<cudaGraphExec_t> execs(graphs);
+            for (int j = 0; j < graphs; ++j) {
+                CHECK(cudaStreamBeginCapture(side, cudaStreamCaptureModeThreadLocal));
+                launches(j, side);
+                cudaGraph_t graph;
+                CHECK(cudaStreamEndCapture(side, &graph));
+                CHECK(cudaGraphInstantiate(&execs[j], graph, 0));
+                CHECK(cudaGraphUpload(execs[j], side));
+                CHECK(cudaGraphDestroy(graph));
+            }
+            CHECK(cudaStreamSynchronize(side));
+            CHECK(cudaStreamDestroy(side));
+            return execs;
+        };
+        auto replay = [&](const std::vector<cudaGraphExec_t>& execs) {
+            return [&execs](int k) { CHECK(cudaGraphLaunch(execs[k % execs.size()], 0)); };
+        };
+        auto twoLaunchGraphs = capture([&](int j, cudaStream_t s) {
+            reduceBlocksToPartials<<<blocks, threads, smem, s>>>(inputs[j], partials, n);
+            reducePartialsToTotal<<<1, threads, smem, s>>>(partials, totals + j, blocks);
+            CHECK(cudaGetLastError());
+        });
+        report("cpp-two-launches-graph", blocks, graphs, replay(twoLaunchGraphs));
+        auto cooperativeGraphs = capture([&](int j, cudaStream_t s) {
+            cudaLaunchConfig_t captured = config;
+            captured.stream = s;
+            CHECK(cudaLaunchKernelEx(&captured, reduceCooperativeGrid, (const float*)inputs[j], partials, totals + j, n));
+        });
+        report("cpp-cooperative-graph", blocks, graphs, replay(cooperativeGraphs));
+        for (auto e : twoLaunchGraphs) CHECK(cudaGraphExecDestroy(e));
+        for (auto e : cooperativeGraphs) CHECK(cudaGraphExecDestroy(e));
+
+        report("cub-device-reduce", 0, slots, [&](int k) {
             CHECK(cub::DeviceReduce::Sum(temp, tempBytes, inputs[k % rotate], totals + k, n));
         });
 

@@ -141,3 +141,94 @@ impl Drop for HostMapped {
         let _ = unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
     }
 }
+
+/// `cuGraphLaunch`: runs an instantiated graph in `stream`, which need not be
+/// the stream it was captured from.
+///
+/// # Safety
+/// `exec` is a live graph executable and `stream` a live stream, both of the
+/// context current on this thread; the memory its kernels address is live.
+pub unsafe fn graph_launch(exec: sys::CUgraphExec, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+    // SAFETY: the caller's contract.
+    unsafe { sys::cuGraphLaunch(exec, stream) }.result()
+}
+
+/// For each kernel node of `graph`, whether its `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`
+/// reads back as set (`cuGraphGetNodes`, `cuGraphNodeGetType`,
+/// `cuGraphKernelNodeGetAttribute`).
+///
+/// # Safety
+/// `graph` is a live graph of the context current on this thread.
+pub unsafe fn graph_kernel_nodes_cooperative(graph: sys::CUgraph) -> Result<Vec<bool>, cudarc::driver::DriverError> {
+    let mut count = 0usize;
+    // SAFETY: with a null array, cuGraphGetNodes writes only the count.
+    unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count) }.result()?;
+    let mut nodes = vec![std::ptr::null_mut(); count];
+    // SAFETY: `nodes` holds `count` entries.
+    unsafe { sys::cuGraphGetNodes(graph, nodes.as_mut_ptr(), &mut count) }.result()?;
+    let mut cooperative = Vec::new();
+    for &node in &nodes[..count] {
+        let mut kind = sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
+        // SAFETY: `node` is a node of the live graph.
+        unsafe { sys::cuGraphNodeGetType(node, &mut kind) }.result()?;
+        if kind != sys::CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL {
+            continue;
+        }
+        // SAFETY: a zeroed attribute value is valid; the driver writes the one asked for.
+        let mut value: sys::CUlaunchAttributeValue = unsafe { std::mem::zeroed() };
+        // SAFETY: `node` is a kernel node of the live graph.
+        unsafe { sys::cuGraphKernelNodeGetAttribute(node, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &mut value) }.result()?;
+        // SAFETY: the cooperative member is the one this attribute writes.
+        cooperative.push(unsafe { value.cooperative } != 0);
+    }
+    Ok(cooperative)
+}
+
+/// A captured graph and its instantiation (`CUgraph`, `CUgraphExec`),
+/// destroyed together.
+pub struct GraphExec {
+    pub graph: sys::CUgraph,
+    pub exec: sys::CUgraphExec,
+}
+
+impl GraphExec {
+    /// Ends the capture on `stream` (`cuStreamEndCapture`) and instantiates
+    /// and uploads what it captured (`cuGraphInstantiateWithFlags`,
+    /// `cuGraphUpload`); each failure names its call, so a launch the driver
+    /// refuses only at instantiation says so.
+    ///
+    /// # Safety
+    /// `stream` is a live stream of the context current on this thread, in capture.
+    pub unsafe fn end_capture(stream: sys::CUstream) -> Result<Option<GraphExec>> {
+        use cudarc::driver::result;
+        // SAFETY: the caller's contract.
+        let graph = unsafe { result::stream::end_capture(stream) }.map_err(Error::driver("cuStreamEndCapture"))?;
+        if graph.is_null() {
+            return Ok(None);
+        }
+        // SAFETY: `graph` was just captured.
+        let exec = match unsafe { result::graph::instantiate(graph, sys::CUgraphInstantiate_flags(0)) } {
+            Ok(exec) => exec,
+            Err(e) => {
+                // SAFETY: destroyed once, here, as nothing else holds it.
+                let _ = unsafe { result::graph::destroy(graph) };
+                return Err(Error::driver("cuGraphInstantiate")(e));
+            }
+        };
+        let g = GraphExec { graph, exec };
+        // SAFETY: `exec` is live; the upload is ordered in `stream`.
+        unsafe { result::graph::upload(exec, stream) }.map_err(Error::driver("cuGraphUpload"))?;
+        Ok(Some(g))
+    }
+}
+
+impl Drop for GraphExec {
+    fn drop(&mut self) {
+        use cudarc::driver::result;
+        // SAFETY: both were made by `end_capture` and are destroyed once, here.
+        unsafe {
+            let _ = result::graph::exec_destroy(self.exec);
+            let _ = result::graph::destroy(self.graph);
+        }
+    }
+}

@@ -10,6 +10,8 @@ use std::fmt;
 pub enum Error {
     /// `libcuda` could not be loaded.
     NoDriver,
+    /// A graph capture that captured no launch.
+    EmptyGraph,
     /// `bench` on a machine without the NVIDIA driver.
     BenchNeedsGpu,
     /// The driver is there but reports no device at that index.
@@ -69,6 +71,14 @@ impl Error {
         move |error| Error::Driver { call, error }
     }
 
+    /// The driver call that failed, where the error came from one.
+    pub fn call(&self) -> Option<&'static str> {
+        match self {
+            Error::Driver { call, .. } => Some(call),
+            _ => None,
+        }
+    }
+
     /// The driver's name for the error (`CUDA_ERROR_...`), where there is one.
     pub fn driver_name(&self) -> Option<String> {
         match self {
@@ -88,6 +98,7 @@ fn driver_error_name(error: &DriverError) -> &str {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::BenchNeedsGpu => write!(
                 f,
                 "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`cg-lesson --emulate`, `cg-lesson exercise --emulate`)"

@@ -6,7 +6,7 @@
 use crate::checks::{self, Check, Status};
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::Result;
-use crate::launch::{CoalescedRecord, DeviceInput, Probe, device_bytes};
+use crate::launch::{CoalescedRecord, DeviceInput, GraphProbe, Probe, device_bytes};
 use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};
 use crate::sums::{Path, Run, Sums};
@@ -65,12 +65,26 @@ pub struct ProbeResult {
     pub num_blocks: Option<u32>,
     /// The driver's error name (`CUDA_ERROR_...`) when the launch failed.
     pub error: Option<String>,
+    /// The driver call that refused it (`cuGraphInstantiate`, say), where known.
+    pub refused_at: Option<&'static str>,
+    /// For a launch from a graph: whether the graph's kernel node is
+    /// cooperative, read back from the graph.
+    pub cooperative_node: Option<bool>,
 }
 
 impl ProbeResult {
     fn of(launch: &'static str, blocks: u32, result: Result<Probe>) -> ProbeResult {
         match result {
-            Ok(p) => ProbeResult { launch, blocks, outcome: Outcome::Ran, is_valid: Some(p.is_valid), num_blocks: Some(p.num_blocks), error: None },
+            Ok(p) => ProbeResult {
+                launch,
+                blocks,
+                outcome: Outcome::Ran,
+                is_valid: Some(p.is_valid),
+                num_blocks: Some(p.num_blocks),
+                error: None,
+                refused_at: None,
+                cooperative_node: None,
+            },
             Err(e) => ProbeResult {
                 launch,
                 blocks,
@@ -78,8 +92,17 @@ impl ProbeResult {
                 is_valid: None,
                 num_blocks: None,
                 error: Some(e.driver_name().unwrap_or_else(|| e.to_string())),
+                refused_at: e.call(),
+                cooperative_node: None,
             },
         }
+    }
+
+    fn of_graph(blocks: u32, result: Result<GraphProbe>) -> ProbeResult {
+        let cooperative_node = result.as_ref().ok().map(|g| g.cooperative_nodes == [true]);
+        let mut r = ProbeResult::of("cooperative, graph", blocks, result.map(|g| g.probe));
+        r.cooperative_node = cooperative_node;
+        r
     }
 }
 
@@ -138,8 +161,8 @@ pub fn expected_coalesced() -> Vec<CoalescedRecord> {
     warp0.chain(warp1).collect()
 }
 
-/// The lesson's two paths.
-pub const PATHS: [Path; 2] = [Path::TwoLaunches, Path::Cooperative];
+/// The lesson's two paths, and the same two captured once as CUDA graphs and replayed.
+pub const PATHS: [Path; 4] = [Path::TwoLaunches, Path::Cooperative, Path::TwoLaunchesGraph, Path::CooperativeGraph];
 
 /// Runs every step of the lesson; `section` sees the report after each step.
 pub fn run(gpu: &Gpu, cfg: LessonConfig, section: &mut dyn FnMut(&LessonReport, Section)) -> Result<LessonReport> {
@@ -188,6 +211,11 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     {
         r.probes.push(ProbeResult::of(launch, blocks, gpu.probe(blocks, tpb, cooperative)));
     }
+    // The same cooperative launch captured into a CUDA graph: does the node
+    // stay cooperative, and where is one block too many refused?
+    for blocks in [max, max + 1] {
+        r.probes.push(ProbeResult::of_graph(blocks, gpu.probe_graph(blocks, tpb)));
+    }
     let p = &r.probes;
     r.checks.push(Check::new(
         "the cooperative probe at the maximum reads is_valid = 1 and every block",
@@ -198,6 +226,17 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
         "the cooperative probe one block over the maximum is refused as too large",
         p[2].error.as_deref() == Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
         probe_detail(&p[2]),
+    ));
+    let g = &r.probes[4..];
+    r.checks.push(Check::new(
+        "the cooperative probe captured in a graph keeps its cooperative node and reads is_valid = 1",
+        g[0].cooperative_node == Some(true) && g[0].is_valid == Some(true) && g[0].num_blocks == Some(max),
+        format!("{}, cooperative node: {}", probe_detail(&g[0]), g[0].cooperative_node.map_or("-", |c| if c { "yes" } else { "no" })),
+    ));
+    r.checks.push(Check::new(
+        "the cooperative probe one block over the maximum is refused from a graph too",
+        g[1].error.as_deref() == Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+        probe_detail(&g[1]),
     ));
     section(&r, Section::Probes);
 
@@ -262,7 +301,10 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
 
 fn probe_detail(p: &ProbeResult) -> String {
     match (&p.error, p.is_valid, p.num_blocks) {
-        (Some(e), _, _) => e.clone(),
+        (Some(e), _, _) => match p.refused_at {
+            Some(call) => format!("{e} from {call}"),
+            None => e.clone(),
+        },
         (None, Some(v), Some(b)) => format!("is_valid = {}, {b} blocks", v as u8),
         _ => String::new(),
     }

@@ -56,19 +56,28 @@ pub fn section(r: &LessonReport, s: Section) -> String {
             o.push_str("\nWhat this_grid() reports (probe_cooperative, no barrier)\n");
             for p in &r.probes {
                 let what = match (&p.error, p.is_valid, p.num_blocks) {
-                    (Some(e), _, _) => e.clone(),
+                    (Some(e), _, _) => match p.refused_at {
+                        Some(call) => format!("{e} (from {call})"),
+                        None => e.clone(),
+                    },
                     (None, Some(v), Some(b)) => format!("is_valid={}  blocks={b}", v as u8),
                     _ => String::new(),
                 };
-                let _ = writeln!(o, "  {:<18} {:>6} blocks   {}", p.launch, p.blocks, what);
+                let node = match p.cooperative_node {
+                    Some(true) => "   (the captured node reads back as cooperative)",
+                    Some(false) => "   (the captured node reads back as NOT cooperative)",
+                    None => "",
+                };
+                let _ = writeln!(o, "  {:<18} {:>6} blocks   {}{node}", p.launch, p.blocks, what);
             }
-            if let (Some(first), Some(after)) = (r.probes.first().and_then(|p| p.is_valid), r.probes.last().and_then(|p| p.is_valid))
+            let valid = |launch: &str| r.probes.iter().find(|p| p.launch == launch).and_then(|p| p.is_valid);
+            if let (Some(first), Some(after)) = (valid("ordinary"), valid("ordinary, after"))
                 && first != after
             {
                 o.push_str("  the same ordinary launch reads differently once the context has made a cooperative launch:\n  is_valid() cannot tell you how you were launched, so only the launch API may decide\n");
             }
             if d.emulated {
-                o.push_str("  (on an H200, driver 580.159.04, the last line reads is_valid=1: once a context has made a cooperative launch, its driver hands\n   every launch a grid workspace; the emulator does not model that, so is_valid() cannot tell you how you were launched there either)\n");
+                o.push_str("  (on an H200, driver 580.159.04, `ordinary, after` reads is_valid=1: once a context has made a cooperative launch, its driver\n   hands every launch a grid workspace; the emulator does not model that, so is_valid() cannot tell you how you were launched there either)\n");
             }
         }
         Section::Sums => {

@@ -2,7 +2,7 @@
 //! (day 25) or one cooperative launch with `grid.sync()` between the stages;
 //! and the fast cooperative sum. Every run starts from poisoned buffers.
 
-use crate::device::{Buffer, Gpu, Module};
+use crate::device::{Buffer, Gpu, Graph, Module};
 use crate::error::Result;
 use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
@@ -24,6 +24,10 @@ pub enum Path {
     TwoLaunches,
     /// One cooperative launch, `grid.sync()` between the stages.
     Cooperative,
+    /// The two launches captured once as one CUDA graph, replayed.
+    TwoLaunchesGraph,
+    /// The cooperative launch captured as a graph (a cooperative kernel node), replayed.
+    CooperativeGraph,
     /// The fast sum: whichever of the three below suits n ([`Sums::fast_choice`]).
     Fast,
     /// The fast first stage in one cooperative launch with `grid.sync()`.
@@ -40,11 +44,30 @@ impl Path {
         match self {
             Path::TwoLaunches => "two launches",
             Path::Cooperative => "one cooperative launch",
+            Path::TwoLaunchesGraph => "two launches, one graph",
+            Path::CooperativeGraph => "cooperative, in a graph",
             Path::Fast => "fast sum",
             Path::FastCooperative => "fast, one cooperative launch",
             Path::SingleBlock => "fast, one block",
             Path::FastLastBlock => "fast, last block adds up",
         }
+    }
+}
+
+impl Path {
+    /// For a graph path, the launches it captures.
+    pub fn captured(self) -> Option<Path> {
+        match self {
+            Path::TwoLaunchesGraph => Some(Path::TwoLaunches),
+            Path::CooperativeGraph => Some(Path::Cooperative),
+            _ => None,
+        }
+    }
+
+    /// The path whose launches, grid and arithmetic this one uses: itself,
+    /// or what a graph path captures.
+    pub fn launches(self) -> Path {
+        self.captured().unwrap_or(self)
     }
 }
 
@@ -213,7 +236,7 @@ impl<'g> Sums<'g> {
             Path::FastCooperative => self.fast_grid(n),
             Path::FastLastBlock => Self::fast_grid_within(n, self.threads_per_block, &self.last_block_limits),
             Path::SingleBlock => 1,
-            Path::TwoLaunches | Path::Cooperative => self.grid(n),
+            Path::TwoLaunches | Path::Cooperative | Path::TwoLaunchesGraph | Path::CooperativeGraph => self.grid(n),
         }
     }
 
@@ -222,8 +245,27 @@ impl<'g> Sums<'g> {
         Ok(Scratch { partials: self.gpu.zeros(blocks.max(1) as usize)?, out: self.gpu.zeros(slots.max(1))?, ticket: self.gpu.zeros(1)? })
     }
 
-    /// Runs `path` on `blocks` blocks, its total into `out[slot]`.
+    /// Captures `path` (not itself a graph path) on `blocks` blocks, its
+    /// total into `out[slot]`, as a graph to replay with [`Sums::replay`].
+    pub fn capture(&self, path: Path, blocks: u32, input: &impl Input, s: &mut Scratch, slot: usize) -> Result<Graph> {
+        self.gpu.capture(&mut || self.run(path, blocks, input, s, slot))
+    }
+
+    /// Replays a graph made by [`Sums::capture`] with `input` and `s`, which
+    /// must be the ones it was captured with: the borrows keep them alive.
+    pub fn replay(&self, graph: &Graph, _input: &impl Input, _s: &mut Scratch) -> Result<()> {
+        // SAFETY: the graph's launches address `input` and `s`, borrowed
+        // here, so they are allocated (the caller's promise: the same ones).
+        unsafe { self.gpu.launch_graph(graph) }
+    }
+
+    /// Runs `path` on `blocks` blocks, its total into `out[slot]`. A graph
+    /// path captures its launches and replays them once.
     pub fn run(&self, path: Path, blocks: u32, input: &impl Input, s: &mut Scratch, slot: usize) -> Result<()> {
+        if let Some(captured) = path.captured() {
+            let graph = self.capture(captured, blocks, input, s, slot)?;
+            return self.replay(&graph, input, s);
+        }
         let (b, tpb) = (blocks as usize, self.threads_per_block);
         let slot = slot..slot + 1;
         match path {
@@ -239,6 +281,7 @@ impl<'g> Sums<'g> {
             }
             Path::FastLastBlock => self.last_block.sum(blocks, tpb, &input.view(), s.partials.slice_mut(..b), s.ticket.slice_mut(..), s.out.slice_mut(slot)),
             Path::Fast => self.run(self.fast_choice(input.view().len()), blocks, input, s, slot.start),
+            Path::TwoLaunchesGraph | Path::CooperativeGraph => unreachable!("graph paths return above"),
         }
     }
 
@@ -260,17 +303,19 @@ impl<'g> Sums<'g> {
         let partials = self.gpu.read_view(&s.partials.slice(..blocks as usize))?;
         // The fast paths' blocks read other elements than the lesson's, and one
         // block writes no partial: only their totals are checked.
-        let stages = matches!(path, Path::TwoLaunches | Path::Cooperative).then(|| reference.check_stages(&partials, total, self.threads_per_block, self.tile));
+        let stages = matches!(path.launches(), Path::TwoLaunches | Path::Cooperative)
+            .then(|| reference.check_stages(&partials, total, self.threads_per_block, self.tile));
         Ok(Run { path, blocks, total: reference.check_total(total, self.chain(path, n, blocks)), stages })
     }
 
     /// The longest chain of additions `path` makes over `n` elements on `blocks` blocks.
     pub fn chain(&self, path: Path, n: usize, blocks: u32) -> u64 {
-        match path {
+        match path.launches() {
             Path::TwoLaunches | Path::Cooperative => reference::longest_chain(n, blocks, self.threads_per_block, self.tile),
             Path::SingleBlock => reference::longest_chain_fast(n, 1, single_block_threads(n, self.gpu.info.max_threads_per_block), self.tile),
             Path::Fast => self.chain(self.fast_choice(n), n, blocks),
             Path::FastCooperative | Path::FastLastBlock => reference::longest_chain_fast(n, blocks, self.threads_per_block, self.tile),
+            Path::TwoLaunchesGraph | Path::CooperativeGraph => unreachable!("launches() is not a graph path"),
         }
     }
 }

@@ -116,6 +116,8 @@ pub struct CheckedTiming {
 /// `inputs[k % inputs.len()]`, starting from poisoned partials and totals;
 /// each run writes its total to its own slot of `s.out` (at least
 /// [`Repeats::slots`] of them), and every one is checked against `reference`.
+/// A graph path is captured once per input buffer, each graph with its own
+/// slot, and replayed; the slots it wrote are checked.
 pub fn time_path<I: Input>(
     sums: &Sums,
     path: Path,
@@ -128,8 +130,19 @@ pub fn time_path<I: Input>(
     let gpu = sums.gpu();
     sums.poison_partials(s)?;
     gpu.fill(&mut s.out, f32::NAN)?;
-    let timing = time_runs(gpu, repeats, &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?;
-    let checked = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
+    let made = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
+    let (timing, checked) = match path.captured() {
+        None => (time_runs(gpu, repeats, &mut |k| sums.run(path, blocks, &inputs[k % inputs.len()], s, k))?, made),
+        Some(captured) => {
+            // Captured once per input buffer, before timing, each graph
+            // writing its total to its own slot; then run k replays graph
+            // k mod their count. Every slot a graph wrote is checked: the
+            // last total each graph wrote.
+            let graphs = inputs.iter().take(made).enumerate().map(|(j, input)| sums.capture(captured, blocks, input, s, j)).collect::<Result<Vec<_>>>()?;
+            let timing = time_runs(gpu, repeats, &mut |k| sums.replay(&graphs[k % graphs.len()], &inputs[k % graphs.len()], s))?;
+            (timing, graphs.len())
+        }
+    };
     let chain = sums.chain(path, reference.xs.len(), blocks);
     let totals = gpu.read(&s.out)?;
     let wrong_totals = totals[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();

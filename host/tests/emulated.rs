@@ -197,3 +197,42 @@ fn a_seeded_run_prints_its_seed_and_gives_the_same_sums() {
     let sums = |s: &str| s.lines().filter(|l| l.contains("two launches  ") || l.contains("cooperative launch  ")).map(str::to_string).collect::<Vec<_>>();
     assert_eq!(sums(&out)[..2], sums(&plain)[..2]);
 }
+
+#[test]
+fn a_graph_replays_its_launches_in_order_with_the_same_bits_as_the_paths_it_captures() {
+    let gpu = t4();
+    let xs = gpu::emu::order_sensitive_input(100_003);
+    let r = Reference::new(&xs);
+    let input = DeviceInput::upload(&gpu, &xs).unwrap();
+    let sums = Sums::load(&gpu, 256).unwrap();
+    let mut s = sums.scratch(sums.grid(xs.len()), 1).unwrap();
+    let mut bits = Vec::new();
+    for path in [Path::TwoLaunches, Path::TwoLaunchesGraph, Path::Cooperative, Path::CooperativeGraph] {
+        let run = sums.checked(path, &input, &r, &mut s).unwrap();
+        assert!(run.pass(), "{path:?}: {run:?}");
+        bits.push(run.total.value.to_bits());
+    }
+    assert_eq!((bits[0], bits[2]), (bits[1], bits[3]), "{bits:#010x?}");
+}
+
+/// The kernels made to break compute-sanitizer's tools (`tests/sanitizer_targets.rs`), on the emulator.
+fn broken_first_stage(
+    def: &gpu::kernels::KernelDef<(gpu::mem::In<f32>, gpu::mem::Out<f32>, usize), gpu::kernels::NoGridSync>,
+    n: usize,
+    blocks: u32,
+) -> String {
+    let gpu = t4();
+    let input = gpu.upload(&reference::fill(n).unwrap()).unwrap();
+    let mut partials = gpu.zeros::<f32>(blocks as usize).unwrap();
+    gpu.kernel(def).unwrap().reduce(blocks, 256, &input.slice(..), partials.slice_mut(..)).unwrap_err().to_string()
+}
+
+#[test]
+fn the_kernels_made_to_break_the_sanitizers_are_named_by_the_emulator_too() {
+    let past = broken_first_stage(&gpu::kernels::SANITIZER_READS_PAST_N, 611, 3);
+    assert!(past.contains("read input[611], past its 611 elements"), "{past}");
+    let race = broken_first_stage(&gpu::kernels::SANITIZER_BLOCK_SUM_RACE, 4096, 16);
+    assert!(race.contains("data race on dynamic shared memory word"), "{race}");
+    let sync = broken_first_stage(&gpu::kernels::SANITIZER_DIVERGENT_BLOCK_SYNC, 611, 3);
+    assert!(sync.contains("met at one block.sync() from different places"), "{sync}");
+}

@@ -326,6 +326,18 @@ pub fn dynamic_shared<T>() -> *mut T {
     core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
 }
 
+/// Tells the compiler that `fact` holds, so it can use it (a loop stepping
+/// by a block's size, say, then has a trip count and is unrolled); emits no
+/// instruction (`__builtin_assume`).
+///
+/// # Safety
+/// `fact` is true: the code after it is undefined otherwise.
+#[inline(always)]
+pub unsafe fn assume(fact: bool) {
+    // SAFETY: the caller's contract.
+    unsafe { core::hint::assert_unchecked(fact) }
+}
+
 /// `trap`: aborts the kernel; the launch reports an error to the host.
 #[inline(always)]
 pub fn trap() -> ! {

@@ -16,6 +16,9 @@ impl From<[u32; 3]> for Dim3 {
     }
 }
 
+/// The most threads a block has on any CUDA GPU.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
 /// The threads of this block (`cg::thread_block`).
 ///
 /// Holding one says a function may use a block-wide barrier: every thread of
@@ -51,14 +54,20 @@ impl ThreadBlock {
     /// This thread's rank in the block, x fastest (`block.thread_rank()`).
     #[inline(always)]
     pub fn thread_rank(&self) -> u32 {
-        linear_rank(arch::thread_idx(), arch::block_dim()) as u32
+        let rank = linear_rank(arch::thread_idx(), arch::block_dim()) as u32;
+        // SAFETY: a rank is below the block's size, at most 1024 threads.
+        unsafe { arch::assume(rank < MAX_THREADS_PER_BLOCK) };
+        rank
     }
 
     /// The number of threads in the block (`block.num_threads()`).
     #[inline(always)]
     pub fn num_threads(&self) -> u32 {
         let [x, y, z] = arch::block_dim();
-        x * y * z
+        let threads = x * y * z;
+        // SAFETY: every CUDA GPU runs blocks of 1 to 1024 threads.
+        unsafe { arch::assume((1..=MAX_THREADS_PER_BLOCK).contains(&threads)) };
+        threads
     }
 
     /// The number of threads in the block (`block.size()`, the older C++ name

@@ -46,7 +46,7 @@ mod grid;
 mod ops;
 mod tile;
 
-pub use block::{Dim3, ThreadBlock, this_thread_block};
+pub use block::{Dim3, MAX_THREADS_PER_BLOCK, ThreadBlock, this_thread_block};
 
 /// Orders this thread's memory accesses before it before those after it, for
 /// every thread of the GPU (`__threadfence()`). Not modelled by the emulator.

@@ -53,7 +53,7 @@ impl Contract for NoGridSync {
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 19] = [
+pub const ALL_NAMES: [&str; 22] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -73,4 +73,7 @@ pub const ALL_NAMES: [&str; 19] = [
     HOLD_FOR.name(),
     UNDECLARED_GRID_SYNC.name(),
     EXERCISE_SUM_PARTIALS_IF.name(),
+    SANITIZER_READS_PAST_N.name(),
+    SANITIZER_BLOCK_SUM_RACE.name(),
+    SANITIZER_DIVERGENT_BLOCK_SYNC.name(),
 ];

@@ -147,9 +147,13 @@ pub(crate) fn run(build: &Build, cfg: &BenchConfig, cases: &[Case]) -> Result<Ve
     let results = parse(&String::from_utf8_lossy(&out.stdout))?;
     let mut points = Vec::new();
     for &Case { n, sum, abs, .. } in cases {
-        for (name, variant) in
-            [("cpp-two-launches", Variant::CppTwoLaunches), ("cpp-cooperative", Variant::CppCooperative), ("cub-device-reduce", Variant::Cub)]
-        {
+        for (name, variant) in [
+            ("cpp-two-launches", Variant::CppTwoLaunches),
+            ("cpp-cooperative", Variant::CppCooperative),
+            ("cpp-two-launches-graph", Variant::CppTwoLaunchesGraph),
+            ("cpp-cooperative-graph", Variant::CppCooperativeGraph),
+            ("cub-device-reduce", Variant::Cub),
+        ] {
             let find = |method: &str| results.iter().find(|r| r.n == n && r.variant == name && r.method == method);
             let (Some(q), Some(w)) = (find("queued"), find("waited")) else { continue };
             // CUB's order of additions is its own: bound it as any order of summation.

@@ -69,12 +69,16 @@ pub fn read_gb_s(n: u64, ms: f64) -> f64 {
 pub enum Variant {
     RustTwoLaunches,
     RustCooperative,
+    RustTwoLaunchesGraph,
+    RustCooperativeGraph,
     RustFast,
     RustFastCooperative,
     RustSingleBlock,
     RustFastLastBlock,
     CppTwoLaunches,
     CppCooperative,
+    CppTwoLaunchesGraph,
+    CppCooperativeGraph,
     Cub,
     /// nvcc's build of the lesson's kernels, launched through this program's launch path.
     NvccKernelsTwoLaunches,
@@ -88,12 +92,16 @@ impl Variant {
         match self {
             Variant::RustTwoLaunches => "Rust, two launches",
             Variant::RustCooperative => "Rust, cooperative",
+            Variant::RustTwoLaunchesGraph => "Rust, two launches in a graph",
+            Variant::RustCooperativeGraph => "Rust, cooperative in a graph",
             Variant::RustFast => "Rust, fast (chosen per n)",
             Variant::RustFastCooperative => "Rust, fast: one cooperative launch",
             Variant::RustSingleBlock => "Rust, fast: one block",
             Variant::RustFastLastBlock => "Rust, fast: last block adds up",
             Variant::CppTwoLaunches => "C++, two launches",
             Variant::CppCooperative => "C++, cooperative",
+            Variant::CppTwoLaunchesGraph => "C++, two launches in a graph",
+            Variant::CppCooperativeGraph => "C++, cooperative in a graph",
             Variant::Cub => "CUB DeviceReduce::Sum",
             Variant::NvccKernelsTwoLaunches => "C++ kernels, Rust launch: two launches",
             Variant::NvccKernelsCooperative => "C++ kernels, Rust launch: cooperative",
@@ -105,6 +113,8 @@ impl Variant {
         match path {
             Path::TwoLaunches => Variant::RustTwoLaunches,
             Path::Cooperative => Variant::RustCooperative,
+            Path::TwoLaunchesGraph => Variant::RustTwoLaunchesGraph,
+            Path::CooperativeGraph => Variant::RustCooperativeGraph,
             Path::Fast => Variant::RustFast,
             Path::FastCooperative => Variant::RustFastCooperative,
             Path::SingleBlock => Variant::RustSingleBlock,
@@ -253,7 +263,16 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let inputs = all.windows(n as usize);
         let slots = cfg.repeats().slots();
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
-        for path in [Path::TwoLaunches, Path::Cooperative, Path::Fast, Path::FastCooperative, Path::SingleBlock, Path::FastLastBlock] {
+        for path in [
+            Path::TwoLaunches,
+            Path::Cooperative,
+            Path::TwoLaunchesGraph,
+            Path::CooperativeGraph,
+            Path::Fast,
+            Path::FastCooperative,
+            Path::SingleBlock,
+            Path::FastLastBlock,
+        ] {
             if path == Path::SingleBlock && n > 1 << 20 {
                 continue;
             }

@@ -21,12 +21,16 @@ fn ratio(r: &BenchReport, a: Variant, b: Variant, n: u64, to_completion: bool) -
     Some(t(find(r, a, n)?) / t(find(r, b, n)?))
 }
 
-const COLUMNS: [(Variant, &str); 7] = [
+const COLUMNS: [(Variant, &str); 11] = [
     (Variant::RustTwoLaunches, "Rust 2L"),
     (Variant::RustCooperative, "Rust coop"),
+    (Variant::RustTwoLaunchesGraph, "Rust 2L-g"),
+    (Variant::RustCooperativeGraph, "Rust co-g"),
     (Variant::RustFast, "Rust fast"),
     (Variant::CppTwoLaunches, "C++ 2L"),
     (Variant::CppCooperative, "C++ coop"),
+    (Variant::CppTwoLaunchesGraph, "C++ 2L-g"),
+    (Variant::CppCooperativeGraph, "C++ co-g"),
     (Variant::Cub, "CUB"),
     (Variant::Copy, "copy"),
 ];
@@ -157,7 +161,12 @@ pub fn targets(r: &BenchReport) -> Vec<String> {
     let sizes = sizes(r);
     let mut lines = Vec::new();
     let verdict = |met: bool| if met { "MET" } else { "MISSED" };
-    for (rust, cpp) in [(Variant::RustTwoLaunches, Variant::CppTwoLaunches), (Variant::RustCooperative, Variant::CppCooperative)] {
+    for (rust, cpp) in [
+        (Variant::RustTwoLaunches, Variant::CppTwoLaunches),
+        (Variant::RustCooperative, Variant::CppCooperative),
+        (Variant::RustTwoLaunchesGraph, Variant::CppTwoLaunchesGraph),
+        (Variant::RustCooperativeGraph, Variant::CppCooperativeGraph),
+    ] {
         for to_completion in [false, true] {
             let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, cpp, n, to_completion)?))).collect();
             if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {

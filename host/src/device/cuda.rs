@@ -1,11 +1,11 @@
 //! The CUDA backend: cudarc's safe layer for the context, stream, modules,
 //! functions and events, and [`crate::driver`] for the rest.
 
-use super::{ArgValue, Backend, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy};
+use super::{ArgValue, Backend, DeviceInfo, Function, Graph, KernelSpec, Memory, Module, Occupancy};
 use crate::driver::{self, Shape};
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
-use cudarc::driver::sys::{CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -29,6 +29,9 @@ pub(crate) struct Cuda {
     hold_function: OnceLock<CudaFunction>,
     /// How long the next batch of timed runs is held (see `time_queued`).
     hold_time: Cell<Duration>,
+    /// While a graph is being captured, the stream it is captured from:
+    /// launches go there instead of `stream`.
+    capturing: Cell<Option<sys::CUstream>>,
     #[cfg(feature = "barrier-timeout")]
     barrier_report: OnceLock<driver::HostMapped>,
 }
@@ -77,6 +80,7 @@ impl Cuda {
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
+            capturing: Cell::new(None),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
         };
@@ -154,6 +158,11 @@ impl Cuda {
         Error::KernelFailed { kernel, error }
     }
 
+    /// The stream launches go to: the capture stream while a graph is being captured.
+    fn launch_stream(&self) -> sys::CUstream {
+        self.capturing.get().unwrap_or(self.stream.cu_stream())
+    }
+
     fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
         Ok(start.elapsed_ms(end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
     }
@@ -176,6 +185,14 @@ impl Drop for Cuda {
 impl Backend for Cuda {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
+        let (address, _) = slice.device_ptr(&self.stream);
+        Ok(Memory { address, bytes, owner: Box::new(slice) })
+    }
+
+    fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
+        // SAFETY: the bytes are only ever read by kernels, as device memory
+        // (a `Pod` type), never as host values that would need to be initialized.
+        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(Error::driver("cuMemAllocAsync"))?;
         let (address, _) = slice.device_ptr(&self.stream);
         Ok(Memory { address, bytes, owner: Box::new(slice) })
     }
@@ -309,6 +326,37 @@ impl Backend for Cuda {
     fn set_timeout(&self, timeout: Duration) {
         self.timeout.set(timeout);
     }
+
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+        self.usable()?;
+        let side = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
+        side.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(Error::driver("cuStreamBeginCapture"))?;
+        self.capturing.set(Some(side.cu_stream()));
+        let made = work();
+        self.capturing.set(None);
+        // End the capture whatever `work` did, so the stream leaves capture mode.
+        // SAFETY: `side` is this context's, in capture since above.
+        let ended = unsafe { driver::GraphExec::end_capture(side.cu_stream()) };
+        made?;
+        let graph = ended?.ok_or(Error::EmptyGraph)?;
+        side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
+        Ok(Graph(Box::new(graph)))
+    }
+
+    fn launch_graph(&self, graph: &Graph) -> Result<()> {
+        self.usable()?;
+        let g: &driver::GraphExec = graph.0.downcast_ref().expect("a CUDA graph on the CUDA backend");
+        self.last_kernel.set("a captured graph");
+        // SAFETY: the graph was captured and instantiated in this context, and
+        // its kernels' buffers are the caller's to keep alive (as for a launch).
+        unsafe { driver::graph_launch(g.exec, self.stream.cu_stream()) }.map_err(Error::driver("cuGraphLaunch"))
+    }
+
+    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
+        let g: &driver::GraphExec = graph.0.downcast_ref().expect("a CUDA graph on the CUDA backend");
+        // SAFETY: the graph is live (owned by `g`) and of this context.
+        unsafe { driver::graph_kernel_nodes_cooperative(g.graph) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
+    }
 }
 
 /// Timed runs queued behind one hold.
@@ -372,7 +420,7 @@ impl Function for CudaKernel<'_> {
         }
         // SAFETY: one value per parameter (the caller's contract), each in a
         // u64 that lives across the call; the function and stream are live.
-        unsafe { driver::launch_kernel_ex(self.function.cu_function(), self.cuda.stream.cu_stream(), shape, cooperative, &mut params[..args.len()]) }
+        unsafe { driver::launch_kernel_ex(self.function.cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..args.len()]) }
             .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))
     }
 }

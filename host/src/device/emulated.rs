@@ -1,13 +1,13 @@
 //! The emulated backend: `gpu::emu`'s device, memory and launches, with CPU
 //! wall time for timings.
 
-use super::{ArgValue, Backend, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy};
+use super::{ArgValue, Backend, DeviceInfo, Function, Graph, KernelSpec, Memory, Module, Occupancy};
 use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use crate::text::plural;
 use gpu::emu;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,17 @@ fn start_watchdog() {
 pub(crate) struct Emulated {
     device: emu::Device,
     options: Cell<emu::Options>,
+    /// While a graph is being captured, the launches made so far.
+    recording: RefCell<Option<Vec<Recorded>>>,
+}
+
+/// One launch in an emulated graph.
+#[derive(Clone)]
+struct Recorded {
+    spec: KernelSpec,
+    shape: Shape,
+    cooperative: bool,
+    args: Vec<ArgValue>,
 }
 
 impl Emulated {
@@ -77,7 +88,7 @@ impl Emulated {
             emulated: true,
             seed: options.seed,
         };
-        (Emulated { device, options: Cell::new(options) }, info)
+        (Emulated { device, options: Cell::new(options), recording: RefCell::new(None) }, info)
     }
 
     fn memory(mem: &Memory) -> &emu::Memory {
@@ -99,6 +110,10 @@ impl Backend for Emulated {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
         Ok(Memory { address: mem.address() as u64, bytes, owner: Box::new(mem) })
+    }
+
+    fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
+        self.alloc(bytes)
     }
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
@@ -157,6 +172,33 @@ impl Backend for Emulated {
     fn set_timeout(&self, timeout: Duration) {
         self.options.set(emu::Options { timeout, ..self.options.get() });
     }
+
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+        *self.recording.borrow_mut() = Some(Vec::new());
+        let made = work();
+        let launches = self.recording.borrow_mut().take().unwrap_or_default();
+        made?;
+        if launches.is_empty() {
+            return Err(Error::EmptyGraph);
+        }
+        Ok(Graph(Box::new(launches)))
+    }
+
+    /// Runs the recorded launches in order, each as when it was captured.
+    fn launch_graph(&self, graph: &Graph) -> Result<()> {
+        let launches: &Vec<Recorded> = graph.0.downcast_ref().expect("an emulated graph on the emulator");
+        for l in launches {
+            // SAFETY: each was a checked launch when captured, and the caller
+            // keeps its buffers alive as for a launch.
+            unsafe { self.run(&l.spec, l.shape, l.cooperative, &l.args)? };
+        }
+        Ok(())
+    }
+
+    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
+        let launches: &Vec<Recorded> = graph.0.downcast_ref().expect("an emulated graph on the emulator");
+        Ok(launches.iter().map(|l| l.cooperative).collect())
+    }
 }
 
 struct EmulatedKernel<'g> {
@@ -170,10 +212,25 @@ impl Function for EmulatedKernel<'_> {
     }
 
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+        if let Some(recording) = self.emulated.recording.borrow_mut().as_mut() {
+            recording.push(Recorded { spec: self.spec.clone(), shape, cooperative, args: args.to_vec() });
+            return Ok(());
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.emulated.run(&self.spec, shape, cooperative, args) }
+    }
+}
+
+impl Emulated {
+    /// Runs one launch to completion.
+    ///
+    /// # Safety
+    /// As [`Function::launch`].
+    unsafe fn run(&self, spec: &KernelSpec, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
         let mut slot = 0;
         let emu_args: Vec<emu::Arg> = args
             .iter()
-            .zip(self.spec.params)
+            .zip(spec.params)
             .map(|(a, &name)| match *a {
                 ArgValue::In { address, len, elem } => emu::Arg::In { name, address: address as usize, len, elem },
                 ArgValue::Out { address, len, elem } => {
@@ -184,20 +241,20 @@ impl Function for EmulatedKernel<'_> {
             })
             .collect();
         let launch = emu::Launch {
-            kernel: self.spec.name,
+            kernel: spec.name,
             grid: shape.blocks,
             threads: shape.threads_per_block,
             shared_bytes: shape.shared_bytes,
             cooperative,
-            grid_sync: self.spec.grid_sync,
+            grid_sync: spec.grid_sync,
             args: &emu_args,
-            entry: &*self.spec.emulated,
+            entry: &*spec.emulated,
         };
-        let options = self.emulated.options.get();
+        let options = self.options.get();
         start_watchdog();
-        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((self.spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
-        let result = self.emulated.device.launch(&launch, &options);
+        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
+        let result = self.device.launch(&launch, &options);
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: self.spec.name, fault: Box::new(fault) })
+        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: spec.name, fault: Box::new(fault) })
     }
 }

@@ -122,6 +122,14 @@ impl Gpu {
         Ok(Buffer { mem: self.backend().alloc(bytes)?, len, _t: PhantomData })
     }
 
+    /// A device buffer never written: what it holds is undefined on a GPU
+    /// (zeros on the emulator). Only for showing that `compute-sanitizer
+    /// --tool initcheck` catches a read of memory nothing wrote.
+    pub fn uninit<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
+        Ok(Buffer { mem: self.backend().alloc_uninit(bytes)?, len, _t: PhantomData })
+    }
+
     /// A device buffer holding `values`.
     pub fn upload<T: Pod>(&self, values: &[T]) -> Result<Buffer<T>> {
         let buffer = self.zeros::<T>(values.len())?;

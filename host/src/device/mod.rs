@@ -115,9 +115,15 @@ pub(crate) trait Function {
 /// A CUDA module from a file (see [`Gpu::load_module_file`]).
 pub struct Module(pub(crate) Box<dyn Any>);
 
+/// Launches captured once and replayed as one (a CUDA graph, instantiated:
+/// `cudaGraphExec_t`); see [`Gpu::capture`].
+pub struct Graph(pub(crate) Box<dyn Any>);
+
 /// What a device does.
 pub(crate) trait Backend {
     fn alloc(&self, bytes: usize) -> Result<Memory>;
+    /// An allocation whose contents are whatever the device left there.
+    fn alloc_uninit(&self, bytes: usize) -> Result<Memory>;
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
@@ -136,6 +142,14 @@ pub(crate) trait Backend {
     /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
     fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
     fn set_timeout(&self, timeout: Duration);
+    /// The launches `work` makes, captured into a graph and instantiated
+    /// instead of run.
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph>;
+    /// Queues `graph`'s launches, in capture order, as one launch.
+    fn launch_graph(&self, graph: &Graph) -> Result<()>;
+    /// For each kernel launch in `graph`, whether it is cooperative, as the
+    /// graph itself records it.
+    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>>;
 }
 
 /// An open device and its facts.
@@ -189,6 +203,33 @@ impl Gpu {
     /// (`hold_for`), so that the host can queue work the GPU does not wait for.
     pub fn hold(&self, time: Duration) -> Result<()> {
         self.backend.hold(time)
+    }
+
+    /// Captures the launches `work` makes into a graph instead of running
+    /// them (CUDA stream capture: `cuStreamBeginCapture` on a stream of its
+    /// own, since the legacy default stream cannot be captured, then
+    /// `cuStreamEndCapture` and `cuGraphInstantiate`). Nothing runs until
+    /// [`launch_graph`](Self::launch_graph). Every launch goes through the
+    /// same typed calls as outside a capture, so a kernel that calls
+    /// `grid.sync()` is captured only as a cooperative launch that fits.
+    pub fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+        self.backend.capture(work)
+    }
+
+    /// Queues a captured graph as one launch (`cuGraphLaunch`).
+    ///
+    /// # Safety
+    /// Every buffer the captured launches address is still allocated: a
+    /// graph holds their addresses, not the buffers.
+    pub unsafe fn launch_graph(&self, graph: &Graph) -> Result<()> {
+        self.backend.launch_graph(graph)
+    }
+
+    /// Whether each kernel launch in `graph` is cooperative, as the graph
+    /// records it (`cuGraphKernelNodeGetAttribute` with
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
+    pub fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
+        self.backend.graph_cooperative_launches(graph)
     }
 
     /// Loads a module that another compiler built (a cubin or PTX file), for

@@ -144,7 +144,34 @@ impl Kernel<'_, (Out<u32>,)> {
     }
 }
 
+/// What the cooperative probe read when launched from a graph, and whether
+/// the graph's node kept the cooperative attribute.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct GraphProbe {
+    pub probe: Probe,
+    /// For each kernel node, `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` as read back from the graph.
+    pub cooperative_nodes: Vec<bool>,
+}
+
 impl Gpu {
+    /// Captures a cooperative launch of the probe into a graph, reads the
+    /// node's cooperative attribute back, replays the graph and returns what
+    /// `this_grid()` reported, or the first refusal (at capture,
+    /// instantiation or launch: the error names the call).
+    pub fn probe_graph(&self, blocks: u32, threads_per_block: u32) -> Result<GraphProbe> {
+        let kernel = self.kernel(&PROBE_COOPERATIVE)?;
+        let l = &kernel.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        let mut out = self.zeros::<u32>(2)?;
+        // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
+        let graph = self.capture(&mut || unsafe { l.function.launch(shape, true, (out.slice_mut(..),).values().as_ref()) })?;
+        let cooperative_nodes = self.graph_cooperative_launches(&graph)?;
+        // SAFETY: `out`, the one buffer the graph addresses, lives to the end.
+        unsafe { self.launch_graph(&graph)? };
+        let v = self.read(&out)?;
+        Ok(GraphProbe { probe: Probe { is_valid: v[0] != 0, num_blocks: v[1] }, cooperative_nodes })
+    }
+
     /// Launches the probe (no barrier, so any launch is safe) and returns what
     /// `this_grid()` reported, or the driver's refusal.
     pub fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
