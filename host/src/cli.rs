@@ -130,6 +130,11 @@ pub struct BenchArgs {
     /// Skip the grid-size and block-size sweeps.
     #[arg(long)]
     pub no_sweeps: bool,
+    /// Also time the lesson's kernels as NVlabs cuda-oxide built them, from
+    /// this PTX file (../shared/peers/cuda-oxide/lesson_oxide.ptx), through
+    /// the same launch path.
+    #[arg(long, value_name = "PTX")]
+    pub oxide: Option<PathBuf>,
     /// Print the results as one JSON object on stdout instead of text.
     #[arg(long)]
     pub json: bool,

@@ -25,6 +25,8 @@ pub enum Error {
     /// A cooperative grid larger than can be resident at once was asked for;
     /// refused before launching, because its barrier could never complete.
     CooperativeGridTooLarge { kernel: &'static str, requested: u32, limits: Box<Limits> },
+    /// A cooperative launch of a kernel from another module, larger than fits.
+    ForeignGridTooLarge { kernel: &'static str, requested: u32, capacity: u32 },
     /// A launch of zero blocks was asked for.
     EmptyGrid { kernel: &'static str },
     /// A grid of more blocks than a launch can describe.
@@ -98,6 +100,9 @@ fn driver_error_name(error: &DriverError) -> &str {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::ForeignGridTooLarge { kernel, requested, capacity } => {
+                write!(f, "cooperative launch of {kernel} with {requested} blocks refused: at most {capacity} can be resident at once")
+            }
             Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::BenchNeedsGpu => write!(
                 f,

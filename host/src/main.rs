@@ -140,6 +140,7 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
         threads_per_block: args.threads_per_block,
         cpp: !args.no_cpp,
         sweeps: !args.no_sweeps,
+        oxide: args.oxide.clone(),
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;

@@ -141,6 +141,8 @@ pub(crate) fn shfl_source(lane: u32, mode: Mode, b: u32, c: u32) -> Option<u32> 
 /// The emulated block a GPU thread is running in, and its thread.
 pub(crate) struct Block {
     pub id: u32,
+    /// The resident place it holds while it runs (what `%smid` reads).
+    place: u32,
     pub threads: Vec<Thread>,
     info: *const LaunchInfo<'static>,
     pub current: Cell<u32>,
@@ -176,11 +178,12 @@ pub(crate) const AFTER_RACE: u32 = 4096;
 const SPIN_READS: u32 = 1 << 20;
 
 impl Block {
-    fn new(id: u32, info: &LaunchInfo) -> Block {
+    fn new(id: u32, place: u32, info: &LaunchInfo) -> Block {
         let threads = info.launch.threads;
         let shared_bytes = info.launch.shared_bytes as usize;
         Block {
             id,
+            place,
             threads: (0..threads).map(|_| Thread::new()).collect(),
             // SAFETY (of every later dereference): the launch outlives its blocks.
             info: std::ptr::from_ref(info).cast(),
@@ -200,6 +203,10 @@ impl Block {
             race: RefCell::new(None),
             rng: Cell::new(info.seed.map_or(0, |s| splitmix(s ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))),
         }
+    }
+
+    pub fn place(&self) -> u32 {
+        self.place
     }
 
     pub fn info(&self) -> &LaunchInfo<'_> {
@@ -713,10 +720,10 @@ pub(crate) struct BlockRun {
 }
 
 impl BlockRun {
-    pub fn new(id: u32, info: &LaunchInfo) -> BlockRun {
+    pub fn new(id: u32, place: u32, info: &LaunchInfo) -> BlockRun {
         let threads = info.launch.threads as usize;
         BlockRun {
-            block: Box::new(Block::new(id, info)),
+            block: Box::new(Block::new(id, place, info)),
             coroutines: (0..threads).map(|_| None).collect(),
             saved: (0..threads).map(|_| None).collect(),
             generation: 0,

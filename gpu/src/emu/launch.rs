@@ -27,6 +27,8 @@ pub(crate) struct LaunchInfo<'a> {
     pub launch: &'a Launch<'a>,
     pub seed: Option<u64>,
     pub timeout_s: f64,
+    /// Ordinary launches get a grid workspace too (see `Options`).
+    pub workspace_always: bool,
     /// Blocks the device holds at once.
     fit: u32,
     deadline: Instant,
@@ -69,6 +71,11 @@ struct GridState {
     reads: BTreeMap<(u32, usize), Vec<BlockAccess>>,
     /// Two blocks that touched one word in this phase: (slot, index), the writer, the other, what the other did.
     races: BTreeMap<(u32, usize), (BlockAccess, BlockAccess, Access)>,
+    /// Resident places taken by the blocks holding them (for traces), and the clock:
+    /// memory accesses made by the whole launch so far.
+    places: BTreeMap<u32, u32>,
+    steps: u64,
+    trace: BTreeMap<u32, super::BlockTrace>,
     finished: Option<Result<(), Fault>>,
 }
 
@@ -111,6 +118,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             launch,
             seed: options.seed,
             timeout_s: options.timeout.as_secs_f64(),
+            workspace_always: options.ordinary_launches_get_a_workspace,
             fit,
             deadline: Instant::now() + options.timeout,
             abort: AtomicBool::new(false),
@@ -125,6 +133,9 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         }
     });
     let st = g.state.into_inner().expect("no worker panics holding the lock");
+    if let Some(sink) = launch.trace {
+        sink.lock().unwrap_or_else(|e| e.into_inner()).extend(st.trace.values().copied());
+    }
     st.finished.expect("the launch finishes before its workers return").map(|()| LaunchStats { max_resident: st.max_running, workers })
 }
 
@@ -149,6 +160,10 @@ fn worker(g: &Grid) {
                 if let Some(i) = parked.iter().position(|b| b.generation < st.generation) {
                     let mut b = parked.swap_remove(i);
                     b.release(&slots);
+                    let now = st.steps;
+                    if let Some(t) = st.trace.get_mut(&b.block.id) {
+                        t.leave.get_or_insert(now);
+                    }
                     break b;
                 }
                 // A block starts only where the device has room for it, as in an
@@ -157,7 +172,11 @@ fn worker(g: &Grid) {
                 if st.next < g.info.launch.grid && resident < g.info.fit {
                     let id = st.next;
                     st.next += 1;
-                    break BlockRun::new(id, &g.info);
+                    let place = (0..).find(|p| !st.places.values().any(|q| q == p)).expect("a free place where a block fits");
+                    st.places.insert(id, place);
+                    let start = st.steps;
+                    st.trace.insert(id, super::BlockTrace { block: id, place, start, arrive: None, leave: None, end: None });
+                    break BlockRun::new(id, place, &g.info);
                 }
                 st = g.cv.wait(st).unwrap();
             }
@@ -171,6 +190,18 @@ fn worker(g: &Grid) {
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
         let id = run.block.id;
+        st.steps += super::thread::take_steps();
+        let now = st.steps;
+        if let Some(t) = st.trace.get_mut(&id) {
+            match outcome {
+                Outcome::Parked => _ = t.arrive.get_or_insert(now),
+                Outcome::Done => t.end = Some(now),
+                Outcome::Faulted(_) => {}
+            }
+        }
+        if !matches!(outcome, Outcome::Parked) {
+            st.places.remove(&id);
+        }
         match outcome {
             Outcome::Parked => {
                 contribute(&mut st, &run);
@@ -228,6 +259,21 @@ fn contribute(st: &mut GridState, run: &BlockRun) {
 /// barrier, or ends the launch with its result.
 fn settle(g: &Grid, st: &mut GridState) {
     let grid = g.info.launch.grid;
+    // Blocks wait at the grid barrier in every place the device has, and the
+    // rest can never start: what an ordinary launch with a grid barrier does
+    // on a GPU (see `Options::ordinary_launches_get_a_workspace`).
+    if st.next < grid && st.running == 0 && st.arrived > 0 && st.arrived == st.next - st.done.len() as u32 - st.faults.len() as u32 && st.arrived == g.info.fit
+    {
+        st.finished = Some(Err(Fault::Deadlock(format!(
+            "in {}, {} hold every place on the device and wait at {}, and the other {} can never start: a grid barrier needs every block resident at once, which only a cooperative launch of a grid that fits arranges",
+            g.info.launch.kernel,
+            count(st.arrived as usize, "block"),
+            st.site.as_deref().unwrap_or("grid.sync()"),
+            count((grid - st.next) as usize, "block")
+        ))));
+        g.cv.notify_all();
+        return;
+    }
     let settled = st.next == grid && st.running == 0 && st.arrived + st.done.len() as u32 + st.faults.len() as u32 == grid;
     if !settled {
         return;

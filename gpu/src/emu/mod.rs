@@ -98,6 +98,23 @@ pub struct Launch<'a> {
     pub args: &'a [Arg],
     /// Runs the kernel for the calling emulated thread with these arguments.
     pub entry: &'a (dyn Fn(&[Arg]) + Sync),
+    /// Where to record each block's course through the launch, if anywhere.
+    pub trace: Option<&'a std::sync::Mutex<Vec<BlockTrace>>>,
+}
+
+/// One block's course through a launch, as a trace records it: where it ran
+/// and when it started, reached its first `grid.sync()`, left it, and
+/// ended. Times are emulator steps (memory accesses made by the whole
+/// launch so far) on the emulator, nanoseconds of `%globaltimer` on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockTrace {
+    pub block: u32,
+    /// The SM it ran on (`%smid`); on the emulator, the resident slot it held.
+    pub place: u32,
+    pub start: u64,
+    pub arrive: Option<u64>,
+    pub leave: Option<u64>,
+    pub end: Option<u64>,
 }
 
 /// How the emulator runs a launch.
@@ -110,11 +127,21 @@ pub struct Options {
     pub timeout: Duration,
     /// Worker threads (at most one per block).
     pub workers: usize,
+    /// Hand an ordinary launch a grid workspace too, as the H200's driver
+    /// (580.159.04) does once its context has made a cooperative launch: a
+    /// `grid.sync()` under an ordinary launch then waits for blocks that may
+    /// never start, as on that GPU, instead of failing at once.
+    pub ordinary_launches_get_a_workspace: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { seed: None, timeout: Duration::from_secs(60), workers: std::thread::available_parallelism().map_or(1, |n| n.get()) }
+        Options {
+            seed: None,
+            timeout: Duration::from_secs(60),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ordinary_launches_get_a_workspace: false,
+        }
     }
 }
 

@@ -39,9 +39,11 @@ pub fn grid_dim() -> [u32; 3] {
 pub fn lane_id() -> u32 {
     block().current.get() % 32
 }
-/// Whether the launch was cooperative (the emulator's grid workspace).
+/// Whether the launch was cooperative (the emulator's grid workspace), or
+/// the emulator hands every launch one (`Options::ordinary_launches_get_a_workspace`).
 pub fn cooperative() -> bool {
-    block().info().launch.cooperative
+    let info = block().info();
+    info.launch.cooperative || info.workspace_always
 }
 
 /// The cooperative-groups call a thread is in, for reports: set on entry,
@@ -140,6 +142,19 @@ thread_local! {
     /// Memory accesses left before a data race found in this block is
     /// reported (0: none found).
     static AFTER_RACE: Cell<u32> = const { Cell::new(0) };
+    /// Memory accesses this worker has made since its launch's clock last took them.
+    static STEPS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The memory accesses this worker has made since the last call: the
+/// emulator's clock for traces advances by them.
+pub(crate) fn take_steps() -> u64 {
+    STEPS.with(|s| s.replace(0))
+}
+
+/// The resident place of the current thread's block (the emulator's `%smid`).
+pub fn place() -> u32 {
+    block().place()
 }
 
 /// Lets the block run `accesses` more memory accesses before the race it
@@ -158,6 +173,7 @@ pub(crate) fn reset_budget() {
 /// Counts one memory access.
 #[inline]
 pub fn tick() {
+    STEPS.with(|s| s.set(s.get() + 1));
     BUDGET.with(|b| {
         let left = b.get();
         if left == 0 { checkpoint() } else { b.set(left - 1) }

@@ -6,6 +6,7 @@
 
 mod cpp;
 pub mod launch_cost;
+mod peer;
 pub mod plot;
 mod render;
 
@@ -32,6 +33,8 @@ pub struct BenchConfig {
     pub threads_per_block: u32,
     pub cpp: bool,
     pub sweeps: bool,
+    /// cuda-oxide's PTX of the lesson's kernels, to time beside them.
+    pub oxide: Option<std::path::PathBuf>,
 }
 
 impl BenchConfig {
@@ -83,6 +86,9 @@ pub enum Variant {
     /// nvcc's build of the lesson's kernels, launched through this program's launch path.
     NvccKernelsTwoLaunches,
     NvccKernelsCooperative,
+    /// NVlabs cuda-oxide's build of the lesson's kernels (`--oxide`), launched through this program's launch path.
+    OxideKernelsTwoLaunches,
+    OxideKernelsCooperative,
     Copy,
 }
 
@@ -105,6 +111,8 @@ impl Variant {
             Variant::Cub => "CUB DeviceReduce::Sum",
             Variant::NvccKernelsTwoLaunches => "C++ kernels, Rust launch: two launches",
             Variant::NvccKernelsCooperative => "C++ kernels, Rust launch: cooperative",
+            Variant::OxideKernelsTwoLaunches => "cuda-oxide kernels, Rust launch: two launches",
+            Variant::OxideKernelsCooperative => "cuda-oxide kernels, Rust launch: cooperative",
             Variant::Copy => "copy (device to device)",
         }
     }
@@ -250,6 +258,8 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
     // the same dynamic shared memory (one float per tile of 32), and only
     // reduceCooperativeGrid calls grid.sync().
     let cpp_sums = cpp_module.as_ref().map(|m| unsafe { Sums::load_foreign(gpu, tpb, m, cpp::KERNELS) }).transpose()?;
+    let oxide_module = cfg.oxide.as_ref().map(|p| gpu.load_module_file(p)).transpose()?;
+    let oxide = oxide_module.as_ref().map(|m| peer::Oxide::load(gpu, m)).transpose()?;
     let mut points = Vec::new();
     let mut cases = Vec::new();
     let bar = progress.bar(cfg.sizes.len() as u64, "sizes");
@@ -289,6 +299,9 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
                 let (q, w) = both(timing);
                 points.push(Point::new(variant, n, rotate, blocks, tpb, q, w, Some(ok)));
             }
+        }
+        if let Some(oxide) = &oxide {
+            points.extend(oxide.time(&sums, cfg.repeats(), &inputs, &mut s, &reference, rotate)?);
         }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
         let timing = time_runs(gpu, cfg.repeats(), &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;

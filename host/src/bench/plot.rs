@@ -21,10 +21,14 @@ const STYLE: [(Variant, RGBColor); 9] = [
     (Variant::Copy, RGBColor(240, 228, 66)),
 ];
 
-fn series(points: &[Point], v: Variant, y: impl Fn(&Point) -> Option<f64>) -> Vec<(f64, f64)> {
-    let mut s: Vec<(f64, f64)> = points.iter().filter(|p| p.variant == v).filter_map(|p| Some(((p.n as f64).log2(), y(p)?))).collect();
-    s.sort_by(|a, b| a.0.total_cmp(&b.0));
-    s
+/// The points of variant `v` at powers of two (the lines), and at other sizes
+/// (the lesson's 4,194,915: drawn as marked points off the lines, since its
+/// input rotation and copy differ from its neighbour 2^22's).
+fn series(points: &[Point], v: Variant, y: impl Fn(&Point) -> Option<f64>) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+    let mut s: Vec<(u64, f64, f64)> = points.iter().filter(|p| p.variant == v).filter_map(|p| Some((p.n, (p.n as f64).log2(), y(p)?))).collect();
+    s.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let (line, off): (Vec<_>, Vec<_>) = s.into_iter().partition(|(n, _, _)| n.is_power_of_two());
+    (line.into_iter().map(|(_, x, y)| (x, y)).collect(), off.into_iter().map(|(_, x, y)| (x, y)).collect())
 }
 
 /// Writes the two-panel SVG of `points` to `path`.
@@ -72,10 +76,11 @@ fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
         .draw()
         .map_err(|e| fail(&e))?;
 
+    let mut marked_lesson = false;
     for (v, color) in STYLE {
         let width = if v == Variant::RustFast || v == Variant::Cub { 3 } else { 2 };
-        let t = series(points, v, |p| Some(us(p)));
-        if t.is_empty() {
+        let (t, t_off) = series(points, v, |p| Some(us(p)));
+        if t.is_empty() && t_off.is_empty() {
             continue;
         }
         time.draw_series(LineSeries::new(t.clone(), color.stroke_width(width)))
@@ -83,9 +88,22 @@ fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
             .label(v.label())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(3)));
         time.draw_series(t.into_iter().map(|xy| Circle::new(xy, 3, color.filled()))).map_err(|e| fail(&e))?;
-        let b = series(points, v, |p| if v == Variant::Copy { Some(1.0) } else { p.of_copy });
+        let (b, b_off) = series(points, v, |p| if v == Variant::Copy { Some(1.0) } else { p.of_copy });
         bandwidth.draw_series(LineSeries::new(b.clone(), color.stroke_width(width))).map_err(|e| fail(&e))?;
         bandwidth.draw_series(b.into_iter().map(|xy| Circle::new(xy, 3, color.filled()))).map_err(|e| fail(&e))?;
+        // Sizes off the powers of two: a hollow diamond each, not on the line.
+        let diamond = move |(x, y): (f64, f64)| {
+            EmptyElement::at((x, y)) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], color.filled()) + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
+        };
+        let has_off = !t_off.is_empty();
+        let lesson = time.draw_series(t_off.into_iter().map(diamond)).map_err(|e| fail(&e))?;
+        if has_off && !marked_lesson {
+            marked_lesson = true;
+            lesson.label("◇ the lesson's n = 4,194,915 (off the lines)").legend(|(x, y)| {
+                EmptyElement::at((x + 10, y)) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], BLACK.filled()) + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
+            });
+        }
+        bandwidth.draw_series(b_off.into_iter().map(diamond)).map_err(|e| fail(&e))?;
     }
     time.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)

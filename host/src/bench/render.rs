@@ -71,11 +71,22 @@ pub fn render(r: &BenchReport) -> String {
     time_table(&mut o, r, true);
 
     o.push_str("\nRead bandwidth, GB/s (fraction of the copy's read + write bandwidth); time ratios, GPU time (to completion)\n");
-    o.push_str("(Rust/C++: against the C++ program; Rust/nvcc: against nvcc's kernels through this program's launch path)\n");
+    o.push_str("(Rust/C++: against the C++ program; Rust/nvcc, Rust/oxide: against nvcc's and cuda-oxide's kernels through this program's launch path)\n");
     let _ = writeln!(
         o,
-        "{:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>10}",
-        "n", "Rust coop", "Rust fast", "CUB", "copy r+w", "2L Rust/C++", "coop Rust/C++", "2L Rust/nvcc", "coop Rust/nvcc", "fast/CUB"
+        "{:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>12} {:>12} {:>10}",
+        "n",
+        "Rust coop",
+        "Rust fast",
+        "CUB",
+        "copy r+w",
+        "2L Rust/C++",
+        "coop Rust/C++",
+        "2L Rust/nvcc",
+        "coop Rust/nvcc",
+        "2L Rust/oxide",
+        "coop Rust/oxi",
+        "fast/CUB"
     );
     for n in sizes(r) {
         let bw = |v| find(r, v, n).map_or("-".into(), |p| format!("{:.0} ({:.2})", p.read_gb_s, p.of_copy.unwrap_or(f64::NAN)));
@@ -87,7 +98,7 @@ pub fn render(r: &BenchReport) -> String {
         let one = |a, b| ratio(r, a, b, n, false).map_or("-".into(), |x| format!("{x:.3}"));
         let _ = writeln!(
             o,
-            "{n:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>10}",
+            "{n:>10}  {:>14} {:>14} {:>14} {:>10}  {:>16} {:>16} {:>12} {:>12} {:>12} {:>12} {:>10}",
             bw(Variant::RustCooperative),
             bw(Variant::RustFast),
             bw(Variant::Cub),
@@ -96,6 +107,8 @@ pub fn render(r: &BenchReport) -> String {
             both(Variant::RustCooperative, Variant::CppCooperative),
             one(Variant::RustTwoLaunches, Variant::NvccKernelsTwoLaunches),
             one(Variant::RustCooperative, Variant::NvccKernelsCooperative),
+            one(Variant::RustTwoLaunches, Variant::OxideKernelsTwoLaunches),
+            one(Variant::RustCooperative, Variant::OxideKernelsCooperative),
             one(Variant::RustFast, Variant::Cub),
         );
     }
@@ -181,6 +194,27 @@ pub fn targets(r: &BenchReport) -> Vec<String> {
                 } else {
                     format!("{}: {} / {} <= 1.03 at every n, GPU time (worst {worst:.3} at n = {n})", verdict(worst <= 1.03), rust.label(), cpp.label())
                 });
+            }
+        }
+    }
+    // The kernels' own code, through one launch path: at most 1.00 where the
+    // kernels' work shows (65,536 floats and up), 1.02 below, where every
+    // version waits on the launch.
+    for (peer, name) in [("nvcc", "nvcc's"), ("oxide", "cuda-oxide's")] {
+        for (rust, other) in [
+            (Variant::RustTwoLaunches, if peer == "nvcc" { Variant::NvccKernelsTwoLaunches } else { Variant::OxideKernelsTwoLaunches }),
+            (Variant::RustCooperative, if peer == "nvcc" { Variant::NvccKernelsCooperative } else { Variant::OxideKernelsCooperative }),
+        ] {
+            let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, other, n, false)?))).collect();
+            let over = |(n, x): &(u64, f64)| *x > if *n >= 1 << 16 { 1.00 } else { 1.02 };
+            if let Some(&(n, worst)) = ratios.iter().filter(|(n, _)| *n >= 1 << 16).max_by(|a, b| a.1.total_cmp(&b.1)) {
+                let missed: Vec<String> = ratios.iter().filter(|p| over(p)).map(|(n, x)| format!("{x:.3} at {n}")).collect();
+                lines.push(format!(
+                    "{}: {} / {name} kernels, same launch path, <= 1.00 from 65,536 up and <= 1.02 below, GPU time (worst from 65,536: {worst:.3} at n = {n}{})",
+                    verdict(missed.is_empty()),
+                    rust.label(),
+                    if missed.is_empty() { String::new() } else { format!("; over at {}", missed.join(", ")) }
+                ));
             }
         }
     }

@@ -249,6 +249,7 @@ impl Emulated {
             grid_sync: spec.grid_sync,
             args: &emu_args,
             entry: &*spec.emulated,
+            trace: None,
         };
         let options = self.options.get();
         start_watchdog();

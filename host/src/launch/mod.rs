@@ -200,3 +200,51 @@ impl<P: Params> CooperativeLaunch<'_, '_, P> {
         self.shape.threads_per_block
     }
 }
+
+/// A kernel from another compiler's module whose parameters are not this
+/// project's types (cuda-oxide passes each slice as a pointer and a length),
+/// launched with raw argument values. Its contract is the caller's to state:
+/// launching it is `unsafe`. A cooperative launch of it is still refused
+/// when its grid does not fit.
+pub(crate) struct RawKernel<'g> {
+    gpu: &'g Gpu,
+    name: &'static str,
+    function: Box<dyn Function + 'g>,
+}
+
+impl Gpu {
+    /// Loads kernel `name` from `module` without a definition (see [`RawKernel`]).
+    pub(crate) fn raw_kernel_in<'g>(&'g self, module: &'g Module, name: &'static str) -> Result<RawKernel<'g>> {
+        let spec = KernelSpec {
+            name,
+            params: &[],
+            grid_sync: true,
+            in_ptx: false,
+            tile: None,
+            emulated: Arc::new(|_: &[gpu::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),
+        };
+        Ok(RawKernel { gpu: self, name, function: self.backend().load(&spec, Some(module))? })
+    }
+}
+
+impl RawKernel<'_> {
+    /// Blocks of `threads_per_block` one launch may hold at once, with `shared_bytes` of dynamic shared memory.
+    pub(crate) fn capacity(&self, threads_per_block: u32, shared_bytes: u32) -> Result<u32> {
+        Ok(self.function.occupancy(threads_per_block, shared_bytes)?.blocks_per_sm * self.gpu.info.sms)
+    }
+
+    /// Launches it; a cooperative launch larger than [`capacity`](Self::capacity) is refused.
+    ///
+    /// # Safety
+    /// `args` are the kernel's parameters, and the memory they address
+    /// satisfies its contract for `shape`; a kernel that synchronizes its
+    /// grid is launched only cooperatively.
+    pub(crate) unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[crate::device::ArgValue]) -> Result<()> {
+        let capacity = self.capacity(shape.threads_per_block, shape.shared_bytes)?;
+        if cooperative && shape.blocks > capacity {
+            return Err(Error::ForeignGridTooLarge { kernel: self.name, requested: shape.blocks, capacity });
+        }
+        // SAFETY: the caller's contract.
+        unsafe { self.function.launch(shape, cooperative, args) }
+    }
+}
