@@ -21,47 +21,63 @@ fn main() {
     if !arch.starts_with("sm_") {
         fail(&format!("GPU_PTX_ARCH={arch} is not a PTX target"), "set it to an architecture such as sm_70, sm_80 or sm_90, or unset it");
     }
-    let target_dir = out_dir.join("nvptx");
+    // The module the lesson runs, and a traced twin of it for `cg-lesson
+    // trace` (gpu::trace), built side by side.
+    let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
+    let builds = [(features, "nvptx", "gpu.ptx"), (&["trace"][..], "nvptx-traced", "gpu_traced.ptx")];
+    let children: Vec<_> = builds.iter().map(|(features, dir, _)| spawn(&gpu_dir, &out_dir.join(dir), features, &arch)).collect();
+    for (child, (_, dir, name)) in children.into_iter().zip(builds) {
+        let output = match child.and_then(|c| c.wait_with_output()) {
+            Ok(output) => output,
+            Err(e) => fail(&format!("could not run cargo to build the GPU crate: {e}"), "check that cargo is on PATH"),
+        };
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            eprintln!("{stderr}");
+            let fix = if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
+                format!("rustup component add rust-src --toolchain {TOOLCHAIN}")
+            } else if stderr.contains("-Z") && stderr.contains("nightly") {
+                format!("rustup toolchain install {TOOLCHAIN} --profile minimal --component rust-src")
+            } else {
+                "fix the error above in gpu/ and build again".to_string()
+            };
+            fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
+        }
+        let ptx = out_dir.join(dir).join("nvptx64-nvidia-cuda/release/deps/gpu.s");
+        copy(&ptx, &out_dir.join(name));
+        let text = std::fs::read_to_string(&ptx).unwrap_or_default();
+        for name in gpu::kernels::ALL_NAMES {
+            if !text.contains(&format!(".entry {name}(")) {
+                fail(
+                    &format!("the PTX has no entry `{name}`"),
+                    "keep every kernel in gpu::kernels::ALL_NAMES `#[kernel]`, whose entry is `#[unsafe(no_mangle)]`",
+                );
+            }
+        }
+    }
+}
+
+/// Starts `cargo rustc` building `gpu/` to PTX with `features`, into `target_dir`.
+fn spawn(gpu_dir: &Path, target_dir: &Path, features: &[&str], arch: &str) -> std::io::Result<std::process::Child> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&gpu_dir)
+    cmd.current_dir(gpu_dir)
         .args(["rustc", "--release", "--lib", "--crate-type", "cdylib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-        .args(if barrier_timeout { &["--features", "barrier-timeout"][..] } else { &[] })
+        .args(if features.is_empty() { Vec::new() } else { vec!["--features".to_string(), features.join(",")] })
         .arg("--target-dir")
-        .arg(&target_dir)
+        .arg(target_dir)
         .args(["--config", "profile.release.panic=\"abort\""])
         .args(["--config", "profile.release.lto=\"fat\""])
         .args(["--config", "profile.release.codegen-units=1"])
         .args(["--config", "profile.release.opt-level=3"])
         .args(["--", "--emit=asm", "-Zno-link"])
-        .arg(format!("-Ctarget-cpu={arch}"));
+        .arg(format!("-Ctarget-cpu={arch}"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER"] {
         cmd.env_remove(var);
     }
-    let output = match cmd.output() {
-        Ok(output) => output,
-        Err(e) => fail(&format!("could not run cargo to build the GPU crate: {e}"), "check that cargo is on PATH"),
-    };
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        eprintln!("{stderr}");
-        let fix = if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
-            format!("rustup component add rust-src --toolchain {TOOLCHAIN}")
-        } else if stderr.contains("-Z") && stderr.contains("nightly") {
-            format!("rustup toolchain install {TOOLCHAIN} --profile minimal --component rust-src")
-        } else {
-            "fix the error above in gpu/ and build again".to_string()
-        };
-        fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
-    }
-    let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/gpu.s");
-    copy(&ptx, &out_dir.join("gpu.ptx"));
-    let text = std::fs::read_to_string(&ptx).unwrap_or_default();
-    for name in gpu::kernels::ALL_NAMES {
-        if !text.contains(&format!(".entry {name}(")) {
-            fail(&format!("the PTX has no entry `{name}`"), "keep every kernel in gpu::kernels::ALL_NAMES `#[kernel]`, whose entry is `#[unsafe(no_mangle)]`");
-        }
-    }
+    cmd.spawn()
 }
 
 fn copy(from: &Path, to: &Path) {

@@ -74,7 +74,7 @@ grep -E "^===|rc=|error|checks" "$RESULTS/robustness.txt"
 pack
 
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
-  bash "$D/sanitize.sh" "$B" > "$RESULTS/sanitizers.txt" 2>&1; echo "sanitizers rc=$?" | tee -a "$RESULTS/sanitizers.txt"
+  bash "$D/sanitize.sh" "$B" "$D/tests/sanitizer_targets" > "$RESULTS/sanitizers.txt" 2>&1; echo "sanitizers rc=$?" | tee -a "$RESULTS/sanitizers.txt"
   tail -13 "$RESULTS/sanitizers.txt"
   pack
 fi

@@ -29,6 +29,7 @@ pub mod cg;
 pub mod emu;
 pub mod kernels;
 pub mod mem;
+pub mod trace;
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

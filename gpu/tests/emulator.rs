@@ -34,7 +34,17 @@ fn launch_with<P: Params, C: Contract>(
     // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
     let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
     dev.launch(
-        &Launch { kernel: def.name(), grid, threads, shared_bytes: def.shared_bytes(threads), cooperative, grid_sync: def.grid_sync(), args, entry: &f, trace: None },
+        &Launch {
+            kernel: def.name(),
+            grid,
+            threads,
+            shared_bytes: def.shared_bytes(threads),
+            cooperative,
+            grid_sync: def.grid_sync(),
+            args,
+            entry: &f,
+            trace: None,
+        },
         &options,
     )
 }

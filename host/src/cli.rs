@@ -33,6 +33,22 @@ pub enum Command {
     /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
     /// copy, and against C++ and CUB where nvcc is on PATH (needs a GPU).
     Bench(BenchArgs),
+    /// Draw where and when each block ran (SVG): the cooperative launch, the
+    /// two launches, an ordinary launch sized to n, and (emulator only) an
+    /// ordinary launch of the cooperative kernel, which deadlocks.
+    Trace {
+        /// Folder for the pictures.
+        #[arg(long, default_value = "target/trace")]
+        out: PathBuf,
+        #[command(flatten)]
+        target: TargetArgs,
+    },
+    /// The cooperative ceiling by kernel and block size: registers, shared
+    /// memory, blocks per SM, what limits them.
+    Occupancy {
+        #[command(flatten)]
+        target: TargetArgs,
+    },
 }
 
 /// The lesson's own flags.
@@ -153,7 +169,7 @@ const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmu
 /// program's name.
 pub fn explain_misuse(args: &[String]) -> Option<String> {
     let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
-    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| *a == "exercise" || *a == "bench")?;
+    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| ["exercise", "bench", "trace", "occupancy"].contains(&a.as_str()))?;
     let (before, after) = (&args[1..k], &args[k + 1..]);
     if before.iter().any(|a| a.starts_with('-')) {
         let moved: Vec<&str> = after.iter().chain(before).map(String::as_str).collect();
@@ -166,6 +182,12 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
                 ""
             }
         ));
+    }
+    if sub != "bench"
+        && sub != "exercise"
+        && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
+    {
+        return Some(format!("{sub} takes no {flag}: it uses the lesson's n, 4,194,915, and blocks of 256"));
     }
     if sub == "exercise"
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))

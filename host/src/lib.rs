@@ -27,6 +27,7 @@ pub mod exercise;
 pub mod json;
 pub mod launch;
 pub mod lesson;
+pub mod occupancy;
 pub mod progress;
 pub mod reference;
 pub mod report;
@@ -34,6 +35,10 @@ pub mod sizing;
 pub mod sums;
 pub mod text;
 pub mod timing;
+pub mod trace;
 
 /// The `gpu` crate compiled to PTX by `build.rs`.
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
+
+/// The same, built with `gpu::trace` recording (for `cg-lesson trace` only).
+pub const TRACED_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu_traced.ptx"));

@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         None => run_lesson(&cli),
         Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
         Some(Command::Bench(ref args)) => run_bench(args),
+        Some(Command::Trace { ref out, ref target }) => run_trace(out, target),
+        Some(Command::Occupancy { ref target }) => run_occupancy(target),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -124,6 +126,31 @@ fn exercise_ladder(gpu: &Gpu, variant: Variant, json: bool) -> Result<exercise::
         emit(&exercise::footer(&r));
     }
     Ok(r)
+}
+
+fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
+    let n = 4_194_915;
+    let e = &target.emulation;
+    let r = if e.emulate {
+        let options = gpu::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let gpu = Gpu::emulated_traced(e.device(), options);
+        host::trace::run(&gpu, None, Some((e.device(), options)), n, out)?
+    } else {
+        let gpu = Gpu::open_traced(target.device, host::device::Tracing::Read)?;
+        gpu.set_timeout(Duration::from_secs_f64(target.timeout_s));
+        let plain = Gpu::open(target.device)?;
+        let unread = Gpu::open_traced(target.device, host::device::Tracing::Unread)?;
+        host::trace::run(&gpu, Some((&plain, &unread)), None, n, out)?
+    };
+    emit(&host::trace::render(&r));
+    Ok(())
+}
+
+fn run_occupancy(target: &TargetArgs) -> Result<()> {
+    let gpu = open(target)?;
+    let rows = host::occupancy::run(&gpu)?;
+    emit(&if target.json { json::to_string(&rows) + "\n" } else { host::occupancy::render(&gpu.info.name, &rows) });
+    Ok(())
 }
 
 fn run_bench(args: &BenchArgs) -> Result<()> {

@@ -236,3 +236,35 @@ fn the_kernels_made_to_break_the_sanitizers_are_named_by_the_emulator_too() {
     let sync = broken_first_stage(&gpu::kernels::SANITIZER_DIVERGENT_BLOCK_SYNC, 611, 3);
     assert!(sync.contains("met at one block.sync() from different places"), "{sync}");
 }
+
+#[test]
+fn occupancy_on_the_emulated_t4_has_the_lessons_figures_and_the_ceiling_drops_with_shared_memory() {
+    let rows = host::occupancy::run(&t4()).unwrap();
+    let at = |kernel: &str, t: u32| rows.iter().find(|r| r.kernel == kernel && r.threads_per_block == t).unwrap().blocks_per_sm;
+    // Day 2's sweep on the T4: 16 blocks per SM at 48 and 64 threads, 4 at 256.
+    assert_eq!([at("reduce_cooperative_grid", 48), at("reduce_cooperative_grid", 64), at("reduce_cooperative_grid", 256)], [16, 16, 4]);
+    let heavy = rows.iter().find(|r| r.kernel.contains("KiB") && r.threads_per_block == 256).unwrap();
+    assert_eq!((heavy.blocks_per_sm, heavy.cooperative_max), (1, 40));
+    assert!(heavy.limited_by.starts_with("shared memory"), "{}", heavy.limited_by);
+}
+
+#[test]
+fn the_trace_shows_every_block_waiting_for_the_last_and_names_the_deadlock_of_an_ordinary_launch() {
+    let dir = std::env::temp_dir().join(format!("cg-trace-{}", std::process::id()));
+    let gpu = Gpu::emulated_traced(Device::T4, Options::default());
+    let r = host::trace::run(&gpu, None, Some((Device::T4, Options::default())), 100_003, &dir).unwrap();
+    let coop = &r.pictures[0].trace;
+    assert_eq!((coop.blocks, coop.trace.len()), (160, 160));
+    let last_arrival = coop.trace.iter().map(|b| b.arrive.unwrap()).max().unwrap();
+    assert!(coop.trace.iter().all(|b| b.leave.unwrap() >= last_arrival), "a block left grid.sync() before the last one arrived");
+    let places: std::collections::BTreeSet<u32> = coop.trace.iter().map(|b| b.place).collect();
+    assert_eq!(places.len(), 160, "every block of the cooperative grid holds a place of its own");
+    let dead = &r.pictures.last().unwrap().trace;
+    assert_eq!((dead.blocks, dead.trace.len()), (391, 160));
+    assert!(dead.error.as_deref().unwrap().contains("160 blocks hold every place on the device and wait at grid.sync()"), "{:?}", dead.error);
+    for p in &r.pictures {
+        let text = std::fs::read_to_string(&p.file).unwrap();
+        roxmltree::Document::parse(&text).expect("well-formed SVG");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

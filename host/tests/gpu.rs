@@ -165,3 +165,20 @@ fn a_kernel_reaching_grid_sync_around_the_compile_time_guard_is_refused_by_the_l
     assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync" }), "{text}");
     assert!(text.contains("declare it #[kernel(cooperative)]"), "{text}");
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_traced_cooperative_launch_has_every_block_resident_and_none_leaving_before_the_last_arrives() {
+    let gpu = Gpu::open_traced(0, host::device::Tracing::Read).unwrap();
+    let dir = std::env::temp_dir().join(format!("cg-trace-gpu-{}", std::process::id()));
+    let r = host::trace::run(&gpu, None, None, 4_194_915, &dir).unwrap();
+    print!("{}", host::trace::render(&r));
+    let coop = &r.pictures[0].trace;
+    assert_eq!(coop.trace.len() as u32, coop.blocks);
+    let last_arrival = coop.trace.iter().map(|b| b.arrive.unwrap()).max().unwrap();
+    let first_leave = coop.trace.iter().map(|b| b.leave.unwrap()).min().unwrap();
+    assert!(first_leave >= last_arrival, "a block left grid.sync() at {first_leave}, before the last arrived at {last_arrival}");
+    let sms: std::collections::BTreeSet<u32> = coop.trace.iter().map(|b| b.place).collect();
+    assert_eq!(sms.len() as u32, gpu.info.sms, "the cooperative grid covers every SM");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -23,6 +23,8 @@ const LAYERS: &[&str] = &[
     "lesson",
     "exercise",
     "bench",
+    "trace",
+    "occupancy",
     "report",
     "cli",
 ];

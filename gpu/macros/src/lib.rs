@@ -201,10 +201,13 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         }
         None => (quote! { #body }, quote! { #body }, quote! {}, quote! { None }),
     };
+    // The GPU entry tells `gpu::trace` when the block starts and ends (which
+    // records nothing unless the traced build is asked for). A body that
+    // returns early runs in a closure, so the end is still recorded.
     let gpu_call_block = if tile.is_some() {
-        quote! {{ #gpu_call }}
+        quote! {{ ::gpu::trace::block_starts(); #gpu_call; ::gpu::trace::block_ends(); }}
     } else {
-        gpu_call
+        quote! {{ ::gpu::trace::block_starts(); (|| #gpu_call)(); ::gpu::trace::block_ends(); }}
     };
     let host_block = if tile.is_some() {
         quote! {{ #host_body }}

@@ -62,6 +62,11 @@ pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
 }
 /// Nothing to tell a compiler on the emulator (see the GPU build's).
 pub unsafe fn assume(_fact: bool) {}
+#[allow(dead_code, reason = "the twin of nvptx::smid, which only the traced GPU build calls")]
+/// The resident place of this thread's block: the emulator's SM.
+pub fn smid() -> u32 {
+    thread::place()
+}
 pub fn popc(v: u32) -> u32 {
     v.count_ones()
 }

@@ -47,6 +47,16 @@ pub fn lane_id() -> u32 {
     r
 }
 
+/// `%smid`: the SM this thread runs on (it may change between instructions
+/// only under preemption, which a kernel's trace does not meet).
+#[inline(always)]
+pub fn smid() -> u32 {
+    let r: u32;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { asm!("mov.u32 {r}, %smid;", r = out(reg32) r, options(nomem, nostack)) };
+    r
+}
+
 /// `%globaltimer`: nanoseconds, from a clock shared by the whole GPU.
 #[inline(always)]
 pub fn global_timer() -> u64 {

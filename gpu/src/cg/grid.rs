@@ -126,9 +126,11 @@ impl<L> GridGroup<L> {
             // SAFETY: a valid workspace is `{ size: u32, barrier: u32 }` in global memory.
             let barrier = unsafe { self.workspace.add(1) };
             let is_block_zero = self.block_rank() == 0;
+            crate::trace::block_arrives();
             // SAFETY: as above.
             let arrived_at = unsafe { arch::atom_add_release_gpu(barrier, arrival(is_block_zero, self.num_blocks() as u32)) };
             self.wait(barrier, arrived_at);
+            crate::trace::block_leaves();
         }
         // Thread 0's acquire happens before the rest of the block continues.
         block.sync();

@@ -34,6 +34,8 @@ pub struct KernelDef<P: Params, C> {
     tile: Option<TileInfo<P>>,
     overread: fn(u32) -> usize,
     in_ptx: bool,
+    /// Dynamic shared memory asked for on top of the kernel's own.
+    extra_shared: u32,
     _contract: PhantomData<fn(P, C)>,
 }
 
@@ -59,7 +61,7 @@ impl<P: Params, C> KernelDef<P, C> {
         tile: Option<TileInfo<P>>,
         overread: fn(u32) -> usize,
     ) -> Self {
-        KernelDef { name, params, entry, tile, overread, in_ptx: true, _contract: PhantomData }
+        KernelDef { name, params, entry, tile, overread, in_ptx: true, extra_shared: 0, _contract: PhantomData }
     }
 
     /// The PTX entry name: the kernel function's own name.
@@ -85,7 +87,14 @@ impl<P: Params, C> KernelDef<P, C> {
     /// Bytes of dynamic shared memory per block of `threads_per_block`: what
     /// the launch passes and the occupancy query is asked about.
     pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
-        self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0)
+        self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0) + self.extra_shared
+    }
+
+    /// The same kernel asking for `bytes` more dynamic shared memory per
+    /// block, which it does not use: what adding shared memory does to how
+    /// many blocks fit (the ceiling is the kernel's, not the card's).
+    pub const fn with_extra_shared(&self, bytes: u32) -> Self {
+        KernelDef { extra_shared: self.extra_shared + bytes, ..*self }
     }
 
     /// Elements the kernel may read past its input, for blocks of `threads_per_block`.

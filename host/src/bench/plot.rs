@@ -24,7 +24,10 @@ const STYLE: [(Variant, RGBColor); 9] = [
 /// The points of variant `v` at powers of two (the lines), and at other sizes
 /// (the lesson's 4,194,915: drawn as marked points off the lines, since its
 /// input rotation and copy differ from its neighbour 2^22's).
-fn series(points: &[Point], v: Variant, y: impl Fn(&Point) -> Option<f64>) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+/// Points as (log2 n, y).
+type Xy = Vec<(f64, f64)>;
+
+fn series(points: &[Point], v: Variant, y: impl Fn(&Point) -> Option<f64>) -> (Xy, Xy) {
     let mut s: Vec<(u64, f64, f64)> = points.iter().filter(|p| p.variant == v).filter_map(|p| Some((p.n, (p.n as f64).log2(), y(p)?))).collect();
     s.sort_by(|a, b| a.1.total_cmp(&b.1));
     let (line, off): (Vec<_>, Vec<_>) = s.into_iter().partition(|(n, _, _)| n.is_power_of_two());
@@ -93,14 +96,18 @@ fn draw(points: &[Point], title: &str, path: &Path) -> Result<(), String> {
         bandwidth.draw_series(b.into_iter().map(|xy| Circle::new(xy, 3, color.filled()))).map_err(|e| fail(&e))?;
         // Sizes off the powers of two: a hollow diamond each, not on the line.
         let diamond = move |(x, y): (f64, f64)| {
-            EmptyElement::at((x, y)) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], color.filled()) + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
+            EmptyElement::at((x, y))
+                + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], color.filled())
+                + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
         };
         let has_off = !t_off.is_empty();
         let lesson = time.draw_series(t_off.into_iter().map(diamond)).map_err(|e| fail(&e))?;
         if has_off && !marked_lesson {
             marked_lesson = true;
             lesson.label("◇ the lesson's n = 4,194,915 (off the lines)").legend(|(x, y)| {
-                EmptyElement::at((x + 10, y)) + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], BLACK.filled()) + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
+                EmptyElement::at((x + 10, y))
+                    + Polygon::new(vec![(0, -6), (6, 0), (0, 6), (-6, 0)], BLACK.filled())
+                    + Polygon::new(vec![(0, -3), (3, 0), (0, 3), (-3, 0)], WHITE.filled())
             });
         }
         bandwidth.draw_series(b_off.into_iter().map(diamond)).map_err(|e| fail(&e))?;

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -32,12 +32,17 @@ pub(crate) struct Cuda {
     /// While a graph is being captured, the stream it is captured from:
     /// launches go there instead of `stream`.
     capturing: Cell<Option<sys::CUstream>>,
+    /// Loads the traced build of the kernels; and reads each launch's trace, or not.
+    traced: Option<super::Tracing>,
+    /// With `Tracing::Unread`: the one buffer every launch records into.
+    unread: OnceLock<cudarc::driver::CudaSlice<u64>>,
+    traces: RefCell<Vec<super::LaunchTrace>>,
     #[cfg(feature = "barrier-timeout")]
     barrier_report: OnceLock<driver::HostMapped>,
 }
 
 impl Cuda {
-    pub fn open(ordinal: usize) -> Result<(Cuda, DeviceInfo)> {
+    pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
         if !driver::driver_present() {
             return Err(Error::NoDriver);
         }
@@ -81,6 +86,9 @@ impl Cuda {
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
             capturing: Cell::new(None),
+            traced,
+            unread: OnceLock::new(),
+            traces: RefCell::new(Vec::new()),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
         };
@@ -92,7 +100,8 @@ impl Cuda {
         if let Some(m) = self.module.get() {
             return Ok(m);
         }
-        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX)).map_err(Error::driver("cuModuleLoadData"))?;
+        let ptx = if self.traced.is_some() { crate::TRACED_PTX } else { crate::PTX };
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(Error::driver("cuModuleLoadData"))?;
         #[cfg(feature = "barrier-timeout")]
         {
             let report = driver::HostMapped::new()?;
@@ -156,6 +165,59 @@ impl Cuda {
             return Error::GridBarrierTimedOut { kernel, report };
         }
         Error::KernelFailed { kernel, error }
+    }
+
+    /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
+    /// launch of `blocks` blocks (`gpu::trace`).
+    fn start_trace(&self, blocks: u32) -> Result<cudarc::driver::CudaSlice<u64>> {
+        let words = self.stream.alloc_zeros::<u64>(blocks as usize * gpu::trace::WORDS_PER_BLOCK).map_err(Error::driver("cuMemAllocAsync"))?;
+        let (address, _) = words.device_ptr(&self.stream);
+        let mut slot = self.module()?.get_global("CG_TRACE", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+        self.stream.memcpy_htod(&address.to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
+        Ok(words)
+    }
+
+    /// Points `CG_TRACE` once at one buffer that every launch of up to
+    /// `gpu::trace::MAX_TIMED_BLOCKS` blocks records into, unread.
+    fn unread_trace(&self, blocks: u32) -> Result<()> {
+        if blocks as usize > gpu::trace::MAX_TIMED_BLOCKS {
+            return Err(Error::GridTooLarge { kernel: self.last_kernel.get(), blocks: blocks as u64 });
+        }
+        if self.unread.get().is_none() {
+            let words = self.start_trace(gpu::trace::MAX_TIMED_BLOCKS as u32)?;
+            let _ = self.unread.set(words);
+        }
+        Ok(())
+    }
+
+    /// Waits for the traced launch and keeps what its blocks recorded.
+    fn end_trace(&self, kernel: &'static str, shape: Shape, cooperative: bool, words: &cudarc::driver::CudaSlice<u64>) -> Result<()> {
+        self.finish()?;
+        let w = self.stream.clone_dtoh(words).map_err(Error::driver("cuMemcpyDtoH"))?;
+        let nonzero = |x: u64| (x != 0).then_some(x);
+        let trace = w
+            .chunks_exact(gpu::trace::WORDS_PER_BLOCK)
+            .enumerate()
+            .filter(|(_, r)| r[0] != 0)
+            .map(|(b, r)| super::BlockTrace {
+                block: b as u32,
+                place: (r[0] - 1) as u32,
+                start: r[1],
+                arrive: nonzero(r[2]),
+                leave: nonzero(r[3]),
+                end: nonzero(r[4]),
+            })
+            .collect();
+        self.traces.borrow_mut().push(super::LaunchTrace {
+            kernel,
+            blocks: shape.blocks,
+            threads_per_block: shape.threads_per_block,
+            cooperative,
+            unit: super::TraceUnit::Nanoseconds,
+            trace,
+            error: None,
+        });
+        Ok(())
     }
 
     /// The stream launches go to: the capture stream while a graph is being captured.
@@ -352,6 +414,10 @@ impl Backend for Cuda {
         unsafe { driver::graph_launch(g.exec, self.stream.cu_stream()) }.map_err(Error::driver("cuGraphLaunch"))
     }
 
+    fn take_traces(&self) -> Vec<super::LaunchTrace> {
+        std::mem::take(&mut *self.traces.borrow_mut())
+    }
+
     fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
         let g: &driver::GraphExec = graph.0.downcast_ref().expect("a CUDA graph on the CUDA backend");
         // SAFETY: the graph is live (owned by `g`) and of this context.
@@ -418,10 +484,22 @@ impl Function for CudaKernel<'_> {
         for (p, b) in params.iter_mut().zip(bits.iter_mut()) {
             *p = b as *mut u64 as *mut c_void;
         }
+        let words = match self.cuda.traced {
+            Some(super::Tracing::Read) if self.cuda.capturing.get().is_none() => Some(self.cuda.start_trace(shape.blocks)?),
+            Some(_) => {
+                self.cuda.unread_trace(shape.blocks)?;
+                None
+            }
+            None => None,
+        };
         // SAFETY: one value per parameter (the caller's contract), each in a
         // u64 that lives across the call; the function and stream are live.
         unsafe { driver::launch_kernel_ex(self.function.cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..args.len()]) }
-            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))
+            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
+        if let Some(words) = words {
+            self.cuda.end_trace(self.name, shape, cooperative, &words)?;
+        }
+        Ok(())
     }
 }
 

@@ -45,6 +45,9 @@ pub(crate) struct Emulated {
     options: Cell<emu::Options>,
     /// While a graph is being captured, the launches made so far.
     recording: RefCell<Option<Vec<Recorded>>>,
+    /// Whether launches record their blocks, and what they recorded.
+    pub(super) tracing: Cell<bool>,
+    traces: RefCell<Vec<super::LaunchTrace>>,
 }
 
 /// One launch in an emulated graph.
@@ -88,7 +91,7 @@ impl Emulated {
             emulated: true,
             seed: options.seed,
         };
-        (Emulated { device, options: Cell::new(options), recording: RefCell::new(None) }, info)
+        (Emulated { device, options: Cell::new(options), recording: RefCell::new(None), tracing: Cell::new(false), traces: RefCell::new(Vec::new()) }, info)
     }
 
     fn memory(mem: &Memory) -> &emu::Memory {
@@ -195,6 +198,10 @@ impl Backend for Emulated {
         Ok(())
     }
 
+    fn take_traces(&self) -> Vec<super::LaunchTrace> {
+        std::mem::take(&mut *self.traces.borrow_mut())
+    }
+
     fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
         let launches: &Vec<Recorded> = graph.0.downcast_ref().expect("an emulated graph on the emulator");
         Ok(launches.iter().map(|l| l.cooperative).collect())
@@ -240,6 +247,7 @@ impl Emulated {
                 ArgValue::Value(v) => emu::Arg::Value(v),
             })
             .collect();
+        let sink = Mutex::new(Vec::new());
         let launch = emu::Launch {
             kernel: spec.name,
             grid: shape.blocks,
@@ -249,13 +257,24 @@ impl Emulated {
             grid_sync: spec.grid_sync,
             args: &emu_args,
             entry: &*spec.emulated,
-            trace: None,
+            trace: self.tracing.get().then_some(&sink),
         };
         let options = self.options.get();
         start_watchdog();
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
         let result = self.device.launch(&launch, &options);
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if self.tracing.get() {
+            self.traces.borrow_mut().push(super::LaunchTrace {
+                kernel: spec.name,
+                blocks: shape.blocks,
+                threads_per_block: shape.threads_per_block,
+                cooperative,
+                unit: super::TraceUnit::EmulatorSteps,
+                trace: sink.into_inner().unwrap_or_else(|e| e.into_inner()),
+                error: result.as_ref().err().map(|f| f.to_string()),
+            });
+        }
         result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: spec.name, fault: Box::new(fault) })
     }
 }

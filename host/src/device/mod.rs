@@ -115,6 +115,42 @@ pub(crate) trait Function {
 /// A CUDA module from a file (see [`Gpu::load_module_file`]).
 pub struct Module(pub(crate) Box<dyn Any>);
 
+pub use gpu::emu::BlockTrace;
+
+/// How a GPU opened with the traced kernels treats their records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracing {
+    /// Each launch waits for its blocks and its trace is read ([`Gpu::take_traces`]).
+    Read,
+    /// Every launch records into one buffer nobody reads: launches queue as
+    /// usual, so timing them times the recording.
+    Unread,
+}
+
+/// What a trace's times count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceUnit {
+    /// `%globaltimer` on a GPU.
+    Nanoseconds,
+    /// Memory accesses the whole emulated launch has made so far.
+    EmulatorSteps,
+}
+
+/// One traced launch: each block's course through it (see `gpu::trace`).
+#[derive(Clone, Debug)]
+pub struct LaunchTrace {
+    pub kernel: &'static str,
+    pub blocks: u32,
+    pub threads_per_block: u32,
+    pub cooperative: bool,
+    pub unit: TraceUnit,
+    /// The blocks that started, in block order.
+    pub trace: Vec<BlockTrace>,
+    /// How the launch ended, if it failed.
+    pub error: Option<String>,
+}
+
 /// Launches captured once and replayed as one (a CUDA graph, instantiated:
 /// `cudaGraphExec_t`); see [`Gpu::capture`].
 pub struct Graph(pub(crate) Box<dyn Any>);
@@ -150,6 +186,8 @@ pub(crate) trait Backend {
     /// For each kernel launch in `graph`, whether it is cooperative, as the
     /// graph itself records it.
     fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>>;
+    /// The launches traced since the last call (see [`Gpu::open_traced`]).
+    fn take_traces(&self) -> Vec<LaunchTrace>;
 }
 
 /// An open device and its facts.
@@ -161,8 +199,29 @@ pub struct Gpu {
 impl Gpu {
     /// Opens CUDA device `ordinal`, refusing one that cannot run a cooperative launch.
     pub fn open(ordinal: usize) -> Result<Gpu> {
-        let (backend, info) = cuda::Cuda::open(ordinal)?;
+        let (backend, info) = cuda::Cuda::open(ordinal, None)?;
         Ok(Gpu { backend: Box::new(backend), info })
+    }
+
+    /// Opens CUDA device `ordinal` with the traced build of the kernels
+    /// (`crate::TRACED_PTX`): every launch then records each block's SM and
+    /// times, and waits for the launch to read them ([`Gpu::take_traces`]).
+    /// For pictures, not timings.
+    pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {
+        let (backend, info) = cuda::Cuda::open(ordinal, Some(tracing))?;
+        Ok(Gpu { backend: Box::new(backend), info })
+    }
+
+    /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
+    pub fn emulated_traced(device: gpu::emu::Device, options: gpu::emu::Options) -> Gpu {
+        let (backend, info) = emulated::Emulated::new(device, options);
+        backend.tracing.set(true);
+        Gpu { backend: Box::new(backend), info }
+    }
+
+    /// The launches traced since the last call (none unless opened traced).
+    pub fn take_traces(&self) -> Vec<LaunchTrace> {
+        self.backend.take_traces()
     }
 
     /// The emulated device (see `gpu::emu`): the same kernels, run on the CPU.

@@ -89,19 +89,30 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             return Ok(l);
         }
         check_threads_per_block(threads_per_block, self.gpu.info.max_threads_per_block).map_err(|why| Error::BadThreadsPerBlock { threads_per_block, why })?;
-        let shared = self.def.shared_bytes(threads_per_block);
-        let o = self.function.occupancy(threads_per_block, shared)?;
-        let limits = Limits {
-            blocks_per_sm: o.blocks_per_sm,
-            sms: self.gpu.info.sms,
-            block: BlockResources { threads_per_block, registers_per_thread: o.registers_per_thread, shared_bytes: o.static_shared_bytes + shared },
-            sm: self.gpu.info.sm,
-        };
+        let limits = self.occupancy(threads_per_block)?;
         if limits.blocks_per_sm == 0 {
             return Err(Error::BlockDoesNotFit { kernel: self.def.name(), limits: Box::new(limits) });
         }
         self.limits.set(Some(limits));
         Ok(limits)
+    }
+
+    /// The occupancy API's answer at any block size the device takes, whole
+    /// warps or not (CUDA accepts 48 threads; this project's kernels launch
+    /// only whole warps, which [`Loaded::limits`] checks), 0 blocks included.
+    fn occupancy(&self, threads_per_block: u32) -> Result<Limits> {
+        if threads_per_block == 0 || threads_per_block > self.gpu.info.max_threads_per_block {
+            let why = crate::sizing::BadBlock::OverDeviceMax(self.gpu.info.max_threads_per_block);
+            return Err(Error::BadThreadsPerBlock { threads_per_block, why });
+        }
+        let shared = self.def.shared_bytes(threads_per_block);
+        let o = self.function.occupancy(threads_per_block, shared)?;
+        Ok(Limits {
+            blocks_per_sm: o.blocks_per_sm,
+            sms: self.gpu.info.sms,
+            block: BlockResources { threads_per_block, registers_per_thread: o.registers_per_thread, shared_bytes: o.static_shared_bytes + shared },
+            sm: self.gpu.info.sm,
+        })
     }
 
     fn shape(&self, blocks: u32, threads_per_block: u32) -> Result<Shape> {
@@ -163,12 +174,23 @@ impl<P: Params> Kernel<'_, P> {
     pub fn limits(&self, threads_per_block: u32) -> Result<Limits> {
         self.loaded.limits(threads_per_block)
     }
+
+    /// As [`CooperativeKernel::occupancy`].
+    pub fn occupancy(&self, threads_per_block: u32) -> Result<Limits> {
+        self.loaded.occupancy(threads_per_block)
+    }
 }
 
 impl<'g, P: Params> CooperativeKernel<'g, P> {
     /// The kernel's definition.
     pub fn def(&self) -> &KernelDef<P, GridSync> {
         &self.loaded.def
+    }
+
+    /// The occupancy API's answer at any block size the device takes, whole
+    /// warps or not (for the occupancy table; launches use [`limits`](Self::limits)).
+    pub fn occupancy(&self, threads_per_block: u32) -> Result<Limits> {
+        self.loaded.occupancy(threads_per_block)
     }
 
     /// This kernel's cooperative limit for blocks of `threads_per_block`: the

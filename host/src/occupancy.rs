@@ -1,0 +1,98 @@
+//! `cg-lesson occupancy`: the cooperative ceiling as a property of the
+//! kernel, not the card. For each of the lesson's kernels, and for the
+//! cooperative kernel asking for 40 KiB more shared memory per block, by
+//! block size: registers per thread, shared memory, blocks per SM (the
+//! occupancy API's answer for that kernel), what limits them, and the most
+//! blocks a cooperative launch of it may use.
+
+use crate::device::Gpu;
+use crate::error::Result;
+use crate::sizing::Limits;
+use crate::text::plural;
+use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Block sizes the table covers: 48 (legal CUDA, though the lesson's tiled
+/// reductions need whole warps) and the powers of two from 64 to 1024.
+pub const BLOCK_SIZES: [u32; 6] = [48, 64, 128, 256, 512, 1024];
+
+/// Dynamic shared memory the variant asks for on top of the lesson kernel's.
+pub const EXTRA_SHARED: u32 = 40 * 1024;
+
+/// One kernel at one block size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub kernel: String,
+    pub threads_per_block: u32,
+    /// `None` on the emulator, which does not model registers.
+    pub registers_per_thread: Option<u32>,
+    pub shared_bytes: u32,
+    pub blocks_per_sm: u32,
+    pub limited_by: String,
+    pub cooperative_max: u32,
+}
+
+impl Row {
+    fn of(kernel: String, l: &Limits) -> Row {
+        Row {
+            kernel,
+            threads_per_block: l.block.threads_per_block,
+            registers_per_thread: l.block.registers_per_thread,
+            shared_bytes: l.block.shared_bytes,
+            blocks_per_sm: l.blocks_per_sm,
+            limited_by: l.explain(),
+            cooperative_max: l.capacity(),
+        }
+    }
+}
+
+/// Every row of the table, on `gpu`.
+pub fn run(gpu: &Gpu) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let heavy = REDUCE_COOPERATIVE_GRID.with_extra_shared(EXTRA_SHARED);
+    let heavy_name = format!("{} + {} KiB shared", REDUCE_COOPERATIVE_GRID.name(), EXTRA_SHARED / 1024);
+    for &t in &BLOCK_SIZES {
+        rows.push(Row::of(REDUCE_BLOCKS_TO_PARTIALS.name().into(), &gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?.occupancy(t)?));
+        rows.push(Row::of(REDUCE_PARTIALS_TO_TOTAL.name().into(), &gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?.occupancy(t)?));
+        rows.push(Row::of(REDUCE_COOPERATIVE_GRID.name().into(), &gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?.occupancy(t)?));
+        rows.push(Row::of(heavy_name.clone(), &gpu.cooperative_kernel(&heavy)?.occupancy(t)?));
+        rows.push(Row::of(PROBE_COOPERATIVE.name().into(), &gpu.kernel(&PROBE_COOPERATIVE)?.occupancy(t)?));
+    }
+    Ok(rows)
+}
+
+/// The table as text, one section per kernel.
+pub fn render(device: &str, rows: &[Row]) -> String {
+    let mut o = format!("Occupancy on {device}: the cooperative ceiling by kernel and block size\n");
+    let mut kernels: Vec<&str> = Vec::new();
+    for r in rows {
+        if !kernels.contains(&r.kernel.as_str()) {
+            kernels.push(&r.kernel);
+        }
+    }
+    for k in kernels {
+        let _ = writeln!(o, "\n{k}");
+        let _ = writeln!(o, "  {:>7}  {:>9}  {:>9}  {:>9}  {:>15}  limited by", "threads", "registers", "shared B", "blocks/SM", "cooperative max");
+        for r in rows.iter().filter(|r| r.kernel == k) {
+            let regs = r.registers_per_thread.map_or("-".to_string(), |x| x.to_string());
+            let _ = writeln!(
+                o,
+                "  {:>7}  {:>9}  {:>9}  {:>9}  {:>15}  {}",
+                r.threads_per_block, regs, r.shared_bytes, r.blocks_per_sm, r.cooperative_max, r.limited_by
+            );
+        }
+    }
+    let at = |k: &str, t: u32| rows.iter().find(|r| r.kernel.starts_with(k) && r.threads_per_block == t);
+    if let (Some(lesson), Some(heavy)) = (at(REDUCE_COOPERATIVE_GRID.name(), 256), rows.iter().find(|r| r.kernel.contains("KiB") && r.threads_per_block == 256))
+    {
+        let _ = writeln!(
+            o,
+            "\nThe same card, the same block of 256: {} as written, {} with {} KiB more shared memory per block. The ceiling belongs to the kernel.",
+            plural(lesson.cooperative_max, "cooperative block", "cooperative blocks"),
+            heavy.cooperative_max,
+            EXTRA_SHARED / 1024
+        );
+    }
+    o
+}

@@ -1,0 +1,185 @@
+//! `cg-lesson trace`: where and when each block ran, drawn. On a GPU, from
+//! the traced build of the kernels (`gpu::trace`: `%smid` and `%globaltimer`
+//! per block, recorded by thread 0); on the emulator, from the emulator's
+//! own record (its resident places, and its step clock). Drawn for:
+//! - the lesson's cooperative launch at capacity, every block resident at once;
+//! - the two-launch path;
+//! - an ordinary launch of the first stage sized to n, which runs in waves;
+//! - on the emulator only, an ordinary launch sized to n of the cooperative
+//!   kernel, which a GPU would hang on: the blocks that got a place wait at
+//!   `grid.sync()` for blocks that can never start, and the emulator names
+//!   the deadlock. The program never launches it on a GPU.
+
+mod draw;
+
+use crate::device::{BlockTrace, Gpu, LaunchTrace, TraceUnit};
+use crate::error::{Error, Result};
+use crate::launch::{DeviceInput, Input};
+use crate::reference::{self, Reference};
+use crate::sizing::ordinary_blocks;
+use crate::sums::{Path, Sums};
+use crate::timing::{Repeats, time_path};
+use gpu::kernels::{Params, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID};
+use std::path::{Path as FsPath, PathBuf};
+
+/// One picture: what was launched, its trace, and where it was drawn.
+#[derive(Debug)]
+pub struct Picture {
+    pub title: String,
+    pub file: PathBuf,
+    pub trace: LaunchTrace,
+}
+
+/// What `trace` made.
+#[derive(Debug)]
+pub struct TraceReport {
+    pub pictures: Vec<Picture>,
+    /// The cooperative sum's median GPU time, traced and not (µs), on a GPU.
+    pub cost_us: Option<(f64, f64)>,
+}
+
+/// A traced launch's picture, drawn to `dir/name.svg`.
+fn picture(dir: &FsPath, name: &str, title: String, trace: LaunchTrace, device: &str) -> Result<Picture> {
+    let file = dir.join(format!("{name}.svg"));
+    draw::svg(&trace, &title, device, &file)?;
+    Ok(Picture { title, file, trace })
+}
+
+/// The one launch `work` makes, traced.
+fn one(gpu: &Gpu, work: impl FnOnce() -> Result<()>) -> Result<LaunchTrace> {
+    gpu.take_traces();
+    work()?;
+    gpu.take_traces().pop().ok_or(Error::NotOnEmulator("a trace of a launch that made none"))
+}
+
+/// Draws every picture into `dir`. `gpu` was opened traced
+/// ([`Gpu::open_traced`] with `Tracing::Read`, or [`Gpu::emulated_traced`]);
+/// `timed`, on a GPU, is the same GPU opened plainly and opened with the
+/// traced kernels unread, to time what the recording costs.
+pub fn run(gpu: &Gpu, timed: Option<(&Gpu, &Gpu)>, emulated: Option<(gpu::emu::Device, gpu::emu::Options)>, n: usize, dir: &FsPath) -> Result<TraceReport> {
+    std::fs::create_dir_all(dir).map_err(|error| Error::Io { path: dir.display().to_string(), error })?;
+    let tpb = 256;
+    let device = gpu.info.name.clone();
+    let xs = reference::fill(n)?;
+    let input = DeviceInput::upload(gpu, &xs)?;
+    let sums = Sums::load(gpu, tpb)?;
+    let grid = sums.grid(n);
+    let mut s = sums.scratch(grid.max(ordinary_blocks(n, tpb) as u32), 1)?;
+    let mut pictures = Vec::new();
+
+    let t = one(gpu, || sums.run(Path::Cooperative, grid, &input, &mut s, 0))?;
+    pictures.push(picture(dir, "trace-cooperative", format!("One cooperative launch, {grid} blocks of {tpb}: every block resident at once"), t, &device)?);
+
+    gpu.take_traces();
+    sums.run(Path::TwoLaunches, grid, &input, &mut s, 0)?;
+    let mut two = gpu.take_traces();
+    if two.len() == 2 {
+        let second = two.pop().expect("two launches");
+        let first = two.pop().expect("two launches");
+        pictures.push(picture(dir, "trace-two-launches-first", format!("Two launches, the first: {grid} blocks write their partials"), first, &device)?);
+        pictures.push(picture(dir, "trace-two-launches-second", "Two launches, the second: one block adds the partials".into(), second, &device)?);
+    }
+
+    let blocks = ordinary_blocks(n, tpb) as u32;
+    let stage1 = gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?;
+    let t = one(gpu, || stage1.reduce(blocks, tpb, &input.view(), s.partials.slice_mut(..blocks as usize)))?;
+    pictures.push(picture(dir, "trace-ordinary-sized-to-n", format!("An ordinary launch sized to n: {blocks} blocks of {tpb} run in waves"), t, &device)?);
+
+    if let Some((dev, options)) = emulated {
+        let t = deadlock(&dev, options, &xs, blocks, tpb);
+        let fit = dev.cooperative_capacity(tpb, REDUCE_COOPERATIVE_GRID.shared_bytes(tpb));
+        pictures.push(picture(
+            dir,
+            "trace-ordinary-with-grid-sync",
+            format!(
+                "The cooperative kernel launched the ordinary way, {blocks} blocks: {fit} hold the device and wait at grid.sync() for blocks that never start"
+            ),
+            t,
+            &device,
+        )?);
+    }
+
+    let cost_us = match timed {
+        Some((plain, traced)) => {
+            let r = Reference::new(&xs);
+            let median = |g: &Gpu| -> Result<f64> {
+                let sums = Sums::load(g, tpb)?;
+                let input = DeviceInput::upload(g, &xs)?;
+                let repeats = Repeats { warmups: 10, runs: 100 };
+                let mut s = sums.scratch(grid, repeats.slots())?;
+                let t = time_path(&sums, Path::Cooperative, grid, std::slice::from_ref(&input), &mut s, &r, repeats)?;
+                Ok(t.timing.gpu_queued.map_or(f64::NAN, |q| q.median_ms * 1e3))
+            };
+            Some((median(traced)?, median(plain)?))
+        }
+        None => None,
+    };
+    Ok(TraceReport { pictures, cost_us })
+}
+
+/// On the emulator: the cooperative kernel launched the ordinary way with a
+/// grid sized to n, on a device that hands ordinary launches a workspace too
+/// (as the H200's driver does once its context has made a cooperative
+/// launch). Its trace, and the emulator's report of the deadlock.
+fn deadlock(dev: &gpu::emu::Device, options: gpu::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
+    let def = REDUCE_COOPERATIVE_GRID;
+    let (mut partials, mut out) = (vec![f32::NAN; blocks as usize], [f32::NAN]);
+    let arg_in = gpu::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
+    let arg_out = |name, v: &mut [f32], slot| gpu::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
+    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), gpu::emu::Arg::Value(xs.len() as u64)];
+    let entry = def.entry();
+    // SAFETY: one argument per parameter, of its kind, over live vectors of the sizes the kernel reads and writes.
+    let f = move |a: &[gpu::emu::Arg]| unsafe { <(gpu::mem::In<f32>, gpu::mem::Out<f32>, gpu::mem::Out<f32>, usize) as Params>::call(entry, a) };
+    let sink = std::sync::Mutex::new(Vec::<BlockTrace>::new());
+    let launch = gpu::emu::Launch {
+        kernel: def.name(),
+        grid: blocks,
+        threads: tpb,
+        shared_bytes: def.shared_bytes(tpb),
+        cooperative: false,
+        grid_sync: true,
+        args: &args,
+        entry: &f,
+        trace: Some(&sink),
+    };
+    let options = gpu::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
+    let error = dev.launch(&launch, &options).err().map(|f| f.to_string());
+    LaunchTrace {
+        kernel: def.name(),
+        blocks,
+        threads_per_block: tpb,
+        cooperative: false,
+        unit: TraceUnit::EmulatorSteps,
+        trace: sink.into_inner().unwrap_or_else(|e| e.into_inner()),
+        error,
+    }
+}
+
+/// The report as text: where each picture is, and what it shows.
+pub fn render(r: &TraceReport) -> String {
+    let mut o = String::new();
+    for p in &r.pictures {
+        let t = &p.trace;
+        let started = t.trace.len();
+        let places: std::collections::BTreeSet<u32> = t.trace.iter().map(|b| b.place).collect();
+        o += &format!(
+            "{}\n  {} of {} blocks started, on {} {}",
+            p.title,
+            started,
+            t.blocks,
+            places.len(),
+            if t.unit == TraceUnit::Nanoseconds { "SMs" } else { "resident places" }
+        );
+        if let Some(e) = &t.error {
+            o += &format!("\n  the emulator: {e}");
+        }
+        o += &format!("\n  drawn to {}\n\n", p.file.display());
+    }
+    if let Some((traced, plain)) = r.cost_us {
+        o += &format!(
+            "Recording the trace costs the cooperative sum {:.2} µs: {traced:.2} µs traced against {plain:.2} µs as timed (median of 100, GPU time)\n",
+            traced - plain
+        );
+    }
+    o
+}
