@@ -168,7 +168,10 @@ impl fmt::Display for Fault {
                 write!(f, "{thread} used {what} at {site}, which the emulator does not model (blocks talking through atomics): run this kernel on a GPU")
             }
             Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
-            Fault::Timeout { seconds } => write!(f, "did not finish within {seconds} s on the emulated device (an endless loop?)"),
+            Fault::Timeout { seconds } => write!(
+                f,
+                "did not finish within {seconds} s on the emulated device: an endless loop, or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?); a smaller --n shows which"
+            ),
             Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
         }
     }

@@ -72,6 +72,11 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     // Room on the right for bars that never end.
     let x1 = ((last - t0) as f64 * if unfinished { 1.15 } else { 1.02 }).max(1.0);
     let (row, n_rows) = rows(b);
+    // The place (SM or slot) each row belongs to, for the axis labels.
+    let mut place_of_row = vec![0u32; n_rows as usize];
+    for (b, &r) in b.iter().zip(&row) {
+        place_of_row[r as usize] = b.place;
+    }
     let height = (n_rows + 220).clamp(480, 1400);
     let (unit, place) = match t.unit {
         TraceUnit::Nanoseconds => ("time since the first block started, ns (%globaltimer)", "SM (%smid), one row per block it held at once"),
@@ -96,7 +101,10 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
         .x_desc(unit)
         .y_desc(place)
         .y_labels((n_rows as usize + 1).min(12))
-        .y_label_formatter(&|y| format!("{:.0}", n_rows as f64 - y))
+        .y_label_formatter(&|y| {
+            let r = (n_rows as f64 - y).floor() as usize;
+            place_of_row.get(r).map_or(String::new(), |p| p.to_string())
+        })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
         .map_err(|e| fail(&e))?;
