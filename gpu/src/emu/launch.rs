@@ -12,42 +12,16 @@
 //! the barrier or finished; among several faults, the lowest block's is
 //! reported, so that the report does not depend on timing either.
 
-use super::block::{BlockRun, Outcome};
+use super::clock;
 use super::fault::{Access, Fault, Site, count, ranges};
+use super::info::{LaunchInfo, quiet_kernel_panics};
+use super::scheduler::{BlockRun, Outcome};
+use super::spec::{Arg, BlockTrace, Device, Launch, LaunchStats, Options};
 use super::stack::Slots;
-use super::{Arg, Device, Launch, LaunchStats, Options};
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, Once};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Condvar, Mutex};
 use std::time::Instant;
-
-/// What every block of a launch shares, read-only.
-pub(crate) struct LaunchInfo<'a> {
-    pub launch: &'a Launch<'a>,
-    pub seed: Option<u64>,
-    pub timeout_s: f64,
-    /// Ordinary launches get a grid workspace too (see `Options`).
-    pub workspace_always: bool,
-    /// Blocks the device holds at once.
-    fit: u32,
-    deadline: Instant,
-    abort: AtomicBool,
-}
-
-impl LaunchInfo<'_> {
-    /// Whether the launch has run out of time.
-    pub fn aborted(&self) -> bool {
-        if self.abort.load(Ordering::Relaxed) {
-            return true;
-        }
-        if Instant::now() > self.deadline {
-            self.abort.store(true, Ordering::Relaxed);
-            return true;
-        }
-        false
-    }
-}
 
 /// The grid barrier and what the blocks have reported.
 #[derive(Default)]
@@ -75,7 +49,7 @@ struct GridState {
     /// memory accesses made by the whole launch so far.
     places: BTreeMap<u32, u32>,
     steps: u64,
-    trace: BTreeMap<u32, super::BlockTrace>,
+    trace: BTreeMap<u32, BlockTrace>,
     finished: Option<Result<(), Fault>>,
 }
 
@@ -175,7 +149,7 @@ fn worker(g: &Grid) {
                     let place = (0..).find(|p| !st.places.values().any(|q| q == p)).expect("a free place where a block fits");
                     st.places.insert(id, place);
                     let start = st.steps;
-                    st.trace.insert(id, super::BlockTrace { block: id, place, start, arrive: None, leave: None, end: None });
+                    st.trace.insert(id, BlockTrace { block: id, place, start, arrive: None, leave: None, end: None });
                     break BlockRun::new(id, place, &g.info);
                 }
                 st = g.cv.wait(st).unwrap();
@@ -190,7 +164,7 @@ fn worker(g: &Grid) {
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
         let id = run.block.id;
-        st.steps += super::thread::take_steps();
+        st.steps += clock::take_steps();
         let now = st.steps;
         if let Some(t) = st.trace.get_mut(&id) {
             match outcome {
@@ -345,42 +319,4 @@ fn publish(info: &LaunchInfo, st: &mut GridState) {
     }
     st.writes.clear();
     st.reads.clear();
-}
-
-thread_local! {
-    /// Set while a worker resumes an emulated GPU thread.
-    static IN_KERNEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// The message of the panic that ended the last one, if it panicked.
-    static PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` (a resume of a GPU thread); a panic inside becomes `Err` with its message.
-pub(crate) fn catching_panics<R>(f: impl FnOnce() -> R) -> Result<R, String> {
-    IN_KERNEL.with(|k| k.set(true));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    IN_KERNEL.with(|k| k.set(false));
-    r.map_err(|_| PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic without a message".into()))
-}
-
-/// Keeps the panic hook from printing panics of emulated kernels, whose
-/// message goes into the fault instead.
-fn quiet_kernel_panics() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if IN_KERNEL.with(|k| k.get()) {
-                let msg = info
-                    .payload()
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a panic".into());
-                let at = info.location().map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
-                PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
-            } else {
-                previous(info);
-            }
-        }));
-    });
 }

@@ -3,11 +3,12 @@
 //! current block, and either answers at once or suspends the thread's
 //! coroutine until the block's scheduler resumes it.
 
-pub(crate) use super::block::Mode;
-use super::block::{Block, CURRENT, Kind, QUANTUM};
+use super::block::{Block, CURRENT};
+use super::clock;
 pub use super::fault::Access;
 use super::fault::{Fault, Site};
-use std::cell::Cell;
+use super::warp::Kind;
+pub(crate) use super::warp::Mode;
 use std::panic::Location;
 
 /// The block the calling GPU thread runs in.
@@ -135,57 +136,22 @@ pub fn trap() -> ! {
     b.fail(Fault::Trap { thread: b.thread_id() })
 }
 
-thread_local! {
-    /// Memory accesses left before the thread's next check for a timeout
-    /// (and, in a seeded run, its next chance to be preempted).
-    static BUDGET: Cell<u32> = const { Cell::new(QUANTUM) };
-    /// Memory accesses left before a data race found in this block is
-    /// reported (0: none found).
-    static AFTER_RACE: Cell<u32> = const { Cell::new(0) };
-    /// Memory accesses this worker has made since its launch's clock last took them.
-    static STEPS: Cell<u64> = const { Cell::new(0) };
-}
-
-/// The memory accesses this worker has made since the last call: the
-/// emulator's clock for traces advances by them.
-pub(crate) fn take_steps() -> u64 {
-    STEPS.with(|s| s.replace(0))
-}
-
 /// The resident place of the current thread's block (the emulator's `%smid`).
 pub fn place() -> u32 {
     block().place()
 }
 
-/// Lets the block run `accesses` more memory accesses before the race it
-/// has found is reported.
-pub(crate) fn count_down_after_race(accesses: u32) {
-    AFTER_RACE.with(|c| c.set(accesses));
-}
-
-/// Starts a block's run with a full budget, so that where a seeded run
-/// preempts a thread does not depend on the blocks a worker ran before.
-pub(crate) fn reset_budget() {
-    BUDGET.with(|c| c.set(QUANTUM));
-    AFTER_RACE.with(|c| c.set(0));
-}
-
 /// Counts one memory access.
 #[inline]
 pub fn tick() {
-    STEPS.with(|s| s.set(s.get() + 1));
-    BUDGET.with(|b| {
-        let left = b.get();
-        if left == 0 { checkpoint() } else { b.set(left - 1) }
-    });
-    AFTER_RACE.with(|a| match a.get() {
-        0 => {}
-        1 => {
-            let b = block();
-            b.fail(b.race().expect("a race was found"))
-        }
-        left => a.set(left - 1),
-    });
+    let (checkpoint_due, race_due) = clock::step();
+    if checkpoint_due {
+        checkpoint();
+    }
+    if race_due {
+        let b = block();
+        b.fail(b.race().expect("a race was found"))
+    }
 }
 
 #[cold]
@@ -201,9 +167,9 @@ fn checkpoint() {
             b.suspend();
             1 + (b.random() % 64) as u32
         }
-        None => QUANTUM,
+        None => clock::QUANTUM,
     };
-    BUDGET.with(|c| c.set(next));
+    clock::set_budget(next);
 }
 
 /// Reports an access outside a kernel parameter's buffer.

@@ -1,0 +1,152 @@
+//! A block's memory accesses: shared and global reads and writes, each
+//! checked against its bounds and its race shadow, and the spin detector.
+
+use super::block::Block;
+use super::fault::{Access, Fault, Site};
+use super::race::{Now, Shadow, Touched};
+use super::warp::Wait;
+
+/// Consecutive reads of one word, with no write or collective between, that count as a spin.
+const SPIN_READS: u32 = 1 << 20;
+
+impl Block {
+    // ---- memory ----
+
+    pub(crate) fn now(&self, site: Site) -> Touched {
+        let tid = self.current.get();
+        Touched { thread: tid, epoch: self.epoch.get(), warp_syncs: self.warps[(tid / 32) as usize].borrow().syncs.len() as u32, site }
+    }
+
+    /// Checks an access against a word's shadow; the race, if any, to fail with
+    /// once no borrow is held.
+    pub(crate) fn check(&self, shadow: &mut Shadow, access: Access, site: Site, word: impl Fn() -> String) -> Option<Fault> {
+        let syncs = |w: u32| self.warps[w as usize].borrow().syncs.clone();
+        let now = Now { block: self.id, touched: self.now(site), warp_syncs: &syncs };
+        match access {
+            Access::Read => shadow.read(&now, word),
+            Access::Write => shadow.write(&now, word),
+        }
+        .err()
+    }
+
+    /// Counts a read of `key`; a thread that reads one word [`SPIN_READS`]
+    /// times in a row waits until something in its block writes it.
+    pub(crate) fn note_read(&self, key: u64, word: impl Fn() -> String) {
+        let t = self.thread();
+        let (last, n) = t.spin.get();
+        let n = if last == key { n + 1 } else { 1 };
+        t.spin.set((key, n));
+        if n >= SPIN_READS {
+            *t.spin_word.borrow_mut() = word();
+            t.wait.set(Wait::Spin);
+            self.suspend();
+            t.spin.set((key, 0));
+        }
+    }
+
+    pub(crate) fn wake_spinners(&self, key: u64) {
+        for (t, th) in self.threads.iter().enumerate() {
+            if th.wait.get() == Wait::Spin && th.spin.get().0 == key {
+                self.make_runnable(t as u32);
+            }
+        }
+    }
+
+    pub(crate) fn shared_word_range(&self, index: usize, size: usize, access: Access, site: Site) -> std::ops::Range<usize> {
+        let start = index.checked_mul(size);
+        match start.and_then(|s| s.checked_add(size)) {
+            Some(end) if end <= self.shared.bytes => start.unwrap() / 4..end.div_ceil(4),
+            _ => self.fail(Fault::OutOfBounds {
+                thread: self.thread_id(),
+                site,
+                buffer: "dynamic shared memory".to_string(),
+                index,
+                len: self.shared.bytes / size,
+                access,
+                note: Some(format!(
+                    "{size}-byte elements; the launch gave {} bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it",
+                    self.shared.bytes
+                )),
+            }),
+        }
+    }
+
+    /// The words of a shared-memory access, after checking its bounds and
+    /// recording it in the race shadow (a race is reported here).
+    pub(crate) fn shared_access(&self, index: usize, size: usize, access: Access, site: Site) -> std::ops::Range<usize> {
+        let words = self.shared_word_range(index, size, access, site);
+        let race = {
+            let mut shadow = self.shared.shadow.borrow_mut();
+            words.clone().find_map(|w| self.check(&mut shadow[w], access, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
+        };
+        if let Some(f) = race {
+            self.race_found(f);
+        }
+        words
+    }
+
+    /// The key a spinning thread waits on for shared word `word`.
+    pub(crate) fn shared_key(word: usize) -> u64 {
+        u64::MAX - word as u64
+    }
+
+    /// The key a spinning thread waits on for `Out` parameter `slot`'s element `index`.
+    pub(crate) fn global_key(slot: u32, index: usize) -> u64 {
+        ((slot as u64) << 48) | index as u64
+    }
+
+    pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
+        let words = self.shared_access(index, size, Access::Read, site);
+        self.note_read(Self::shared_key(words.start), || format!("dynamic shared memory word {}", words.start));
+        // SAFETY: only this block's threads touch its shared memory, one at a time.
+        let mem = unsafe { &*self.shared.words.get() };
+        if size == 8 { mem[words.start] as u64 | (mem[words.start + 1] as u64) << 32 } else { mem[words.start] as u64 }
+    }
+
+    pub fn shared_write(&self, index: usize, size: usize, bits: u64, site: Site) {
+        let words = self.shared_access(index, size, Access::Write, site);
+        self.forget_spin();
+        // SAFETY: as in `shared_read`.
+        let mem = unsafe { &mut *self.shared.words.get() };
+        mem[words.start] = bits as u32;
+        if size == 8 {
+            mem[words.start + 1] = (bits >> 32) as u32;
+        }
+        self.wake_spinners(Self::shared_key(words.start));
+    }
+
+    pub fn global_read(&self, slot: u32, name: &str, index: usize, published: &dyn Fn() -> u64, site: Site) -> u64 {
+        let key = (slot, index);
+        let race = {
+            let mut g = self.global.borrow_mut();
+            self.check(g.shadow.entry(key).or_default(), Access::Read, site, || format!("{name}[{index}]"))
+        };
+        if let Some(f) = race {
+            self.race_found(f);
+        }
+        self.note_read(Self::global_key(slot, index), || format!("{name}[{index}]"));
+        let mut g = self.global.borrow_mut();
+        match g.writes.get(&key) {
+            Some(&(bits, _)) => bits,
+            None => {
+                g.reads.entry(key).or_insert(site);
+                published()
+            }
+        }
+    }
+
+    pub fn global_write(&self, slot: u32, name: &str, index: usize, bits: u64, site: Site) {
+        let key = (slot, index);
+        let race = {
+            let mut g = self.global.borrow_mut();
+            let race = self.check(g.shadow.entry(key).or_default(), Access::Write, site, || format!("{name}[{index}]"));
+            g.writes.entry(key).and_modify(|w| w.0 = bits).or_insert((bits, site));
+            race
+        };
+        if let Some(f) = race {
+            self.race_found(f);
+        }
+        self.forget_spin();
+        self.wake_spinners(Self::global_key(slot, index));
+    }
+}

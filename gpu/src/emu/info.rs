@@ -1,0 +1,74 @@
+//! What every block of a launch shares (the launch, its options, its
+//! deadline), and how a panic in an emulated thread becomes a fault rather
+//! than a crash. Below the blocks, which read both.
+
+use super::spec::Launch;
+use std::cell::RefCell;
+use std::sync::Once;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+/// What every block of a launch shares, read-only.
+pub(crate) struct LaunchInfo<'a> {
+    pub launch: &'a Launch<'a>,
+    pub seed: Option<u64>,
+    pub timeout_s: f64,
+    /// Ordinary launches get a grid workspace too (see `Options`).
+    pub workspace_always: bool,
+    /// Blocks the device holds at once.
+    pub fit: u32,
+    pub deadline: Instant,
+    pub abort: AtomicBool,
+}
+
+impl LaunchInfo<'_> {
+    /// Whether the launch has run out of time.
+    pub fn aborted(&self) -> bool {
+        if self.abort.load(Ordering::Relaxed) {
+            return true;
+        }
+        if Instant::now() > self.deadline {
+            self.abort.store(true, Ordering::Relaxed);
+            return true;
+        }
+        false
+    }
+}
+
+thread_local! {
+    /// Set while a worker resumes an emulated GPU thread.
+    static IN_KERNEL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The message of the panic that ended the last one, if it panicked.
+    static PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` (a resume of a GPU thread); a panic inside becomes `Err` with its message.
+pub(crate) fn catching_panics<R>(f: impl FnOnce() -> R) -> Result<R, String> {
+    IN_KERNEL.with(|k| k.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    IN_KERNEL.with(|k| k.set(false));
+    r.map_err(|_| PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "a panic without a message".into()))
+}
+
+/// Keeps the panic hook from printing panics of emulated kernels, whose
+/// message goes into the fault instead.
+pub(crate) fn quiet_kernel_panics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if IN_KERNEL.with(|k| k.get()) {
+                let msg = info
+                    .payload()
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                let at = info.location().map(|l| format!(" at {}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+                PANIC.with(|p| *p.borrow_mut() = Some(format!("{msg}{at}")));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}

@@ -1,0 +1,61 @@
+//! What a block reports when it cannot go on: who waits where, for what.
+
+use super::block::Block;
+use super::fault::{Fault, ranges};
+use super::warp::Wait;
+
+impl Block {
+    // ---- reports ----
+
+    /// Why a block whose run queue is empty cannot go on.
+    pub(crate) fn deadlock(&self) -> Fault {
+        let kernel = self.info().launch.kernel;
+        let waiting = |w: Wait| -> Vec<u32> { (0..self.threads.len() as u32).filter(|&t| self.threads[t as usize].wait.get() == w).collect() };
+        let site_of = |t: u32| self.threads[t as usize].site.get().map_or_else(|| "an unknown place".to_string(), |s| s.to_string());
+        // A warp collective that not every lane it names reached.
+        for (w, warp) in self.warps.iter().enumerate() {
+            let warp = warp.borrow();
+            if let Some(r) = warp.rounds.first() {
+                let lanes = |m: u32| ranges((0..32).filter(|l| m & (1 << l) != 0));
+                let first = 32 * w as u32 + r.arrived.trailing_zeros();
+                let missing: Vec<u32> = (0..32).filter(|l| r.mask & !r.arrived & (1 << l) != 0).map(|l| 32 * w as u32 + l).collect();
+                return Fault::Deadlock(format!(
+                    "in {kernel}, lanes {} of warp {w} in block {} called {} over lanes {}, while {}",
+                    lanes(r.arrived),
+                    self.id,
+                    site_of(first),
+                    lanes(r.mask),
+                    self.describe_groups(&missing, true)
+                ));
+            }
+        }
+        let at_barrier = waiting(Wait::BlockBarrier);
+        if !at_barrier.is_empty() {
+            let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_barrier.contains(t)).collect();
+            return Fault::Deadlock(format!(
+                "in {kernel}, threads {} of block {} wait at {} for the block's other threads, while {}",
+                ranges(at_barrier.iter().copied()),
+                self.id,
+                site_of(at_barrier[0]),
+                self.describe_groups(&others, false)
+            ));
+        }
+        if let Some(&t) = waiting(Wait::Spin).first() {
+            return Fault::Deadlock(format!(
+                "in {kernel}, thread {t} of block {} keeps reading {}, which nothing in its block writes (other blocks' writes are seen only after grid.sync())",
+                self.id,
+                self.threads[t as usize].spin_word.borrow()
+            ));
+        }
+        let at_grid = waiting(Wait::Grid);
+        if !at_grid.is_empty() && self.threads[0].wait.get() == Wait::Exited {
+            return Fault::Deadlock(format!(
+                "in {kernel}, threads {} of block {} reached {} but its thread 0 had exited: thread 0 of each block is the one that arrives at the grid barrier",
+                ranges(at_grid.iter().copied()),
+                self.id,
+                site_of(at_grid[0])
+            ));
+        }
+        Fault::Deadlock(format!("in {kernel}, block {} cannot go on", self.id))
+    }
+}

@@ -1,0 +1,164 @@
+//! The scheduler: runs a block's threads as coroutines on one worker until
+//! every one has returned, waits at `grid.sync()`, or waits for something
+//! that cannot happen.
+
+use super::block::{Block, CURRENT};
+use super::fault::{Fault, Site, ThreadId};
+use super::info::LaunchInfo;
+use super::shared::Global;
+use super::stack::{Saved, SlotStack, Slots};
+use super::warp::Wait;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+type Co = Coroutine<(), (), (), SlotStack>;
+
+/// How a block's run ended.
+pub(crate) enum Outcome {
+    /// Every live thread waits at `grid.sync()`.
+    Parked,
+    /// Every thread returned.
+    Done,
+    Faulted(Fault),
+}
+
+/// A block with its threads' coroutines and, while parked, their stacks.
+pub(crate) struct BlockRun {
+    pub block: Box<Block>,
+    coroutines: Vec<Option<Co>>,
+    saved: Vec<Option<Saved>>,
+    /// The grid barrier generation it parked at.
+    pub generation: u32,
+    pub site: Option<Site>,
+}
+
+impl BlockRun {
+    pub fn new(id: u32, place: u32, info: &LaunchInfo) -> BlockRun {
+        let threads = info.launch.threads as usize;
+        BlockRun {
+            block: Box::new(Block::new(id, place, info)),
+            coroutines: (0..threads).map(|_| None).collect(),
+            saved: (0..threads).map(|_| None).collect(),
+            generation: 0,
+            site: None,
+        }
+    }
+
+    /// Runs the block's threads until none can run; `slots` holds their stacks.
+    pub fn run(&mut self, slots: &Slots) -> Outcome {
+        let b = &*self.block;
+        CURRENT.with(|c| c.set(b));
+        super::clock::reset_budget();
+        let outcome = self.schedule(slots);
+        CURRENT.with(|c| c.set(std::ptr::null()));
+        outcome
+    }
+
+    /// After the grid barrier: puts the stacks back and lets the threads go on.
+    pub fn release(&mut self, slots: &Slots) {
+        let b = &*self.block;
+        b.epoch.set(b.epoch.get() + 1);
+        // The grid has published this block's writes; the new phase starts clean.
+        *b.global.borrow_mut() = Global::default();
+        for t in 0..b.threads.len() {
+            if let Some(saved) = self.saved[t].take() {
+                slots.stack(t).restore(&saved);
+            }
+            if b.threads[t].wait.get() == Wait::Grid {
+                b.make_runnable(t as u32);
+            }
+        }
+    }
+
+    fn schedule(&mut self, slots: &Slots) -> Outcome {
+        let b = &*self.block;
+        let info = b.info();
+        loop {
+            if let Some(f) = b.fault.borrow().clone() {
+                return Outcome::Faulted(b.ending(f));
+            }
+            if info.aborted() {
+                return Outcome::Faulted(Fault::Timeout { seconds: info.timeout_s });
+            }
+            let next = {
+                let mut q = b.queue.borrow_mut();
+                if info.seed.is_some() && q.len() > 1 {
+                    let i = (b.random() % q.len() as u64) as usize;
+                    q.swap_remove_back(i)
+                } else {
+                    q.pop_front()
+                }
+            };
+            let Some(tid) = next else { break };
+            b.current.set(tid);
+            b.threads[tid as usize].wait.set(Wait::Running);
+            let co = self.coroutines[tid as usize].get_or_insert_with(|| {
+                Coroutine::with_stack(slots.stack(tid as usize), move |yielder: &Yielder<(), ()>, ()| {
+                    let block = CURRENT.with(|c| c.get());
+                    // SAFETY: the scheduler sets CURRENT to this block before resuming any of its threads.
+                    let block = unsafe { &*block };
+                    block.thread().yielder.set(yielder);
+                    let info = block.info();
+                    (info.launch.entry)(info.launch.args);
+                })
+            });
+            let result = super::info::catching_panics(|| co.resume(()));
+            match result {
+                Ok(CoroutineResult::Return(())) => self.block.exited(tid),
+                Ok(CoroutineResult::Yield(())) => {
+                    let b = &*self.block;
+                    if b.threads[tid as usize].wait.get() == Wait::Running {
+                        // Preempted (a seeded interleaving): back in the queue.
+                        b.make_runnable(tid);
+                    }
+                    b.resolve_active_masks(tid / 32);
+                }
+                Err(message) => {
+                    self.block.set_fault(Fault::Panic { thread: ThreadId { block: self.block.id, thread: tid }, message });
+                }
+            }
+        }
+        let b = &*self.block;
+        if let Some(f) = b.fault.borrow().clone() {
+            return Outcome::Faulted(b.ending(f));
+        }
+        let states: Vec<Wait> = b.threads.iter().map(|t| t.wait.get()).collect();
+        let deadlocked = !states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Grid));
+        if let Some(race) = b.race().filter(|_| !deadlocked) {
+            return Outcome::Faulted(race);
+        }
+        if states.iter().all(|&w| w == Wait::Exited) {
+            return Outcome::Done;
+        }
+        if states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Grid)) && states[0] == Wait::Grid {
+            let sites: Vec<(u32, Site)> = (0..states.len() as u32)
+                .filter(|&t| states[t as usize] == Wait::Grid)
+                .filter_map(|t| b.threads[t as usize].site.get().map(|s| (t, s)))
+                .collect();
+            if sites.iter().any(|(_, s)| s.location != sites[0].1.location) {
+                let tids: Vec<u32> = sites.iter().map(|(t, _)| *t).collect();
+                return Outcome::Faulted(Fault::DivergentBarrier { block: b.id, what: b.describe_groups(&tids, false) });
+            }
+            for (t, state) in states.iter().enumerate() {
+                if *state == Wait::Grid {
+                    self.saved[t] = Some(slots.stack(t).save(b.threads[t].mark.get()));
+                }
+            }
+            self.site = Some(sites[0].1);
+            return Outcome::Parked;
+        }
+        Outcome::Faulted(b.deadlock())
+    }
+}
+
+impl Drop for BlockRun {
+    fn drop(&mut self) {
+        // A coroutine still suspended (its block faulted, or the launch ended
+        // without it) must not be unwound: its stack may no longer be in its
+        // slot. It never runs again, so leaking it is sound.
+        for co in self.coroutines.iter_mut().filter_map(Option::take) {
+            if !co.done() {
+                std::mem::forget(co);
+            }
+        }
+    }
+}

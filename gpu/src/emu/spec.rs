@@ -1,0 +1,116 @@
+//! What a launch is: the emulated device, the launch's shape and arguments,
+//! how to run it, and what it reports (the emulator's ground, with the faults).
+
+use std::time::Duration;
+
+/// An emulated device: SMs and what each SM holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Device {
+    pub sms: u32,
+    pub threads_per_sm: u32,
+    pub blocks_per_sm: u32,
+    pub shared_bytes_per_sm: u32,
+    pub max_threads_per_block: u32,
+}
+
+impl Device {
+    /// The lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of
+    /// shared memory; 4 blocks of 256 threads per SM, so 160 in a cooperative grid.
+    pub const T4: Device = Device { sms: 40, threads_per_sm: 1024, blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024 };
+
+    /// An NVIDIA H200's shape: 132 SMs of 2048 threads, 32 blocks and 228 KiB
+    /// of shared memory; 1056 cooperative blocks of 256 threads.
+    pub const H200: Device = Device { sms: 132, threads_per_sm: 2048, blocks_per_sm: 32, shared_bytes_per_sm: 228 * 1024, max_threads_per_block: 1024 };
+
+    /// Blocks of `threads` threads and `shared_bytes` of dynamic shared memory
+    /// one SM holds at once (the occupancy API's answer).
+    pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> u32 {
+        let by_threads = self.threads_per_sm / (threads.div_ceil(32).max(1) * 32);
+        let by_shared = self.shared_bytes_per_sm.checked_div(shared_bytes).unwrap_or(u32::MAX);
+        by_threads.min(self.blocks_per_sm).min(by_shared)
+    }
+
+    /// The most blocks a cooperative launch may use.
+    pub fn cooperative_capacity(&self, threads: u32, shared_bytes: u32) -> u32 {
+        self.blocks_per_sm(threads, shared_bytes) * self.sms
+    }
+}
+
+/// A kernel argument as the emulator passes it.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg {
+    /// A buffer the kernel only reads: `len` elements of `elem` bytes at `address`.
+    In { name: &'static str, address: usize, len: usize, elem: usize },
+    /// A buffer the kernel writes; `slot` numbers the launch's `Out` arguments from 0.
+    Out { name: &'static str, address: usize, len: usize, elem: usize, slot: u32 },
+    /// A number.
+    Value(u64),
+}
+
+/// One launch: the kernel, its shape, its arguments.
+pub struct Launch<'a> {
+    pub kernel: &'static str,
+    pub grid: u32,
+    pub threads: u32,
+    pub shared_bytes: u32,
+    /// As with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
+    pub cooperative: bool,
+    /// The kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
+    pub grid_sync: bool,
+    pub args: &'a [Arg],
+    /// Runs the kernel for the calling emulated thread with these arguments.
+    pub entry: &'a (dyn Fn(&[Arg]) + Sync),
+    /// Where to record each block's course through the launch, if anywhere.
+    pub trace: Option<&'a std::sync::Mutex<Vec<BlockTrace>>>,
+}
+
+/// One block's course through a launch, as a trace records it: where it ran
+/// and when it started, reached its first `grid.sync()`, left it, and
+/// ended. Times are emulator steps (memory accesses made by the whole
+/// launch so far) on the emulator, nanoseconds of `%globaltimer` on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockTrace {
+    pub block: u32,
+    /// The SM it ran on (`%smid`); on the emulator, the resident slot it held.
+    pub place: u32,
+    pub start: u64,
+    pub arrive: Option<u64>,
+    pub leave: Option<u64>,
+    pub end: Option<u64>,
+}
+
+/// How the emulator runs a launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Run each block's threads in an order drawn from this seed, preempting
+    /// them at random, instead of in thread order.
+    pub seed: Option<u64>,
+    /// The longest a launch may run.
+    pub timeout: Duration,
+    /// Worker threads (at most one per block).
+    pub workers: usize,
+    /// Hand an ordinary launch a grid workspace too, as the H200's driver
+    /// (580.159.04) does once its context has made a cooperative launch: a
+    /// `grid.sync()` under an ordinary launch then waits for blocks that may
+    /// never start, as on that GPU, instead of failing at once.
+    pub ordinary_launches_get_a_workspace: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            seed: None,
+            timeout: Duration::from_secs(60),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ordinary_launches_get_a_workspace: false,
+        }
+    }
+}
+
+/// What a finished launch did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// The most blocks running at once.
+    pub max_resident: u32,
+    pub workers: usize,
+}
