@@ -579,7 +579,10 @@ fn a_kernel_that_never_returns_is_stopped_at_the_time_limit() {
     let options = Options { timeout: Duration::from_millis(300), ..Options::default() };
     let started = std::time::Instant::now();
     let text = err_text(launch_with(&DEV, &ENDLESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0)], options));
-    assert_eq!(text, "did not finish within 0.3 s on the emulated device: an endless loop, or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?); a smaller --n shows which");
+    assert_eq!(
+        text,
+        "did not finish within 0.3 s on the emulated device: an endless loop, or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?); a smaller --n shows which"
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
 
