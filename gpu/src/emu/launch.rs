@@ -48,6 +48,9 @@ struct GridState {
     /// Resident places taken by the blocks holding them (for traces), and the clock:
     /// memory accesses made by the whole launch so far.
     places: BTreeMap<u32, u32>,
+    /// Places no block holds now, below `next_place`.
+    free_places: std::collections::BTreeSet<u32>,
+    next_place: u32,
     steps: u64,
     trace: BTreeMap<u32, BlockTrace>,
     finished: Option<Result<(), Fault>>,
@@ -146,7 +149,13 @@ fn worker(g: &Grid) {
                 if st.next < g.info.launch.grid && resident < g.info.fit {
                     let id = st.next;
                     st.next += 1;
-                    let place = (0..).find(|p| !st.places.values().any(|q| q == p)).expect("a free place where a block fits");
+                    let place = match st.free_places.pop_first() {
+                        Some(p) => p,
+                        None => {
+                            st.next_place += 1;
+                            st.next_place - 1
+                        }
+                    };
                     st.places.insert(id, place);
                     let start = st.steps;
                     st.trace.insert(id, BlockTrace { block: id, place, start, arrive: None, leave: None, end: None });
@@ -174,7 +183,9 @@ fn worker(g: &Grid) {
             }
         }
         if !matches!(outcome, Outcome::Parked) {
-            st.places.remove(&id);
+            if let Some(place) = st.places.remove(&id) {
+                st.free_places.insert(place);
+            }
         }
         match outcome {
             Outcome::Parked => {
