@@ -182,10 +182,10 @@ fn worker(g: &Grid) {
                 Outcome::Faulted(_) => {}
             }
         }
-        if !matches!(outcome, Outcome::Parked) {
-            if let Some(place) = st.places.remove(&id) {
-                st.free_places.insert(place);
-            }
+        if !matches!(outcome, Outcome::Parked)
+            && let Some(place) = st.places.remove(&id)
+        {
+            st.free_places.insert(place);
         }
         match outcome {
             Outcome::Parked => {
