@@ -40,5 +40,5 @@ if [ "${1:-}" != "--no-tiles" ]; then
   done
   rm -rf "$copy"
 fi
-cp scripts/gpu-check.sh scripts/sanitize.sh .device/
+cp scripts/gpu-check.sh scripts/multi-gpu-check.sh scripts/sanitize.sh .device/
 ls -la .device .device/tests

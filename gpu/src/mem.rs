@@ -252,6 +252,61 @@ impl Out<u32> {
             emu::not_emulated("atomicAdd")
         }
     }
+
+    /// Element `i`'s address, checked against the buffer on the emulator.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn system_word(self, i: usize) -> *mut u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            self.0.wrapping_add(i)
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            if i >= self.len {
+                emu::out_of_bounds(self.name, i, self.len, emu::Access::Read);
+            }
+            self.ptr.wrapping_add(i)
+        }
+    }
+
+    /// Element `i`, read with acquire semantics at system scope
+    /// (`ld.acquire.sys`): what another GPU or the host released there is
+    /// visible, and so is everything it wrote before. For memory that devices
+    /// share (host-mapped); the emulator reads it as it is, not as its
+    /// launch's blocks see it.
+    ///
+    /// # Safety
+    /// `i` is below the length of the buffer the launch passed.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn load_acquire_system(self, i: usize) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { crate::arch::ld_acquire_sys(self.system_word(i)) }
+    }
+
+    /// `out[i] = v` with release semantics at system scope (`st.release.sys`).
+    ///
+    /// # Safety
+    /// As [`load_acquire_system`](Self::load_acquire_system).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn store_release_system(self, i: usize, v: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::arch::st_release_sys(self.system_word(i), v) }
+    }
+
+    /// Writes `new` to element `i` if it holds `expected`, at system scope
+    /// (`atom.cas.sys`); returns what it held.
+    ///
+    /// # Safety
+    /// As [`load_acquire_system`](Self::load_acquire_system).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn compare_swap_system(self, i: usize, expected: u32, new: u32) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { crate::arch::atom_cas_sys(self.system_word(i), expected, new) }
+    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

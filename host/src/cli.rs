@@ -49,6 +49,70 @@ pub enum Command {
         #[command(flatten)]
         target: TargetArgs,
     },
+    /// The lesson's sum over every GPU of this host: each GPU sums its shard
+    /// in one cooperative launch, and the totals are combined (a) by a
+    /// barrier across the GPUs inside the kernel and (b) by NCCL's
+    /// all-reduce; both checked and timed, then one GPU against all of them
+    /// from n = 2^20 up.
+    MultiGpu(MultiArgs),
+}
+
+/// The flags of `multi-gpu`.
+#[derive(Debug, Args)]
+pub struct MultiArgs {
+    /// GPUs to use, from device 0 [default: every GPU; 2 on the emulator].
+    #[arg(long, value_parser = parse_between::<1, 64>, allow_negative_numbers = true)]
+    pub gpus: Option<u32>,
+    /// Number of floats to sum, across all the GPUs.
+    #[arg(long, default_value_t = 4_194_915, value_parser = parse_count::<usize>, allow_negative_numbers = true)]
+    pub n: usize,
+    /// Threads per block: a multiple of 32, at most 1024.
+    #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
+    pub threads_per_block: u32,
+    /// Timed runs per way [default: 10 on GPUs, 1 on the emulator].
+    #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
+    pub runs: Option<u32>,
+    /// Untimed warm-up runs [default: 3 on GPUs, 0 on the emulator].
+    #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
+    pub warmups: Option<u32>,
+    /// Skip NCCL: only the grid across GPUs (NCCL needs no install for that).
+    #[arg(long, conflicts_with_all = ["rank", "ranks", "nccl_id"])]
+    pub no_nccl: bool,
+    /// This process's rank, with one process per GPU (the NCCL path only).
+    #[arg(long, requires_all = ["ranks", "nccl_id"], value_parser = parse_between::<0, 65_535>, allow_negative_numbers = true)]
+    pub rank: Option<u32>,
+    /// How many processes there are, one per GPU.
+    #[arg(long, requires_all = ["rank", "nccl_id"], value_parser = parse_between::<1, 65_536>, allow_negative_numbers = true)]
+    pub ranks: Option<u32>,
+    /// The file rank 0 writes NCCL's unique id to and the other ranks read
+    /// it from (on a folder every host sees, for several hosts).
+    #[arg(long, value_name = "FILE", requires_all = ["rank", "ranks"], conflicts_with_all = ["gpus", "emulate"])]
+    pub nccl_id: Option<PathBuf>,
+    /// With --rank: the CUDA device of this process [default: rank mod the device count].
+    #[arg(long, requires = "rank", value_parser = parse_count::<usize>, allow_negative_numbers = true)]
+    pub device: Option<usize>,
+    /// Smallest n of the one-GPU-against-all sweep, as a power of two.
+    #[arg(long, default_value_t = 20, value_parser = parse_between::<0, 40>, allow_negative_numbers = true)]
+    pub min_log2: u32,
+    /// Largest n of the sweep, as a power of two; it stops earlier where one
+    /// GPU cannot hold n [default: 36 on GPUs; no sweep on the emulator].
+    #[arg(long, value_parser = parse_between::<0, 40>, allow_negative_numbers = true)]
+    pub max_log2: Option<u32>,
+    /// Skip the sweep.
+    #[arg(long, conflicts_with = "max_log2")]
+    pub no_sweep: bool,
+    /// Never launch this GPU's part of the sum across GPUs: the mistake the
+    /// barrier's bounded wait is there to name (for tests).
+    #[arg(long, hide = true, value_parser = parse_between::<0, 63>, allow_negative_numbers = true)]
+    pub never_launch: Option<u32>,
+    /// Print the results as one JSON object on stdout instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds a GPU's thread waits for the others, or for its GPU, before calling it stuck.
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout_s: f64,
+    #[command(flatten)]
+    pub emulation: EmulationArgs,
 }
 
 /// The lesson's own flags.
@@ -169,7 +233,7 @@ const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmu
 /// program's name.
 pub fn explain_misuse(args: &[String]) -> Option<String> {
     let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
-    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| ["exercise", "bench", "trace", "occupancy"].contains(&a.as_str()))?;
+    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| ["exercise", "bench", "trace", "occupancy", "multi-gpu"].contains(&a.as_str()))?;
     let (before, after) = (&args[1..k], &args[k + 1..]);
     if before.iter().any(|a| a.starts_with('-')) {
         let moved: Vec<&str> = after.iter().chain(before).map(String::as_str).collect();
@@ -183,8 +247,7 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
             }
         ));
     }
-    if sub != "bench"
-        && sub != "exercise"
+    if !["bench", "exercise", "multi-gpu"].contains(&sub.as_str())
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
     {
         return Some(format!("{sub} takes no {flag}: it uses the lesson's n, 4,194,915, and blocks of 256"));
@@ -329,6 +392,29 @@ mod tests {
         for fine in [&["exercise", "--emulate"][..], &["--emulate", "--n", "5"], &["bench", "--runs", "5"], &[]] {
             assert_eq!(explain(fine), None, "{fine:?}");
         }
+    }
+
+    #[test]
+    fn multi_gpu_takes_its_own_flags_and_refuses_mixed_modes() {
+        let cli = parse(&["multi-gpu", "--emulate", "--gpus", "3", "--n", "10", "--no-nccl"]).unwrap();
+        let Some(Command::MultiGpu(a)) = cli.command else { panic!() };
+        assert_eq!((a.gpus, a.n, a.no_nccl, a.emulation.emulate), (Some(3), 10, true, true));
+        let cli = parse(&["multi-gpu", "--rank", "1", "--ranks", "2", "--nccl-id", "id"]).unwrap();
+        let Some(Command::MultiGpu(a)) = cli.command else { panic!() };
+        assert_eq!((a.rank, a.ranks), (Some(1), Some(2)));
+        for args in [
+            &["multi-gpu", "--rank", "0"][..],
+            &["multi-gpu", "--rank", "0", "--ranks", "2", "--nccl-id", "f", "--gpus", "2"],
+            &["multi-gpu", "--rank", "0", "--ranks", "2", "--nccl-id", "f", "--emulate"],
+            &["multi-gpu", "--no-nccl", "--rank", "0", "--ranks", "2", "--nccl-id", "f"],
+            &["multi-gpu", "--gpus", "0"],
+            &["multi-gpu", "--no-sweep", "--max-log2", "30"],
+        ] {
+            assert!(parse(args).is_err(), "{args:?} was accepted");
+        }
+        let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
+        assert_eq!(explain(&["multi-gpu", "--n", "5", "--emulate"]), None);
+        assert_eq!(explain(&["--emulate", "multi-gpu"]).unwrap(), "flags go after the subcommand: write `cg-lesson multi-gpu --emulate`");
     }
 
     #[test]

@@ -97,44 +97,73 @@ pub unsafe fn memset_d32(dst: sys::CUdeviceptr, value: u32, count: usize, stream
     unsafe { sys::cuMemsetD32Async(dst, value, count, stream) }.result()
 }
 
-/// Four `u32` of page-locked host memory that kernels can write
-/// (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP`): the host can still
-/// read them after a kernel has trapped and the context is unusable.
-#[cfg(feature = "barrier-timeout")]
-pub struct HostMapped {
-    host: *mut u32,
-    device: u64,
+/// Gives the device's default memory pool's unused memory back to the
+/// device (`cuMemPoolTrimTo(pool, 0)`): memory freed with `cuMemFreeAsync`
+/// stays in the pool, and out of `cuMemGetInfo`'s free count, until then.
+pub fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::driver::DriverError> {
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: `pool` receives the device's pool; trimming frees only memory no allocation uses.
+    unsafe {
+        sys::cuDeviceGetDefaultMemPool(&mut pool, device).result()?;
+        sys::cuMemPoolTrimTo(pool, 0).result()
+    }
 }
 
-#[cfg(feature = "barrier-timeout")]
+/// Page-locked host memory that kernels can read and write
+/// (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP | PORTABLE`): every
+/// context of the process reaches it at the same address (unified
+/// addressing), so GPUs without peer access share it, and the host can
+/// read it after a kernel has trapped and its context is unusable.
+pub struct HostMapped {
+    host: *mut u8,
+    device: u64,
+    bytes: usize,
+}
+
+// SAFETY: the allocation is plain memory owned by this value; any thread may
+// read it (the GPUs write it concurrently, which callers read as volatile).
+unsafe impl Send for HostMapped {}
+// SAFETY: as above.
+unsafe impl Sync for HostMapped {}
+
 impl HostMapped {
-    pub fn new() -> Result<HostMapped> {
+    /// `bytes` of zeroed host-mapped memory; a context must be current.
+    pub fn new(bytes: usize) -> Result<HostMapped> {
         let mut host: *mut c_void = std::ptr::null_mut();
-        // SAFETY: allocates 16 bytes; the pointer is checked by the result.
-        unsafe { sys::cuMemHostAlloc(&mut host, 16, sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }
+        // SAFETY: allocates `bytes`; the pointer is checked by the result.
+        unsafe { sys::cuMemHostAlloc(&mut host, bytes.max(4), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }
             .result()
             .map_err(Error::driver("cuMemHostAlloc"))?;
-        // SAFETY: `host` is a fresh 16-byte allocation.
-        unsafe { std::ptr::write_bytes(host as *mut u8, 0, 16) };
+        // SAFETY: `host` is a fresh allocation of at least `bytes`.
+        unsafe { std::ptr::write_bytes(host as *mut u8, 0, bytes) };
         let mut device = 0;
         // SAFETY: `host` was allocated with DEVICEMAP above.
         unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }.result().map_err(Error::driver("cuMemHostGetDevicePointer"))?;
-        Ok(HostMapped { host: host as *mut u32, device })
+        Ok(HostMapped { host: host as *mut u8, device, bytes })
     }
 
-    /// The address kernels write to.
+    /// The address kernels use.
     pub fn device_address(&self) -> u64 {
         self.device
     }
 
-    /// The four words as they are now.
+    /// The host's view of the bytes.
+    pub fn host(&self) -> *mut u8 {
+        self.host
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The first four words as they are now.
+    #[cfg(feature = "barrier-timeout")]
     pub fn words(&self) -> [u32; 4] {
-        // SAFETY: four u32 of live host memory; volatile, since the GPU writes them.
-        std::array::from_fn(|i| unsafe { self.host.add(i).read_volatile() })
+        // SAFETY: at least four u32 of live host memory; volatile, since the GPU writes them.
+        std::array::from_fn(|i| unsafe { (self.host as *const u32).add(i).read_volatile() })
     }
 }
 
-#[cfg(feature = "barrier-timeout")]
 impl Drop for HostMapped {
     fn drop(&mut self) {
         // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.

@@ -63,6 +63,24 @@ pub enum Error {
     Io { path: String, error: std::io::Error },
     /// One or more of the run's checks failed; each is listed by name above.
     ChecksFailed { failed: usize, total: usize },
+    /// cudarc cannot load NCCL; `why` says what to do.
+    NoNccl { why: String },
+    /// An NCCL call failed.
+    Nccl { call: &'static str, error: String },
+    /// `--gpus` more than the driver reports.
+    TooManyGpus { requested: u32, count: u32 },
+    /// Another GPU's host thread failed first (its error is the one to read).
+    PeerStopped { rank: u32 },
+    /// Host threads of some GPUs did not reach a step the others waited at.
+    RanksDidNotArrive { step: &'static str, missing: Vec<u32>, seconds: f64 },
+    /// The barrier across GPUs gave up: `gave_up` waited for `missing`.
+    AcrossGpusTimedOut { kernel: &'static str, gave_up: u32, missing: Vec<u32>, seconds: f64 },
+    /// A rank of several processes waited in vain for rank 0's NCCL id.
+    NoNcclId { path: String, seconds: f64 },
+    /// The file named by `--nccl-id` holds no NCCL id.
+    BadNcclId { path: String },
+    /// A sweep whose smallest size is above its largest.
+    BadSweep { lo: u32, hi: u32 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -92,6 +110,16 @@ impl Error {
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+/// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
+fn gpus_named(ranks: &[u32]) -> String {
+    let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    match names.as_slice() {
+        [] => "no GPU".to_string(),
+        [one] => format!("GPU {one}"),
+        [rest @ .., last] => format!("GPUs {} and {last}", rest.join(", ")),
+    }
+}
 
 fn driver_error_name(error: &DriverError) -> &str {
     error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
@@ -189,6 +217,29 @@ impl fmt::Display for Error {
             Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
             Error::Io { path, error } => write!(f, "could not write {path}: {error}"),
             Error::ChecksFailed { failed, total } => write!(f, "{} of {total} failed (listed above)", plural(*failed, "check", "checks")),
+            Error::NoNccl { why } => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),
+            Error::Nccl { call, error } => write!(f, "{call} failed: {error}"),
+            Error::TooManyGpus { requested, count } => {
+                write!(
+                    f,
+                    "--gpus {requested}, but the driver reports {}: give --gpus 1..{count}, or leave it out for all of them",
+                    plural(*count as usize, "GPU", "GPUs")
+                )
+            }
+            Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),
+            Error::RanksDidNotArrive { step, missing, seconds } => {
+                write!(f, "{} did not reach {step} within {seconds} s while the others waited there", gpus_named(missing))
+            }
+            Error::AcrossGpusTimedOut { kernel, gave_up, missing, seconds } => write!(
+                f,
+                "the barrier across GPUs in {kernel} timed out: GPU {gave_up} waited {seconds} s for {}, which never arrived (every GPU's grid must be launched and running at once)",
+                gpus_named(missing)
+            ),
+            Error::NoNcclId { path, seconds } => {
+                write!(f, "no NCCL id appeared in {path} within {seconds} s: start rank 0 with the same --nccl-id (it writes the id there)")
+            }
+            Error::BadSweep { lo, hi } => write!(f, "--min-log2 {lo} is above --max-log2 {hi}: the sweep would have no size"),
+            Error::BadNcclId { path } => write!(f, "{path} does not hold an NCCL id (256 hex digits, as rank 0 writes it): remove it and start rank 0 again"),
         }
     }
 }
@@ -212,6 +263,10 @@ mod tests {
             Error::DeviceStuck { kernel: "exercise_sum" },
             Error::ChecksFailed { failed: 1, total: 5 },
             Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
+            Error::TooManyGpus { requested: 3, count: 2 },
+            Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 3], seconds: 5.0 },
+            Error::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 },
+            Error::NoNccl { why: "no NCCL library was found".into() },
         ];
         for e in errors {
             let s = e.to_string();
@@ -221,6 +276,12 @@ mod tests {
         assert_eq!(Error::NoDevice { requested: 3, count: 1 }.to_string(), "no CUDA device 3: the driver reports 1 device, so use --device 0..0");
         assert!(Error::NoDriver.to_string().contains("--emulate"));
         assert_eq!(Error::ChecksFailed { failed: 1, total: 5 }.to_string(), "1 check of 5 failed (listed above)");
+        assert_eq!(
+            Error::TooManyGpus { requested: 3, count: 2 }.to_string(),
+            "--gpus 3, but the driver reports 2 GPUs: give --gpus 1..2, or leave it out for all of them"
+        );
+        let stranded = Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 2, 3], seconds: 5.0 }.to_string();
+        assert!(stranded.contains("GPU 0 waited 5 s for GPUs 1, 2 and 3, which never arrived"), "{stranded}");
         let oom = Error::OutOfDeviceMemory { needed: 3 << 30, free: 1 << 30 }.to_string();
         assert!(oom.contains("3072.0 MiB") && oom.contains("1024.0 MiB is free"), "{oom}");
     }

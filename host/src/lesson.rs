@@ -41,7 +41,7 @@ pub struct Capacity {
 }
 
 impl Capacity {
-    fn of(kernel: &'static str, limits: &Limits) -> Capacity {
+    pub(crate) fn of(kernel: &'static str, limits: &Limits) -> Capacity {
         Capacity { kernel, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms, blocks: limits.capacity(), limited_by: limits.explain() }
     }
 }
@@ -252,18 +252,11 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
             let run = sums.checked(path, &input, &reference, &mut scratch)?;
             r.checks.push(Check::new(format!("the {} sum is within its bound", path.label()), run.total.pass, run.total.detail()));
             if let Some(st) = &run.stages {
-                let detail = match &st.first_bad {
-                    Some(c) => format!(
-                        "{} of {} blocks outside their bounds, first block {}: {} vs {:.6}",
-                        st.bad_partials.len(),
-                        run.blocks,
-                        st.bad_partials[0],
-                        c.value,
-                        c.reference
-                    ),
-                    None => format!("{} partials, each within its block's bound", run.blocks),
-                };
-                r.checks.push(Check::new(format!("every block's partial ({}) matches the elements it read", path.label()), st.bad_partials.is_empty(), detail));
+                r.checks.push(Check::new(
+                    format!("every block's partial ({}) matches the elements it read", path.label()),
+                    st.bad_partials.is_empty(),
+                    st.partials_detail(run.blocks),
+                ));
                 let t = &st.total_of_partials;
                 r.checks.push(Check::new(format!("the {} total is the sum of its partials", path.label()), t.pass, t.detail()));
             }

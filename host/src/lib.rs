@@ -7,14 +7,16 @@
 //! - [`sizing`], [`text`]: pure arithmetic and shared words (no imports from this crate);
 //! - [`json`], [`error`], [`checks`], [`reference`](mod@reference): output conventions, the
 //!   error type, checks, and the double-precision references;
-//! - [`driver`]: the thin unsafe layer of raw CUDA driver calls;
+//! - [`driver`], [`nccl`]: the thin unsafe layers of raw CUDA driver calls and
+//!   of NCCL (loaded at run time);
 //! - [`device`]: the device, one trait with a CUDA and an emulated
 //!   implementation, and typed device memory;
 //! - [`launch`]: kernels loaded through their definitions, whose launch
 //!   contract the types enforce;
 //! - [`sums`], [`timing`], [`progress`]: the lesson's sums, how they are
 //!   timed, and progress on stderr;
-//! - [`lesson`], [`exercise`], [`bench`](mod@bench): the three programs, then
+//! - [`lesson`], [`exercise`], [`bench`](mod@bench), [`multi`]: the programs
+//!   (the last the sum across GPUs), then
 //!   [`report`] (the lesson as text), [`cli`] and `main`.
 
 pub mod bench;
@@ -27,6 +29,8 @@ pub mod exercise;
 pub mod json;
 pub mod launch;
 pub mod lesson;
+pub mod multi;
+pub mod nccl;
 pub mod occupancy;
 pub mod progress;
 pub mod reference;

@@ -1,5 +1,5 @@
 use clap::Parser;
-use host::cli::{BenchArgs, Cli, Command, TargetArgs};
+use host::cli::{BenchArgs, Cli, Command, MultiArgs, TargetArgs};
 use host::device::Gpu;
 use host::error::{Error, Result};
 use host::exercise::{self, Variant};
@@ -23,6 +23,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(ref args)) => run_bench(args),
         Some(Command::Trace { ref out, ref target }) => run_trace(out, target),
         Some(Command::Occupancy { ref target }) => run_occupancy(target),
+        Some(Command::MultiGpu(ref args)) => run_multi(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -180,4 +181,74 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
     emit(&if args.json { text } else { bench::render(&r) });
     eprintln!("plot written to {}, results to {}", svg.display(), saved.display());
     Ok(())
+}
+
+fn run_multi(a: &MultiArgs) -> Result<()> {
+    use host::multi::{self, MultiConfig, NcclMode};
+    // Before any thread starts: NCCL reads its environment on each rank's thread.
+    // SAFETY: no other thread exists yet.
+    unsafe { host::nccl::keep_multicast_off() };
+    let e = &a.emulation;
+    let timeout = Duration::from_secs_f64(a.timeout_s);
+    let nccl = match (a.rank, a.ranks, &a.nccl_id) {
+        (Some(rank), Some(ranks), Some(id_file)) if rank < ranks => NcclMode::Process { rank, ranks, id_file: id_file.clone() },
+        (Some(rank), Some(ranks), _) => return Err(Error::NoDevice { requested: rank as usize, count: ranks as usize }),
+        _ if a.no_nccl => NcclMode::Off,
+        _ => NcclMode::InProcess,
+    };
+    let process = matches!(nccl, NcclMode::Process { .. });
+    let count = if e.emulate { None } else { Some(host::device::cuda_device_count()? as u32) };
+    let gpus = match (count, a.gpus) {
+        _ if process => 1,
+        (None, g) => g.unwrap_or(2),
+        (Some(0), _) => return Err(Error::NoDevice { requested: 0, count: 0 }),
+        (Some(count), Some(g)) if g > count => return Err(Error::TooManyGpus { requested: g, count }),
+        (Some(count), g) => g.unwrap_or(count),
+    };
+    let cfg = MultiConfig {
+        n: a.n,
+        threads_per_block: a.threads_per_block,
+        warmups: a.warmups.unwrap_or(if e.emulate { 0 } else { 3 }) as usize,
+        runs: a.runs.unwrap_or(if e.emulate { 1 } else { 10 }) as usize,
+        nccl,
+        sweep: match (a.no_sweep, a.max_log2, e.emulate) {
+            (true, _, _) | (false, None, true) => None,
+            (false, hi, _) => Some((a.min_log2, hi.unwrap_or(36))),
+        },
+        never_launch: a.never_launch,
+        timeout,
+        emulated: e.emulate,
+    };
+    if let Some((lo, hi)) = cfg.sweep.filter(|(lo, hi)| lo > hi) {
+        return Err(Error::BadSweep { lo, hi });
+    }
+    if gpus == 1 && !process && !a.json {
+        let why = match count {
+            Some(1) => "only one GPU here (the driver reports 1)".to_string(),
+            Some(_) => "one GPU asked for (--gpus 1)".to_string(),
+            None => "one emulated GPU (--gpus 1)".to_string(),
+        };
+        emit(&format!("{why}: everything runs on it alone (the barrier across GPUs meets only itself), and there is no sweep\n\n"));
+    }
+    let device = |rank: u32| match (a.device, count) {
+        (Some(d), _) => d,
+        (None, Some(c)) if process => rank as usize % c.max(1) as usize,
+        _ => rank as usize,
+    };
+    let open = |local: u32| -> Result<Gpu> {
+        if e.emulate {
+            let options = gpu::emu::Options { seed: e.seed, timeout, ..Default::default() };
+            return Ok(Gpu::emulated(e.device(), options));
+        }
+        let rank = a.rank.unwrap_or(local);
+        let gpu = Gpu::open(if process { device(rank) } else { local as usize })?;
+        gpu.set_timeout(timeout);
+        Ok(gpu)
+    };
+    let progress = Progress::new(a.json);
+    let spinner = progress.spinner("opening the GPUs");
+    let r = multi::run(&cfg, gpus, &open, &|what| spinner.say(what))?;
+    drop(spinner);
+    emit(&if a.json { json::to_string(&r) + "\n" } else { multi::render::render(&r) });
+    r.verdict()
 }

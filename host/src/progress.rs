@@ -55,6 +55,15 @@ impl Step {
     }
 }
 
+impl Step {
+    /// A new message for a spinner.
+    pub fn say(&self, message: &str) {
+        if let Some(b) = &self.0 {
+            b.set_message(message.to_string());
+        }
+    }
+}
+
 impl Drop for Step {
     fn drop(&mut self) {
         if let Some(b) = &self.0 {

@@ -16,11 +16,33 @@ pub fn float_bytes(n: usize) -> Result<u64> {
 /// The lesson's input: deterministic, not all equal, no zeros, every value
 /// exact in f32. Fails with a named error when the host cannot hold it.
 pub fn fill(n: usize) -> Result<Vec<f32>> {
-    let bytes = float_bytes(n)?;
+    fill_range(0, n)
+}
+
+/// Elements `first .. first + len` of the lesson's input ([`fill`] is `fill_range(0, n)`).
+pub fn fill_range(first: usize, len: usize) -> Result<Vec<f32>> {
+    let bytes = float_bytes(len)?;
     let mut xs = Vec::new();
-    xs.try_reserve_exact(n).map_err(|_| Error::OutOfHostMemory { needed: bytes })?;
-    xs.extend((0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0));
+    xs.try_reserve_exact(len).map_err(|_| Error::OutOfHostMemory { needed: bytes })?;
+    xs.extend((first as u64..(first + len) as u64).map(element));
     Ok(xs)
+}
+
+/// Element `k` of the lesson's input (`gpu::kernels::fill_lesson_input` computes the same).
+fn element(k: u64) -> f32 {
+    0.5 + (k.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0
+}
+
+/// The double sum of elements `first .. first + len` of the lesson's input,
+/// without making them: element `k` depends only on `k mod 1024` (1024
+/// divides 2^64, and `2654435761 mod 1024 = 433` is odd, so each 1024 in a
+/// row take every residue once and add up to 1023.5). Exact: every partial
+/// sum is a multiple of 2^-10 far below 2^43. Equal to [`reference_sum`] of
+/// [`fill_range`] (a test holds it).
+pub fn fill_range_sum(first: usize, len: usize) -> f64 {
+    let periods = (len / 1024) as f64;
+    let rest = (first + len - len % 1024) as u64..(first + len) as u64;
+    periods * 1023.5 + rest.map(|k| element(k) as f64).sum::<f64>()
 }
 
 /// The sum in double precision, and the sum of magnitudes the bound scales with.
@@ -151,6 +173,20 @@ impl StageChecks {
     pub fn pass(&self) -> bool {
         self.bad_partials.is_empty() && self.total_of_partials.pass
     }
+
+    /// The partials' check in words, for `blocks` blocks.
+    pub fn partials_detail(&self, blocks: u32) -> String {
+        match &self.first_bad {
+            Some(c) => format!(
+                "{} of {blocks} blocks outside their bounds, first block {}: {} vs {:.6}",
+                self.bad_partials.len(),
+                self.bad_partials[0],
+                c.value,
+                c.reference
+            ),
+            None => format!("{blocks} partials, each within its block's bound"),
+        }
+    }
 }
 
 /// [`per_block`] as computed for a grid of `(blocks, threads_per_block)`.
@@ -258,6 +294,20 @@ mod tests {
         for n in [usize::MAX, usize::MAX / 2, 4_611_686_018_427_387_904] {
             assert!(matches!(fill(n), Err(Error::InputTooLarge { .. })), "{n}");
         }
+    }
+
+    #[test]
+    fn a_range_of_the_input_is_the_same_floats_and_its_closed_sum_the_double_sum() {
+        let all = fill(5000).unwrap();
+        for (first, len) in [(0, 0), (0, 5000), (1, 1023), (1023, 1025), (700, 2048), (4000, 1000), (3, 0)] {
+            let part = fill_range(first, len).unwrap();
+            assert_eq!(part, all[first..first + len], "{first}+{len}");
+            assert_eq!(fill_range_sum(first, len), reference_sum(&part).0, "{first}+{len}");
+        }
+        // A shard far out, as the multi-GPU sweep makes them: 2^31 + 5 floats from 2^31 - 7.
+        let (first, len) = ((1usize << 31) - 7, 3000);
+        assert_eq!(fill_range_sum(first, len), reference_sum(&fill_range(first, len).unwrap()).0);
+        assert_eq!(fill_range_sum(0, 1 << 32), 4_194_304.0 * 1023.5);
     }
 
     #[test]

@@ -70,6 +70,30 @@ pub fn smid() -> u32 {
 pub fn popc(v: u32) -> u32 {
     v.count_ones()
 }
+/// System-scope acquire load of host memory another emulated device writes.
+pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
+    thread::tick();
+    // SAFETY: the caller's contract: a valid, aligned address.
+    unsafe { std::sync::atomic::AtomicU32::from_ptr(p as *mut u32) }.load(std::sync::atomic::Ordering::Acquire)
+}
+/// System-scope release store to host memory another emulated device reads.
+pub unsafe fn st_release_sys(p: *mut u32, v: u32) {
+    thread::tick();
+    // SAFETY: the caller's contract: a valid, aligned address.
+    unsafe { std::sync::atomic::AtomicU32::from_ptr(p) }.store(v, std::sync::atomic::Ordering::Release)
+}
+/// Lets other workers run while this thread polls memory another emulated
+/// device writes.
+pub fn nanosleep(ns: u32) {
+    std::thread::sleep(std::time::Duration::from_nanos(ns as u64 * 100));
+}
+/// Compare-and-swap at system scope (the report of a barrier across devices).
+pub unsafe fn atom_cas_sys(p: *mut u32, expected: u32, new: u32) -> u32 {
+    // SAFETY: the caller's contract: a valid, aligned address.
+    let a = unsafe { std::sync::atomic::AtomicU32::from_ptr(p) };
+    a.compare_exchange(expected, new, std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Acquire).unwrap_or_else(|v| v)
+}
+
 /// The emulator's stand-in for the driver's workspace: a non-null pointer
 /// (never dereferenced) for a cooperative launch, null otherwise.
 pub fn grid_workspace() -> *mut u32 {

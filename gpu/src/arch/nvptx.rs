@@ -271,7 +271,6 @@ pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
 ///
 /// # Safety
 /// `p` is a valid, aligned address.
-#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
 #[inline(always)]
 pub unsafe fn atom_cas_sys(p: *mut u32, expected: u32, new: u32) -> u32 {
     let old: u32;
@@ -282,11 +281,43 @@ pub unsafe fn atom_cas_sys(p: *mut u32, expected: u32, new: u32) -> u32 {
     old
 }
 
+/// `ld.acquire.sys.u32`: reads `p`; writes released at system scope (by
+/// another GPU or the host) before the value it reads are visible to this
+/// thread's later reads.
+///
+/// # Safety
+/// `p` is a valid, aligned address (host-mapped memory works).
+#[inline(always)]
+pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller passes a valid address.
+    unsafe { asm!("ld.acquire.sys.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack)) };
+    v
+}
+
+/// `st.release.sys.u32`: writes `v` at `p`; this thread's earlier writes
+/// (and those it has observed) become visible system-wide before it does.
+///
+/// # Safety
+/// `p` is a valid, aligned address (host-mapped memory works).
+#[inline(always)]
+pub unsafe fn st_release_sys(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid address.
+    unsafe { asm!("st.release.sys.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+}
+
+/// `nanosleep.u32`: lets the warp sleep about `ns` nanoseconds (sm_70+), so
+/// that a thread polling memory another device writes does not flood it.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    // SAFETY: no preconditions.
+    unsafe { asm!("nanosleep.u32 {n};", n = in(reg32) ns, options(nomem, nostack)) };
+}
+
 /// `st.volatile.u32`: a store the compiler keeps as written.
 ///
 /// # Safety
 /// `p` is a valid, aligned address.
-#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
 #[inline(always)]
 pub unsafe fn st_volatile(p: *mut u32, v: u32) {
     // SAFETY: the caller passes a valid address.
@@ -295,7 +326,6 @@ pub unsafe fn st_volatile(p: *mut u32, v: u32) {
 
 /// `fence.sc.sys`: this thread's earlier writes are visible system-wide (to the
 /// host too) before any later one.
-#[cfg_attr(not(feature = "barrier-timeout"), allow(dead_code))]
 #[inline(always)]
 pub fn fence_sys() {
     // SAFETY: a fence has no preconditions.

@@ -6,6 +6,7 @@
 //! | `cg::tiled_partition<32>(block)` | [`tiled_partition::<32>(&block)`](tiled_partition) |
 //! | `cg::coalesced_threads()` | [`coalesced_threads()`] |
 //! | `cg::this_grid()` | [`this_grid()`] |
+//! | `cg::this_multi_grid()` (gone from CUDA 13) | [`this_multi_grid(&grid, barrier, rank, gpus)`](this_multi_grid) |
 //! | `cg::reduce(tile, v, cg::plus<float>())` | [`reduce(&tile, v, Plus)`](reduce) |
 //!
 //! What Rust does differently: the tile size is a const generic checked at
@@ -43,6 +44,7 @@ pub mod lanes;
 mod block;
 mod coalesced;
 mod grid;
+pub mod multi_grid;
 mod ops;
 mod tile;
 
@@ -57,5 +59,6 @@ pub fn thread_fence() {
 }
 pub use coalesced::{CoalescedGroup, coalesced_threads};
 pub use grid::{CanSync, Cooperative, GridGroup, Ordinary, cooperative_kernel, this_grid};
+pub use multi_grid::{MultiGridGroup, this_multi_grid};
 pub use ops::{Greater, Less, Plus, ReduceOp};
 pub use tile::{ShuffleValue, ThreadBlockTile, reduce, tiled_partition};

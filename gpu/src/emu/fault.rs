@@ -92,6 +92,8 @@ pub enum Fault {
     GridSyncUndeclared { thread: ThreadId, site: Site, kernel: &'static str },
     /// A warp collective named lanes it cannot: the caller itself, or a shuffle source, outside its mask.
     BadMask { thread: ThreadId, site: Site, why: String },
+    /// A barrier across GPUs where this GPU waited in vain for another.
+    MultiGridTimeout { thread: ThreadId, site: Site, rank: u32, seconds: f64 },
     /// A thread executed `trap`.
     Trap { thread: ThreadId },
     /// A kernel used an operation the emulator does not model.
@@ -164,6 +166,10 @@ impl fmt::Display for Fault {
             ),
             Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
             Fault::Trap { thread } => write!(f, "{thread} executed trap"),
+            Fault::MultiGridTimeout { thread, site, rank, seconds } => write!(
+                f,
+                "GPU {rank} waited {seconds} s at the barrier across GPUs ({thread}, at {site}) for a GPU that never arrived: every GPU's grid must be launched and running at once"
+            ),
             Fault::NotEmulated { thread, site, what } => {
                 write!(f, "{thread} used {what} at {site}, which the emulator does not model (blocks talking through atomics): run this kernel on a GPU")
             }

@@ -130,6 +130,13 @@ pub fn grid_sync(valid: bool) {
     b.grid_sync(s);
 }
 
+/// A GPU's wait at a barrier across GPUs ran out: another never arrived.
+#[track_caller]
+pub fn multi_grid_timeout(rank: u32, waited_ns: u64) -> ! {
+    let b = block();
+    b.fail(Fault::MultiGridTimeout { thread: b.thread_id(), site: site(), rank, seconds: waited_ns as f64 * 1e-9 })
+}
+
 /// `trap`.
 pub fn trap() -> ! {
     let b = block();

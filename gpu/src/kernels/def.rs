@@ -221,6 +221,8 @@ params!(A 0, B 1, C 2);
 params!(A 0, B 1, C 2, D 3);
 params!(A 0, B 1, C 2, D 3, E 4);
 params!(A 0, B 1, C 2, D 3, E 4, F 5);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 #[cfg(test)]
 mod tests {

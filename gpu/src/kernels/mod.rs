@@ -14,6 +14,7 @@ mod checks;
 mod exercise;
 pub mod fast;
 mod lesson;
+mod multi;
 pub mod mutants;
 mod sum;
 mod timing;
@@ -25,6 +26,7 @@ pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_coopera
 #[cfg(not(target_arch = "nvptx64"))]
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
 pub use lesson::*;
+pub use multi::*;
 pub use sum::{block_sum, one_f32_per_tile};
 pub use timing::*;
 
@@ -53,7 +55,7 @@ impl Contract for NoGridSync {
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 22] = [
+pub const ALL_NAMES: [&str; 26] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -76,4 +78,8 @@ pub const ALL_NAMES: [&str; 22] = [
     SANITIZER_READS_PAST_N.name(),
     SANITIZER_BLOCK_SUM_RACE.name(),
     SANITIZER_DIVERGENT_BLOCK_SYNC.name(),
+    REDUCE_MULTI_GPU.name(),
+    MULTI_GRID_BARRIER.name(),
+    MULTI_GRID_BARRIER_UNBOUNDED.name(),
+    FILL_LESSON_INPUT.name(),
 ];

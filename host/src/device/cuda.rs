@@ -42,11 +42,15 @@ pub(crate) struct Cuda {
 }
 
 impl Cuda {
-    pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
+    pub fn device_count() -> Result<usize> {
         if !driver::driver_present() {
             return Err(Error::NoDriver);
         }
-        let count = CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?.max(0) as usize;
+        Ok(CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?.max(0) as usize)
+    }
+
+    pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
+        let count = Self::device_count()?;
         super::check_ordinal(ordinal, count)?;
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuDeviceGetAttribute"));
@@ -104,7 +108,7 @@ impl Cuda {
         let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(Error::driver("cuModuleLoadData"))?;
         #[cfg(feature = "barrier-timeout")]
         {
-            let report = driver::HostMapped::new()?;
+            let report = driver::HostMapped::new(16)?;
             let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
             self.stream.memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
             let _ = self.barrier_report.set(report);
@@ -251,6 +255,13 @@ impl Backend for Cuda {
         Ok(Memory { address, bytes, owner: Box::new(slice) })
     }
 
+    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn std::any::Any + Send + Sync>, u64, *mut u8)> {
+        self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+        let m = driver::HostMapped::new(bytes)?;
+        let (address, host) = (m.device_address(), m.host());
+        Ok((Box::new(m), address, host))
+    }
+
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
         // SAFETY: the bytes are only ever read by kernels, as device memory
         // (a `Pod` type), never as host values that would need to be initialized.
@@ -292,6 +303,8 @@ impl Backend for Cuda {
     }
 
     fn free_memory(&self) -> Result<u64> {
+        // Best effort: a device without memory pools has nothing to trim.
+        let _ = driver::trim_default_pool(self.ctx.cu_device());
         Ok(self.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?.0 as u64)
     }
 
@@ -383,6 +396,45 @@ impl Backend for Cuda {
                 Self::elapsed(&start, &end)
             })
             .collect()
+    }
+
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn std::any::Any>> {
+        let mut events = Vec::with_capacity(runs);
+        for r in 0..runs {
+            let (start, end) = (self.event()?, self.event()?);
+            self.record(&start)?;
+            work(r)?;
+            self.record(&end)?;
+            events.push((start, end));
+        }
+        Ok(Box::new(events))
+    }
+
+    fn queued_times(&self, queued: Box<dyn std::any::Any>) -> Result<Vec<f64>> {
+        let events: Box<Vec<(CudaEvent, CudaEvent)>> = queued.downcast().expect("runs queued on the CUDA backend");
+        if let Some((_, last)) = events.last() {
+            self.wait_for(last)?;
+        }
+        events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
+    }
+
+    fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Box<dyn std::any::Any>> {
+        let super::CommId::Nccl(id) = id else {
+            return Err(Error::Nccl { call: "ncclCommInitRank", error: "given the emulator's stand-in instead of an NCCL id".to_string() });
+        };
+        self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+        // SAFETY: this device's context is current on this thread, just above.
+        Ok(Box::new(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }))
+    }
+
+    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
+        self.usable()?;
+        let comm: &crate::nccl::Comm = comm.inner.downcast_ref().expect("an NCCL communicator on the CUDA backend");
+        let (src, dst) = (src.at(src_offset, count * 4), dst.at(dst_offset, count * 4));
+        self.last_kernel.set("ncclAllReduce");
+        // SAFETY: both ranges lie inside this device's allocations, checked
+        // by `at`; the stream is this context's.
+        unsafe { comm.all_reduce_sum(src, dst, count, self.launch_stream()) }
     }
 
     fn set_timeout(&self, timeout: Duration) {

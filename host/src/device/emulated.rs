@@ -115,6 +115,12 @@ impl Backend for Emulated {
         Ok(Memory { address: mem.address() as u64, bytes, owner: Box::new(mem) })
     }
 
+    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn std::any::Any + Send + Sync>, u64, *mut u8)> {
+        let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
+        let address = mem.address();
+        Ok((Box::new(mem), address as u64, address as *mut u8))
+    }
+
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
         self.alloc(bytes)
     }
@@ -170,6 +176,29 @@ impl Backend for Emulated {
 
     fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
         Self::time(runs, work)
+    }
+
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(Self::time(runs, work)?))
+    }
+
+    fn queued_times(&self, queued: Box<dyn std::any::Any>) -> Result<Vec<f64>> {
+        Ok(*queued.downcast::<Vec<f64>>().expect("runs timed on the emulator"))
+    }
+
+    fn communicator(&self, id: &super::CommId, _rank: u32, _ranks: u32) -> Result<Box<dyn std::any::Any>> {
+        match id {
+            super::CommId::StandIn(s) => Ok(Box::new(s.clone()) as Box<dyn std::any::Any>),
+            super::CommId::Nccl(_) => Err(Error::NotOnEmulator("NCCL")),
+        }
+    }
+
+    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
+        let stand_in: &std::sync::Arc<super::StandIn> = comm.inner.downcast_ref().expect("the stand-in on the emulator");
+        let mut bytes = vec![0u8; count * 4];
+        self.read(src, src_offset, &mut bytes)?;
+        let sum = super::Gpu::stand_in_all_reduce(stand_in, comm.rank(), bytemuck::cast_slice(&bytes).to_vec())?;
+        self.write(dst, dst_offset, bytemuck::cast_slice(&sum))
     }
 
     fn set_timeout(&self, timeout: Duration) {

@@ -18,6 +18,74 @@ pub struct Buffer<T> {
     _t: PhantomData<T>,
 }
 
+/// Memory every device of this process reaches at one address, and the
+/// host too: host-mapped on a GPU (`cuMemHostAlloc`; no peer access
+/// needed), host memory on the emulator. What GPUs exchange through the
+/// barrier across them. Launches take it through [`Shared::handle`].
+pub struct Shared<T> {
+    _owner: Box<dyn std::any::Any + Send + Sync>,
+    address: u64,
+    host: *mut T,
+    len: usize,
+}
+
+// SAFETY: the owner is Send + Sync; the host pointer is only read and
+// written with volatile accesses of plain values.
+unsafe impl<T: Pod> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Pod> Sync for Shared<T> {}
+
+impl<T: Pod> Shared<T> {
+    /// A [`Buffer`] naming this memory, for launches on any device of the
+    /// process (it owns nothing: `self` must outlive its launches).
+    pub fn handle(&self) -> Buffer<T> {
+        Buffer { mem: Memory { address: self.address, bytes: self.len * size_of::<T>(), owner: Box::new(()) }, len: self.len, _t: PhantomData }
+    }
+
+    /// The elements as they are now (read while no kernel writes them, or
+    /// after one has trapped).
+    pub fn read(&self) -> Vec<T> {
+        // SAFETY: `len` elements of live memory; volatile, since devices write them.
+        (0..self.len).map(|i| unsafe { self.host.add(i).read_volatile() }).collect()
+    }
+
+    /// Sets every element to `value` (while no kernel uses it).
+    pub fn fill(&self, value: T) {
+        for i in 0..self.len {
+            // SAFETY: as in `read`.
+            unsafe { self.host.add(i).write_volatile(value) };
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Shared<u32> {
+    /// Writes `v` at element `i` with release semantics: a kernel that reads
+    /// it with `ld.acquire.sys` sees it and everything the host wrote before
+    /// (the host taking part in a barrier across GPUs).
+    pub fn store_release(&self, i: usize, v: u32) {
+        assert!(i < self.len, "element {i} of {}", self.len);
+        // SAFETY: element i of live memory, aligned for u32; devices access it atomically too.
+        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.host.add(i)) }.store(v, std::sync::atomic::Ordering::Release);
+    }
+}
+
+impl Gpu {
+    /// `len` zeroed elements of memory every device of the process reaches (see [`Shared`]).
+    pub fn shared<T: Pod>(&self, len: usize) -> Result<Shared<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
+        let (owner, address, host) = self.backend().alloc_shared(bytes)?;
+        Ok(Shared { _owner: owner, address, host: host as *mut T, len })
+    }
+}
+
 /// A read-only range of a [`Buffer`].
 pub struct View<'a, T> {
     pub(crate) mem: &'a Memory,

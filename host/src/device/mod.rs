@@ -4,9 +4,11 @@
 
 mod cuda;
 mod emulated;
+mod group;
 mod memory;
 
-pub use memory::{Buffer, Pod, View, ViewMut};
+pub use group::{CommId, Communicator, Rendezvous, StandIn};
+pub use memory::{Buffer, Pod, Shared, View, ViewMut};
 
 use crate::driver::Shape;
 use crate::error::{Error, Result};
@@ -151,6 +153,25 @@ pub struct LaunchTrace {
     pub error: Option<String>,
 }
 
+/// Runs queued with their events, not yet waited for (see [`Gpu::queue_timed`]).
+pub struct QueuedRuns(Box<dyn Any>);
+
+impl Gpu {
+    /// Queues `runs` runs of `work`, each between two CUDA events, neither
+    /// holding the GPU first nor waiting: for runs on several GPUs that start
+    /// together behind a gate the caller queued (on the emulator, the runs
+    /// are made now). [`queued_times`](Self::queued_times) reads the times.
+    pub fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<QueuedRuns> {
+        Ok(QueuedRuns(self.backend.queue_timed(runs, work)?))
+    }
+
+    /// Waits (at most the timeout) for runs queued by [`queue_timed`](Self::queue_timed):
+    /// each run's milliseconds, GPU time (CPU wall time on the emulator).
+    pub fn queued_times(&self, queued: QueuedRuns) -> Result<Vec<f64>> {
+        self.backend.queued_times(queued.0)
+    }
+}
+
 /// Launches captured once and replayed as one (a CUDA graph, instantiated:
 /// `cudaGraphExec_t`); see [`Gpu::capture`].
 pub struct Graph(pub(crate) Box<dyn Any>);
@@ -160,6 +181,9 @@ pub(crate) trait Backend {
     fn alloc(&self, bytes: usize) -> Result<Memory>;
     /// An allocation whose contents are whatever the device left there.
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory>;
+    /// Zeroed memory every device of the process reaches at one address,
+    /// and the host too: its owner, that address, and the host's pointer.
+    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn Any + Send + Sync>, u64, *mut u8)>;
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
@@ -177,6 +201,16 @@ pub(crate) trait Backend {
     fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
     /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
     fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    /// Queues `runs` runs of `work`, each between two events, without
+    /// holding the GPU or waiting; [`queued_times`](Backend::queued_times)
+    /// reads their times. (The emulator runs them now.)
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn Any>>;
+    /// Waits for runs queued by [`queue_timed`](Backend::queue_timed); the milliseconds of each.
+    fn queued_times(&self, queued: Box<dyn Any>) -> Result<Vec<f64>>;
+    /// This device's rank of a group made from `id` (see [`Gpu::communicator`]).
+    fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<Box<dyn Any>>;
+    /// Queues the sum across the group of `count` floats (see [`Gpu::all_reduce_sum`]).
+    fn all_reduce_sum(&self, comm: &Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()>;
     fn set_timeout(&self, timeout: Duration);
     /// The launches `work` makes, captured into a graph and instantiated
     /// instead of run.
@@ -296,6 +330,11 @@ impl Gpu {
     pub fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
         self.backend.load_module_file(path)
     }
+}
+
+/// How many CUDA devices the driver reports (the error names a missing driver).
+pub fn cuda_device_count() -> Result<usize> {
+    cuda::Cuda::device_count()
 }
 
 /// A device index must be below the driver's device count.

@@ -61,3 +61,6 @@ args!(2; A0 P0 0, A1 P1 1);
 args!(3; A0 P0 0, A1 P1 1, A2 P2 2);
 args!(4; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3);
 args!(5; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4);
+args!(6; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5);
+args!(7; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6);
+args!(8; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7);

@@ -46,6 +46,48 @@ impl CooperativeLaunch<'_, '_, SumParams> {
     }
 }
 
+/// The parameters of the sum across GPUs: `(input, partials, totals, out, barrier, rank, gpus, n)`.
+pub type MultiParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
+
+/// Where the GPUs of a sum across GPUs meet: the barrier's words and the
+/// exchanged totals, both in memory every GPU reaches, and this GPU's place.
+pub struct Meeting<'a> {
+    pub barrier: ViewMut<'a, u32>,
+    pub totals: ViewMut<'a, f32>,
+    pub rank: u32,
+    pub gpus: u32,
+}
+
+impl CooperativeLaunch<'_, '_, MultiParams> {
+    /// This GPU's part of the sum across GPUs: its shard `input`, one partial
+    /// per block, and (on GPU 0) the total into `out[0]`.
+    pub fn sum_across(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>, m: Meeting<'_>) -> Result<()> {
+        let def = &self.kernel.loaded.def;
+        ensure_len(def.name(), "partials", self.shape.blocks as usize, partials.len())?;
+        ensure_len(def.name(), "out", 1, out.len())?;
+        ensure_len(def.name(), "totals", 2 * m.gpus as usize, m.totals.len())?;
+        ensure_len(def.name(), "barrier", gpu::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
+        if m.rank >= m.gpus {
+            return Err(Error::NoDevice { requested: m.rank as usize, count: m.gpus as usize });
+        }
+        let view = input.view();
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n], writes partials[..blocks],
+        // out[0], totals[..2 gpus] and the barrier's words, checked above; the
+        // caller launches the same kernel on every GPU of the meeting.
+        unsafe { self.go((&view, partials, m.totals, out, m.barrier, m.rank, m.gpus, n)) }
+    }
+}
+
+impl CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
+    /// Only the barrier across GPUs (for timing it).
+    pub fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
+        ensure_len(self.kernel.loaded.def.name(), "barrier", gpu::cg::multi_grid::barrier_words(gpus), barrier.len())?;
+        // SAFETY: the kernel touches the barrier's words only, checked above.
+        unsafe { self.go((barrier, rank, gpus)) }
+    }
+}
+
 impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
     /// Launches a kernel that writes one `u32` per block into `out`.
     pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {
@@ -66,6 +108,19 @@ impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
         let n = input.len();
         // SAFETY: the kernel reads input[..n] and writes out[..blocks], checked above.
         unsafe { l.function.launch(shape, false, (input, out, n).values().as_ref()) }
+    }
+}
+
+impl Kernel<'_, (Out<f32>, usize, usize)> {
+    /// Writes elements `first .. first + out.len()` of the lesson's input into `out`.
+    pub fn fill_lesson(&self, out: ViewMut<'_, f32>, first: usize) -> Result<()> {
+        let l = &self.loaded;
+        let threads = 256;
+        let blocks = crate::sizing::ordinary_blocks(out.len(), threads).clamp(1, l.gpu.info.sms as u64 * 16) as u32;
+        let shape = l.shape(blocks, threads)?;
+        let n = out.len();
+        // SAFETY: the kernel writes out[..n] and nothing else.
+        unsafe { l.function.launch(shape, false, (out, first, n).values().as_ref()) }
     }
 }
 

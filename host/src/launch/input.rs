@@ -78,6 +78,20 @@ impl DeviceInput {
         (0..count).map(|i| Window { view: self.buffer.slice(i * n..(i + 1) * n), guard: self.buffer.len() - (i + 1) * n }).collect()
     }
 
+    /// Elements `first .. first + len` of the lesson's input, made on the
+    /// device (`fill_lesson_input`: no host copy of the floats), then the
+    /// guard; the buffer is poisoned with NaN first, so that an element the
+    /// fill missed shows in any sum.
+    pub fn lesson_range(gpu: &Gpu, first: usize, len: usize) -> Result<DeviceInput> {
+        gpu.ensure_free(device_bytes(len)?)?;
+        let mut buffer = gpu.zeros::<f32>(len + GUARD)?;
+        gpu.fill(&mut buffer, f32::NAN)?;
+        if len > 0 {
+            gpu.kernel(&gpu::kernels::FILL_LESSON_INPUT)?.fill_lesson(buffer.slice_mut(..len), first)?;
+        }
+        Ok(DeviceInput { buffer, len })
+    }
+
     /// Copies `values` to the device and poisons the guard after them.
     pub fn upload(gpu: &Gpu, values: &[f32]) -> Result<DeviceInput> {
         Self::upload_copies(gpu, values, 1)

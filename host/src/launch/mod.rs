@@ -47,7 +47,7 @@ mod calls;
 mod input;
 
 pub(crate) use args::Args;
-pub use calls::{CoalescedRecord, GraphProbe, LastBlockParams, Probe, SumParams};
+pub use calls::{CoalescedRecord, GraphProbe, LastBlockParams, Meeting, MultiParams, Probe, SumParams};
 pub use input::{DeviceInput, GUARD, Input, Window, device_bytes};
 
 use crate::device::{Function, Gpu, KernelSpec, Module};
