@@ -40,6 +40,15 @@ cat "$OUT/multi-gpu.txt"
 } > "$OUT/variants.txt"
 cat "$OUT/variants.txt"
 
+# Path (a) in CUDA C++ (host/cpp/multi_gpu.cu), built by nvcc, against the Rust at the same sizes.
+{
+  nvcc -O3 -std=c++17 -arch=sm_90 host/cpp/multi_gpu.cu -o /tmp/multi_gpu_cpp 2>&1 && for n in 1048576 4194915 4294967296; do
+    echo "=== C++ $n"; $T /tmp/multi_gpu_cpp $n 2 2>&1
+    echo "=== Rust $n"; $T "$B" multi-gpu --n $n --no-sweep --no-nccl 2>&1 | grep -E "\(a\) grid|one GPU, one|checks"
+  done
+} > "$OUT/cpp.txt"
+cat "$OUT/cpp.txt"
+
 # One process per GPU, as NCCL runs across hosts.
 rm -f /tmp/nccl.id
 $T "$B" multi-gpu --rank 0 --ranks 2 --nccl-id /tmp/nccl.id --device 0 > "$OUT/rank0.txt" 2>&1 &

@@ -303,6 +303,11 @@ impl Backend for Cuda {
     }
 
     fn free_memory(&self) -> Result<u64> {
+        // Memory freed with cuMemFreeAsync returns to the device only when the
+        // pool is trimmed after the host has seen the free done in a synchronize
+        // (an event query is not enough). `finish` first, so that this one cannot hang.
+        self.finish()?;
+        self.stream.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
         // Best effort: a device without memory pools has nothing to trim.
         let _ = driver::trim_default_pool(self.ctx.cu_device());
         Ok(self.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?.0 as u64)

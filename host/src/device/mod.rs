@@ -273,7 +273,7 @@ impl Gpu {
         self.backend.set_timeout(timeout);
     }
 
-    /// Free device memory in bytes.
+    /// Free device memory in bytes, once everything queued (frees too) has finished.
     pub fn free_memory(&self) -> Result<u64> {
         self.backend.free_memory()
     }

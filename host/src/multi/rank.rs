@@ -502,8 +502,6 @@ impl<'a> Worker<'a> {
             let n = 1usize << log2;
             if self.local == 0 {
                 (team.step)(&format!("sweep: n = 2^{log2}"));
-                // Freed memory returns to the device once the stream has caught up.
-                self.gpu.finish()?;
                 let (need, free) = (device_bytes(n)?, self.gpu.free_memory()?);
                 if need + SWEEP_MARGIN > free {
                     *team.sweep_stopped.lock().unwrap_or_else(|e| e.into_inner()) =

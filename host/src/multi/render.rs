@@ -115,12 +115,13 @@ pub fn render(r: &MultiReport) -> String {
             }
         }
         if let (Some(b), Some(u), Some(e), false) = (p.barrier, p.barrier_unbounded, p.empty_launch, emulated) {
-            let _ = writeln!(
-                o,
-                "  the barrier costs {:.1} us over an empty launch of its grids; the bound on its wait {:.2} us of that",
-                (b.mean_ms - e.mean_ms) * 1e3,
-                (b.mean_ms - u.mean_ms) * 1e3
-            );
+            let (bound, spread) = ((b.mean_ms - u.mean_ms) * 1e3, (b.max_ms - b.min_ms).max(u.max_ms - u.min_ms) * 1e3);
+            let bound = if bound.abs() <= spread {
+                format!("the bound on its wait costs nothing the runs can tell ({bound:+.2} us, spread {spread:.1} us)")
+            } else {
+                format!("the bound on its wait {bound:.2} us of that")
+            };
+            let _ = writeln!(o, "  the barrier costs {:.1} us over an empty launch of its grids; {bound}", (b.mean_ms - e.mean_ms) * 1e3);
         }
         if let (Some(b), Some(e), false) = (p.barrier_one_block, p.empty_launch_one_block, emulated) {
             let _ = writeln!(o, "  the meeting alone (one block per GPU) costs {:.1} us over an empty launch", (b.mean_ms - e.mean_ms) * 1e3);
