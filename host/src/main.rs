@@ -216,6 +216,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
             (false, hi, _) => Some((a.min_log2, hi.unwrap_or(36))),
         },
         never_launch: a.never_launch,
+        without_barrier_across: false,
         timeout,
         emulated: e.emulate,
     };

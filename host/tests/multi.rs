@@ -23,6 +23,7 @@ fn config(n: usize) -> MultiConfig {
         nccl: NcclMode::InProcess,
         sweep: None,
         never_launch: None,
+        without_barrier_across: false,
         timeout: Duration::from_secs(60),
         emulated: true,
     }
@@ -88,6 +89,18 @@ fn a_gpu_that_never_launches_its_part_is_named_by_the_others() {
         e => panic!("expected the barrier across GPUs to name GPU 1, got: {e}"),
     }
     assert!(err.to_string().contains("for GPU 1, which never arrived"), "{err}");
+}
+
+#[test]
+fn deleting_the_barrier_across_gpus_fails_the_checks() {
+    let mut cfg = config(100_003);
+    cfg.without_barrier_across = true;
+    cfg.nccl = NcclMode::Off;
+    let r = run(&cfg, 2).unwrap();
+    let failed: Vec<&str> = r.checks.iter().filter(|c| !c.pass()).map(|c| c.name.as_str()).collect();
+    assert!(failed.iter().any(|c| c.contains("combined total on GPU 0")), "{failed:?}");
+    assert!(r.sums[0].combined[0].value.is_nan(), "GPU 0 added a total no GPU wrote: {:?}", r.sums[0].combined);
+    assert!(r.verdict().is_err());
 }
 
 #[test]

@@ -8,7 +8,18 @@ use host::multi::{self, MultiConfig, MultiReport, NcclMode, Way};
 use std::time::Duration;
 
 fn config(n: usize, nccl: NcclMode) -> MultiConfig {
-    MultiConfig { n, threads_per_block: 256, warmups: 1, runs: 3, nccl, sweep: None, never_launch: None, timeout: Duration::from_secs(60), emulated: false }
+    MultiConfig {
+        n,
+        threads_per_block: 256,
+        warmups: 1,
+        runs: 3,
+        nccl,
+        sweep: None,
+        never_launch: None,
+        without_barrier_across: false,
+        timeout: Duration::from_secs(60),
+        emulated: false,
+    }
 }
 
 fn run(cfg: &MultiConfig) -> Result<MultiReport> {
@@ -35,4 +46,16 @@ fn both_ways_pass_every_check_on_two_gpus_at_the_lessons_size_and_the_edges() {
         let a = r.timing.iter().find(|t| t.way == Way::AcrossGpus).unwrap();
         println!("n = {n}: path a {:.1} us, grids {:?}", a.stats.mean_ms * 1e3, r.gpus.iter().map(|g| g.grids).collect::<Vec<_>>());
     }
+}
+
+#[test]
+#[ignore = "needs two NVIDIA GPUs"]
+fn deleting_the_barrier_across_gpus_fails_the_checks_on_two_gpus() {
+    let mut cfg = config(1 << 20, NcclMode::Off);
+    cfg.without_barrier_across = true;
+    let r = run(&cfg).unwrap();
+    let failed: Vec<&str> = r.checks.iter().filter(|c| !c.pass()).map(|c| c.name.as_str()).collect();
+    assert!(failed.iter().any(|c| c.contains("combined total on GPU 0")), "{failed:?}");
+    assert!(r.sums[0].combined[0].value.is_nan(), "GPU 0 added a total no GPU wrote: {:?}", r.sums[0].combined);
+    assert!(r.verdict().is_err());
 }

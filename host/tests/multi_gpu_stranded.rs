@@ -20,6 +20,7 @@ fn a_gpu_whose_part_is_never_launched_is_named_after_the_bounded_wait() {
         nccl: NcclMode::Off,
         sweep: None,
         never_launch: Some(1),
+        without_barrier_across: false,
         timeout: Duration::from_secs(60),
         emulated: false,
     };

@@ -55,7 +55,7 @@ impl Contract for NoGridSync {
 
 /// The PTX entry names of every kernel in the default build's module.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 26] = [
+pub const ALL_NAMES: [&str; 27] = [
     REDUCE_BLOCKS_TO_PARTIALS.name(),
     REDUCE_PARTIALS_TO_TOTAL.name(),
     REDUCE_COOPERATIVE_GRID.name(),
@@ -66,6 +66,7 @@ pub const ALL_NAMES: [&str; 26] = [
     REDUCE_COOPERATIVE_FAST.name(),
     mutants::MUTANT_WITHOUT_GRID_SYNC.name(),
     mutants::MUTANT_DROPPING_LAST_BLOCK.name(),
+    mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER.name(),
     SHUFFLE_OUT_OF_RANGE.name(),
     REDUCE_SINGLE_BLOCK.name(),
     REDUCE_LAST_BLOCK.name(),

@@ -3,7 +3,7 @@
 //! GPU and on the emulator). Nothing else launches them.
 
 use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{this_grid, this_thread_block, tiled_partition};
+use crate::cg::{this_grid, this_multi_grid, this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::{In, Out};
 
@@ -90,5 +90,77 @@ pub unsafe fn mutant_dropping_last_block<const TILE: u32 = 32>(input: In<f32>, p
             // SAFETY: out holds one float.
             unsafe { out.write(0, total) };
         }
+    }
+}
+
+/// `reduce_multi_gpu` with its barrier across GPUs replaced by a `grid.sync()`:
+/// GPU 0 adds the other GPUs' totals whether or not they have written them,
+/// and, no GPU's barrier count moving on, from the half of the exchange they
+/// did not write.
+///
+/// # Safety
+/// As `reduce_multi_gpu`.
+#[allow(clippy::too_many_arguments, reason = "a kernel's parameters are what its launch passes; a struct would hide them from the PTX signature")]
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_multi_gpu_without_barrier<const TILE: u32 = 32>(
+    input: In<f32>,
+    partials: Out<f32>,
+    totals: Out<f32>,
+    out: Out<f32>,
+    barrier: Out<u32>,
+    rank: u32,
+    gpus: u32,
+    n: usize,
+) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+    grid.sync();
+
+    let multi = this_multi_grid(&grid, barrier, rank, gpus);
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: the barrier words are the kernel's contract; totals holds 2 * gpus.
+            let half = unsafe { multi.next_generation() } % 2;
+            unsafe { totals.write((half * gpus + rank) as usize, total) };
+        }
+    }
+
+    grid.sync();
+
+    if rank == 0 && block.group_index().x == 0 && block.thread_rank() == 0 {
+        // SAFETY: as above; the barrier just completed has this generation.
+        let half = (unsafe { multi.next_generation() } - 1) % 2;
+        // GPU 0's own total is at hand (each read of the others' crosses PCIe).
+        let mut sum = total;
+        for r in 1..gpus {
+            // SAFETY: totals holds 2 * gpus, and every GPU wrote its own before the barrier.
+            sum += unsafe { totals.read((half * gpus + r) as usize) };
+        }
+        // SAFETY: out holds one float.
+        unsafe { out.write(0, sum) };
     }
 }

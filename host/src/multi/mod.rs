@@ -63,6 +63,9 @@ pub struct MultiConfig {
     /// A GPU whose sum across GPUs is never launched: the others must name it
     /// (a mutation kept as a test, `--never-launch`).
     pub never_launch: Option<u32>,
+    /// Launch `mutant_multi_gpu_without_barrier` as the sum across GPUs: the
+    /// checks must fail (a mutation kept as a test).
+    pub without_barrier_across: bool,
     /// How long a host thread waits for the others at a step, and for a GPU.
     pub timeout: Duration,
     pub emulated: bool,

@@ -11,6 +11,7 @@ use crate::lesson::Capacity;
 use crate::reference::{self, Reference, check, error_bound, fill_range_sum};
 use crate::sizing::cooperative_grid;
 use gpu::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
+use gpu::kernels::mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER;
 use gpu::kernels::{EMPTY_COOPERATIVE, MULTI_GRID_BARRIER, MULTI_GRID_BARRIER_UNBOUNDED, REDUCE_COOPERATIVE_GRID, REDUCE_MULTI_GPU};
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
@@ -139,7 +140,8 @@ impl<'a> Team<'a> {
         let cfg = self.cfg;
         let tpb = cfg.threads_per_block;
         let shard = my_shards(cfg.n, self.ranks, self.first_rank, self.gpus)[local as usize];
-        let across_kernel = gpu.cooperative_kernel(&REDUCE_MULTI_GPU)?;
+        let across_def = if cfg.without_barrier_across { &MUTANT_MULTI_GPU_WITHOUT_BARRIER } else { &REDUCE_MULTI_GPU };
+        let across_kernel = gpu.cooperative_kernel(across_def)?;
         let lesson_kernel = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
         let (al, ll) = (across_kernel.limits(tpb)?, lesson_kernel.limits(tpb)?);
         let grids = [grid(shard.len, tpb, al.capacity()), grid(shard.len, tpb, ll.capacity())];
@@ -157,7 +159,7 @@ impl<'a> Team<'a> {
         let line = GpuLine {
             rank: self.first_rank + local,
             device: gpu.info.clone(),
-            across: Capacity::of(REDUCE_MULTI_GPU.name(), &al),
+            across: Capacity::of(across_def.name(), &al),
             lesson: Capacity::of(REDUCE_COOPERATIVE_GRID.name(), &ll),
             shard,
             grids,

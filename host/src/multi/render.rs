@@ -33,7 +33,7 @@ pub fn render(r: &MultiReport) -> String {
     let _ = writeln!(
         o,
         "The sum over {}: n = {} floats, {:.1} MiB, {} threads/block, tiles of {}",
-        plural(r.gpus.len(), "GPU", "GPUs"),
+        plural(r.process.map_or(r.gpus.len(), |(_, ranks)| ranks as usize), "GPU", "GPUs"),
         r.n,
         r.n as f64 * 4.0 / (1024.0 * 1024.0),
         r.threads_per_block,
