@@ -44,6 +44,11 @@ impl Capacity {
     pub(crate) fn of(kernel: &'static str, limits: &Limits) -> Capacity {
         Capacity { kernel, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms, blocks: limits.capacity(), limited_by: limits.explain() }
     }
+
+    /// `8 blocks/SM x 132 SMs = 1056`, as the lesson prints it.
+    pub fn product(&self) -> String {
+        format!("{} blocks/SM x {} = {}", self.blocks_per_sm, crate::text::plural(self.sms, "SM", "SMs"), self.blocks)
+    }
 }
 
 /// Whether a probe launch ran or was refused.

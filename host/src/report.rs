@@ -35,15 +35,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
         Section::Capacity => {
             o.push_str("\nHow big a cooperative grid fits\n");
             for c in &r.capacity {
-                let _ = writeln!(
-                    o,
-                    "  {:<26} {} blocks/SM x {} = {}   (limited by {})",
-                    c.kernel,
-                    c.blocks_per_sm,
-                    plural(c.sms, "SM", "SMs"),
-                    c.blocks,
-                    c.limited_by
-                );
+                let _ = writeln!(o, "  {:<26} {}   (limited by {})", c.kernel, c.product(), c.limited_by);
             }
             let _ = writeln!(o, "  an ordinary launch sized to n would use {}", plural(r.ordinary_blocks, "block", "blocks"));
             if r.grid > 0 {

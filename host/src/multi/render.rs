@@ -55,15 +55,7 @@ pub fn render(r: &MultiReport) -> String {
         let d = &g.device;
         let _ = writeln!(o, "  GPU {}: {}{}", g.rank, d.name, if emulated { String::new() } else { format!(" (device {})", d.ordinal) });
         for (c, grid) in [(&g.across, g.grids[0]), (&g.lesson, g.grids[1])] {
-            let _ = writeln!(
-                o,
-                "    {:<24} {} blocks/SM x {} = {}; runs {}",
-                c.kernel,
-                c.blocks_per_sm,
-                plural(c.sms, "SM", "SMs"),
-                c.blocks,
-                plural(grid, "block", "blocks")
-            );
+            let _ = writeln!(o, "    {:<24} {}; runs {}", c.kernel, c.product(), plural(grid, "block", "blocks"));
         }
         let s = &g.shard;
         let _ = writeln!(o, "    shard: elements {} .. {} ({})", s.first, s.first + s.len, plural(s.len, "float", "floats"));
