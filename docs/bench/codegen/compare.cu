@@ -2,8 +2,10 @@
 // launch path (cuLaunchKernelEx; the cooperative attribute for the grid-sync
 // kernel): the same grid, input and timing for each, so the differences are
 // the kernels' code. Each module is `LABEL=FILE[:LAYOUT]`; LAYOUT `ours`
-// (this project's and nvcc's names and parameters, camelCase for nvcc) or
-// `oxide` (cuda-oxide's slices: pointer and length pairs).
+// (this project's and nvcc's names and parameters, camelCase for nvcc, 32 B
+// of dynamic shared memory), `static` (the same, launched with no dynamic
+// shared memory, for a module that declares it statically) or `oxide`
+// (cuda-oxide's slices: pointer and length pairs).
 // Timing: 200 runs queued behind a kernel that holds the GPU until all are
 // queued, then run back to back; CUDA events around the 200; median of 5
 // such batches. One input buffer (L2-resident up to ~8M floats) or, with
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
         if (colon != std::string::npos) { layout = file.substr(colon + 1); file = file.substr(0, colon); }
         std::ifstream in(file); std::stringstream ss; ss << in.rdbuf();
         CUmodule m; CK(cuModuleLoadData(&m, ss.str().c_str()));
-        Module mod{label, layout == "oxide", 0, 0, 0, layout == "oxide" ? 0u : 32u};
+        Module mod{label, layout == "oxide", 0, 0, 0, layout == "ours" ? 32u : 0u};
         bool camel = cuModuleGetFunction(&mod.stage1, m, "reduceBlocksToPartials") == CUDA_SUCCESS;
         if (camel) { CK(cuModuleGetFunction(&mod.stage2, m, "reducePartialsToTotal")); CK(cuModuleGetFunction(&mod.coop, m, "reduceCooperativeGrid")); }
         else {
