@@ -10,6 +10,7 @@
 // queued, then run back to back; CUDA events around the 200; median of 5
 // such batches. One input buffer (L2-resident up to ~8M floats) or, with
 // ROTATE=1, copies rotated so that a pass over them is twice the L2.
+// N=n runs one size only (for a profiler).
 // Build: nvcc -std=c++17 -O2 -arch=sm_90 -o compare compare.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -96,7 +97,8 @@ int main(int argc, char** argv) {
     const int runs = 200, batches = 5;
     std::vector<CUevent> ev(2 * batches);
     for (auto& e : ev) CK(cuEventCreate(&e, 0));
-    size_t ns[] = {65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 4194915, 16777216, 67108864, 268435456};
+    std::vector<size_t> ns = {65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 4194915, 16777216, 67108864, 268435456};
+    if (getenv("N")) ns = {(size_t)strtoull(getenv("N"), nullptr, 10)};
     for (size_t n : ns) {
         std::vector<float> h(n);
         double ref = 0;
