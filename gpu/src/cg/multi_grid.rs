@@ -43,8 +43,8 @@ pub struct MultiGridGroup<'g> {
     rank: u32,
     gpus: u32,
     /// This thread's [`next_generation`](MultiGridGroup::next_generation),
-    /// once read (0 before): each read of the flag crosses PCIe, about a
-    /// microsecond.
+    /// once read (0 before): each read of the flag is a round trip across
+    /// the bus to host memory.
     next: Cell<u32>,
 }
 
