@@ -318,12 +318,8 @@ fn combine(cfg: &MultiConfig, ranks: u32, first_rank: u32, nccl: String, reports
         if gpus.is_empty() {
             continue;
         }
-        // With one process per GPU, a process knows only its own GPUs' grids,
-        // and takes the others' chains to be no longer (GPUs of one kind).
         let chains: Vec<u64> = reports.iter().map(|g| g.chains[(way == Way::Nccl) as usize]).collect();
-        let mut all = chains.clone();
-        all.resize(ranks as usize, chains.iter().copied().max().unwrap_or(0));
-        let bound = error_bound(combined_chain(&all), total);
+        let bound = error_bound(combined_chain(&chains, ranks), total);
         let combined: Vec<SumCheck> = gpus.iter().filter_map(|g| g.combined).map(|c| check(c, total, bound)).collect();
         for g in &gpus {
             r.checks.push(Check::new(format!("{}: GPU {}'s total is its shard's sum", way.label(cfg.emulated), g.rank), g.total.pass, g.total.detail()));

@@ -198,10 +198,8 @@ impl<'a> Team<'a> {
     /// The longest chain of the combined total of `way`, over every GPU this
     /// process drives (other processes' GPUs taken to be no longer).
     fn combined_chain(&self, way: Way) -> u64 {
-        let mut chains: Vec<u64> = self.chains.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|c| c[(way == Way::Nccl) as usize]).collect();
-        let longest = chains.iter().copied().max().unwrap_or(0);
-        chains.resize(self.ranks as usize, longest);
-        super::shard::combined_chain(&chains)
+        let chains: Vec<u64> = self.chains.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|c| c[(way == Way::Nccl) as usize]).collect();
+        super::shard::combined_chain(&chains, self.ranks)
     }
 
     /// What went wrong, in the barrier's words when a GPU gave up there.

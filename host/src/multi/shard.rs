@@ -31,11 +31,14 @@ pub fn grid(len: usize, threads_per_block: u32, capacity: u32) -> u32 {
     cooperative_grid(len, threads_per_block, capacity).max(1)
 }
 
-/// The longest chain of float additions of the combined total: the longest
-/// chain of any GPU's own total, then the `gpus` additions that combine
-/// the totals (GPU 0 adding them to 0 in rank order; NCCL's ring adds as many).
-pub fn combined_chain(per_gpu: &[u64]) -> u64 {
-    per_gpu.iter().copied().max().unwrap_or(0) + per_gpu.len() as u64
+/// The longest chain of float additions of the combined total of `ranks`
+/// GPUs: the longest chain of any GPU's own total, then the `ranks`
+/// additions that combine the totals (GPU 0 adding them to 0 in rank order;
+/// NCCL's ring adds as many). `known` are the chains of the GPUs this
+/// process drives; with one process per GPU, the others' are taken to be no
+/// longer (GPUs of one kind).
+pub fn combined_chain(known: &[u64], ranks: u32) -> u64 {
+    known.iter().copied().max().unwrap_or(0) + ranks as u64
 }
 
 /// A shard's chain: the lesson's two stages over it on its grid.
@@ -109,8 +112,10 @@ mod tests {
 
     #[test]
     fn the_combined_chain_adds_one_addition_per_gpu_to_the_longest() {
-        assert_eq!(combined_chain(&[43, 45]), 47);
-        assert_eq!(combined_chain(&[0, 0, 0]), 3);
+        assert_eq!(combined_chain(&[43, 45], 2), 47);
+        assert_eq!(combined_chain(&[0, 0, 0], 3), 3);
+        // One process of two knows only its own GPU's chain.
+        assert_eq!(combined_chain(&[45], 2), 47);
         assert_eq!(shard_chain(0, 1, 256, 32), 0);
         assert_eq!(shard_chain(2_097_458, 1056, 256, 32), 8 + 11 + 5 + 11);
     }
