@@ -229,6 +229,16 @@ impl Cuda {
         self.capturing.get().unwrap_or(self.stream.cu_stream())
     }
 
+    /// Queues run `r` of `work` between `events[r]`'s two records, for each `r` of `runs`.
+    fn queue_between(&self, events: &[(CudaEvent, CudaEvent)], runs: std::ops::Range<usize>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        for r in runs {
+            self.record(&events[r].0)?;
+            work(r)?;
+            self.record(&events[r].1)?;
+        }
+        Ok(())
+    }
+
     fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
         Ok(start.elapsed_ms(end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
     }
@@ -373,11 +383,7 @@ impl Backend for Cuda {
             let hold = self.hold_time.get();
             self.hold(hold)?;
             let queueing = Instant::now();
-            for r in batch.clone() {
-                self.record(&events[r].0)?;
-                work(r)?;
-                self.record(&events[r].1)?;
-            }
+            self.queue_between(&events, batch.clone(), work)?;
             let queued_in = queueing.elapsed();
             self.wait_for(&events[batch.end - 1].1)?;
             if queued_in * 2 > hold && hold < MAX_HOLD {
@@ -404,14 +410,8 @@ impl Backend for Cuda {
     }
 
     fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn std::any::Any>> {
-        let mut events = Vec::with_capacity(runs);
-        for r in 0..runs {
-            let (start, end) = (self.event()?, self.event()?);
-            self.record(&start)?;
-            work(r)?;
-            self.record(&end)?;
-            events.push((start, end));
-        }
+        let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
+        self.queue_between(&events, 0..runs, work)?;
         Ok(Box::new(events))
     }
 
