@@ -117,7 +117,6 @@ pub fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::driver::Dr
 pub struct HostMapped {
     host: *mut u8,
     device: u64,
-    bytes: usize,
 }
 
 // SAFETY: the allocation is plain memory owned by this value; any thread may
@@ -139,7 +138,7 @@ impl HostMapped {
         let mut device = 0;
         // SAFETY: `host` was allocated with DEVICEMAP above.
         unsafe { sys::cuMemHostGetDevicePointer_v2(&mut device, host, 0) }.result().map_err(Error::driver("cuMemHostGetDevicePointer"))?;
-        Ok(HostMapped { host: host as *mut u8, device, bytes })
+        Ok(HostMapped { host: host as *mut u8, device })
     }
 
     /// The address kernels use.
@@ -150,10 +149,6 @@ impl HostMapped {
     /// The host's view of the bytes.
     pub fn host(&self) -> *mut u8 {
         self.host
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.bytes
     }
 
     /// The first four words as they are now.

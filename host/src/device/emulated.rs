@@ -197,7 +197,7 @@ impl Backend for Emulated {
         let stand_in: &std::sync::Arc<super::StandIn> = comm.inner.downcast_ref().expect("the stand-in on the emulator");
         let mut bytes = vec![0u8; count * 4];
         self.read(src, src_offset, &mut bytes)?;
-        let sum = super::Gpu::stand_in_all_reduce(stand_in, comm.rank(), bytemuck::cast_slice(&bytes).to_vec())?;
+        let sum = stand_in.all_reduce_sum(comm.rank(), bytemuck::cast_slice(&bytes).to_vec())?;
         self.write(dst, dst_offset, bytemuck::cast_slice(&sum))
     }
 

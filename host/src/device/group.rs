@@ -88,7 +88,8 @@ impl StandIn {
         StandIn { meet: Rendezvous::new(ranks, timeout), slots: Mutex::new(vec![Vec::new(); ranks as usize]) }
     }
 
-    fn all_reduce_sum(&self, rank: u32, values: Vec<f32>) -> Result<Vec<f32>> {
+    /// Rank `rank`'s floats summed with every other rank's, in rank order.
+    pub(crate) fn all_reduce_sum(&self, rank: u32, values: Vec<f32>) -> Result<Vec<f32>> {
         self.slots.lock().unwrap_or_else(|e| e.into_inner())[rank as usize] = values;
         self.meet.wait(rank, "the all-reduce")?;
         let sum = {
@@ -151,11 +152,6 @@ impl Gpu {
     pub fn all_reduce_sum(&self, comm: &Communicator, src: &View<'_, f32>, dst: ViewMut<'_, f32>) -> Result<()> {
         assert_eq!(src.len(), dst.len(), "an all-reduce writes as many floats as it reads");
         self.backend().all_reduce_sum(comm, src.mem, src.offset * 4, dst.mem, dst.offset * 4, src.len())
-    }
-
-    /// The emulator's all-reduce: the floats through the stand-in.
-    pub(crate) fn stand_in_all_reduce(stand_in: &StandIn, rank: u32, values: Vec<f32>) -> Result<Vec<f32>> {
-        stand_in.all_reduce_sum(rank, values)
     }
 }
 
