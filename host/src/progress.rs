@@ -53,9 +53,7 @@ impl Step {
             b.set_message(message.into());
         }
     }
-}
 
-impl Step {
     /// A new message for a spinner.
     pub fn say(&self, message: &str) {
         if let Some(b) = &self.0 {

@@ -147,6 +147,17 @@ pub struct WayTiming {
     pub checked: usize,
 }
 
+impl WayTiming {
+    /// The check that every timed total (`what`, `at` some n) is within its bound.
+    fn check(&self, what: &str, at: &str) -> Check {
+        Check::new(
+            format!("every timed {what} total{at} is within the bound"),
+            self.wrong_totals == 0,
+            format!("{} of {} outside", self.wrong_totals, self.checked),
+        )
+    }
+}
+
 /// The pieces timed on their own.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Pieces {
@@ -341,11 +352,7 @@ fn combine(cfg: &MultiConfig, ranks: u32, first_rank: u32, nccl: String, reports
     for way in [Way::OneGpu, Way::AcrossGpus, Way::Nccl] {
         let per_gpu: Vec<&rank::Timed> = reports.iter().filter_map(|g| g.timing.iter().find(|t| t.way == way && t.n == cfg.n)).collect();
         if let Some(t) = timed(way, cfg.n, &per_gpu) {
-            r.checks.push(Check::new(
-                format!("every timed {} total is within the bound", way.label(cfg.emulated)),
-                t.wrong_totals == 0,
-                format!("{} of {} outside", t.wrong_totals, t.checked),
-            ));
+            r.checks.push(t.check(way.label(cfg.emulated), ""));
             r.timing.push(t);
         }
     }
@@ -367,11 +374,7 @@ fn combine(cfg: &MultiConfig, ranks: u32, first_rank: u32, nccl: String, reports
         let mut mean = |way| {
             let per: Vec<&rank::Timed> = reports.iter().filter_map(|g| g.timing.iter().find(|t| t.way == way && t.n == n && t.sweep)).collect();
             timed(way, n, &per).map(|t| {
-                r.checks.push(Check::new(
-                    format!("every timed {} total at n = {n} is within the bound", way.label(cfg.emulated)),
-                    t.wrong_totals == 0,
-                    format!("{} of {} outside", t.wrong_totals, t.checked),
-                ));
+                r.checks.push(t.check(way.label(cfg.emulated), &format!(" at n = {n}")));
                 t.stats.mean_ms
             })
         };
