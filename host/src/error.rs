@@ -81,6 +81,8 @@ pub enum Error {
     BadNcclId { path: String },
     /// A sweep whose smallest size is above its largest.
     BadSweep { lo: u32, hi: u32 },
+    /// A GPU's rank (`flag`: `--rank`, `--never-launch`, a launch's) not below the `ranks` there are.
+    RankOutOfRange { flag: &'static str, rank: u32, ranks: u32 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -239,6 +241,14 @@ impl fmt::Display for Error {
                 write!(f, "no NCCL id appeared in {path} within {seconds} s: start rank 0 with the same --nccl-id (it writes the id there)")
             }
             Error::BadSweep { lo, hi } => write!(f, "--min-log2 {lo} is above --max-log2 {hi}: the sweep would have no size"),
+            Error::RankOutOfRange { flag, rank, ranks } => {
+                write!(
+                    f,
+                    "{flag} {rank} is out of range: there are {}, numbered from 0 to {}",
+                    plural(*ranks as usize, "rank", "ranks"),
+                    ranks.saturating_sub(1)
+                )
+            }
             Error::BadNcclId { path } => write!(f, "{path} does not hold an NCCL id (256 hex digits, as rank 0 writes it): remove it and start rank 0 again"),
         }
     }
@@ -267,6 +277,7 @@ mod tests {
             Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 3], seconds: 5.0 },
             Error::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 },
             Error::NoNccl { why: "no NCCL library was found".into() },
+            Error::RankOutOfRange { flag: "--rank", rank: 3, ranks: 2 },
         ];
         for e in errors {
             let s = e.to_string();
@@ -279,6 +290,10 @@ mod tests {
         assert_eq!(
             Error::TooManyGpus { requested: 3, count: 2 }.to_string(),
             "--gpus 3, but the driver reports 2 GPUs: give --gpus 1..2, or leave it out for all of them"
+        );
+        assert_eq!(
+            Error::RankOutOfRange { flag: "--rank", rank: 3, ranks: 2 }.to_string(),
+            "--rank 3 is out of range: there are 2 ranks, numbered from 0 to 1"
         );
         let stranded = Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 2, 3], seconds: 5.0 }.to_string();
         assert!(stranded.contains("GPU 0 waited 5 s for GPUs 1, 2 and 3, which never arrived"), "{stranded}");

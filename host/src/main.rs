@@ -192,7 +192,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
     let timeout = Duration::from_secs_f64(a.timeout_s);
     let nccl = match (a.rank, a.ranks, &a.nccl_id) {
         (Some(rank), Some(ranks), Some(id_file)) if rank < ranks => NcclMode::Process { rank, ranks, id_file: id_file.clone() },
-        (Some(rank), Some(ranks), _) => return Err(Error::NoDevice { requested: rank as usize, count: ranks as usize }),
+        (Some(rank), Some(ranks), _) => return Err(Error::RankOutOfRange { flag: "--rank", rank, ranks }),
         _ if a.no_nccl => NcclMode::Off,
         _ => NcclMode::InProcess,
     };

@@ -162,7 +162,8 @@ fn cg_lesson_multi_gpu_runs_on_emulated_gpus_and_names_its_mistakes() {
     assert_eq!(json["gpus"].as_array().unwrap().len(), 2, "two emulated GPUs by default");
     for (args, needle) in [
         (&["multi-gpu", "--emulate", "--sms", "4", "--never-launch", "1", "--no-nccl"][..], "GPU 0 waited 5 s for GPU 1, which never arrived"),
-        (&["multi-gpu", "--emulate", "--never-launch", "5"], "no CUDA device 5"),
+        (&["multi-gpu", "--emulate", "--never-launch", "5"], "--never-launch 5 is out of range: there are 2 ranks, numbered from 0 to 1"),
+        (&["multi-gpu", "--rank", "3", "--ranks", "2", "--nccl-id", "/nonexistent/nccl.id"], "--rank 3 is out of range: there are 2 ranks"),
         (&["multi-gpu", "--emulate", "--min-log2", "12", "--max-log2", "10"], "--min-log2 12 is above --max-log2 10"),
     ] {
         let out = cg_lesson(args);

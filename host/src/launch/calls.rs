@@ -68,7 +68,7 @@ impl CooperativeLaunch<'_, '_, MultiParams> {
         ensure_len(def.name(), "totals", 2 * m.gpus as usize, m.totals.len())?;
         ensure_len(def.name(), "barrier", gpu::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
         if m.rank >= m.gpus {
-            return Err(Error::NoDevice { requested: m.rank as usize, count: m.gpus as usize });
+            return Err(Error::RankOutOfRange { flag: "the meeting's rank", rank: m.rank, ranks: m.gpus });
         }
         let view = input.view();
         let n = view.len();

@@ -240,7 +240,7 @@ pub fn run(cfg: &MultiConfig, gpus: u32, open: Opener<'_>, step: &(dyn Fn(&str) 
         _ => (gpus, 0),
     };
     if let Some(r) = cfg.never_launch.filter(|&r| r >= gpus) {
-        return Err(Error::NoDevice { requested: r as usize, count: gpus as usize });
+        return Err(Error::RankOutOfRange { flag: "--never-launch", rank: r, ranks: gpus });
     }
     let comm_id = match &cfg.nccl {
         NcclMode::Off => None,
