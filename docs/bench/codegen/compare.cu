@@ -5,12 +5,18 @@
 // (this project's and nvcc's names and parameters, camelCase for nvcc, 32 B
 // of dynamic shared memory), `static` (the same, launched with no dynamic
 // shared memory, for a module that declares it statically) or `oxide`
-// (cuda-oxide's slices: pointer and length pairs).
+// (cuda-oxide's slices: pointer and length pairs; `oxidedyn` the same with
+// 32 B of dynamic shared memory).
 // Timing: 200 runs queued behind a kernel that holds the GPU until all are
 // queued, then run back to back; CUDA events around the 200; median of 5
 // such batches. One input buffer (L2-resident up to ~8M floats) or, with
 // ROTATE=1, copies rotated so that a pass over them is twice the L2.
-// N=n runs one size only (for a profiler).
+// N=n or N=n1,n2,... runs those sizes only (one for a profiler).
+// TRACE=1: for each module whose PTX has a `.global .u64 cg_trace[16384]`
+// (added by instrument.py: per block, thread 0's %globaltimer at start, at
+// arrival at the grid barrier, on leaving it, its SM, and at exit), 30
+// cooperative launches per size, each alone (the GPU idle before it) and each
+// the last of 10 queued back to back; the medians of their spreads.
 // Build: nvcc -std=c++17 -O2 -arch=sm_90 -o compare compare.cu -lcuda
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -45,7 +51,33 @@ struct Module {
     bool oxide;
     CUfunction stage1, stage2, coop;
     unsigned smem;
+    CUdeviceptr trace;
 };
+
+static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// One traced launch's stamps, relative to the first block's start (ns):
+// last start, first/median/last arrival, first/last leave, block 0's exit.
+static std::vector<double> traceStats(const std::vector<unsigned long long>& t, unsigned blocks) {
+    unsigned long long t0 = ~0ull;
+    for (unsigned b = 0; b < blocks; ++b) t0 = std::min(t0, t[4 * b]);
+    std::vector<double> start, arrive, leave, work;
+    for (unsigned b = 0; b < blocks; ++b) {
+        start.push_back(double(t[4 * b] - t0));
+        arrive.push_back(double(t[4 * b + 1] - t0));
+        leave.push_back(double(t[4 * b + 2] - t0));
+        work.push_back(double(t[4 * b + 1] - t[4 * b]));
+    }
+    std::vector<double> a = arrive;
+    std::sort(a.begin(), a.end());
+    double lastStart = *std::max_element(start.begin(), start.end());
+    double firstLeave = *std::min_element(leave.begin(), leave.end());
+    double lastLeave = *std::max_element(leave.begin(), leave.end());
+    return {lastStart, median(work), a.front(), a[a.size() / 2], a.back(), firstLeave, lastLeave, double(t[8192] - t0)};
+}
 
 static void launch(CUfunction f, unsigned blocks, unsigned smem, void** args, bool coop, CUstream st) {
     CUlaunchConfig c = {};
@@ -74,7 +106,9 @@ int main(int argc, char** argv) {
         if (colon != std::string::npos) { layout = file.substr(colon + 1); file = file.substr(0, colon); }
         std::ifstream in(file); std::stringstream ss; ss << in.rdbuf();
         CUmodule m; CK(cuModuleLoadData(&m, ss.str().c_str()));
-        Module mod{label, layout == "oxide", 0, 0, 0, layout == "ours" ? 32u : 0u};
+        Module mod{label, layout == "oxide" || layout == "oxidedyn", 0, 0, 0, layout == "ours" || layout == "oxidedyn" ? 32u : 0u, 0};
+        size_t traceBytes = 0;
+        if (cuModuleGetGlobal(&mod.trace, &traceBytes, m, "cg_trace") != CUDA_SUCCESS) mod.trace = 0;
         bool camel = cuModuleGetFunction(&mod.stage1, m, "reduceBlocksToPartials") == CUDA_SUCCESS;
         if (camel) { CK(cuModuleGetFunction(&mod.stage2, m, "reducePartialsToTotal")); CK(cuModuleGetFunction(&mod.coop, m, "reduceCooperativeGrid")); }
         else {
@@ -98,7 +132,14 @@ int main(int argc, char** argv) {
     std::vector<CUevent> ev(2 * batches);
     for (auto& e : ev) CK(cuEventCreate(&e, 0));
     std::vector<size_t> ns = {65536, 131072, 262144, 524288, 1048576, 2097152, 4194304, 4194915, 16777216, 67108864, 268435456};
-    if (getenv("N")) ns = {(size_t)strtoull(getenv("N"), nullptr, 10)};
+    if (getenv("N")) {
+        ns.clear();
+        for (const char* p = getenv("N"); *p;) {
+            char* e;
+            ns.push_back((size_t)strtoull(p, &e, 10));
+            p = *e ? e + 1 : e;
+        }
+    }
     for (size_t n : ns) {
         std::vector<float> h(n);
         double ref = 0;
@@ -144,6 +185,28 @@ int main(int argc, char** argv) {
         printf("  ");
         for (size_t k = 2; k < t.size(); ++k) printf(" %.3f", t[k] / t[k % 2]);
         printf("\n");
+        if (getenv("TRACE")) {
+            printf("  traced, ns from the first block's start, median of 30 launches (alone, and the last of 10 queued):\n");
+            printf("  %-12s %10s %10s %10s %10s %10s %10s %10s %10s\n", "module", "lastStart", "work(med)", "arrive0", "arriveMed", "arriveLast", "leave0", "leaveLast", "b0exit");
+            for (int queued = 0; queued < 2; ++queued) for (auto& m : mods) {
+                if (!m.trace) continue;
+                std::vector<std::vector<double>> all(8);
+                std::vector<unsigned long long> buf(16384);
+                for (int r = 0; r < 30; ++r) {
+                    CUdeviceptr x = in;
+                    size_t nn = n, mb = blocks, one = 1;
+                    void *ac[] = {&x, &part, &out, &nn}, *oc[] = {&x, &nn, &part, &mb, &out, &one};
+                    for (int q = 0; q < (queued ? 10 : 1); ++q) launch(m.coop, blocks, m.smem, m.oxide ? oc : ac, true, st);
+                    CK(cuStreamSynchronize(st));
+                    CK(cuMemcpyDtoH(buf.data(), m.trace, 16384 * 8));
+                    auto s = traceStats(buf, blocks);
+                    for (int k = 0; k < 8; ++k) all[k].push_back(s[k]);
+                }
+                printf("  %-12s", (m.label + (queued ? " queued" : " alone")).c_str());
+                for (int k = 0; k < 8; ++k) printf(" %10.0f", median(all[k]));
+                printf("   workspace %#llx\n", buf[16000]);
+            }
+        }
         fflush(stdout);
         CK(cuMemFree(in)); CK(cuMemFree(part)); CK(cuMemFree(out));
     }

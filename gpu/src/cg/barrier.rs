@@ -1,12 +1,14 @@
 //! The arithmetic of the driver's grid barrier (what `grid.sync()` runs).
 //!
 //! A cooperative launch gives the kernel a workspace word, `barrier`. At each
-//! sync one thread per block adds its [`arrival`] to it with a release atomic
-//! and keeps the old value; block 0's arrival is chosen so that the arrivals of
+//! sync one thread per block adds its [`arrival`] to it with an atomic and
+//! keeps the old value; block 0's arrival is chosen so that the arrivals of
 //! all `n` blocks add up to exactly `0x8000_0000`. The top bit therefore flips
 //! once, when the last block arrives, and the low bits come back to where they
 //! started, so the same word serves the next sync with no reset. A block may
-//! leave when [`released`] sees the top bit differ from the value it added to.
+//! leave when [`released`] sees the top bit differ from the value it added to;
+//! the last block's own add flips it, so `released(old, old + arrival)` tells
+//! that block it arrived last.
 
 /// The bit that flips once per completed barrier.
 pub const FLIP: u32 = 0x8000_0000;
@@ -88,15 +90,23 @@ mod tests {
 
     /// Runs `generations` barriers of `n` blocks arriving in `order`, checking
     /// after every arrival that nobody is released early and, after the last,
-    /// that everybody is.
+    /// that everybody is; and that an arrival's own add shows it was the last
+    /// exactly when it was (what lets the last block skip its polls).
     fn run_barriers(n: u32, order: &[u32], generations: u32) {
         let mut word = 0u32;
         for _ in 0..generations {
             let mut arrived_at = Vec::new();
             for (k, &block) in order.iter().enumerate() {
                 arrived_at.push(word);
-                word = word.wrapping_add(arrival(block == 0, n));
+                let share = arrival(block == 0, n);
+                word = word.wrapping_add(share);
                 let everyone_in = k + 1 == order.len();
+                let old = arrived_at[k];
+                assert_eq!(
+                    released(old, old.wrapping_add(share)),
+                    everyone_in,
+                    "the add itself tells the last block, and only it: n={n} order={order:?} at {k}"
+                );
                 for &old in &arrived_at {
                     assert_eq!(released(old, word), everyone_in, "n={n} order={order:?} after {k}");
                 }

@@ -26,8 +26,8 @@
 //! call each one waits at.
 //!
 //! On the GPU these compile to the PTX in `arch`; on the host they run on the
-//! emulator ([`crate::emu`]). [`barrier`] and [`lanes`] hold their arithmetic
-//! as plain functions, tested on their own.
+//! emulator ([`crate::emu`]). [`barrier`], [`lanes`] and [`ranks`] hold their
+//! arithmetic as plain functions, tested on their own.
 
 /// Names the cooperative-groups call in progress, for the emulator's reports
 /// (compiles to nothing on the GPU).
@@ -40,6 +40,7 @@ macro_rules! emu_call {
 
 pub mod barrier;
 pub mod lanes;
+pub mod ranks;
 
 mod block;
 mod coalesced;
@@ -58,7 +59,7 @@ pub fn thread_fence() {
     crate::arch::fence_acq_rel_gpu()
 }
 pub use coalesced::{CoalescedGroup, coalesced_threads};
-pub use grid::{CanSync, Cooperative, GridGroup, Ordinary, cooperative_kernel, this_grid};
+pub use grid::{CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
 pub use multi_grid::{MultiGridGroup, this_multi_grid};
 pub use ops::{Greater, Less, Plus, ReduceOp};
 pub use tile::{ShuffleValue, ThreadBlockTile, reduce, tiled_partition};

@@ -1,0 +1,101 @@
+//! Rank arithmetic for a grid: pure functions, shared by the PTX build and the
+//! host's unit tests.
+//!
+//! C++ computes a grid's ranks in 64 bits over three dimensions, as
+//! [`linear_rank`](super::lanes::linear_rank) does, and that costs about 30
+//! instructions per warp before the first load. These give the same numbers
+//! for every grid CUDA can launch, from fewer instructions:
+//! - any grid: CUDA caps `gridDim.y` and `gridDim.z` at [`MAX_GRID_DIM_YZ`],
+//!   so their products fit a `u32` and one wide multiply finishes each number;
+//! - a resident grid (a cooperative launch, every block on the GPU at once):
+//!   it has fewer than 2^32 threads (an H200 holds 132 × 2,048), so every
+//!   number fits a `u32` and is widened once.
+
+/// The most blocks a grid has along y or along z on any CUDA GPU (x allows
+/// 2^31 - 1).
+pub const MAX_GRID_DIM_YZ: u32 = 65_535;
+
+/// The rank of block `index` in a grid of `dims` blocks, x fastest.
+#[inline(always)]
+pub const fn block_rank(index: [u32; 3], dims: [u32; 3]) -> u64 {
+    (index[2] * dims[1] + index[1]) as u64 * dims[0] as u64 + index[0] as u64
+}
+
+/// The number of blocks in a grid of `dims`.
+#[inline(always)]
+pub const fn block_count(dims: [u32; 3]) -> u64 {
+    (dims[1] * dims[2]) as u64 * dims[0] as u64
+}
+
+/// The rank of thread `rank_in_block` of block `index`, in a grid of `dims`
+/// blocks of `block_threads`: the y-z part and the x part each one wide multiply.
+#[inline(always)]
+pub const fn thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u64 {
+    let row = dims[0] as u64 * block_threads as u64;
+    (index[2] * dims[1] + index[1]) as u64 * row + (index[0] as u64 * block_threads as u64 + rank_in_block as u64)
+}
+
+/// The number of threads in a grid of `dims` blocks of `block_threads`.
+#[inline(always)]
+pub const fn thread_count(dims: [u32; 3], block_threads: u32) -> u64 {
+    (dims[1] * dims[2]) as u64 * (dims[0] as u64 * block_threads as u64)
+}
+
+/// [`thread_rank`] for a resident grid, in 32 bits.
+#[inline(always)]
+pub const fn resident_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u32 {
+    ((index[2] * dims[1] + index[1]) * dims[0] + index[0]) * block_threads + rank_in_block
+}
+
+/// [`thread_count`] for a resident grid, in 32 bits.
+#[inline(always)]
+pub const fn resident_thread_count(dims: [u32; 3], block_threads: u32) -> u32 {
+    dims[0] * dims[1] * dims[2] * block_threads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::lanes::linear_rank;
+    use super::*;
+
+    const X_MAX: u32 = i32::MAX as u32;
+
+    /// Corners and middles of a box of `dims`.
+    fn samples(dims: [u32; 3]) -> [[u32; 3]; 5] {
+        let last = dims.map(|d| d - 1);
+        [[0, 0, 0], last, [last[0], 0, last[2]], [0, last[1], last[2]], [last[0] / 2, last[1] / 3, last[2]]]
+    }
+
+    #[test]
+    fn every_grid_cuda_can_launch_gets_the_64_bit_numbers() {
+        let grids = [[1, 1, 1], [X_MAX, 1, 1], [X_MAX, MAX_GRID_DIM_YZ, 1], [X_MAX, 1, MAX_GRID_DIM_YZ], [X_MAX, MAX_GRID_DIM_YZ, MAX_GRID_DIM_YZ], [3, 5, 7]];
+        for dims in grids {
+            let wide = dims.map(u64::from);
+            assert_eq!(block_count(dims), wide[0] * wide[1] * wide[2]);
+            for threads in [1, 32, 256, 1024] {
+                assert_eq!(thread_count(dims, threads), wide[0] * wide[1] * wide[2] * threads as u64, "{dims:?} x {threads}");
+                for index in samples(dims) {
+                    let rank = linear_rank(index, dims);
+                    assert_eq!(block_rank(index, dims), rank, "block {index:?} of {dims:?}");
+                    for t in [0, threads - 1] {
+                        assert_eq!(thread_rank(index, dims, threads, t), rank * threads as u64 + t as u64, "thread {t} of block {index:?} of {dims:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_resident_grid_gets_the_same_numbers_in_32_bits() {
+        // The H200's cooperative maximum, at 256 and at 1024 threads, and 3-D
+        // grids up to the most threads any GPU holds at once.
+        for (dims, threads) in [([1056, 1, 1], 256), ([264, 1, 1], 1024), ([12, 11, 8], 256), ([2, 2, 80], 1024)] {
+            assert_eq!(resident_thread_count(dims, threads) as u64, thread_count(dims, threads));
+            for index in samples(dims) {
+                for t in [0, threads - 1] {
+                    assert_eq!(resident_thread_rank(index, dims, threads, t) as u64, thread_rank(index, dims, threads, t));
+                }
+            }
+        }
+    }
+}
