@@ -12,6 +12,9 @@
 // such batches. One input buffer (L2-resident up to ~8M floats) or, with
 // ROTATE=1, copies rotated so that a pass over them is twice the L2.
 // N=n or N=n1,n2,... runs those sizes only (one for a profiler).
+// FULLGRID=1 launches the cooperative maximum at every n, as the lesson and
+// the bench do, instead of one block per 256 floats up to it. PERRUN=1 times
+// as the bench does: each run between its own events, 32 behind a hold.
 // TRACE=1: for each module whose PTX has a `.global .u64 cg_trace[16384]`
 // (added by instrument.py: per block, thread 0's %globaltimer at start, at
 // arrival at the grid barrier, on leaving it, its SM, and at exit), 30
@@ -96,6 +99,7 @@ int main(int argc, char** argv) {
     int sms; CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d));
     int l2; CK(cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d));
     bool rotate = getenv("ROTATE") && strcmp(getenv("ROTATE"), "1") == 0;
+    bool perRun = getenv("PERRUN") != nullptr;
     std::vector<Module> mods;
     unsigned cap = 1u << 30;
     for (int a = 1; a < argc; ++a) {
@@ -123,7 +127,7 @@ int main(int argc, char** argv) {
         cap = std::min(cap, unsigned(bps * sms));
         mods.push_back(mod);
     }
-    printf("\nGPU time per sum, us: median of 5 batches of 200 runs queued behind a hold; %s\n", rotate ? "inputs rotated (twice the L2 per pass)" : "one input buffer");
+    printf("\nGPU time per sum, us: %s; %s\n", perRun ? "median of 128 runs, each between its own events, 32 queued behind a hold at a time (the bench's way)" : "median of 5 batches of 200 runs queued behind a hold", rotate ? "inputs rotated (twice the L2 per pass)" : "one input buffer");
     printf("%11s %6s", "n", "blocks");
     for (auto& m : mods) printf(" %11s %11s", (m.label + " 2L").c_str(), (m.label + " co").c_str());
     printf("   ratios to the first module (2L, coop)\n");
@@ -148,7 +152,7 @@ int main(int argc, char** argv) {
         CUdeviceptr in, part, out;
         CK(cuMemAlloc(&in, n * 4 * copies)); CK(cuMemAlloc(&part, 8192 * 4)); CK(cuMemAlloc(&out, 4));
         for (size_t c = 0; c < copies; ++c) CK(cuMemcpyHtoD(in + c * n * 4, h.data(), n * 4));
-        unsigned blocks = (unsigned)std::min<size_t>((n + 255) / 256, cap);
+        unsigned blocks = getenv("FULLGRID") ? cap : (unsigned)std::min<size_t>((n + 255) / 256, cap);
         printf("%11zu %6u", n, blocks);
         std::vector<double> t;
         for (auto& m : mods) for (int path = 0; path < 2; ++path) {
@@ -167,7 +171,20 @@ int main(int argc, char** argv) {
             };
             for (int r = 0; r < 20; ++r) once();
             std::vector<double> per;
-            for (int b = 0; b < batches; ++b) {
+            if (perRun) {
+                // The bench's way: each run between its own pair of events,
+                // 32 runs queued behind a hold per batch; the median run.
+                std::vector<CUevent> pe(64);
+                for (auto& e : pe) CK(cuEventCreate(&e, 0));
+                for (int b = 0; b < 4; ++b) {
+                    holdFor<<<1, 32, 0, (cudaStream_t)st>>>(2000000ull);
+                    for (int r = 0; r < 32; ++r) { CK(cuEventRecord(pe[2 * r], st)); once(); CK(cuEventRecord(pe[2 * r + 1], st)); }
+                    CK(cuEventSynchronize(pe[63]));
+                    for (int r = 0; r < 32; ++r) { float ms; CK(cuEventElapsedTime(&ms, pe[2 * r], pe[2 * r + 1])); per.push_back(ms * 1000.0); }
+                }
+                for (auto& e : pe) CK(cuEventDestroy(e));
+            }
+            for (int b = 0; b < (perRun ? 0 : batches); ++b) {
                 holdFor<<<1, 32, 0, (cudaStream_t)st>>>(5000000ull);
                 CK(cuEventRecord(ev[2 * b], st));
                 for (int r = 0; r < runs; ++r) once();
@@ -177,7 +194,7 @@ int main(int argc, char** argv) {
                 per.push_back(ms * 1000.0 / runs);
             }
             std::sort(per.begin(), per.end());
-            t.push_back(per[batches / 2]);
+            t.push_back(per[per.size() / 2]);
             float res; CK(cuMemcpyDtoH(&res, out, 4));
             if (std::fabs(res - ref) > 1e-5 * ref + 1e-3) printf(" WRONG(%s %d: %f vs %f)", m.label.c_str(), path, res, ref);
         }

@@ -203,34 +203,6 @@ pub fn mark_grid_sync() {
     unsafe { asm!("// cg::grid_group::sync", options(nomem, nostack, preserves_flags)) };
 }
 
-/// `atom.add.release.gpu.u32`: adds `v` at `p` and returns the old value; this
-/// thread's earlier writes (and those it has observed) become visible GPU-wide
-/// before the add does.
-///
-/// # Safety
-/// `p` is a valid, aligned global address.
-#[inline(always)]
-pub unsafe fn atom_add_release_gpu(p: *mut u32, v: u32) -> u32 {
-    let old: u32;
-    // SAFETY: the caller passes a valid global address.
-    unsafe { asm!("atom.add.release.gpu.u32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) p, v = in(reg32) v, options(nostack)) };
-    old
-}
-
-/// `atom.add.relaxed.gpu.u32`: adds `v` at `p` and returns the old value,
-/// with no ordering of this thread's other accesses (after a
-/// `fence.acq_rel.gpu`, the pair is a release: `fence_acq_rel_gpu`).
-///
-/// # Safety
-/// `p` is a valid, aligned global address.
-#[inline(always)]
-pub unsafe fn atom_add_relaxed_gpu(p: *mut u32, v: u32) -> u32 {
-    let old: u32;
-    // SAFETY: the caller passes a valid global address.
-    unsafe { asm!("atom.add.relaxed.gpu.u32 {o}, [{p}], {v};", o = out(reg32) old, p = in(reg64) p, v = in(reg32) v, options(nostack)) };
-    old
-}
-
 /// `atom.add.acq_rel.gpu.u32`: adds `v` at `p` and returns the old value,
 /// ordering this thread's accesses on both sides of it at GPU scope
 /// (`atomicAdd` between `__threadfence()`s).

@@ -131,12 +131,12 @@ impl<L: LaunchKind> GridGroup<L> {
     /// documents it): a block barrier, one arrival per block on the workspace's
     /// barrier word, a spin until the word's top bit flips, a block barrier.
     ///
-    /// Two things differ from C++'s, and make it about 0.9 µs faster at the
-    /// lesson's grid on an H200 (`docs/bench/NOTES.md`, 2026-12-01): the
-    /// arrival is an acquire-release add, so the first poll waits for the
-    /// add's result instead of racing it to the same word; and the block that
-    /// arrives last sees from that result that the barrier is complete, and
-    /// does not poll at all.
+    /// Two things differ from `sync.h`: the arrival is an acquire-release add,
+    /// so the first poll cannot race the add to the same word (one that did
+    /// cost 0.9 µs per barrier on an H200 once the blocks arrive together,
+    /// `docs/bench/NOTES.md`, 2026-12-01); and the block that arrives last
+    /// sees from the add's result that the barrier is complete, and does not
+    /// poll.
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn sync_on_gpu(&self) {
