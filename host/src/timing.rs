@@ -20,6 +20,7 @@ use crate::launch::Input;
 use crate::reference::Reference;
 use crate::sums::{Path, Scratch, Sums};
 use serde::Serialize;
+use std::time::{Duration, Instant};
 
 /// Summary of timed runs, in milliseconds.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
@@ -82,6 +83,29 @@ impl Repeats {
     pub fn slots(self) -> usize {
         self.warmups + 2 * self.runs
     }
+}
+
+/// How long [`warm_clocks`] keeps the GPU busy.
+pub const CLOCK_WARM_UP: Duration = Duration::from_millis(10);
+
+/// Repeats `work` untimed, waiting for it every 32 runs, until the GPU has
+/// been at it for [`CLOCK_WARM_UP`]. Between sizes the host computes the
+/// reference and uploads the inputs for milliseconds while the GPU idles and
+/// lowers its clock; a size's warm-up runs, a few microseconds each, do not
+/// bring it back, so without this the first path timed at each size paid for
+/// it and the later ones did not. The C++ bench does the same.
+pub fn warm_clocks(gpu: &Gpu, work: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    if gpu.info.emulated {
+        return Ok(());
+    }
+    let start = Instant::now();
+    while start.elapsed() < CLOCK_WARM_UP {
+        for _ in 0..32 {
+            work()?;
+        }
+        gpu.finish()?;
+    }
+    Ok(())
 }
 
 /// Runs `work` `warmups` times, then times `runs` runs each way (once on the

@@ -4,7 +4,8 @@
 //! C++ computes a grid's ranks in 64 bits over three dimensions, as
 //! [`linear_rank`](super::lanes::linear_rank) does, and that costs about 30
 //! instructions per warp before the first load. These give the same numbers
-//! for every grid CUDA can launch, from fewer instructions:
+//! for every grid CUDA can launch whose threads a `u64` can count (as C++'s
+//! `unsigned long long` can), from fewer instructions:
 //! - any grid: CUDA caps `gridDim.y` and `gridDim.z` at [`MAX_GRID_DIM_YZ`],
 //!   so their products fit a `u32` and one wide multiply finishes each number;
 //! - a resident grid (a cooperative launch, every block on the GPU at once):
@@ -71,9 +72,13 @@ mod tests {
         let grids = [[1, 1, 1], [X_MAX, 1, 1], [X_MAX, MAX_GRID_DIM_YZ, 1], [X_MAX, 1, MAX_GRID_DIM_YZ], [X_MAX, MAX_GRID_DIM_YZ, MAX_GRID_DIM_YZ], [3, 5, 7]];
         for dims in grids {
             let wide = dims.map(u64::from);
-            assert_eq!(block_count(dims), wide[0] * wide[1] * wide[2]);
+            let blocks = wide[0] * wide[1] * wide[2];
+            assert_eq!(block_count(dims), blocks);
             for threads in [1, 32, 256, 1024] {
-                assert_eq!(thread_count(dims, threads), wide[0] * wide[1] * wide[2] * threads as u64, "{dims:?} x {threads}");
+                // The largest grids have more than 2^64 threads at 32 or more
+                // per block: past what any 64-bit rank, C++'s included, counts.
+                let Some(count) = blocks.checked_mul(threads as u64) else { continue };
+                assert_eq!(thread_count(dims, threads), count, "{dims:?} x {threads}");
                 for index in samples(dims) {
                     let rank = linear_rank(index, dims);
                     assert_eq!(block_rank(index, dims), rank, "block {index:?} of {dims:?}");

@@ -18,7 +18,7 @@ use crate::launch::{DeviceInput, Input, Window, device_bytes};
 use crate::progress::Progress;
 use crate::reference::{self, Reference};
 use crate::sums::{Path, Scratch, Sums};
-use crate::timing::{Repeats, Stats, Timing, time_path, time_runs};
+use crate::timing::{Repeats, Stats, Timing, time_path, time_runs, warm_clocks};
 use serde::Serialize;
 
 /// What to measure.
@@ -273,6 +273,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let inputs = all.windows(n as usize);
         let slots = cfg.repeats().slots();
         let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
+        warm_clocks(gpu, &mut || sums.run(Path::TwoLaunches, sums.grid(n as usize), &inputs[0], &mut s, 0))?;
         for path in [
             Path::TwoLaunches,
             Path::Cooperative,
