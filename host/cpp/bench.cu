@@ -263,21 +263,19 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         };
 
+        auto twoLaunches = [&](int k) {
+            reduceBlocksToPartials<<<blocks, threads, smem>>>(inputs[k % rotate], partials, n);
+            reducePartialsToTotal<<<1, threads, smem>>>(partials, totals + k, blocks);
+            CHECK(cudaGetLastError());
+        };
         // As the Rust bench does (timing::warm_clocks): 10 ms of the two-launch
         // sum, untimed, so the GPU's clock is back up after the host's work
         // between sizes before the first path is timed.
         for (auto start = std::chrono::steady_clock::now(); std::chrono::steady_clock::now() - start < std::chrono::milliseconds(10);) {
-            for (int k = 0; k < 32; ++k) {
-                reduceBlocksToPartials<<<blocks, threads, smem>>>(inputs[0], partials, n);
-                reducePartialsToTotal<<<1, threads, smem>>>(partials, totals, blocks);
-            }
+            for (int k = 0; k < 32; ++k) twoLaunches(0);
             CHECK(cudaDeviceSynchronize());
         }
-        report("cpp-two-launches", blocks, slots, [&](int k) {
-            reduceBlocksToPartials<<<blocks, threads, smem>>>(inputs[k % rotate], partials, n);
-            reducePartialsToTotal<<<1, threads, smem>>>(partials, totals + k, blocks);
-            CHECK(cudaGetLastError());
-        });
+        report("cpp-two-launches", blocks, slots, twoLaunches);
 
         cudaLaunchAttribute coop[1] = {};
         coop[0].id = cudaLaunchAttributeCooperative;

@@ -272,8 +272,9 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let all = DeviceInput::upload_copies(gpu, &xs, rotate)?;
         let inputs = all.windows(n as usize);
         let slots = cfg.repeats().slots();
-        let mut s = sums.scratch(sums.grid(n as usize).max(sums.fast_grid(n as usize)), slots)?;
-        warm_clocks(gpu, &mut || sums.run(Path::TwoLaunches, sums.grid(n as usize), &inputs[0], &mut s, 0))?;
+        let grid = sums.grid(n as usize);
+        let mut s = sums.scratch(grid.max(sums.fast_grid(n as usize)), slots)?;
+        warm_clocks(gpu, &mut || sums.run(Path::TwoLaunches, grid, &inputs[0], &mut s, 0))?;
         for path in [
             Path::TwoLaunches,
             Path::Cooperative,
