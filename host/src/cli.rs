@@ -172,8 +172,8 @@ pub struct EmulationArgs {
 
 impl EmulationArgs {
     /// The emulated device these flags describe.
-    pub fn device(&self) -> gpu::emu::Device {
-        gpu::emu::Device { sms: self.sms, threads_per_sm: self.threads_per_sm, blocks_per_sm: self.blocks_per_sm, ..gpu::emu::Device::T4 }
+    pub fn device(&self) -> gpu_core::emu::Device {
+        gpu_core::emu::Device { sms: self.sms, threads_per_sm: self.threads_per_sm, blocks_per_sm: self.blocks_per_sm, ..gpu_core::emu::Device::T4 }
     }
 }
 
@@ -324,7 +324,7 @@ mod tests {
     fn emulation_defaults_to_the_lessons_t4() {
         let cli = parse(&["--emulate"]).unwrap();
         assert!(cli.target.emulation.emulate);
-        assert_eq!(cli.target.emulation.device(), gpu::emu::Device::T4);
+        assert_eq!(cli.target.emulation.device(), gpu_core::emu::Device::T4);
         let cli = parse(&["exercise", "--emulate", "--sms", "2"]).unwrap();
         let Some(Command::Exercise { target, .. }) = cli.command else { panic!() };
         assert_eq!(target.emulation.device().sms, 2);

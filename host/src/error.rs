@@ -50,9 +50,9 @@ pub enum Error {
     /// Work asked of a device on which a kernel timed out earlier and still runs.
     DeviceStuck { kernel: &'static str },
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
-    GridBarrierTimedOut { kernel: &'static str, report: gpu::cg::barrier::Report },
+    GridBarrierTimedOut { kernel: &'static str, report: gpu_core::cg::barrier::Report },
     /// A launch on the emulated device failed.
-    Emulated { kernel: &'static str, fault: Box<gpu::emu::Fault> },
+    Emulated { kernel: &'static str, fault: Box<gpu_core::emu::Fault> },
     /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
     UndeclaredGridSync { kernel: &'static str },
     /// A kernel built with a tile the PTX module does not hold.
@@ -202,10 +202,10 @@ impl fmt::Display for Error {
                 report.arrived,
                 report.expected,
                 report.block,
-                gpu::cg::barrier::TIMEOUT_NS as f64 / 1e9
+                gpu_core::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
             Error::Emulated { kernel, fault } => match **fault {
-                gpu::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
+                gpu_core::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
                 _ => write!(f, "{kernel} on the emulated device: {fault}"),
             },
             Error::UndeclaredGridSync { kernel } => write!(
@@ -272,7 +272,7 @@ mod tests {
             Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
             Error::DeviceStuck { kernel: "exercise_sum" },
             Error::ChecksFailed { failed: 1, total: 5 },
-            Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
+            Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu_core::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
             Error::TooManyGpus { requested: 3, count: 2 },
             Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 3], seconds: 5.0 },
             Error::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 },

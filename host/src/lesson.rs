@@ -11,7 +11,6 @@ use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};
 use crate::sums::{Path, Run, Sums};
 use crate::timing::{Repeats, Timing, time_path};
-use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_COOPERATIVE_GRID};
 use serde::Serialize;
 
 /// What the user asked for.
@@ -205,8 +204,11 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     section(&r, Section::Device);
 
     // How big a cooperative grid fits, asked separately for each kernel.
-    let probe_limits = gpu.kernel(&PROBE_COOPERATIVE)?.limits(tpb)?;
-    r.capacity = vec![Capacity::of(REDUCE_COOPERATIVE_GRID.name(), &sums.limits), Capacity::of(PROBE_COOPERATIVE.name(), &probe_limits)];
+    let probe_limits = gpu.kernel(&crate::kernels().probe_cooperative)?.limits(tpb)?;
+    r.capacity = vec![
+        Capacity::of(crate::kernels().reduce_cooperative_grid.name(), &sums.limits),
+        Capacity::of(crate::kernels().probe_cooperative.name(), &probe_limits),
+    ];
     section(&r, Section::Capacity);
 
     // What this_grid() reports. The ordinary probe runs first, on a context

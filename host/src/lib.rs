@@ -1,6 +1,6 @@
 //! The host side of the cooperative-groups lesson: opens the device (a CUDA
-//! GPU, or the emulated one), loads the kernels `build.rs` compiled from
-//! `gpu/`, sizes grids, launches, checks and times.
+//! GPU, or the emulated one), loads the kernels the `gpu` crate compiled
+//! (`kernels()`), sizes grids, launches, checks and times.
 //!
 //! Layers, each calling only those above it in this list (`tests/layers.rs`
 //! reads the source and holds every module to it):
@@ -41,8 +41,13 @@ pub mod text;
 pub mod timing;
 pub mod trace;
 
-/// The `gpu` crate compiled to PTX by `build.rs`.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx"));
+// The unit tests link the kernels as the program does (`gpu_core::kernels::linked`).
+#[cfg(test)]
+use gpu as _;
 
-/// The same, built with `gpu::trace` recording (for `cg-lesson trace` only).
-pub const TRACED_PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpu_traced.ptx"));
+/// The lesson's kernels and their PTX, from the `gpu` crate linked into the
+/// program (`gpu_core::kernels::linked`: this library never names that crate,
+/// so that a kernel edit does not recompile it).
+pub fn kernels() -> &'static gpu_core::kernels::Kernels {
+    gpu_core::kernels::linked()
+}

@@ -10,6 +10,9 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
+// The kernels, which the host library reaches through `host::kernels()`.
+use gpu as _;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if let Some(why) = host::cli::explain_misuse(&args) {
@@ -39,7 +42,7 @@ fn open(target: &TargetArgs) -> Result<Gpu> {
     let timeout = Duration::from_secs_f64(target.timeout_s);
     let e = &target.emulation;
     if e.emulate {
-        let options = gpu::emu::Options { seed: e.seed, timeout, ..Default::default() };
+        let options = gpu_core::emu::Options { seed: e.seed, timeout, ..Default::default() };
         return Ok(Gpu::emulated(e.device(), options));
     }
     let gpu = Gpu::open(target.device)?;
@@ -91,13 +94,13 @@ fn run_lesson(cli: &Cli) -> Result<()> {
 fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     let gpu = open(target)?;
     // A device that cannot run the exercise's block at all is one error, not nine.
-    gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?;
+    gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
     let mut r = exercise_ladder(&gpu, variant, target.json)?;
     if exercise::needs_larger_device(&gpu)? {
-        let options = gpu::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = gpu_core::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {
-            let capacity = larger.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?.capacity();
+            let capacity = larger.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?.capacity();
             emit(&exercise::larger_device_header(capacity));
         }
         r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, target.json)?));
@@ -133,7 +136,7 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
     let n = 4_194_915;
     let e = &target.emulation;
     let r = if e.emulate {
-        let options = gpu::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = gpu_core::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let gpu = Gpu::emulated_traced(e.device(), options);
         host::trace::run(&gpu, None, Some((e.device(), options)), n, out)?
     } else {
@@ -238,7 +241,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
     };
     let open = |local: u32| -> Result<Gpu> {
         if e.emulate {
-            let options = gpu::emu::Options { seed: e.seed, timeout, ..Default::default() };
+            let options = gpu_core::emu::Options { seed: e.seed, timeout, ..Default::default() };
             return Ok(Gpu::emulated(e.device(), options));
         }
         let rank = a.rank.unwrap_or(local);

@@ -9,7 +9,6 @@ use crate::device::Gpu;
 use crate::error::Result;
 use crate::sizing::Limits;
 use crate::text::plural;
-use gpu::kernels::{PROBE_COOPERATIVE, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID, REDUCE_PARTIALS_TO_TOTAL};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -50,14 +49,17 @@ impl Row {
 /// Every row of the table, on `gpu`.
 pub fn run(gpu: &Gpu) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let heavy = REDUCE_COOPERATIVE_GRID.with_extra_shared(EXTRA_SHARED);
-    let heavy_name = format!("{} + {} KiB shared", REDUCE_COOPERATIVE_GRID.name(), EXTRA_SHARED / 1024);
+    let heavy = crate::kernels().reduce_cooperative_grid.with_extra_shared(EXTRA_SHARED);
+    let heavy_name = format!("{} + {} KiB shared", crate::kernels().reduce_cooperative_grid.name(), EXTRA_SHARED / 1024);
     for &t in &BLOCK_SIZES {
-        rows.push(Row::of(REDUCE_BLOCKS_TO_PARTIALS.name().into(), &gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?.occupancy(t)?));
-        rows.push(Row::of(REDUCE_PARTIALS_TO_TOTAL.name().into(), &gpu.kernel(&REDUCE_PARTIALS_TO_TOTAL)?.occupancy(t)?));
-        rows.push(Row::of(REDUCE_COOPERATIVE_GRID.name().into(), &gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?.occupancy(t)?));
+        rows.push(Row::of(crate::kernels().reduce_blocks_to_partials.name().into(), &gpu.kernel(&crate::kernels().reduce_blocks_to_partials)?.occupancy(t)?));
+        rows.push(Row::of(crate::kernels().reduce_partials_to_total.name().into(), &gpu.kernel(&crate::kernels().reduce_partials_to_total)?.occupancy(t)?));
+        rows.push(Row::of(
+            crate::kernels().reduce_cooperative_grid.name().into(),
+            &gpu.cooperative_kernel(&crate::kernels().reduce_cooperative_grid)?.occupancy(t)?,
+        ));
         rows.push(Row::of(heavy_name.clone(), &gpu.cooperative_kernel(&heavy)?.occupancy(t)?));
-        rows.push(Row::of(PROBE_COOPERATIVE.name().into(), &gpu.kernel(&PROBE_COOPERATIVE)?.occupancy(t)?));
+        rows.push(Row::of(crate::kernels().probe_cooperative.name().into(), &gpu.kernel(&crate::kernels().probe_cooperative)?.occupancy(t)?));
     }
     Ok(rows)
 }
@@ -84,7 +86,8 @@ pub fn render(device: &str, rows: &[Row]) -> String {
         }
     }
     let at = |k: &str, t: u32| rows.iter().find(|r| r.kernel.starts_with(k) && r.threads_per_block == t);
-    if let (Some(lesson), Some(heavy)) = (at(REDUCE_COOPERATIVE_GRID.name(), 256), rows.iter().find(|r| r.kernel.contains("KiB") && r.threads_per_block == 256))
+    if let (Some(lesson), Some(heavy)) =
+        (at(crate::kernels().reduce_cooperative_grid.name(), 256), rows.iter().find(|r| r.kernel.contains("KiB") && r.threads_per_block == 256))
     {
         let _ = writeln!(
             o,

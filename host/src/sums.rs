@@ -7,11 +7,8 @@ use crate::error::Result;
 use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{self, Limits, cooperative_grid};
-use gpu::kernels::{
-    FAST_FLOATS_PER_TRIP, KernelDef, NoGridSync, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_FAST, REDUCE_COOPERATIVE_GRID, REDUCE_LAST_BLOCK,
-    REDUCE_PARTIALS_TO_TOTAL, REDUCE_SINGLE_BLOCK,
-};
-use gpu::mem::{In, Out};
+use gpu_core::kernels::{KernelDef, NoGridSync};
+use gpu_core::mem::{In, Out};
 use serde::Serialize;
 
 type StageParams = (In<f32>, Out<f32>, usize);
@@ -80,7 +77,7 @@ pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
 /// `docs/bench/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
 /// 8,192, 1024 from 16,384.
 pub fn single_block_threads(n: usize, max_threads_per_block: u32) -> u32 {
-    sizing::single_block_threads(n, FAST_FLOATS_PER_TRIP, max_threads_per_block)
+    sizing::single_block_threads(n, crate::kernels().fast_floats_per_trip, max_threads_per_block)
 }
 
 /// Threads per SM the fast cooperative grid aims at: 3 blocks of 256. A
@@ -139,7 +136,14 @@ impl Run {
 impl<'g> Sums<'g> {
     /// The lesson's kernels as written.
     pub fn load(gpu: &'g Gpu, threads_per_block: u32) -> Result<Sums<'g>> {
-        Self::load_with(gpu, threads_per_block, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_PARTIALS_TO_TOTAL, REDUCE_COOPERATIVE_GRID, None)
+        Self::load_with(
+            gpu,
+            threads_per_block,
+            crate::kernels().reduce_blocks_to_partials,
+            crate::kernels().reduce_partials_to_total,
+            crate::kernels().reduce_cooperative_grid,
+            None,
+        )
     }
 
     /// The lesson's kernels built with tiles of `tile` threads (the emulator
@@ -149,17 +153,17 @@ impl<'g> Sums<'g> {
         Some(Self::load_with(
             gpu,
             threads_per_block,
-            REDUCE_BLOCKS_TO_PARTIALS.with_tile(tile)?,
-            REDUCE_PARTIALS_TO_TOTAL.with_tile(tile)?,
-            REDUCE_COOPERATIVE_GRID.with_tile(tile)?,
+            crate::kernels().reduce_blocks_to_partials.with_tile(tile)?,
+            crate::kernels().reduce_partials_to_total.with_tile(tile)?,
+            crate::kernels().reduce_cooperative_grid.with_tile(tile)?,
             None,
         ))
     }
 
     /// The lesson's sums with another kernel in the cooperative path (a
     /// mutant, to show the checks catch it).
-    pub fn load_with_cooperative(gpu: &'g Gpu, threads_per_block: u32, cooperative: KernelDef<SumParams, gpu::kernels::GridSync>) -> Result<Sums<'g>> {
-        Self::load_with(gpu, threads_per_block, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_PARTIALS_TO_TOTAL, cooperative, None)
+    pub fn load_with_cooperative(gpu: &'g Gpu, threads_per_block: u32, cooperative: KernelDef<SumParams, gpu_core::kernels::GridSync>) -> Result<Sums<'g>> {
+        Self::load_with(gpu, threads_per_block, crate::kernels().reduce_blocks_to_partials, crate::kernels().reduce_partials_to_total, cooperative, None)
     }
 
     /// The same sums with the lesson's three kernels taken from `module`
@@ -171,8 +175,13 @@ impl<'g> Sums<'g> {
     /// and contracts (the third alone calls `grid.sync()`).
     pub unsafe fn load_foreign(gpu: &'g Gpu, threads_per_block: u32, module: &'g Module, names: [&'static str; 3]) -> Result<Sums<'g>> {
         // SAFETY: the caller's contract.
-        let (s1, s2, coop) =
-            unsafe { (REDUCE_BLOCKS_TO_PARTIALS.renamed(names[0]), REDUCE_PARTIALS_TO_TOTAL.renamed(names[1]), REDUCE_COOPERATIVE_GRID.renamed(names[2])) };
+        let (s1, s2, coop) = unsafe {
+            (
+                crate::kernels().reduce_blocks_to_partials.renamed(names[0]),
+                crate::kernels().reduce_partials_to_total.renamed(names[1]),
+                crate::kernels().reduce_cooperative_grid.renamed(names[2]),
+            )
+        };
         Self::load_with(gpu, threads_per_block, s1, s2, coop, Some(module))
     }
 
@@ -181,7 +190,7 @@ impl<'g> Sums<'g> {
         threads_per_block: u32,
         stage1: KernelDef<StageParams, NoGridSync>,
         stage2: KernelDef<StageParams, NoGridSync>,
-        cooperative: KernelDef<SumParams, gpu::kernels::GridSync>,
+        cooperative: KernelDef<SumParams, gpu_core::kernels::GridSync>,
         module: Option<&'g Module>,
     ) -> Result<Sums<'g>> {
         let tile = cooperative.tile().unwrap_or(32);
@@ -190,10 +199,10 @@ impl<'g> Sums<'g> {
             None => (gpu.kernel(&stage1)?, gpu.kernel(&stage2)?, gpu.cooperative_kernel(&cooperative)?),
         };
         let limits = cooperative.limits(threads_per_block)?;
-        let fast = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_FAST)?;
+        let fast = gpu.cooperative_kernel(&crate::kernels().reduce_cooperative_fast)?;
         let fast_limits = fast.limits(threads_per_block)?;
-        let single_block = gpu.kernel(&REDUCE_SINGLE_BLOCK)?;
-        let last_block = gpu.kernel(&REDUCE_LAST_BLOCK)?;
+        let single_block = gpu.kernel(&crate::kernels().reduce_single_block)?;
+        let last_block = gpu.kernel(&crate::kernels().reduce_last_block)?;
         let last_block_limits = last_block.limits(threads_per_block)?;
         Ok(Sums { gpu, stage1, stage2, cooperative, fast, single_block, last_block, threads_per_block, tile, limits, fast_limits, last_block_limits })
     }
@@ -217,7 +226,7 @@ impl<'g> Sums<'g> {
     }
 
     fn fast_grid_within(n: usize, threads_per_block: u32, limits: &Limits) -> u32 {
-        sizing::fast_grid(n, threads_per_block, FAST_FLOATS_PER_TRIP, FAST_THREADS_PER_SM, limits.sms, limits.capacity())
+        sizing::fast_grid(n, threads_per_block, crate::kernels().fast_floats_per_trip, FAST_THREADS_PER_SM, limits.sms, limits.capacity())
     }
 
     /// Which fast path suits `n`: one block of one ordinary launch for small

@@ -3,6 +3,9 @@
 //! Its own test binary, because the trap leaves the process's context unusable.
 #![cfg(feature = "barrier-timeout")]
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
+
 use host::device::Gpu;
 use host::error::Error;
 

@@ -1,6 +1,8 @@
 //! The command line as a user meets it, through the debug binary: bad input
 //! is one clear line and a non-zero exit, never a panic.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {

@@ -2,6 +2,8 @@
 //! only the modules before it in [`LAYERS`]. Read from the source, so an
 //! import that runs back up (or a circle) fails here, naming the line.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -95,7 +97,14 @@ fn every_module_of_lib_rs_has_a_place_in_the_layers() {
 #[test]
 fn each_module_uses_only_the_layers_before_it() {
     let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
-    let root_items: Vec<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub const ")?.split(':').next().map(str::to_string)).collect();
+    let root_items: Vec<String> = lib
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let name = l.strip_prefix("pub const ").or_else(|| l.strip_prefix("pub fn "))?;
+            Some(name.split([':', '(']).next()?.to_string())
+        })
+        .collect();
     let mut wrong = Vec::new();
     for (rank, module) in LAYERS.iter().enumerate() {
         for file in files_of(module) {
@@ -105,7 +114,7 @@ fn each_module_uses_only_the_layers_before_it() {
                 match used_rank {
                     Some(r) if r <= rank => {}
                     Some(_) => wrong.push(format!("{}:{line}: {module} uses crate::{used}, a layer above it", file.display())),
-                    // An item of lib.rs itself (the embedded PTX), below every module.
+                    // An item of lib.rs itself (`kernels()`), below every module.
                     None if root_items.contains(&used) => {}
                     None => wrong.push(format!("{}:{line}: {module} uses crate::{used}, which is not a module of lib.rs", file.display())),
                 }
@@ -121,4 +130,33 @@ fn the_parser_sees_grouped_and_nested_imports() {
     let names: Vec<&str> = uses.iter().map(|(m, _)| m.as_str()).collect();
     assert_eq!(names, ["device", "error", "sizing"]);
     assert_eq!(uses[2].1, 2);
+}
+
+/// The library reaches the kernels only through `crate::kernels()` (the
+/// registry the linked `gpu` crate exports), so editing a kernel relinks the
+/// program without recompiling this library.
+#[test]
+fn the_library_never_names_the_kernel_crate() {
+    let mut named = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.file_name().is_some_and(|n| n == "main.rs") || path.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap();
+            for (k, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                if code.contains("gpu::") || code.contains("extern crate gpu") {
+                    named.push(format!("{}:{}: {}", path.display(), k + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(named.is_empty(), "the host library names the `gpu` crate (use `crate::kernels()`):\n{}", named.join("\n"));
 }

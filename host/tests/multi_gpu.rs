@@ -2,6 +2,8 @@
 //! as `libnccl.so` (`scripts/multi-gpu-check.sh` links the pip wheel's
 //! library so). Marked `#[ignore]`, so a CPU-only run lists them by name.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 mod common;
 
 use host::device::{Gpu, cuda_device_count};

@@ -3,6 +3,8 @@
 //! contexts unusable for the rest of the process, so this test has a test
 //! binary (a process) of its own. Needs two NVIDIA GPUs; `#[ignore]`d.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 use host::device::{Gpu, cuda_device_count};
 use host::error::Error;
 use host::multi::{self, MultiConfig, NcclMode};

@@ -6,6 +6,8 @@
 //! `nvidia-cuda-nvcc-cu12` (`target/ptxas-pkg`). Without it the test fails,
 //! saying how to get it: a check that cannot run is never reported as passed.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -57,14 +59,14 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     let ptxas = find_ptxas().expect(
         "ptxas not found, so the PTX cannot be checked: run the README's test command, bash scripts/test.sh (it installs ptxas under target/), or set PTXAS",
     );
-    assert!(!host::PTX.contains(".extern .func"), "the PTX calls an external function");
-    for name in gpu::kernels::ALL_NAMES {
-        assert!(host::PTX.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
+    assert!(!gpu::KERNELS.ptx.plain.contains(".extern .func"), "the PTX calls an external function");
+    for name in gpu::KERNELS.names() {
+        assert!(gpu::KERNELS.ptx.plain.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
     }
     let dir = std::env::temp_dir().join(format!("cg-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ptx = dir.join("gpu.ptx");
-    std::fs::write(&ptx, host::PTX).unwrap();
+    std::fs::write(&ptx, gpu::KERNELS.ptx.plain).unwrap();
     let mut assembled = 0;
     for arch in ARCHS {
         let Some(entries) = assemble(&ptxas, &ptx, arch) else {
@@ -74,7 +76,7 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
             continue;
         };
         assembled += 1;
-        for name in gpu::kernels::ALL_NAMES {
+        for name in gpu::KERNELS.names() {
             assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
         }
         for (name, regs, spill) in &entries {

@@ -2,6 +2,8 @@
 //! random sizes and block sizes against the double reference, and the
 //! device errors a user can cause.
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
 use host::device::Gpu;
 use host::error::Error;
 use host::exercise;

@@ -4,6 +4,9 @@
 //! binary, because the stuck kernel holds the GPU until the process exits.
 #![cfg(not(feature = "barrier-timeout"))]
 
+// The kernels the host library reaches through `host::kernels()`.
+use gpu as _;
+
 use host::device::Gpu;
 use host::error::Error;
 use std::time::{Duration, Instant};

@@ -30,57 +30,72 @@ pub use multi::*;
 pub use sum::{block_sum, one_f32_per_tile};
 pub use timing::*;
 
-#[cfg(not(target_arch = "nvptx64"))]
-mod def;
-#[cfg(not(target_arch = "nvptx64"))]
-pub use def::{KernelDef, Param, Params, TileInfo, no_overread};
+pub use gpu_core::kernels::*;
 
-/// Launch contract: the kernel calls `grid.sync()`, so it must be launched
-/// cooperatively with a grid that fits on the device at once.
-pub struct GridSync;
-/// Launch contract: no grid barrier; any launch is safe.
-pub struct NoGridSync;
-
-/// A launch contract: [`GridSync`] or [`NoGridSync`].
-pub trait Contract {
-    /// Whether the kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
-    const GRID_SYNC: bool;
-}
-impl Contract for GridSync {
-    const GRID_SYNC: bool = true;
-}
-impl Contract for NoGridSync {
-    const GRID_SYNC: bool = false;
-}
-
-/// The PTX entry names of every kernel in the default build's module.
+/// Every kernel, for the host (see [`Kernels`]): built from the definitions
+/// `#[kernel]` emits, and the PTX `build.rs` made of this crate.
 #[cfg(not(target_arch = "nvptx64"))]
-pub const ALL_NAMES: [&str; 27] = [
-    REDUCE_BLOCKS_TO_PARTIALS.name(),
-    REDUCE_PARTIALS_TO_TOTAL.name(),
-    REDUCE_COOPERATIVE_GRID.name(),
-    PROBE_COOPERATIVE.name(),
-    COALESCED_DEMO.name(),
-    EXERCISE_SUM.name(),
-    EXERCISE_SUM_BOUNDS_BUG.name(),
-    REDUCE_COOPERATIVE_FAST.name(),
-    mutants::MUTANT_WITHOUT_GRID_SYNC.name(),
-    mutants::MUTANT_DROPPING_LAST_BLOCK.name(),
-    mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER.name(),
-    SHUFFLE_OUT_OF_RANGE.name(),
-    REDUCE_SINGLE_BLOCK.name(),
-    REDUCE_LAST_BLOCK.name(),
-    EMPTY.name(),
-    EMPTY_COOPERATIVE.name(),
-    GRID_SYNC_MISSING_BLOCK.name(),
-    HOLD_FOR.name(),
-    UNDECLARED_GRID_SYNC.name(),
-    EXERCISE_SUM_PARTIALS_IF.name(),
-    SANITIZER_READS_PAST_N.name(),
-    SANITIZER_BLOCK_SUM_RACE.name(),
-    SANITIZER_DIVERGENT_BLOCK_SYNC.name(),
-    REDUCE_MULTI_GPU.name(),
-    MULTI_GRID_BARRIER.name(),
-    MULTI_GRID_BARRIER_UNBOUNDED.name(),
-    FILL_LESSON_INPUT.name(),
-];
+pub const KERNELS: Kernels = Kernels {
+    ptx: Ptx {
+        plain: include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx")),
+        traced: include_str!(concat!(env!("OUT_DIR"), "/gpu_traced.ptx")),
+        ptxas_sm75: include!(concat!(env!("OUT_DIR"), "/ptxas_sm75.rs")),
+    },
+    coalesced_demo_threads: COALESCED_DEMO_THREADS,
+    shuffle_probes: SHUFFLE_PROBES,
+    fast_floats_per_trip: FAST_FLOATS_PER_TRIP,
+    reduce_blocks_to_partials: REDUCE_BLOCKS_TO_PARTIALS,
+    reduce_partials_to_total: REDUCE_PARTIALS_TO_TOTAL,
+    reduce_cooperative_grid: REDUCE_COOPERATIVE_GRID,
+    probe_cooperative: PROBE_COOPERATIVE,
+    coalesced_demo: COALESCED_DEMO,
+    exercise_sum: EXERCISE_SUM,
+    exercise_sum_bounds_bug: EXERCISE_SUM_BOUNDS_BUG,
+    exercise_sum_partials_if: EXERCISE_SUM_PARTIALS_IF,
+    reduce_cooperative_fast: REDUCE_COOPERATIVE_FAST,
+    reduce_last_block: REDUCE_LAST_BLOCK,
+    reduce_single_block: REDUCE_SINGLE_BLOCK,
+    mutant_without_grid_sync: mutants::MUTANT_WITHOUT_GRID_SYNC,
+    mutant_dropping_last_block: mutants::MUTANT_DROPPING_LAST_BLOCK,
+    mutant_multi_gpu_without_barrier: mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER,
+    shuffle_out_of_range: SHUFFLE_OUT_OF_RANGE,
+    empty: EMPTY,
+    empty_cooperative: EMPTY_COOPERATIVE,
+    hold_for: HOLD_FOR,
+    grid_sync_missing_block: GRID_SYNC_MISSING_BLOCK,
+    undeclared_grid_sync: UNDECLARED_GRID_SYNC,
+    sanitizer_reads_past_n: SANITIZER_READS_PAST_N,
+    sanitizer_block_sum_race: SANITIZER_BLOCK_SUM_RACE,
+    sanitizer_divergent_block_sync: SANITIZER_DIVERGENT_BLOCK_SYNC,
+    reduce_multi_gpu: REDUCE_MULTI_GPU,
+    fill_lesson_input: FILL_LESSON_INPUT,
+    multi_grid_barrier: MULTI_GRID_BARRIER,
+    multi_grid_barrier_unbounded: MULTI_GRID_BARRIER_UNBOUNDED,
+};
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_definition_is_named_after_its_kernel_and_sized_by_its_tile() {
+        assert_eq!(REDUCE_COOPERATIVE_GRID.name(), "reduce_cooperative_grid");
+        assert_eq!(REDUCE_COOPERATIVE_GRID.param_names(), ["input", "partials", "out", "n"]);
+        assert_eq!(REDUCE_COOPERATIVE_GRID.tile(), Some(32));
+        assert_eq!(REDUCE_COOPERATIVE_GRID.shared_bytes(256), 32);
+        let t16 = REDUCE_COOPERATIVE_GRID.with_tile(16).unwrap();
+        assert_eq!((t16.tile(), t16.shared_bytes(256), t16.in_ptx()), (Some(16), 64, false));
+        assert_eq!(REDUCE_COOPERATIVE_GRID.with_tile(1).unwrap().shared_bytes(256), 1024);
+        assert!(REDUCE_COOPERATIVE_GRID.with_tile(3).is_none());
+        assert!(REDUCE_COOPERATIVE_GRID.with_tile(32).unwrap().in_ptx());
+        assert_eq!(PROBE_COOPERATIVE.shared_bytes(1024), 0);
+        assert_eq!(EXERCISE_SUM_BOUNDS_BUG.overread(256), 255);
+        assert_eq!(EXERCISE_SUM.overread(256), 0);
+    }
+
+    #[test]
+    fn one_f32_per_tile_counts_a_partial_last_tile() {
+        assert_eq!(one_f32_per_tile(256, 32), 32);
+        assert_eq!(one_f32_per_tile(48, 32), 8);
+        assert_eq!(one_f32_per_tile(1024, 1), 4096);
+    }
+}

@@ -11,7 +11,6 @@
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use cudarc::driver::{CudaContext, LaunchConfig};
-use gpu::kernels::{EMPTY, EMPTY_COOPERATIVE};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -113,8 +112,8 @@ fn measure(
 /// cooperative maximum for blocks of `threads_per_block`.
 pub fn rust(gpu: &Gpu, threads_per_block: u32) -> Result<Vec<LaunchCost>> {
     let holder = Holder { gpu };
-    let ordinary = gpu.kernel(&EMPTY)?;
-    let cooperative = gpu.cooperative_kernel(&EMPTY_COOPERATIVE)?;
+    let ordinary = gpu.kernel(&crate::kernels().empty)?;
+    let cooperative = gpu.cooperative_kernel(&crate::kernels().empty_cooperative)?;
     let max = cooperative.limits(threads_per_block)?.capacity();
     let mut out = Vec::new();
     for blocks in [1, max] {
@@ -131,9 +130,9 @@ pub fn cudarc(gpu: &Gpu, threads_per_block: u32, blocks_max: u32) -> Result<Vec<
     let holder = Holder { gpu };
     let ctx = CudaContext::new(gpu.info.ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
     let stream = ctx.default_stream();
-    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX)).map_err(Error::driver("cuModuleLoadData"))?;
-    let f = module.load_function(EMPTY.name()).map_err(Error::driver("cuModuleGetFunction"))?;
-    let coop = module.load_function(EMPTY_COOPERATIVE.name()).map_err(Error::driver("cuModuleGetFunction"))?;
+    let module = ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::kernels().ptx.plain)).map_err(Error::driver("cuModuleLoadData"))?;
+    let f = module.load_function(crate::kernels().empty.name()).map_err(Error::driver("cuModuleGetFunction"))?;
+    let coop = module.load_function(crate::kernels().empty_cooperative.name()).map_err(Error::driver("cuModuleGetFunction"))?;
     let finish = || stream.synchronize().map_err(Error::driver("cuStreamSynchronize"));
     let mut out = Vec::new();
     for blocks in [1, blocks_max] {

@@ -104,7 +104,7 @@ impl Cuda {
         if let Some(m) = self.module.get() {
             return Ok(m);
         }
-        let ptx = if self.traced.is_some() { crate::TRACED_PTX } else { crate::PTX };
+        let ptx = if self.traced.is_some() { crate::kernels().ptx.traced } else { crate::kernels().ptx.plain };
         let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(Error::driver("cuModuleLoadData"))?;
         #[cfg(feature = "barrier-timeout")]
         {
@@ -165,16 +165,16 @@ impl Cuda {
     fn kernel_failure(&self, error: cudarc::driver::DriverError) -> Error {
         let kernel = self.last_kernel.get();
         #[cfg(feature = "barrier-timeout")]
-        if let Some(report) = self.barrier_report.get().and_then(|r| gpu::cg::barrier::Report::from_words(r.words())) {
+        if let Some(report) = self.barrier_report.get().and_then(|r| gpu_core::cg::barrier::Report::from_words(r.words())) {
             return Error::GridBarrierTimedOut { kernel, report };
         }
         Error::KernelFailed { kernel, error }
     }
 
     /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
-    /// launch of `blocks` blocks (`gpu::trace`).
+    /// launch of `blocks` blocks (`gpu_core::trace`).
     fn start_trace(&self, blocks: u32) -> Result<cudarc::driver::CudaSlice<u64>> {
-        let words = self.stream.alloc_zeros::<u64>(blocks as usize * gpu::trace::WORDS_PER_BLOCK).map_err(Error::driver("cuMemAllocAsync"))?;
+        let words = self.stream.alloc_zeros::<u64>(blocks as usize * gpu_core::trace::WORDS_PER_BLOCK).map_err(Error::driver("cuMemAllocAsync"))?;
         let (address, _) = words.device_ptr(&self.stream);
         let mut slot = self.module()?.get_global("CG_TRACE", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
         self.stream.memcpy_htod(&address.to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
@@ -182,13 +182,13 @@ impl Cuda {
     }
 
     /// Points `CG_TRACE` once at one buffer that every launch of up to
-    /// `gpu::trace::MAX_TIMED_BLOCKS` blocks records into, unread.
+    /// `gpu_core::trace::MAX_TIMED_BLOCKS` blocks records into, unread.
     fn unread_trace(&self, blocks: u32) -> Result<()> {
-        if blocks as usize > gpu::trace::MAX_TIMED_BLOCKS {
+        if blocks as usize > gpu_core::trace::MAX_TIMED_BLOCKS {
             return Err(Error::GridTooLarge { kernel: self.last_kernel.get(), blocks: blocks as u64 });
         }
         if self.unread.get().is_none() {
-            let words = self.start_trace(gpu::trace::MAX_TIMED_BLOCKS as u32)?;
+            let words = self.start_trace(gpu_core::trace::MAX_TIMED_BLOCKS as u32)?;
             let _ = self.unread.set(words);
         }
         Ok(())
@@ -200,7 +200,7 @@ impl Cuda {
         let w = self.stream.clone_dtoh(words).map_err(Error::driver("cuMemcpyDtoH"))?;
         let nonzero = |x: u64| (x != 0).then_some(x);
         let trace = w
-            .chunks_exact(gpu::trace::WORDS_PER_BLOCK)
+            .chunks_exact(gpu_core::trace::WORDS_PER_BLOCK)
             .enumerate()
             .filter(|(_, r)| r[0] != 0)
             .map(|(b, r)| super::BlockTrace {
@@ -330,7 +330,7 @@ impl Backend for Cuda {
                 if !spec.in_ptx {
                     return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
                 }
-                if !spec.grid_sync && ptx_calls_grid_sync(crate::PTX, spec.name) {
+                if !spec.grid_sync && ptx_calls_grid_sync(crate::kernels().ptx.plain, spec.name) {
                     return Err(Error::UndeclaredGridSync { kernel: spec.name });
                 }
                 self.module()?
@@ -356,11 +356,11 @@ impl Backend for Cuda {
         let hold = match self.hold_function.get() {
             Some(f) => f,
             None => {
-                let f = self.module()?.load_function(gpu::kernels::HOLD_FOR.name()).map_err(Error::driver("cuModuleGetFunction"))?;
+                let f = self.module()?.load_function(crate::kernels().hold_for.name()).map_err(Error::driver("cuModuleGetFunction"))?;
                 self.hold_function.get_or_init(|| f)
             }
         };
-        self.last_kernel.set(gpu::kernels::HOLD_FOR.name());
+        self.last_kernel.set(crate::kernels().hold_for.name());
         let mut ns = time.as_nanos() as u64;
         let shape = Shape { blocks: 1, threads_per_block: 32, shared_bytes: 0 };
         // SAFETY: hold_for takes one usize and touches no memory.
@@ -619,14 +619,14 @@ mod tests {
     #[test]
     fn the_ptx_shows_which_kernels_call_grid_sync() {
         for name in ["reduce_cooperative_grid", "exercise_sum", "reduce_cooperative_fast"] {
-            assert!(ptx_calls_grid_sync(crate::PTX, name), "{name}");
+            assert!(ptx_calls_grid_sync(crate::kernels().ptx.plain, name), "{name}");
         }
         for name in ["probe_cooperative", "reduce_blocks_to_partials", "coalesced_demo", "mutant_without_grid_sync"] {
-            assert!(!ptx_calls_grid_sync(crate::PTX, name), "{name}");
+            assert!(!ptx_calls_grid_sync(crate::kernels().ptx.plain, name), "{name}");
         }
         // Declared without `cooperative`, it reaches grid.sync() around the
         // compile-time guard: the PTX shows it, so the loader refuses it.
-        assert!(ptx_calls_grid_sync(crate::PTX, gpu::kernels::UNDECLARED_GRID_SYNC.name()));
+        assert!(ptx_calls_grid_sync(crate::kernels().ptx.plain, crate::kernels().undeclared_grid_sync.name()));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The emulated backend: `gpu::emu`'s device, memory and launches, with CPU
+//! The emulated backend: `gpu_core::emu`'s device, memory and launches, with CPU
 //! wall time for timings.
 
 use super::{ArgValue, Backend, DeviceInfo, Function, Graph, KernelSpec, Memory, Module, Occupancy};
@@ -6,7 +6,7 @@ use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use crate::text::plural;
-use gpu::emu;
+use gpu_core::emu;
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::ops::{Bound, Range, RangeBounds};
 
 /// A value that can live in device memory as plain bytes (4-byte `f32` and `u32`).
-pub trait Pod: bytemuck::Pod + gpu::mem::Word {}
+pub trait Pod: bytemuck::Pod + gpu_core::mem::Word {}
 impl Pod for f32 {}
 impl Pod for u32 {}
 

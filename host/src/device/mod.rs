@@ -59,7 +59,7 @@ impl Memory {
 }
 
 /// A kernel as the emulator calls it, with the launch's arguments.
-pub(crate) type EmulatedEntry = Arc<dyn Fn(&[gpu::emu::Arg]) + Send + Sync>;
+pub(crate) type EmulatedEntry = Arc<dyn Fn(&[gpu_core::emu::Arg]) + Send + Sync>;
 
 /// A kernel as a backend loads it.
 #[derive(Clone)]
@@ -117,7 +117,7 @@ pub(crate) trait Function {
 /// A CUDA module from a file (see [`Gpu::load_module_file`]).
 pub struct Module(pub(crate) Box<dyn Any>);
 
-pub use gpu::emu::BlockTrace;
+pub use gpu_core::emu::BlockTrace;
 
 /// How a GPU opened with the traced kernels treats their records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,7 +139,7 @@ pub enum TraceUnit {
     EmulatorSteps,
 }
 
-/// One traced launch: each block's course through it (see `gpu::trace`).
+/// One traced launch: each block's course through it (see `gpu_core::trace`).
 #[derive(Clone, Debug)]
 pub struct LaunchTrace {
     pub kernel: &'static str,
@@ -238,7 +238,7 @@ impl Gpu {
     }
 
     /// Opens CUDA device `ordinal` with the traced build of the kernels
-    /// (`crate::TRACED_PTX`): every launch then records each block's SM and
+    /// (`crate::kernels().ptx.traced`): every launch then records each block's SM and
     /// times, and waits for the launch to read them ([`Gpu::take_traces`]).
     /// For pictures, not timings.
     pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {
@@ -247,7 +247,7 @@ impl Gpu {
     }
 
     /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
-    pub fn emulated_traced(device: gpu::emu::Device, options: gpu::emu::Options) -> Gpu {
+    pub fn emulated_traced(device: gpu_core::emu::Device, options: gpu_core::emu::Options) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         backend.tracing.set(true);
         Gpu { backend: Box::new(backend), info }
@@ -258,8 +258,8 @@ impl Gpu {
         self.backend.take_traces()
     }
 
-    /// The emulated device (see `gpu::emu`): the same kernels, run on the CPU.
-    pub fn emulated(device: gpu::emu::Device, options: gpu::emu::Options) -> Gpu {
+    /// The emulated device (see `gpu_core::emu`): the same kernels, run on the CPU.
+    pub fn emulated(device: gpu_core::emu::Device, options: gpu_core::emu::Options) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         Gpu { backend: Box::new(backend), info }
     }

@@ -165,7 +165,7 @@ impl ExerciseReport {
 
 /// The emulated device the exercise runs its ladder on a second time: an
 /// H200's shape, 1056 cooperative blocks of 256 threads.
-pub const LARGER_DEVICE: gpu::emu::Device = gpu::emu::Device::H200;
+pub const LARGER_DEVICE: gpu_core::emu::Device = gpu_core::emu::Device::H200;
 
 /// Whether the ladder also runs on [`LARGER_DEVICE`]: on an emulated device
 /// whose cooperative grid of the exercise kernel (256 threads a block) is no
@@ -176,7 +176,7 @@ pub fn needs_larger_device(gpu: &Gpu) -> Result<bool> {
     if !gpu.info.emulated {
         return Ok(false);
     }
-    let capacity = gpu.cooperative_kernel(&gpu::kernels::EXERCISE_SUM)?.limits(256)?.capacity();
+    let capacity = gpu.cooperative_kernel(&crate::kernels().exercise_sum)?.limits(256)?.capacity();
     Ok(capacity <= gpu.info.max_threads_per_block)
 }
 
@@ -196,7 +196,7 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMu
         Variant::BoundsBug => variants::bounds_bug,
         Variant::PartialsIf => variants::partials_if,
     };
-    let tile = gpu::kernels::EXERCISE_SUM.tile().unwrap_or(32);
+    let tile = crate::kernels().exercise_sum.tile().unwrap_or(32);
     let cases = run_ladder(
         sizes,
         tile,

@@ -16,13 +16,12 @@ use super::Solved;
 use crate::device::{Buffer, Gpu};
 use crate::error::Result;
 use crate::launch::DeviceInput;
-use gpu::kernels::EXERCISE_SUM;
 
 /// Threads per block for the exercise kernel.
 const THREADS_PER_BLOCK: u32 = 256;
 
 pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    let kernel = gpu.cooperative_kernel(&EXERCISE_SUM)?;
+    let kernel = gpu.cooperative_kernel(&crate::kernels().exercise_sum)?;
     // Ask about this kernel, at this block size, with its shared memory.
     let limits = kernel.limits(THREADS_PER_BLOCK)?;
     let needed = (input.len() as u64).div_ceil(THREADS_PER_BLOCK as u64);

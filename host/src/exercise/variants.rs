@@ -5,7 +5,7 @@ use super::Solved;
 use crate::device::{Buffer, Gpu};
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
-use gpu::kernels::{EXERCISE_SUM, EXERCISE_SUM_BOUNDS_BUG, EXERCISE_SUM_PARTIALS_IF, GridSync, KernelDef};
+use gpu_core::kernels::{GridSync, KernelDef};
 
 const THREADS_PER_BLOCK: u32 = 256;
 
@@ -37,21 +37,21 @@ pub fn zero_grid_blocks(n: u64, capacity: u32) -> u64 {
 
 /// `grid-from-n`: sized from n alone.
 pub fn grid_from_n(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    launch_as_sized(gpu, &EXERCISE_SUM, grid_from_n_blocks, input, total)
+    launch_as_sized(gpu, &crate::kernels().exercise_sum, grid_from_n_blocks, input, total)
 }
 
 /// `zero-grid`: launches even when n = 0.
 pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    launch_as_sized(gpu, &EXERCISE_SUM, zero_grid_blocks, input, total)
+    launch_as_sized(gpu, &crate::kernels().exercise_sum, zero_grid_blocks, input, total)
 }
 
 /// `partials-if`: the right grid (and no launch for n = 0), the kernel whose
 /// block 0 reads one partial per thread with an `if` where the loop was.
 pub fn partials_if(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     if input.is_empty() {
-        return nothing_launched(gpu, &EXERCISE_SUM_PARTIALS_IF);
+        return nothing_launched(gpu, &crate::kernels().exercise_sum_partials_if);
     }
-    launch_as_sized(gpu, &EXERCISE_SUM_PARTIALS_IF, zero_grid_blocks, input, total)
+    launch_as_sized(gpu, &crate::kernels().exercise_sum_partials_if, zero_grid_blocks, input, total)
 }
 
 /// What a solver reports for n = 0, where it launches nothing: the kernel's limits.
@@ -64,9 +64,9 @@ fn nothing_launched(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>) -> Result<S
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     if input.is_empty() {
-        return nothing_launched(gpu, &EXERCISE_SUM_BOUNDS_BUG);
+        return nothing_launched(gpu, &crate::kernels().exercise_sum_bounds_bug);
     }
-    launch_as_sized(gpu, &EXERCISE_SUM_BOUNDS_BUG, zero_grid_blocks, input, total)
+    launch_as_sized(gpu, &crate::kernels().exercise_sum_bounds_bug, zero_grid_blocks, input, total)
 }
 
 #[cfg(test)]

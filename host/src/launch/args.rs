@@ -3,7 +3,7 @@
 //! and a number for a number.
 
 use crate::device::{ArgValue, Pod, View, ViewMut};
-use gpu::mem::{In, Out};
+use gpu_core::mem::{In, Out};
 
 /// A host value that can be passed for the kernel parameter type `P`.
 pub(crate) trait Arg<P> {

@@ -4,8 +4,8 @@
 use super::{Args, CooperativeLaunch, Input, Kernel};
 use crate::device::{Gpu, View, ViewMut};
 use crate::error::{Error, Result};
-use gpu::kernels::{COALESCED_DEMO, COALESCED_DEMO_THREADS, PROBE_COOPERATIVE, Params, SHUFFLE_OUT_OF_RANGE, SHUFFLE_PROBES};
-use gpu::mem::{In, Out};
+use gpu_core::kernels::Params;
+use gpu_core::mem::{In, Out};
 use serde::Serialize;
 
 /// The parameters of the single-launch sums: `(input, partials, out, n)`.
@@ -66,7 +66,7 @@ impl CooperativeLaunch<'_, '_, MultiParams> {
         ensure_len(def.name(), "partials", self.shape.blocks as usize, partials.len())?;
         ensure_len(def.name(), "out", 1, out.len())?;
         ensure_len(def.name(), "totals", 2 * m.gpus as usize, m.totals.len())?;
-        ensure_len(def.name(), "barrier", gpu::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
+        ensure_len(def.name(), "barrier", gpu_core::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
         if m.rank >= m.gpus {
             return Err(Error::RankOutOfRange { flag: "the meeting's rank", rank: m.rank, ranks: m.gpus });
         }
@@ -82,7 +82,7 @@ impl CooperativeLaunch<'_, '_, MultiParams> {
 impl CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
     /// Only the barrier across GPUs (for timing it).
     pub fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
-        ensure_len(self.kernel.loaded.def.name(), "barrier", gpu::cg::multi_grid::barrier_words(gpus), barrier.len())?;
+        ensure_len(self.kernel.loaded.def.name(), "barrier", gpu_core::cg::multi_grid::barrier_words(gpus), barrier.len())?;
         // SAFETY: the kernel touches the barrier's words only, checked above.
         unsafe { self.go((barrier, rank, gpus)) }
     }
@@ -214,7 +214,7 @@ impl Gpu {
     /// `this_grid()` reported, or the first refusal (at capture,
     /// instantiation or launch: the error names the call).
     pub fn probe_graph(&self, blocks: u32, threads_per_block: u32) -> Result<GraphProbe> {
-        let kernel = self.kernel(&PROBE_COOPERATIVE)?;
+        let kernel = self.kernel(&crate::kernels().probe_cooperative)?;
         let l = &kernel.loaded;
         let shape = l.shape(blocks, threads_per_block)?;
         let mut out = self.zeros::<u32>(2)?;
@@ -231,22 +231,22 @@ impl Gpu {
     /// `this_grid()` reported, or the driver's refusal.
     pub fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        let v = unsafe { self.kernel(&PROBE_COOPERATIVE)?.written(blocks, threads_per_block, cooperative, 2)? };
+        let v = unsafe { self.kernel(&crate::kernels().probe_cooperative)?.written(blocks, threads_per_block, cooperative, 2)? };
         Ok(Probe { is_valid: v[0] != 0, num_blocks: v[1] })
     }
 
     /// Runs `shuffle_out_of_range` on one warp and returns what it wrote.
     pub fn shuffle_out_of_range(&self) -> Result<Vec<u32>> {
         // SAFETY: each lane writes its own SHUFFLE_PROBES u32.
-        unsafe { self.kernel(&SHUFFLE_OUT_OF_RANGE)?.written(1, 32, false, 32 * SHUFFLE_PROBES) }
+        unsafe { self.kernel(&crate::kernels().shuffle_out_of_range)?.written(1, 32, false, 32 * crate::kernels().shuffle_probes) }
     }
 
     /// Runs `coalesced_demo` on one block of two warps and returns one row
     /// per thread that took the branch.
     pub fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>> {
-        let threads = COALESCED_DEMO_THREADS;
+        let threads = crate::kernels().coalesced_demo_threads;
         // SAFETY: each thread writes at most its own four u32.
-        let words = unsafe { self.kernel(&COALESCED_DEMO)?.written(1, threads, false, 4 * threads as usize)? };
+        let words = unsafe { self.kernel(&crate::kernels().coalesced_demo)?.written(1, threads, false, 4 * threads as usize)? };
         Ok(words.chunks_exact(4).filter(|r| r[2] != 0).map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] }).collect())
     }
 }

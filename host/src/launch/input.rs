@@ -87,7 +87,7 @@ impl DeviceInput {
         let mut buffer = gpu.zeros::<f32>(len + GUARD)?;
         gpu.fill(&mut buffer, f32::NAN)?;
         if len > 0 {
-            gpu.kernel(&gpu::kernels::FILL_LESSON_INPUT)?.fill_lesson(buffer.slice_mut(..len), first)?;
+            gpu.kernel(&crate::kernels().fill_lesson_input)?.fill_lesson(buffer.slice_mut(..len), first)?;
         }
         Ok(DeviceInput { buffer, len })
     }

@@ -54,7 +54,7 @@ use crate::device::{Function, Gpu, KernelSpec, Module};
 use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::{BlockResources, Limits, check_threads_per_block};
-use gpu::kernels::{GridSync, KernelDef, NoGridSync, Params};
+use gpu_core::kernels::{GridSync, KernelDef, NoGridSync, Params};
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -78,7 +78,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             tile: def.tile(),
             // SAFETY (of the call): the emulator passes one argument per
             // parameter, each of its kind, built from a checked launch.
-            emulated: Arc::new(move |args: &[gpu::emu::Arg]| unsafe { P::call(entry, args) }),
+            emulated: Arc::new(move |args: &[gpu_core::emu::Arg]| unsafe { P::call(entry, args) }),
         };
         let function = gpu.backend().load(&spec, module)?;
         Ok(Loaded { gpu, def: *def, function, limits: Cell::new(None) })
@@ -243,7 +243,7 @@ impl Gpu {
             grid_sync: true,
             in_ptx: false,
             tile: None,
-            emulated: Arc::new(|_: &[gpu::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),
+            emulated: Arc::new(|_: &[gpu_core::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),
         };
         Ok(RawKernel { gpu: self, name, function: self.backend().load(&spec, Some(module))? })
     }

@@ -10,9 +10,7 @@ use crate::launch::{CooperativeKernel, CooperativeLaunch, DeviceInput, Meeting, 
 use crate::lesson::Capacity;
 use crate::reference::{self, Reference, check, error_bound, fill_range_sum};
 use crate::sizing::cooperative_grid;
-use gpu::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
-use gpu::kernels::mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER;
-use gpu::kernels::{EMPTY_COOPERATIVE, MULTI_GRID_BARRIER, MULTI_GRID_BARRIER_UNBOUNDED, REDUCE_COOPERATIVE_GRID, REDUCE_MULTI_GPU};
+use gpu_core::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -140,12 +138,12 @@ impl<'a> Team<'a> {
         let cfg = self.cfg;
         let tpb = cfg.threads_per_block;
         let shard = my_shards(cfg.n, self.ranks, self.first_rank, self.gpus)[local as usize];
-        let across_def = if cfg.without_barrier_across { &MUTANT_MULTI_GPU_WITHOUT_BARRIER } else { &REDUCE_MULTI_GPU };
+        let across_def = if cfg.without_barrier_across { &crate::kernels().mutant_multi_gpu_without_barrier } else { &crate::kernels().reduce_multi_gpu };
         let across_kernel = gpu.cooperative_kernel(across_def)?;
-        let lesson_kernel = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
+        let lesson_kernel = gpu.cooperative_kernel(&crate::kernels().reduce_cooperative_grid)?;
         let (al, ll) = (across_kernel.limits(tpb)?, lesson_kernel.limits(tpb)?);
         let grids = [grid(shard.len, tpb, al.capacity()), grid(shard.len, tpb, ll.capacity())];
-        let tile = REDUCE_COOPERATIVE_GRID.tile().unwrap_or(32);
+        let tile = crate::kernels().reduce_cooperative_grid.tile().unwrap_or(32);
         let chains = [shard_chain(shard.len, grids[0], tpb, tile), shard_chain(shard.len, grids[1], tpb, tile)];
         self.chains.lock().unwrap_or_else(|e| e.into_inner())[local as usize] = chains;
         if local == 0 && self.across_gpus() {
@@ -160,7 +158,7 @@ impl<'a> Team<'a> {
             rank: self.first_rank + local,
             device: gpu.info.clone(),
             across: Capacity::of(across_def.name(), &al),
-            lesson: Capacity::of(REDUCE_COOPERATIVE_GRID.name(), &ll),
+            lesson: Capacity::of(crate::kernels().reduce_cooperative_grid.name(), &ll),
             shard,
             grids,
         };
@@ -212,7 +210,7 @@ impl<'a> Team<'a> {
         let gave_up = words[REPORTER];
         let reached = words[FLAGS + gave_up as usize];
         let missing = (0..self.gpus).filter(|&r| words[FLAGS + r as usize] < reached).collect();
-        Error::AcrossGpusTimedOut { kernel: REDUCE_MULTI_GPU.name(), gave_up, missing, seconds: TIMEOUT_NS as f64 / 1e9 }
+        Error::AcrossGpusTimedOut { kernel: crate::kernels().reduce_multi_gpu.name(), gave_up, missing, seconds: TIMEOUT_NS as f64 / 1e9 }
     }
 }
 
@@ -330,7 +328,7 @@ impl<'a> Worker<'a> {
             match ex {
                 Some(ex) => {
                     let mut gate = ex.gate.handle();
-                    gpu.cooperative_kernel(&MULTI_GRID_BARRIER)?.configure(1, 32)?.meet(gate.slice_mut(..), self.local, team.gpus + 1)?;
+                    gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?.configure(1, 32)?.meet(gate.slice_mut(..), self.local, team.gpus + 1)?;
                 }
                 None => gpu.hold(HOLD)?,
             }
@@ -419,7 +417,7 @@ impl<'a> Worker<'a> {
     fn time_one_gpu(&self, n: usize, sweep: bool) -> Result<Option<Timed>> {
         let gpu = self.gpu;
         let tpb = self.cfg().threads_per_block;
-        let kernel = gpu.cooperative_kernel(&REDUCE_COOPERATIVE_GRID)?;
+        let kernel = gpu.cooperative_kernel(&crate::kernels().reduce_cooperative_grid)?;
         let blocks = cooperative_grid(n, tpb, kernel.limits(tpb)?.capacity());
         if blocks == 0 {
             return Ok(None);
@@ -445,16 +443,16 @@ impl<'a> Worker<'a> {
             let (blocks, tpb) = (across.blocks(), across.threads_per_block());
             let ex = team.exchange();
             let mut words = ex.barrier.handle();
-            let bounded = gpu.cooperative_kernel(&MULTI_GRID_BARRIER)?;
+            let bounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?;
             let launch = bounded.configure(blocks, tpb)?;
             pieces.barrier = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
             gpu.finish().map_err(|e| team.diagnose(e))?;
             // Only now that the bounded barrier met on every GPU.
             team.meet.wait(self.local, "the unbounded barrier")?;
-            let unbounded = gpu.cooperative_kernel(&MULTI_GRID_BARRIER_UNBOUNDED)?;
+            let unbounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier_unbounded)?;
             let launch = unbounded.configure(blocks, tpb)?;
             pieces.barrier_unbounded = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
-            let empty = gpu.cooperative_kernel(&EMPTY_COOPERATIVE)?;
+            let empty = gpu.cooperative_kernel(&crate::kernels().empty_cooperative)?;
             let launch = empty.configure(blocks, tpb)?;
             pieces.empty_launch = Some(self.together(warmups, runs, &mut |_| launch.launch())?);
             let launch = bounded.configure(1, 32)?;

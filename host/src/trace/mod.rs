@@ -1,5 +1,5 @@
 //! `cg-lesson trace`: where and when each block ran, drawn. On a GPU, from
-//! the traced build of the kernels (`gpu::trace`: `%smid` and `%globaltimer`
+//! the traced build of the kernels (`gpu_core::trace`: `%smid` and `%globaltimer`
 //! per block, recorded by thread 0); on the emulator, from the emulator's
 //! own record (its resident places, and its step clock). Drawn for:
 //! - the lesson's cooperative launch at capacity, every block resident at once;
@@ -19,7 +19,7 @@ use crate::reference::{self, Reference};
 use crate::sizing::ordinary_blocks;
 use crate::sums::{Path, Sums};
 use crate::timing::{Repeats, time_path};
-use gpu::kernels::{Params, REDUCE_BLOCKS_TO_PARTIALS, REDUCE_COOPERATIVE_GRID};
+use gpu_core::kernels::Params;
 use std::path::{Path as FsPath, PathBuf};
 
 /// One picture: what was launched, its trace, and where it was drawn.
@@ -56,7 +56,13 @@ fn one(gpu: &Gpu, work: impl FnOnce() -> Result<()>) -> Result<LaunchTrace> {
 /// ([`Gpu::open_traced`] with `Tracing::Read`, or [`Gpu::emulated_traced`]);
 /// `timed`, on a GPU, is the same GPU opened plainly and opened with the
 /// traced kernels unread, to time what the recording costs.
-pub fn run(gpu: &Gpu, timed: Option<(&Gpu, &Gpu)>, emulated: Option<(gpu::emu::Device, gpu::emu::Options)>, n: usize, dir: &FsPath) -> Result<TraceReport> {
+pub fn run(
+    gpu: &Gpu,
+    timed: Option<(&Gpu, &Gpu)>,
+    emulated: Option<(gpu_core::emu::Device, gpu_core::emu::Options)>,
+    n: usize,
+    dir: &FsPath,
+) -> Result<TraceReport> {
     std::fs::create_dir_all(dir).map_err(|error| Error::Io { path: dir.display().to_string(), error })?;
     let tpb = 256;
     let device = gpu.info.name.clone();
@@ -81,13 +87,13 @@ pub fn run(gpu: &Gpu, timed: Option<(&Gpu, &Gpu)>, emulated: Option<(gpu::emu::D
     }
 
     let blocks = ordinary_blocks(n, tpb) as u32;
-    let stage1 = gpu.kernel(&REDUCE_BLOCKS_TO_PARTIALS)?;
+    let stage1 = gpu.kernel(&crate::kernels().reduce_blocks_to_partials)?;
     let t = one(gpu, || stage1.reduce(blocks, tpb, &input.view(), s.partials.slice_mut(..blocks as usize)))?;
     pictures.push(picture(dir, "trace-ordinary-sized-to-n", format!("An ordinary launch sized to n: {blocks} blocks of {tpb} run in waves"), t, &device)?);
 
     if let Some((dev, options)) = emulated {
         let t = deadlock(&dev, options, &xs, blocks, tpb);
-        let fit = dev.cooperative_capacity(tpb, REDUCE_COOPERATIVE_GRID.shared_bytes(tpb));
+        let fit = dev.cooperative_capacity(tpb, crate::kernels().reduce_cooperative_grid.shared_bytes(tpb));
         pictures.push(picture(
             dir,
             "trace-ordinary-with-grid-sync",
@@ -121,17 +127,19 @@ pub fn run(gpu: &Gpu, timed: Option<(&Gpu, &Gpu)>, emulated: Option<(gpu::emu::D
 /// grid sized to n, on a device that hands ordinary launches a workspace too
 /// (as the H200's driver does once its context has made a cooperative
 /// launch). Its trace, and the emulator's report of the deadlock.
-fn deadlock(dev: &gpu::emu::Device, options: gpu::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
-    let def = REDUCE_COOPERATIVE_GRID;
+fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
+    let def = crate::kernels().reduce_cooperative_grid;
     let (mut partials, mut out) = (vec![f32::NAN; blocks as usize], [f32::NAN]);
-    let arg_in = gpu::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
-    let arg_out = |name, v: &mut [f32], slot| gpu::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
-    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), gpu::emu::Arg::Value(xs.len() as u64)];
+    let arg_in = gpu_core::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
+    let arg_out = |name, v: &mut [f32], slot| gpu_core::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
+    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), gpu_core::emu::Arg::Value(xs.len() as u64)];
     let entry = def.entry();
     // SAFETY: one argument per parameter, of its kind, over live vectors of the sizes the kernel reads and writes.
-    let f = move |a: &[gpu::emu::Arg]| unsafe { <(gpu::mem::In<f32>, gpu::mem::Out<f32>, gpu::mem::Out<f32>, usize) as Params>::call(entry, a) };
+    let f = move |a: &[gpu_core::emu::Arg]| unsafe {
+        <(gpu_core::mem::In<f32>, gpu_core::mem::Out<f32>, gpu_core::mem::Out<f32>, usize) as Params>::call(entry, a)
+    };
     let sink = std::sync::Mutex::new(Vec::<BlockTrace>::new());
-    let launch = gpu::emu::Launch {
+    let launch = gpu_core::emu::Launch {
         kernel: def.name(),
         grid: blocks,
         threads: tpb,
@@ -142,7 +150,7 @@ fn deadlock(dev: &gpu::emu::Device, options: gpu::emu::Options, xs: &[f32], bloc
         entry: &f,
         trace: Some(&sink),
     };
-    let options = gpu::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
+    let options = gpu_core::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
     let error = dev.launch(&launch, &options).err().map(|f| f.to_string());
     LaunchTrace {
         kernel: def.name(),

@@ -23,7 +23,7 @@
 //!   random, to shake out code that relies on an order the GPU does not promise.
 
 // The floors, lowest first: each module uses only those above it in this
-// list (`gpu/tests/emu_layers.rs` reads this list and holds every file to it).
+// list (`gpu/core/tests/emu_layers.rs` reads this list and holds every file to it).
 //
 // The ground: faults and where they happened, memory, coroutine stacks,
 // what a launch is, and the per-worker clock.

@@ -1,7 +1,7 @@
-//! How a kernel is described to the host (host builds only).
+//! A kernel's definition as the host sees it (host builds only).
 
-#[allow(unused_imports)] // named in the docs
-use super::{GridSync, NoGridSync};
+#[allow(unused_imports)] // GridSync and NoGridSync are named in the docs
+use super::{Contract, GridSync, NoGridSync};
 use crate::emu::Arg;
 use crate::mem::{In, Out};
 use core::marker::PhantomData;
@@ -127,7 +127,7 @@ impl<P: Params, C> KernelDef<P, C> {
     }
 }
 
-impl<P: Params, C: super::Contract> KernelDef<P, C> {
+impl<P: Params, C: Contract> KernelDef<P, C> {
     /// Whether the kernel is declared `#[kernel(cooperative)]`, so may call `grid.sync()`.
     pub const fn grid_sync(&self) -> bool {
         C::GRID_SYNC
@@ -223,31 +223,3 @@ params!(A 0, B 1, C 2, D 3, E 4);
 params!(A 0, B 1, C 2, D 3, E 4, F 5);
 params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-
-#[cfg(test)]
-mod tests {
-    use super::super::*;
-
-    #[test]
-    fn a_definition_is_named_after_its_kernel_and_sized_by_its_tile() {
-        assert_eq!(REDUCE_COOPERATIVE_GRID.name(), "reduce_cooperative_grid");
-        assert_eq!(REDUCE_COOPERATIVE_GRID.param_names(), ["input", "partials", "out", "n"]);
-        assert_eq!(REDUCE_COOPERATIVE_GRID.tile(), Some(32));
-        assert_eq!(REDUCE_COOPERATIVE_GRID.shared_bytes(256), 32);
-        let t16 = REDUCE_COOPERATIVE_GRID.with_tile(16).unwrap();
-        assert_eq!((t16.tile(), t16.shared_bytes(256), t16.in_ptx()), (Some(16), 64, false));
-        assert_eq!(REDUCE_COOPERATIVE_GRID.with_tile(1).unwrap().shared_bytes(256), 1024);
-        assert!(REDUCE_COOPERATIVE_GRID.with_tile(3).is_none());
-        assert!(REDUCE_COOPERATIVE_GRID.with_tile(32).unwrap().in_ptx());
-        assert_eq!(PROBE_COOPERATIVE.shared_bytes(1024), 0);
-        assert_eq!(EXERCISE_SUM_BOUNDS_BUG.overread(256), 255);
-        assert_eq!(EXERCISE_SUM.overread(256), 0);
-    }
-
-    #[test]
-    fn one_f32_per_tile_counts_a_partial_last_tile() {
-        assert_eq!(one_f32_per_tile(256, 32), 32);
-        assert_eq!(one_f32_per_tile(48, 32), 8);
-        assert_eq!(one_f32_per_tile(1024, 1), 4096);
-    }
-}

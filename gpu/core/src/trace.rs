@@ -2,7 +2,7 @@
 //! reached its first `grid.sync()`, left it, and ended (`%smid`,
 //! `%globaltimer`), recorded by thread 0 of the block.
 //!
-//! Only the traced build records (feature `trace`: `host/build.rs` builds it
+//! Only the traced build records (feature `trace`: `gpu/build.rs` builds it
 //! as a second PTX module), so the kernels the lesson and the bench time are
 //! unchanged; in every other build these calls compile to nothing. The host
 //! points `CG_TRACE` (a global of the traced PTX module) at

@@ -1,4 +1,4 @@
-//! The emulator's floors, as `gpu/src/emu/mod.rs` lists its modules: each
+//! The emulator's floors, as `gpu/core/src/emu/mod.rs` lists its modules: each
 //! file may use only the modules listed before it. Read from the source, so
 //! an import that runs back up (or a circle) fails here, naming the line.
 

@@ -1,0 +1,114 @@
+//! Compiles this crate to PTX with rustc's `nvptx64-nvidia-cuda` target (the
+//! job rust-cuda's `cuda_builder` does): the module the lesson runs and a
+//! traced twin, built side by side into `OUT_DIR`, where `kernels::KERNELS`
+//! embeds them; then, where `ptxas` is found, asks it how many registers
+//! each kernel takes on the lesson's T4 (sm_75), for the emulated occupancy.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio, exit};
+
+/// The PTX target architecture unless `GPU_PTX_ARCH` names another.
+const DEFAULT_ARCH: &str = "sm_70";
+const TOOLCHAIN: &str = "nightly-2026-05-20";
+
+fn main() {
+    // The nested build below compiles this crate for the GPU, which runs this
+    // script again: there is nothing to do then.
+    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("nvptx64") {
+        return;
+    }
+    let dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let arch = std::env::var("GPU_PTX_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
+    for watched in ["src", "core/src", "macros/src"] {
+        println!("cargo:rerun-if-changed={}", dir.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=GPU_PTX_ARCH");
+    println!("cargo:rerun-if-env-changed=PTXAS");
+    if !arch.starts_with("sm_") {
+        fail(&format!("GPU_PTX_ARCH={arch} is not a PTX target"), "set it to an architecture such as sm_70, sm_80 or sm_90, or unset it");
+    }
+    let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
+    let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
+    let builds = [(features, "nvptx", "gpu.ptx"), (&["trace"][..], "nvptx-traced", "gpu_traced.ptx")];
+    let children: Vec<_> = builds.iter().map(|(features, sub, _)| spawn(&dir, &out_dir.join(sub), features, &arch)).collect();
+    for (child, (_, sub, name)) in children.into_iter().zip(builds) {
+        let output = match child.and_then(|c| c.wait_with_output()) {
+            Ok(output) => output,
+            Err(e) => fail(&format!("could not run cargo to build the GPU crate: {e}"), "check that cargo is on PATH"),
+        };
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            eprintln!("{stderr}");
+            let fix = if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
+                format!("rustup component add rust-src --toolchain {TOOLCHAIN}")
+            } else if stderr.contains("-Z") && stderr.contains("nightly") {
+                format!("rustup toolchain install {TOOLCHAIN} --profile minimal --component rust-src")
+            } else {
+                "fix the error above in gpu/ and build again".to_string()
+            };
+            fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
+        }
+        let ptx = out_dir.join(sub).join("nvptx64-nvidia-cuda/release/deps/gpu.s");
+        if let Err(e) = std::fs::copy(&ptx, out_dir.join(name)) {
+            fail(&format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again");
+        }
+    }
+    let registers = ptxas_sm75(&dir, &out_dir.join("gpu.ptx"));
+    let text = match registers {
+        Ok(report) => format!("Ok({report:?})"),
+        Err(why) => format!("Err({why:?})"),
+    };
+    if let Err(e) = std::fs::write(out_dir.join("ptxas_sm75.rs"), text) {
+        fail(&format!("could not write to {}: {e}", out_dir.display()), "check the build folder's permissions");
+    }
+}
+
+/// Starts `cargo rustc` building this crate to PTX with `features`, into `target_dir`.
+fn spawn(dir: &Path, target_dir: &Path, features: &[&str], arch: &str) -> std::io::Result<std::process::Child> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(dir)
+        .args(["rustc", "--release", "--lib", "--crate-type", "cdylib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+        .args(if features.is_empty() { Vec::new() } else { vec!["--features".to_string(), features.join(",")] })
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--config", "profile.release.panic=\"abort\""])
+        .args(["--config", "profile.release.lto=\"fat\""])
+        .args(["--config", "profile.release.codegen-units=1"])
+        .args(["--config", "profile.release.opt-level=3"])
+        .args(["--config", "profile.release.incremental=false"])
+        .args(["--", "--emit=asm", "-Zno-link"])
+        .arg(format!("-Ctarget-cpu={arch}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER"] {
+        cmd.env_remove(var);
+    }
+    cmd.spawn()
+}
+
+/// What `ptxas -v -arch=sm_75` says of the PTX (its registers per kernel),
+/// or why it could not be asked.
+fn ptxas_sm75(dir: &Path, ptx: &Path) -> Result<String, String> {
+    let installed = dir.join("../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas");
+    let ptxas = match std::env::var_os("PTXAS") {
+        Some(p) => PathBuf::from(p),
+        None if installed.exists() => installed,
+        None => PathBuf::from("ptxas"),
+    };
+    let output = Command::new(&ptxas)
+        .args(["-v", "-arch=sm_75", "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(|e| format!("no ptxas ({}: {e}); `bash scripts/test.sh` installs one, or set PTXAS", ptxas.display()))?;
+    if !output.status.success() {
+        return Err(format!("ptxas failed: {}", String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or("")));
+    }
+    Ok(String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+fn fail(what: &str, fix: &str) -> ! {
+    eprintln!("error: {what}\n  to fix: {fix}");
+    exit(1)
+}

@@ -1,0 +1,124 @@
+//! The kernels as the `gpu` crate hands them to the host: one typed
+//! definition per kernel, and the PTX built from them.
+
+use super::{GridSync, KernelDef, NoGridSync};
+use crate::mem::{In, Out};
+
+/// The parameters of a sum in one launch: input, partials, total, n.
+pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
+/// The parameters of one stage of the two-launch sum: input, output, n.
+pub type StageParams = (In<f32>, Out<f32>, usize);
+/// One output buffer of `u32`.
+pub type OneOut = (Out<u32>,);
+/// `reduce_last_block`: input, partials, ticket, total, n.
+pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
+/// The sum across GPUs: input, partials, total, every GPU's total, the barrier's flags, rank, GPUs, n.
+pub type MultiGpuParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
+/// The barrier across GPUs alone: flags, rank, GPUs.
+pub type BarrierParams = (Out<u32>, u32, u32);
+
+/// The PTX modules built from the kernels, and what `ptxas` said of them.
+#[derive(Clone, Copy, Debug)]
+pub struct Ptx {
+    /// The module the lesson runs (sm_70 and newer).
+    pub plain: &'static str,
+    /// The same kernels recording where and when each block ran (`gpu::trace`).
+    pub traced: &'static str,
+    /// `ptxas -v -arch=sm_75` on `plain`, or why there is none: each
+    /// kernel's registers, for the emulated T4's occupancy.
+    pub ptxas_sm75: Result<&'static str, &'static str>,
+}
+
+/// Every kernel the host launches, each as `#[kernel]` defined it, and the
+/// PTX (`gpu::KERNELS` is the one instance).
+///
+/// The host library takes this at start-up instead of depending on the
+/// kernels' crate, so that a kernel edit recompiles only that crate and the
+/// program.
+pub struct Kernels {
+    pub ptx: Ptx,
+    /// Threads `coalesced_demo` is launched with.
+    pub coalesced_demo_threads: u32,
+    /// Results each lane of `shuffle_out_of_range` writes.
+    pub shuffle_probes: usize,
+    /// Floats each thread of the fast sums adds per loop trip.
+    pub fast_floats_per_trip: u32,
+    pub reduce_blocks_to_partials: KernelDef<StageParams, NoGridSync>,
+    pub reduce_partials_to_total: KernelDef<StageParams, NoGridSync>,
+    pub reduce_cooperative_grid: KernelDef<SumParams, GridSync>,
+    pub probe_cooperative: KernelDef<OneOut, NoGridSync>,
+    pub coalesced_demo: KernelDef<OneOut, NoGridSync>,
+    pub exercise_sum: KernelDef<SumParams, GridSync>,
+    pub exercise_sum_bounds_bug: KernelDef<SumParams, GridSync>,
+    pub exercise_sum_partials_if: KernelDef<SumParams, GridSync>,
+    pub reduce_cooperative_fast: KernelDef<SumParams, GridSync>,
+    pub reduce_last_block: KernelDef<LastBlockParams, NoGridSync>,
+    pub reduce_single_block: KernelDef<StageParams, NoGridSync>,
+    pub mutant_without_grid_sync: KernelDef<SumParams, GridSync>,
+    pub mutant_dropping_last_block: KernelDef<SumParams, GridSync>,
+    pub mutant_multi_gpu_without_barrier: KernelDef<MultiGpuParams, GridSync>,
+    pub shuffle_out_of_range: KernelDef<OneOut, NoGridSync>,
+    pub empty: KernelDef<(), NoGridSync>,
+    pub empty_cooperative: KernelDef<(), GridSync>,
+    pub hold_for: KernelDef<(usize,), NoGridSync>,
+    pub grid_sync_missing_block: KernelDef<OneOut, GridSync>,
+    pub undeclared_grid_sync: KernelDef<OneOut, NoGridSync>,
+    pub sanitizer_reads_past_n: KernelDef<StageParams, NoGridSync>,
+    pub sanitizer_block_sum_race: KernelDef<StageParams, NoGridSync>,
+    pub sanitizer_divergent_block_sync: KernelDef<StageParams, NoGridSync>,
+    pub reduce_multi_gpu: KernelDef<MultiGpuParams, GridSync>,
+    pub fill_lesson_input: KernelDef<(Out<f32>, usize, usize), NoGridSync>,
+    pub multi_grid_barrier: KernelDef<BarrierParams, GridSync>,
+    pub multi_grid_barrier_unbounded: KernelDef<BarrierParams, GridSync>,
+}
+
+impl Kernels {
+    /// The PTX entry names of every kernel in the plain module.
+    pub fn names(&self) -> [&'static str; 27] {
+        [
+            self.reduce_blocks_to_partials.name(),
+            self.reduce_partials_to_total.name(),
+            self.reduce_cooperative_grid.name(),
+            self.probe_cooperative.name(),
+            self.coalesced_demo.name(),
+            self.exercise_sum.name(),
+            self.exercise_sum_bounds_bug.name(),
+            self.exercise_sum_partials_if.name(),
+            self.reduce_cooperative_fast.name(),
+            self.reduce_last_block.name(),
+            self.reduce_single_block.name(),
+            self.mutant_without_grid_sync.name(),
+            self.mutant_dropping_last_block.name(),
+            self.mutant_multi_gpu_without_barrier.name(),
+            self.shuffle_out_of_range.name(),
+            self.empty.name(),
+            self.empty_cooperative.name(),
+            self.hold_for.name(),
+            self.grid_sync_missing_block.name(),
+            self.undeclared_grid_sync.name(),
+            self.sanitizer_reads_past_n.name(),
+            self.sanitizer_block_sum_race.name(),
+            self.sanitizer_divergent_block_sync.name(),
+            self.reduce_multi_gpu.name(),
+            self.fill_lesson_input.name(),
+            self.multi_grid_barrier.name(),
+            self.multi_grid_barrier_unbounded.name(),
+        ]
+    }
+}
+
+unsafe extern "Rust" {
+    /// The `gpu` crate's `KERNELS`, exported under this name: a program or
+    /// test built on the host library links it with `use gpu as _;`.
+    #[link_name = "gpu_lesson_kernels"]
+    static GPU_LESSON_KERNELS: Kernels;
+}
+
+/// The kernels of the `gpu` crate linked into this program: how the host
+/// library reaches them without depending on that crate, so that a kernel
+/// edit recompiles only the kernels and the program. A program that does not
+/// link the `gpu` crate fails to link, naming `gpu_lesson_kernels`.
+pub fn linked() -> &'static Kernels {
+    // SAFETY: the `gpu` crate defines the symbol as a `Kernels`, immutable.
+    unsafe { &GPU_LESSON_KERNELS }
+}
