@@ -49,7 +49,7 @@ pack
 grep -E "^===|rc=|checks|FAILED" "$RESULTS/lesson-variants.txt"
 pack
 
-for v in solve grid-from-n zero-grid bounds-bug; do
+for v in solve reference grid-from-n zero-grid round-down bounds-bug partials-if; do
   echo "=== cg-lesson exercise --variant $v"
   "$B" exercise --variant "$v" 2>&1; echo "rc=$?"
 done > "$RESULTS/exercise.txt"

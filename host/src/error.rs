@@ -29,6 +29,8 @@ pub enum Error {
     ForeignGridTooLarge { kernel: &'static str, requested: u32, capacity: u32 },
     /// A launch of zero blocks was asked for.
     EmptyGrid { kernel: &'static str },
+    /// The exercise's `solve()` as it ships, before the learner writes it.
+    SolveUnwritten,
     /// A grid of more blocks than a launch can describe.
     GridTooLarge { kernel: &'static str, blocks: u64 },
     /// Threads per block this device cannot use.
@@ -168,6 +170,10 @@ impl fmt::Display for Error {
             Error::EmptyGrid { kernel } => {
                 write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)")
             }
+            Error::SolveUnwritten => write!(
+                f,
+                "solve() is yours to write, in host/src/exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (--variant reference runs ours)"
+            ),
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
             Error::BadThreadsPerBlock { threads_per_block, why } => match why {
                 BadBlock::NotWarps => write!(f, "--threads-per-block {threads_per_block}: use a multiple of 32 (whole warps)"),

@@ -115,13 +115,16 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
 /// The exercise's ladder on `gpu`, each row printed as it is judged.
 fn exercise_ladder(gpu: &Gpu, variant: Variant, json: bool) -> Result<exercise::ExerciseReport> {
     let progress = Progress::new(json);
-    if !json {
-        emit(&exercise::header(&gpu.info.name, variant));
-    }
     let bar = progress.bar(exercise::LADDER.len() as u64, "cases");
+    // The header waits for the first case: an unwritten solve() stops the
+    // ladder before it, with one line.
+    let mut first = true;
     let r = exercise::run_sizes(gpu, variant, &exercise::LADDER, &mut |case| {
         bar.advance(format!("n = {}", case.n));
         if !json {
+            if std::mem::take(&mut first) {
+                emit(&exercise::header(&gpu.info.name, variant));
+            }
             emit(&exercise::row(case));
         }
     })?;

@@ -3,7 +3,7 @@
 //! host's own (`host::reference`).
 
 use gpu::emu::{Device, Options};
-use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
+use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_EVERY_BLOCK_WRITES_TOTAL, MUTANT_TILE_SYNC_FOR_BLOCK_SYNC, MUTANT_WITHOUT_GRID_SYNC};
 use host::device::Gpu;
 use host::error::Error;
 use host::exercise::{self, LADDER, Variant};
@@ -70,9 +70,10 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
     // CI runs the ladder up to 4,194,915; `cg-lesson exercise --emulate` runs all nine.
     let sizes = &LADDER[..8];
     for (variant, expected) in [
-        (Variant::Solve, vec![]),
+        (Variant::Reference, vec![]),
         (Variant::GridFromN, vec![4_194_915]),
         (Variant::ZeroGrid, vec![0]),
+        (Variant::RoundDown, vec![1, 31]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
         // 160 blocks: block 0's `if` reads every partial on the T4...
         (Variant::PartialsIf, vec![]),
@@ -85,7 +86,16 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
             let e = c.launch_error.as_deref().unwrap();
             assert!(e.starts_with("thread 99 of block 2 (warp 3, lane 3) read input[611], past its 611 elements"), "{e}");
         }
-        if variant == Variant::Solve {
+        if variant == Variant::RoundDown {
+            let e = r.cases[1].launch_error.as_deref().unwrap();
+            assert!(e.contains("n = 1 has elements to sum") && e.contains("round the division up"), "names the fix: {e}");
+            assert!(!e.contains("return without launching"), "the n = 0 advice is not this case's: {e}");
+        }
+        if variant == Variant::ZeroGrid {
+            let e = r.cases[0].launch_error.as_deref().unwrap();
+            assert!(e.contains("for n = 0, return without launching"), "{e}");
+        }
+        if variant == Variant::Reference {
             assert_eq!((r.blocks_per_sm, r.sms), (Some(4), Some(40)), "the two counts to submit");
         }
     }
@@ -101,7 +111,7 @@ fn the_exercise_runs_again_on_a_larger_device_where_an_if_for_the_partials_loop_
     let r = exercise::run_sizes(&larger, Variant::PartialsIf, &sizes, &mut |_| {}).unwrap();
     let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
     assert_eq!(failing, vec![4_194_915]);
-    assert!(exercise::run_sizes(&larger, Variant::Solve, &sizes, &mut |_| {}).unwrap().verdict().is_ok());
+    assert!(exercise::run_sizes(&larger, Variant::Reference, &sizes, &mut |_| {}).unwrap().verdict().is_ok());
 }
 
 /// The lesson's cooperative check, run on `def` instead of the lesson's kernel.
@@ -181,12 +191,21 @@ fn cg_lesson_emulate_runs_the_lesson_and_the_whole_exercise_without_a_gpu() {
         assert!(out.contains(line), "no {line:?} in:\n{out}");
     }
     assert!(out.ends_with("all 21 checks passed\n"), "{out}");
-    let ex = cg_lesson(&["exercise", "--emulate"]);
+    let ex = cg_lesson(&["exercise", "--emulate", "--variant", "reference"]);
     let out = String::from_utf8_lossy(&ex.stdout);
     assert!(ex.status.success(), "{out}");
     // Both ladders, the T4's and the larger device's, each with its two counts last.
     assert!(out.contains("  67108864 ") && out.matches("all 9 checks passed\n").count() == 2, "{out}");
     assert!(out.ends_with("8 blocks/SM x 132 SMs = 1056 blocks, the most one cooperative launch of it may use\n"), "{out}");
+    // The exercise as shipped: one line on where to write solve(), nothing on stdout.
+    let shipped = cg_lesson(&["exercise", "--emulate"]);
+    let (out, err) = (String::from_utf8_lossy(&shipped.stdout), String::from_utf8_lossy(&shipped.stderr));
+    if !shipped.status.success() && err.contains("solve() is yours to write") {
+        assert!(out.is_empty() && err.lines().count() == 1, "{out}{err}");
+        assert!(err.starts_with("error: solve() is yours to write, in host/src/exercise/solve.rs"), "{err}");
+    } else {
+        assert!(shipped.status.success(), "a written solve() passes both ladders: {out}{err}");
+    }
 }
 
 #[test]
@@ -269,4 +288,33 @@ fn the_trace_shows_every_block_waiting_for_the_last_and_names_the_deadlock_of_an
         roxmltree::Document::parse(&text).expect("well-formed SVG");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_exercise_as_shipped_says_in_one_line_where_to_write_solve_and_a_written_one_passes() {
+    // solve() ships unwritten; once the learner writes it, the same test holds it to the ladder.
+    match exercise::run_sizes(&t4(), Variant::Solve, &LADDER[..7], &mut |_| {}) {
+        Err(e) => {
+            let m = e.to_string();
+            assert!(matches!(e, Error::SolveUnwritten), "{m}");
+            assert!(!m.contains('\n') && m.contains("host/src/exercise/solve.rs") && m.contains("Solved {"), "{m}");
+        }
+        Ok(r) => assert!(r.verdict().is_ok(), "{}", exercise::render(&r)),
+    }
+}
+
+#[test]
+fn every_block_writing_the_total_is_told_to_have_one_block_write_it() {
+    let err = cooperative_check(&t4(), MUTANT_EVERY_BLOCK_WRITES_TOTAL, 100_003).unwrap_err().to_string();
+    assert!(err.contains("data race on out[0]") && err.contains("wrote it too"), "{err}");
+    assert!(err.contains("have one block write it"), "names the fix: {err}");
+    assert!(!err.contains("with no grid.sync() between"), "another grid.sync() would not fix it: {err}");
+}
+
+#[test]
+fn a_tile_sync_where_block_sync_belongs_is_named_as_covering_one_warp() {
+    let err = cooperative_check(&t4(), MUTANT_TILE_SYNC_FOR_BLOCK_SYNC, 100_003).unwrap_err().to_string();
+    assert!(err.contains("data race on dynamic shared memory"), "{err}");
+    assert!(err.contains("covers warp") && err.contains("need block.sync()"), "names the barrier and the fix: {err}");
+    assert!(!err.contains("with no barrier between"), "there is a barrier, one warp wide: {err}");
 }

@@ -111,9 +111,10 @@ fn the_driver_refuses_an_oversized_cooperative_probe_by_name() {
 fn the_exercise_solution_passes_and_each_mistake_fails_exactly_the_cases_the_lesson_predicts() {
     let gpu = gpu();
     for (variant, expected) in [
-        (Variant::Solve, vec![]),
+        (Variant::Reference, vec![]),
         (Variant::GridFromN, vec![4_194_915u64, 67_108_864]),
         (Variant::ZeroGrid, vec![0]),
+        (Variant::RoundDown, vec![1, 31]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
     ] {
         let r = exercise::run_sizes(&gpu, variant, &LADDER, &mut |_| {}).unwrap();

@@ -58,6 +58,8 @@ pub const KERNELS: Kernels = Kernels {
     mutant_without_grid_sync: mutants::MUTANT_WITHOUT_GRID_SYNC,
     mutant_dropping_last_block: mutants::MUTANT_DROPPING_LAST_BLOCK,
     mutant_multi_gpu_without_barrier: mutants::MUTANT_MULTI_GPU_WITHOUT_BARRIER,
+    mutant_every_block_writes_total: mutants::MUTANT_EVERY_BLOCK_WRITES_TOTAL,
+    mutant_tile_sync_for_block_sync: mutants::MUTANT_TILE_SYNC_FOR_BLOCK_SYNC,
     shuffle_out_of_range: SHUFFLE_OUT_OF_RANGE,
     empty: EMPTY,
     empty_cooperative: EMPTY_COOPERATIVE,

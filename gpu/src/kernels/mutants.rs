@@ -3,9 +3,9 @@
 //! GPU and on the emulator). Nothing else launches them.
 
 use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{this_grid, this_multi_grid, this_thread_block, tiled_partition};
+use crate::cg::{self, Plus, ThreadBlock, ThreadBlockTile, this_grid, this_multi_grid, this_thread_block, tiled_partition};
 use crate::kernel;
-use crate::mem::{In, Out};
+use crate::mem::{In, Out, dynamic_shared};
 
 /// `reduce_cooperative_grid` with its `grid.sync()` deleted: block 0 reads the
 /// partials whether or not the other blocks have written them.
@@ -162,5 +162,116 @@ pub unsafe fn mutant_multi_gpu_without_barrier<const TILE: u32 = 32>(
         }
         // SAFETY: out holds one float.
         unsafe { out.write(0, sum) };
+    }
+}
+
+/// `reduce_cooperative_grid` with the second stage's `if block 0` deleted:
+/// every block adds up the partials and writes `out[0]`.
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_every_block_writes_total<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    let m = grid.num_blocks();
+    let mut w = 0.0f32;
+    let mut i = block.thread_rank() as usize;
+    while i < m {
+        // SAFETY: i < m, and every block wrote its partial before grid.sync().
+        w += unsafe { partials.read(i) };
+        i += block.num_threads() as usize;
+    }
+    total = block_sum(&block, &tile, w);
+    if block.thread_rank() == 0 {
+        // SAFETY: out holds one float (that every block writes it is the mutation).
+        unsafe { out.write(0, total) };
+    }
+}
+
+/// `block_sum` with `tile.sync()` where its first `block.sync()` belongs:
+/// the barrier orders one warp's lanes, not the tiles' totals across warps.
+#[inline(always)]
+fn block_sum_tile_synced<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f32) -> f32 {
+    let tile_totals = dynamic_shared::<f32>();
+    let tile_total = cg::reduce(tile, v, Plus);
+    if tile.thread_rank() == 0 {
+        // SAFETY: the launch gives one f32 per tile, and each tile writes only its own.
+        unsafe { tile_totals.write(tile.meta_group_rank() as usize, tile_total) };
+    }
+    tile.sync();
+    let mut total = 0.0f32;
+    if tile.meta_group_rank() == 0 {
+        let mut mine = 0.0f32;
+        let mut i = tile.thread_rank();
+        while i < tile.meta_group_size() {
+            // SAFETY: i names a tile (that it was written is the mutation).
+            mine += unsafe { tile_totals.read(i as usize) };
+            i += TILE;
+        }
+        total = cg::reduce(tile, mine, Plus);
+    }
+    block.sync();
+    total
+}
+
+/// `reduce_cooperative_grid` whose block sums use [`block_sum_tile_synced`].
+///
+/// # Safety
+/// As `reduce_cooperative_grid`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_tile_sync_for_block_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum_tile_synced(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum_tile_synced(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
     }
 }

@@ -17,16 +17,20 @@ use std::fmt::Write;
 /// The nine sizes the lesson's harness checks.
 pub const LADDER: [u64; 9] = [0, 1, 31, 611, 1024, 4096, 40960, 4_194_915, 67_108_864];
 
-/// The exercise's solvers: yours, or one that makes a mistake the lesson describes.
+/// The exercise's solvers: yours, ours, or one that makes a mistake the lesson describes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// solve() as written in host/src/exercise/solve.rs.
     Solve,
+    /// Our solution, to compare against yours.
+    Reference,
     /// The grid sized from n alone: the largest cases ask for more blocks than fit.
     GridFromN,
     /// No n = 0 special case: the empty case asks for a 0-block launch.
     ZeroGrid,
+    /// Blocks counted as n / 256, rounded down: n below one block gets 0 blocks.
+    RoundDown,
     /// The loop bound rounded up to whole blocks: reads past the input.
     BoundsBug,
     /// Block 0 adds the partials with an `if` where the loop was: one partial
@@ -81,11 +85,25 @@ impl Case {
 /// launched, or the error it returned.
 pub type Outcome = Result<(f32, Solved)>;
 
+/// `solve()` as it ships: not written yet.
+pub struct Unwritten;
+
+impl Unwritten {
+    /// The error the unwritten `solve()` returns.
+    pub fn fail(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved> {
+        Err(Error::SolveUnwritten)
+    }
+}
+
 /// What a case reports for a solver's error: an emulator fault in full, a
-/// driver error by its name, anything else as its message.
-fn case_error(e: &Error) -> String {
+/// driver error by its name, anything else as its message. The harness knows
+/// n, so a 0-block grid for n > 0 is named as the rounding it is.
+fn case_error(n: u64, e: &Error) -> String {
     match e {
         Error::Emulated { fault, .. } => fault.to_string(),
+        Error::EmptyGrid { kernel } if n > 0 => format!(
+            "launch of {kernel} with 0 blocks refused, but n = {n} has elements to sum: a block count computed as n / threads per block rounds down to 0 when n is less than one block's threads; round the division up"
+        ),
         _ => e.driver_name().unwrap_or_else(|| e.to_string()),
     }
 }
@@ -109,27 +127,29 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome) -> Case {
                 solved: Some(solved),
             }
         }
-        Err(e) => Case { n, status: Status::Failed, sum: None, reference: r.sum, error: None, bound: None, launch_error: Some(case_error(&e)), solved: None },
+        Err(e) => {
+            Case { n, status: Status::Failed, sum: None, reference: r.sum, error: None, bound: None, launch_error: Some(case_error(n, &e)), solved: None }
+        }
     }
 }
 
-/// Runs every size through `attempt`; a failed case never stops the ladder.
+/// Runs every size through `attempt`; a failed case never stops the ladder,
+/// but an unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
 /// `each` sees every case as soon as it is judged.
-pub fn run_ladder(sizes: &[u64], tile: u32, mut attempt: impl FnMut(&[f32]) -> Outcome, each: &mut dyn FnMut(&Case)) -> Vec<Case> {
-    sizes
-        .iter()
-        .map(|&n| {
-            let case = match reference::fill(n as usize) {
-                Ok(xs) => {
-                    let outcome = attempt(&xs);
-                    judge(n, &xs, tile, outcome)
-                }
-                Err(e) => judge(n, &[], tile, Err(e)),
-            };
-            each(&case);
-            case
-        })
-        .collect()
+pub fn run_ladder(sizes: &[u64], tile: u32, mut attempt: impl FnMut(&[f32]) -> Outcome, each: &mut dyn FnMut(&Case)) -> Result<Vec<Case>> {
+    let mut cases = Vec::with_capacity(sizes.len());
+    for &n in sizes {
+        let case = match reference::fill(n as usize) {
+            Ok(xs) => match attempt(&xs) {
+                Err(Error::SolveUnwritten) => return Err(Error::SolveUnwritten),
+                outcome => judge(n, &xs, tile, outcome),
+            },
+            Err(e) => judge(n, &[], tile, Err(e)),
+        };
+        each(&case);
+        cases.push(case);
+    }
+    Ok(cases)
 }
 
 /// The smallest failing case, if any.
@@ -191,8 +211,10 @@ pub fn larger_device_header(capacity: u32) -> String {
 pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMut(&Case)) -> Result<ExerciseReport> {
     let solver: Solver = match variant {
         Variant::Solve => solve,
+        Variant::Reference => variants::reference,
         Variant::GridFromN => variants::grid_from_n,
         Variant::ZeroGrid => variants::zero_grid,
+        Variant::RoundDown => variants::round_down,
         Variant::BoundsBug => variants::bounds_bug,
         Variant::PartialsIf => variants::partials_if,
     };
@@ -207,7 +229,7 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMu
             Ok((gpu.read(&total)?[0], solved))
         },
         each,
-    );
+    )?;
     let counts = cases.iter().rev().find_map(|c| c.solved.filter(|s| s.blocks_per_sm > 0));
     let checks: Vec<Check> = cases.iter().map(|c| Check::new(format!("n = {}", c.n), c.pass(), c.launch_error.clone().unwrap_or_default())).collect();
     Ok(ExerciseReport {
@@ -297,7 +319,7 @@ mod tests {
     }
 
     fn ladder(sizes: &[u64], attempt: impl FnMut(&[f32]) -> Outcome) -> Vec<Case> {
-        run_ladder(sizes, 32, attempt, &mut |_| {})
+        run_ladder(sizes, 32, attempt, &mut |_| {}).unwrap()
     }
 
     #[test]

@@ -1,38 +1,35 @@
 //! The exercise: write `solve()`, a single-launch sum.
 //!
-//! You get the device, the input on the device (`input.len()` is n, and the
-//! only place n comes from) and a zeroed one-element `total`. Put the sum in
-//! `total[0]` with one cooperative launch of `EXERCISE_SUM`, whose kernel is
-//! yours to edit in `gpu/src/kernels/exercise.rs`, and size its grid
-//! yourself. Return what you launched so the harness can report it.
+//! You get the device, the input already on it (`input.len()` is n, and the
+//! only place n comes from) and `total`, one zeroed `f32`. Leave the sum of
+//! the input in `total[0]` with one cooperative launch of the exercise kernel
+//! (`gpu/src/kernels/exercise.rs`, yours to edit too), on a grid you size
+//! yourself, and return what you launched as a [`Solved`].
+//!
+//! The calls you need, in the order you will make them:
+//! - `gpu.cooperative_kernel(&crate::kernels().exercise_sum)?`: the kernel,
+//!   loaded; a cooperative kernel launches only cooperatively.
+//! - `kernel.limits(threads_per_block)?`: a [`Limits`](crate::sizing::Limits)
+//!   for this kernel at this block size with its shared memory:
+//!   `blocks_per_sm` (the occupancy API's answer), `sms`, and `capacity()`.
+//! - `kernel.configure(blocks, threads_per_block)?`: checks the grid against
+//!   those limits and gives back a launch (an error, not a hang, if it does
+//!   not fit; 0 blocks is refused too).
+//! - `gpu.zeros::<f32>(count)?`: a zeroed buffer, for the kernel's
+//!   one-partial-per-block scratch.
+//! - `launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?`: the launch.
 //!
 //! Check it: `cargo run --release -p host -- exercise` (add `--emulate`
-//! without a GPU).
-//!
-//! This file ships with a working solution. To do the exercise from scratch,
-//! delete the body and write your own.
+//! without a GPU). `--variant reference` runs a solution written by us.
 
-use super::Solved;
+use super::{Solved, Unwritten};
 use crate::device::{Buffer, Gpu};
 use crate::error::Result;
 use crate::launch::DeviceInput;
 
-/// Threads per block for the exercise kernel.
-const THREADS_PER_BLOCK: u32 = 256;
-
+/// Your single-launch sum: launch the exercise kernel once, cooperatively,
+/// so that `total[0]` holds the sum of `input`, and return what you launched.
 pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    let kernel = gpu.cooperative_kernel(&crate::kernels().exercise_sum)?;
-    // Ask about this kernel, at this block size, with its shared memory.
-    let limits = kernel.limits(THREADS_PER_BLOCK)?;
-    let needed = (input.len() as u64).div_ceil(THREADS_PER_BLOCK as u64);
-    let blocks = needed.min(limits.capacity() as u64) as u32;
-    let solved = Solved { blocks, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms };
-    if blocks == 0 {
-        // n = 0: the total is already zero, and there is nothing to launch.
-        return Ok(solved);
-    }
-    let launch = kernel.configure(blocks, THREADS_PER_BLOCK)?;
-    let mut partials = gpu.zeros::<f32>(blocks as usize)?;
-    launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?;
-    Ok(solved)
+    // Delete this line and write your solve() here.
+    Unwritten::fail(gpu, input, total)
 }

@@ -1,5 +1,6 @@
-//! Solvers that each make one mistake the lesson describes, so a learner can
-//! see what the harness reports for it.
+//! Our solution (`--variant reference`), and solvers that each make one
+//! mistake the lesson describes, so a learner can see what the harness
+//! reports for it.
 
 use super::Solved;
 use crate::device::{Buffer, Gpu};
@@ -8,6 +9,25 @@ use crate::launch::{DeviceInput, SumParams};
 use gpu_core::kernels::{GridSync, KernelDef};
 
 const THREADS_PER_BLOCK: u32 = 256;
+
+/// `reference`: the grid is the smaller of the blocks n needs and the blocks
+/// that fit at once, and n = 0 launches nothing.
+pub fn reference(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    let kernel = gpu.cooperative_kernel(&crate::kernels().exercise_sum)?;
+    // This kernel, at this block size, with its shared memory: not a similar kernel's answer.
+    let limits = kernel.limits(THREADS_PER_BLOCK)?;
+    let needed = (input.len() as u64).div_ceil(THREADS_PER_BLOCK as u64);
+    let blocks = needed.min(limits.capacity() as u64) as u32;
+    let solved = Solved { blocks, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms };
+    if blocks == 0 {
+        // The harness zeroed the total; there is nothing to launch.
+        return Ok(solved);
+    }
+    let launch = kernel.configure(blocks, THREADS_PER_BLOCK)?;
+    let mut partials = gpu.zeros::<f32>(blocks as usize)?;
+    launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?;
+    Ok(solved)
+}
 
 /// Sizes a grid from `n` and the kernel's cooperative capacity.
 type Sizing = fn(n: u64, capacity: u32) -> u64;
@@ -33,6 +53,20 @@ pub fn grid_from_n_blocks(n: u64, _capacity: u32) -> u64 {
 /// The right grid, with no special case for n = 0.
 pub fn zero_grid_blocks(n: u64, capacity: u32) -> u64 {
     n.div_ceil(THREADS_PER_BLOCK as u64).min(capacity as u64)
+}
+
+/// The blocks n needs with the division rounded down, within the capacity.
+pub fn round_down_blocks(n: u64, capacity: u32) -> u64 {
+    (n / THREADS_PER_BLOCK as u64).min(capacity as u64)
+}
+
+/// `round-down`: the right grid but for `n / 256` where the division should
+/// round up (and no launch for n = 0).
+pub fn round_down(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    if input.is_empty() {
+        return nothing_launched(gpu, &crate::kernels().exercise_sum);
+    }
+    launch_as_sized(gpu, &crate::kernels().exercise_sum, round_down_blocks, input, total)
 }
 
 /// `grid-from-n`: sized from n alone.

@@ -66,6 +66,34 @@ impl fmt::Display for Touch {
     }
 }
 
+/// A warp-level barrier (`tile.sync()`, a warp collective) that lay between
+/// two racing accesses but did not include the second thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialBarrier {
+    pub warp: u32,
+    /// The lanes it synchronized.
+    pub mask: u32,
+}
+
+impl PartialBarrier {
+    /// Why it did not order the access by `thread`, and what would.
+    fn reaching(&self, thread: u32) -> String {
+        let lanes = if self.mask == u32::MAX {
+            format!("warp {}", self.warp)
+        } else {
+            format!("lanes {} of warp {}", ranges((0..32).filter(|l| self.mask & (1 << l) != 0)), self.warp)
+        };
+        if thread / 32 != self.warp {
+            format!(
+                "the warp sync between them (tile.sync()?) covers {lanes} only, and thread {thread} is in warp {}: a tile is at most one warp, so threads of different warps need block.sync()",
+                thread / 32
+            )
+        } else {
+            format!("the warp sync between them covers {lanes} only, not lane {}: sync a tile that holds both lanes, or the block", thread % 32)
+        }
+    }
+}
+
 /// Why an emulated launch failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fault {
@@ -78,7 +106,7 @@ pub enum Fault {
     /// A vector load from an address not aligned to its size.
     Misaligned { thread: ThreadId, site: Site, buffer: &'static str, index: usize, alignment: usize },
     /// Two threads of a block touched the same word, one of them writing, with no barrier between.
-    Race { word: String, first: Touch, second: Touch },
+    Race { word: String, first: Touch, second: Touch, partial: Option<PartialBarrier> },
     /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
     BlockRace { word: String, writer: u32, writer_site: Site, other: u32, other_site: Site, other_access: Access },
     /// The threads of a block met at one `block.sync()` from different places in the source.
@@ -141,17 +169,20 @@ impl fmt::Display for Fault {
             Fault::Misaligned { thread, site, buffer, index, alignment } => {
                 write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
             }
-            Fault::Race { word, first, second } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
-            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access } => {
-                let what = match other_access {
-                    Access::Read => "read it",
-                    Access::Write => "wrote it too",
-                };
-                write!(
-                    f,
-                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} {what} at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
-                )
+            Fault::Race { word, first, second, partial: None } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
+            Fault::Race { word, first, second, partial: Some(p) } => {
+                write!(f, "data race on {word}: {first}, and {second}; {}", p.reaching(second.thread.thread))
             }
+            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access } => match other_access {
+                Access::Read => write!(
+                    f,
+                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} read it at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
+                ),
+                Access::Write => write!(
+                    f,
+                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: more than one block writes this one word, so the last to write wins (a barrier between them would only decide which); have one block write it"
+                ),
+            },
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
             Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
             Fault::GridSyncNotCooperative { thread, site } => {

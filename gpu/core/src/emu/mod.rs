@@ -52,7 +52,7 @@ mod launch;
 // What kernels call: the emulated thread's view (`arch/cpu.rs` uses it).
 pub mod thread;
 
-pub use fault::{Access, Fault, Site, ThreadId};
+pub use fault::{Access, Fault, PartialBarrier, Site, ThreadId};
 pub use memory::Memory;
 pub use spec::{Arg, BlockTrace, Device, Launch, LaunchStats, Options};
 

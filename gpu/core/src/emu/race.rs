@@ -5,7 +5,7 @@
 //! (`tile.sync()`) lies between them, the rule `compute-sanitizer --tool
 //! racecheck` applies on a GPU.
 
-use super::fault::{Access, Fault, Site, ThreadId, Touch};
+use super::fault::{Access, Fault, PartialBarrier, Site, ThreadId, Touch};
 
 /// One access, as the shadow remembers it.
 #[derive(Clone, Copy, Debug)]
@@ -43,12 +43,23 @@ impl Now<'_> {
         warp == now.thread / 32 && (self.warp_syncs)(warp).iter().skip(earlier.warp_syncs as usize).any(|m| m & lanes == lanes)
     }
 
+    /// The warp syncs the earlier thread's warp completed after its access
+    /// that named its lane: a barrier between the two accesses that does not
+    /// reach the later thread.
+    fn partial_barrier(&self, earlier: &Touched) -> Option<PartialBarrier> {
+        let (warp, lane) = (earlier.thread / 32, earlier.thread % 32);
+        let masks = (self.warp_syncs)(warp);
+        let mask = masks.iter().skip(earlier.warp_syncs as usize).rev().find(|&&m| m & (1 << lane) != 0)?;
+        Some(PartialBarrier { warp, mask: *mask })
+    }
+
     fn race(&self, word: &str, earlier: &Touched, earlier_access: Access, access: Access) -> Fault {
         let id = |thread| ThreadId { block: self.block, thread };
         Fault::Race {
             word: word.to_string(),
             first: Touch { thread: id(earlier.thread), access: earlier_access, site: earlier.site },
             second: Touch { thread: id(self.touched.thread), access, site: self.touched.site },
+            partial: self.partial_barrier(earlier),
         }
     }
 }
@@ -119,7 +130,20 @@ mod tests {
         s.read(&now(at(17, 0, 1), &synced), || "w".into()).unwrap();
         let mut s = Shadow::default();
         s.write(&now(at(3, 0, 0), &partial), || "w".into()).unwrap();
-        assert!(s.read(&now(at(17, 0, 1), &partial), || "w".into()).is_err(), "lane 17 is not in the sync");
+        let err = s.read(&now(at(17, 0, 1), &partial), || "w".into()).unwrap_err();
+        assert!(err.to_string().contains("covers lanes 0-7 of warp 0 only"), "lane 17 is not in the sync: {err}");
+    }
+
+    #[test]
+    fn a_warp_sync_between_threads_of_different_warps_is_named_as_too_narrow() {
+        // tile.sync() where block.sync() belongs: warp 1 writes and syncs, warp 0 reads.
+        let syncs = |w| if w == 1 { vec![0xffff_ffff] } else { Vec::new() };
+        let mut s = Shadow::default();
+        s.write(&now(at(32, 0, 0), &syncs), || "w".into()).unwrap();
+        let err = s.read(&now(at(1, 0, 0), &syncs), || "w".into()).unwrap_err().to_string();
+        assert!(err.contains("the warp sync between them (tile.sync()?) covers warp 1 only"), "{err}");
+        assert!(err.contains("block.sync()"), "names the fix: {err}");
+        assert!(!err.contains("with no barrier between"), "{err}");
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub struct Kernels {
     pub mutant_without_grid_sync: KernelDef<SumParams, GridSync>,
     pub mutant_dropping_last_block: KernelDef<SumParams, GridSync>,
     pub mutant_multi_gpu_without_barrier: KernelDef<MultiGpuParams, GridSync>,
+    pub mutant_every_block_writes_total: KernelDef<SumParams, GridSync>,
+    pub mutant_tile_sync_for_block_sync: KernelDef<SumParams, GridSync>,
     pub shuffle_out_of_range: KernelDef<OneOut, NoGridSync>,
     pub empty: KernelDef<(), NoGridSync>,
     pub empty_cooperative: KernelDef<(), GridSync>,
@@ -74,7 +76,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// The PTX entry names of every kernel in the plain module.
-    pub fn names(&self) -> [&'static str; 27] {
+    pub fn names(&self) -> [&'static str; 29] {
         [
             self.reduce_blocks_to_partials.name(),
             self.reduce_partials_to_total.name(),
@@ -90,6 +92,8 @@ impl Kernels {
             self.mutant_without_grid_sync.name(),
             self.mutant_dropping_last_block.name(),
             self.mutant_multi_gpu_without_barrier.name(),
+            self.mutant_every_block_writes_total.name(),
+            self.mutant_tile_sync_for_block_sync.name(),
             self.shuffle_out_of_range.name(),
             self.empty.name(),
             self.empty_cooperative.name(),
