@@ -278,9 +278,20 @@ fn the_trace_shows_every_block_waiting_for_the_last_and_names_the_deadlock_of_an
     assert_eq!((coop.blocks, coop.trace.len()), (160, 160));
     let last_arrival = coop.trace.iter().map(|b| b.arrive.unwrap()).max().unwrap();
     assert!(coop.trace.iter().all(|b| b.leave.unwrap() >= last_arrival), "a block left grid.sync() before the last one arrived");
+    // In the emulated device's time, not the CPU's: all 160 start together, on
+    // the T4's 40 SMs, and leave the barrier together; block 0 then adds the partials.
+    assert!(coop.trace.iter().all(|b| b.start == 0 && b.leave == Some(last_arrival)), "{:?}", &coop.trace[..3]);
     let places: std::collections::BTreeSet<u32> = coop.trace.iter().map(|b| b.place).collect();
-    assert_eq!(places.len(), 160, "every block of the cooperative grid holds a place of its own");
+    assert_eq!(places.len(), 40, "the emulated SMs");
+    assert_eq!(host::trace::most_resident(&coop.trace), 160);
+    assert!(coop.trace[0].end.unwrap() > last_arrival, "block 0's second stage, after grid.sync()");
+    // The ordinary launch sized to n: 391 blocks, 160 at a time, in three waves.
+    let waves = r.pictures.iter().find(|p| p.title.contains("run in waves")).unwrap();
+    let starts: std::collections::BTreeSet<u64> = waves.trace.trace.iter().map(|b| b.start).collect();
+    assert_eq!((waves.trace.trace.len(), host::trace::most_resident(&waves.trace.trace)), (391, 160));
+    assert!((3..=6).contains(&starts.len()), "waves, not one block per CPU core: {} distinct starts", starts.len());
     let dead = &r.pictures.last().unwrap().trace;
+    assert!(dead.trace.iter().all(|b| b.start == 0 && b.arrive.is_some() && b.end.is_none()));
     assert_eq!((dead.blocks, dead.trace.len()), (391, 160));
     assert!(dead.error.as_deref().unwrap().contains("160 blocks hold every place on the device and wait at grid.sync()"), "{:?}", dead.error);
     for p in &r.pictures {

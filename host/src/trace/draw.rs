@@ -1,5 +1,5 @@
 //! A traced launch as a picture: one row per place a block can hold (an SM's
-//! share on a GPU, a resident slot on the emulator), each block a bar from
+//! share, on a GPU or the emulated one), each block a bar from
 //! its start to its end, coloured by phase, and the moment the grid barrier
 //! completes drawn across every row.
 
@@ -12,6 +12,8 @@ use std::path::Path;
 const WORK: RGBColor = RGBColor(0, 114, 178);
 const WAITING: RGBColor = RGBColor(230, 159, 0);
 const AFTER: RGBColor = RGBColor(0, 158, 115);
+/// Every other block on a row, so that waves of blocks show where they meet.
+const WORK_NEXT: RGBColor = RGBColor(86, 180, 233);
 
 /// The row each block is drawn on: blocks of one place (an SM) share as
 /// few rows as never overlap, places in order. Returns the rows and their count.
@@ -52,8 +54,6 @@ fn caption(t: &LaunchTrace, device: &str) -> String {
     let mut c = format!("{device}: {started} of {} blocks of {} threads started", t.blocks, t.threads_per_block);
     if never > 0 {
         c += &format!("; {never} never did: every place is held by a block waiting at grid.sync()");
-    } else if t.unit == TraceUnit::EmulatorSteps && !t.cooperative {
-        c += "; the emulator runs one block per CPU core at a time";
     }
     c
 }
@@ -81,7 +81,7 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     let (unit, place) = match t.unit {
         TraceUnit::Nanoseconds => ("time since the first block started, ns (%globaltimer)", "SM (%smid), one row per block it held at once"),
         TraceUnit::EmulatorSteps => {
-            ("emulator steps since the first block started (memory accesses made by the launch)", "resident slot of the emulated device")
+            ("logical time: memory accesses each block made, resident blocks in step", "emulated SM, one row per block it held at once")
         }
     };
 
@@ -118,7 +118,10 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     let mut work = Vec::new();
     let mut waiting = Vec::new();
     let mut after = Vec::new();
+    let mut on_row = vec![0u32; n_rows as usize];
     for (b, &r) in b.iter().zip(&row) {
+        on_row[r as usize] += 1;
+        let shade = if on_row[r as usize] % 2 == 1 { WORK } else { WORK_NEXT };
         match (b.arrive, b.leave, b.end) {
             (Some(a), leave, end) => {
                 work.push(bar(x(b.start), x(a), r, WORK));
@@ -127,7 +130,7 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
                     after.push(bar(x(l), x(e), r, AFTER));
                 }
             }
-            (None, _, end) => work.push(bar(x(b.start), end.map_or(x1, x), r, WORK)),
+            (None, _, end) => work.push(bar(x(b.start), end.map_or(x1, x), r, shade)),
         }
     }
     let has_barrier = !waiting.is_empty();
@@ -135,7 +138,11 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     chart
         .draw_series(work)
         .map_err(|e| fail(&e))?
-        .label(if has_barrier { "before grid.sync(): the grid-stride loop and block sum" } else { "the whole kernel" })
+        .label(if has_barrier {
+            "before grid.sync(): the grid-stride loop and block sum"
+        } else {
+            "the whole kernel (shades alternate block by block on a row: the waves)"
+        })
         .legend(legend(WORK));
     if has_barrier {
         chart.draw_series(waiting).map_err(|e| fail(&e))?.label("waiting at grid.sync()").legend(legend(WAITING));

@@ -1,7 +1,8 @@
 //! `cg-lesson trace`: where and when each block ran, drawn. On a GPU, from
 //! the traced build of the kernels (`gpu_core::trace`: `%smid` and `%globaltimer`
 //! per block, recorded by thread 0); on the emulator, from the emulator's
-//! own record (its resident places, and its step clock). Drawn for:
+//! own record, laid out in the emulated device's time (`gpu_core::emu`'s
+//! timeline: its SMs, resident blocks advancing together). Drawn for:
 //! - the lesson's cooperative launch at capacity, every block resident at once;
 //! - the two-launch path;
 //! - an ordinary launch of the first stage sized to n, which runs in waves;
@@ -163,6 +164,26 @@ fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[
     }
 }
 
+/// The most blocks a trace shows running at one moment (a block that never
+/// ended holds its place to the end).
+pub fn most_resident(trace: &[BlockTrace]) -> usize {
+    let mut edges: Vec<(u64, i32)> = Vec::with_capacity(trace.len() * 2);
+    for b in trace {
+        edges.push((b.start, 1));
+        if let Some(end) = b.end {
+            edges.push((end, -1));
+        }
+    }
+    // At one moment, ends before starts: a block that takes a freed place does not overlap it.
+    edges.sort_unstable();
+    let (mut now, mut most) = (0i32, 0i32);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most as usize
+}
+
 /// The report as text: where each picture is, and what it shows.
 pub fn render(r: &TraceReport) -> String {
     let mut o = String::new();
@@ -171,12 +192,13 @@ pub fn render(r: &TraceReport) -> String {
         let started = t.trace.len();
         let places: std::collections::BTreeSet<u32> = t.trace.iter().map(|b| b.place).collect();
         o += &format!(
-            "{}\n  {} of {} blocks started, on {} {}",
+            "{}\n  {} of {} blocks started, on {} {}, at most {} resident at once",
             p.title,
             started,
             t.blocks,
             places.len(),
-            if t.unit == TraceUnit::Nanoseconds { "SMs" } else { "resident places" }
+            if t.unit == TraceUnit::Nanoseconds { "SMs" } else { "emulated SMs" },
+            most_resident(&t.trace)
         );
         if let Some(e) = &t.error {
             o += &format!("\n  the emulator: {e}");

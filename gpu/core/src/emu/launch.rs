@@ -16,8 +16,9 @@ use super::clock;
 use super::fault::{Access, Fault, Site, count, ranges};
 use super::info::{LaunchInfo, quiet_kernel_panics};
 use super::scheduler::{BlockRun, Outcome};
-use super::spec::{Arg, BlockTrace, Device, Launch, LaunchStats, Options};
+use super::spec::{Arg, Device, Launch, LaunchStats, Options};
 use super::stack::Slots;
+use super::timeline::{self, Course, Residency};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Condvar, Mutex};
@@ -45,14 +46,13 @@ struct GridState {
     reads: BTreeMap<(u32, usize), Vec<BlockAccess>>,
     /// Two blocks that touched one word in this phase: (slot, index), the writer, the other, what the other did.
     races: BTreeMap<(u32, usize), (BlockAccess, BlockAccess, Access)>,
-    /// Resident places taken by the blocks holding them (for traces), and the clock:
-    /// memory accesses made by the whole launch so far.
+    /// Resident places taken by the blocks holding them (what `%smid` reads).
     places: BTreeMap<u32, u32>,
     /// Places no block holds now, below `next_place`.
     free_places: std::collections::BTreeSet<u32>,
     next_place: u32,
-    steps: u64,
-    trace: BTreeMap<u32, BlockTrace>,
+    /// Each started block's course, in its own memory accesses (for traces).
+    courses: BTreeMap<u32, Course>,
     finished: Option<Result<(), Fault>>,
 }
 
@@ -111,7 +111,8 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
     });
     let st = g.state.into_inner().expect("no worker panics holding the lock");
     if let Some(sink) = launch.trace {
-        sink.lock().unwrap_or_else(|e| e.into_inner()).extend(st.trace.values().copied());
+        let laid_out = timeline::lay_out(&st.courses, st.generation, Residency { fit, sms: device.sms });
+        sink.lock().unwrap_or_else(|e| e.into_inner()).extend(laid_out);
     }
     st.finished.expect("the launch finishes before its workers return").map(|()| LaunchStats { max_resident: st.max_running, workers })
 }
@@ -137,10 +138,6 @@ fn worker(g: &Grid) {
                 if let Some(i) = parked.iter().position(|b| b.generation < st.generation) {
                     let mut b = parked.swap_remove(i);
                     b.release(&slots);
-                    let now = st.steps;
-                    if let Some(t) = st.trace.get_mut(&b.block.id) {
-                        t.leave.get_or_insert(now);
-                    }
                     break b;
                 }
                 // A block starts only where the device has room for it, as in an
@@ -157,8 +154,7 @@ fn worker(g: &Grid) {
                         }
                     };
                     st.places.insert(id, place);
-                    let start = st.steps;
-                    st.trace.insert(id, BlockTrace { block: id, place, start, arrive: None, leave: None, end: None });
+                    st.courses.insert(id, Course::default());
                     break BlockRun::new(id, place, &g.info);
                 }
                 st = g.cv.wait(st).unwrap();
@@ -173,14 +169,10 @@ fn worker(g: &Grid) {
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
         let id = run.block.id;
-        st.steps += clock::take_steps();
-        let now = st.steps;
-        if let Some(t) = st.trace.get_mut(&id) {
-            match outcome {
-                Outcome::Parked => _ = t.arrive.get_or_insert(now),
-                Outcome::Done => t.end = Some(now),
-                Outcome::Faulted(_) => {}
-            }
+        let stretch = clock::take_steps();
+        if let Some(c) = st.courses.get_mut(&id) {
+            c.segments.push(stretch);
+            c.done = matches!(outcome, Outcome::Done);
         }
         if !matches!(outcome, Outcome::Parked)
             && let Some(place) = st.places.remove(&id)

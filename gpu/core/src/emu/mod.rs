@@ -47,6 +47,8 @@ mod access;
 mod report;
 // The scheduler that runs a block's threads as coroutines.
 mod scheduler;
+// A traced launch laid out in the emulated device's time.
+mod timeline;
 // One launch: workers, the grid barrier, global memory between blocks.
 mod launch;
 // What kernels call: the emulated thread's view (`arch/cpu.rs` uses it).

@@ -66,12 +66,13 @@ pub struct Launch<'a> {
 
 /// One block's course through a launch, as a trace records it: where it ran
 /// and when it started, reached its first `grid.sync()`, left it, and
-/// ended. Times are emulator steps (memory accesses made by the whole
-/// launch so far) on the emulator, nanoseconds of `%globaltimer` on a GPU.
+/// ended. On a GPU: the SM (`%smid`) and nanoseconds of `%globaltimer`. On
+/// the emulator: the emulated SM and a logical time, the memory accesses
+/// each block made, with resident blocks advancing together (`emu::timeline`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockTrace {
     pub block: u32,
-    /// The SM it ran on (`%smid`); on the emulator, the resident slot it held.
+    /// The SM it ran on (`%smid`); on the emulator, the emulated SM.
     pub place: u32,
     pub start: u64,
     pub arrive: Option<u64>,
