@@ -10,7 +10,8 @@ use std::time::Duration;
 
 /// A small device: 2 SMs of 256 threads and 4 blocks each, so 4 blocks of
 /// 64 threads per SM and 8 in a cooperative grid.
-const DEV: Device = Device { sms: 2, threads_per_sm: 256, blocks_per_sm: 4, shared_bytes_per_sm: 48 * 1024, max_threads_per_block: 1024 };
+const DEV: Device =
+    Device { sms: 2, threads_per_sm: 256, blocks_per_sm: 4, shared_bytes_per_sm: 48 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
 const THREADS: u32 = 64;
 
 fn input<T>(name: &'static str, v: &[T]) -> Arg {
@@ -39,6 +40,7 @@ fn launch_with<P: Params, C: Contract>(
             grid,
             threads,
             shared_bytes: def.shared_bytes(threads),
+            registers_per_thread: None,
             cooperative,
             grid_sync: def.grid_sync(),
             args,
@@ -103,6 +105,10 @@ fn the_same_launch_gives_the_same_bits_with_any_number_of_workers_and_any_seed()
 fn an_oversized_cooperative_launch_is_refused_by_name() {
     assert_eq!(Device::T4.cooperative_capacity(256, one_f32_per_tile(256, 32)), 160, "4 blocks of 256 per SM, 40 SMs");
     assert_eq!(Device::H200.cooperative_capacity(256, one_f32_per_tile(256, 32)), 1056, "8 blocks of 256 per SM, 132 SMs");
+    // Registers limit as on a GPU: 65,536 per SM, 256 at a time to a warp.
+    assert_eq!(Device::T4.blocks_per_sm_using(256, 32, Some(32)), 4, "threads limit first");
+    assert_eq!(Device::T4.blocks_per_sm_using(256, 32, Some(96)), 2, "96 x 32 = 3072 a warp, x 8 warps: 2 blocks");
+    assert_eq!(Device::T4.blocks_per_sm_using(256, 32, Some(255)), 1);
     let mut out = [0u32; 2];
     let err = launch(&kernels::PROBE_COOPERATIVE, 9, THREADS, true, &[output("out", &mut out, 0)]).unwrap_err();
     assert_eq!(err, Fault::CooperativeLaunchTooLarge { requested: 9, max: 8 });

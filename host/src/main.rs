@@ -156,7 +156,11 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
 fn run_occupancy(target: &TargetArgs) -> Result<()> {
     let gpu = open(target)?;
     let rows = host::occupancy::run(&gpu)?;
-    emit(&if target.json { json::to_string(&rows) + "\n" } else { host::occupancy::render(&gpu.info.name, &rows) });
+    emit(&if target.json {
+        json::to_string(&rows) + "\n"
+    } else {
+        host::occupancy::render(&gpu.info.name, &rows, gpu.info.emulated.then(|| host::kernels().ptx.ptxas_sm75.map(|_| ())))
+    });
     Ok(())
 }
 

@@ -24,7 +24,7 @@ pub const EXTRA_SHARED: u32 = 40 * 1024;
 pub struct Row {
     pub kernel: String,
     pub threads_per_block: u32,
-    /// `None` on the emulator, which does not model registers.
+    /// `None` where unknown: on the emulator, a kernel ptxas did not count.
     pub registers_per_thread: Option<u32>,
     pub shared_bytes: u32,
     pub blocks_per_sm: u32,
@@ -64,9 +64,17 @@ pub fn run(gpu: &Gpu) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// The table as text, one section per kernel.
-pub fn render(device: &str, rows: &[Row]) -> String {
+/// The table as text, one section per kernel. `emulated`: where the
+/// registers came from, on the emulator (ptxas at build time, or why none).
+pub fn render(device: &str, rows: &[Row], emulated: Option<Result<(), &str>>) -> String {
     let mut o = format!("Occupancy on {device}: the cooperative ceiling by kernel and block size\n");
+    match emulated {
+        Some(Ok(())) => o += "registers: ptxas -arch=sm_75's count for each kernel, taken when the kernels were built\n",
+        Some(Err(why)) => {
+            let _ = writeln!(o, "registers: - (not counted, so they limit nothing here: {why})");
+        }
+        None => {}
+    }
     let mut kernels: Vec<&str> = Vec::new();
     for r in rows {
         if !kernels.contains(&r.kernel.as_str()) {

@@ -13,7 +13,7 @@ use std::fmt::Write;
 pub struct SmResources {
     pub max_threads: u32,
     pub max_blocks: u32,
-    /// `None` where the device does not model registers (the emulator).
+    /// `None` where unknown (on the emulator: no ptxas count for the kernel).
     pub registers: Option<u32>,
     pub shared_bytes: u32,
     /// Shared memory the system reserves for each resident block.
@@ -24,7 +24,7 @@ pub struct SmResources {
 #[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
 pub struct BlockResources {
     pub threads_per_block: u32,
-    /// `None` where the device does not model registers (the emulator).
+    /// `None` where unknown (on the emulator: no ptxas count for the kernel).
     pub registers_per_thread: Option<u32>,
     /// Static plus dynamic shared memory.
     pub shared_bytes: u32,

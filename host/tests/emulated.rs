@@ -262,6 +262,13 @@ fn the_kernels_made_to_break_the_sanitizers_are_named_by_the_emulator_too() {
 fn occupancy_on_the_emulated_t4_has_the_lessons_figures_and_the_ceiling_drops_with_shared_memory() {
     let rows = host::occupancy::run(&t4()).unwrap();
     let at = |kernel: &str, t: u32| rows.iter().find(|r| r.kernel == kernel && r.threads_per_block == t).unwrap().blocks_per_sm;
+    // Registers as ptxas counts them for sm_75, where the build found ptxas (the test script installs it).
+    let ptx = host::kernels().ptx;
+    for r in &rows {
+        let name = r.kernel.split(' ').next().unwrap();
+        assert_eq!(r.registers_per_thread, ptx.registers_sm75(name), "{}", r.kernel);
+        assert_eq!(r.registers_per_thread.is_some(), ptx.ptxas_sm75.is_ok(), "{}", r.kernel);
+    }
     // Day 2's sweep on the T4: 16 blocks per SM at 48 and 64 threads, 4 at 256.
     assert_eq!([at("reduce_cooperative_grid", 48), at("reduce_cooperative_grid", 64), at("reduce_cooperative_grid", 256)], [16, 16, 4]);
     let heavy = rows.iter().find(|r| r.kernel.contains("KiB") && r.threads_per_block == 256).unwrap();

@@ -83,7 +83,7 @@ impl Emulated {
             sm: SmResources {
                 max_threads: device.threads_per_sm,
                 max_blocks: device.blocks_per_sm,
-                registers: None,
+                registers: Some(device.registers_per_sm),
                 shared_bytes: device.shared_bytes_per_sm,
                 reserved_shared_per_block: 0,
             },
@@ -244,7 +244,9 @@ struct EmulatedKernel<'g> {
 
 impl Function for EmulatedKernel<'_> {
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
-        Ok(Occupancy { blocks_per_sm: self.emulated.device.blocks_per_sm(threads_per_block, shared_bytes), registers_per_thread: None, static_shared_bytes: 0 })
+        let registers_per_thread = self.spec.registers();
+        let blocks_per_sm = self.emulated.device.blocks_per_sm_using(threads_per_block, shared_bytes, registers_per_thread);
+        Ok(Occupancy { blocks_per_sm, registers_per_thread, static_shared_bytes: 0 })
     }
 
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
@@ -282,6 +284,7 @@ impl Emulated {
             grid: shape.blocks,
             threads: shape.threads_per_block,
             shared_bytes: shape.shared_bytes,
+            registers_per_thread: spec.registers(),
             cooperative,
             grid_sync: spec.grid_sync,
             args: &emu_args,

@@ -75,6 +75,15 @@ pub(crate) struct KernelSpec {
     pub emulated: EmulatedEntry,
 }
 
+impl KernelSpec {
+    /// Its registers per thread as `ptxas` counts them for sm_75 (the
+    /// emulated devices' figure): `None` for a tile the PTX does not hold,
+    /// or where the build found no ptxas.
+    pub fn registers(&self) -> Option<u32> {
+        if self.in_ptx { crate::kernels().ptx.registers_sm75(self.name) } else { None }
+    }
+}
+
 /// One kernel argument, as a launch passes it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ArgValue {

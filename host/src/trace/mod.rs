@@ -94,7 +94,8 @@ pub fn run(
 
     if let Some((dev, options)) = emulated {
         let t = deadlock(&dev, options, &xs, blocks, tpb);
-        let fit = dev.cooperative_capacity(tpb, crate::kernels().reduce_cooperative_grid.shared_bytes(tpb));
+        let def = crate::kernels().reduce_cooperative_grid;
+        let fit = dev.blocks_per_sm_using(tpb, def.shared_bytes(tpb), crate::kernels().ptx.registers_sm75(def.name())) * dev.sms;
         pictures.push(picture(
             dir,
             "trace-ordinary-with-grid-sync",
@@ -145,6 +146,7 @@ fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[
         grid: blocks,
         threads: tpb,
         shared_bytes: def.shared_bytes(tpb),
+        registers_per_thread: crate::kernels().ptx.registers_sm75(def.name()),
         cooperative: false,
         grid_sync: true,
         args: &args,

@@ -78,7 +78,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
     if threads == 0 || threads > device.max_threads_per_block {
         return Err(Fault::InvalidValue(format!("{threads} threads per block; this device runs 1 to {}", device.max_threads_per_block)));
     }
-    let per_sm = device.blocks_per_sm(threads, launch.shared_bytes);
+    let per_sm = device.blocks_per_sm_using(threads, launch.shared_bytes, launch.registers_per_thread);
     if per_sm == 0 {
         return Err(Fault::InvalidValue(format!(
             "one block of {threads} threads and {} bytes of shared memory does not fit on an SM of {} threads and {} bytes",

@@ -11,23 +11,38 @@ pub struct Device {
     pub blocks_per_sm: u32,
     pub shared_bytes_per_sm: u32,
     pub max_threads_per_block: u32,
+    /// 32-bit registers per SM, handed to warps 256 at a time.
+    pub registers_per_sm: u32,
 }
 
 impl Device {
     /// The lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of
     /// shared memory; 4 blocks of 256 threads per SM, so 160 in a cooperative grid.
-    pub const T4: Device = Device { sms: 40, threads_per_sm: 1024, blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024 };
+    pub const T4: Device =
+        Device { sms: 40, threads_per_sm: 1024, blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
 
     /// An NVIDIA H200's shape: 132 SMs of 2048 threads, 32 blocks and 228 KiB
     /// of shared memory; 1056 cooperative blocks of 256 threads.
-    pub const H200: Device = Device { sms: 132, threads_per_sm: 2048, blocks_per_sm: 32, shared_bytes_per_sm: 228 * 1024, max_threads_per_block: 1024 };
+    pub const H200: Device =
+        Device { sms: 132, threads_per_sm: 2048, blocks_per_sm: 32, shared_bytes_per_sm: 228 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
 
     /// Blocks of `threads` threads and `shared_bytes` of dynamic shared memory
     /// one SM holds at once (the occupancy API's answer).
     pub fn blocks_per_sm(&self, threads: u32, shared_bytes: u32) -> u32 {
-        let by_threads = self.threads_per_sm / (threads.div_ceil(32).max(1) * 32);
+        self.blocks_per_sm_using(threads, shared_bytes, None)
+    }
+
+    /// As [`Device::blocks_per_sm`], for a kernel whose threads use
+    /// `registers_per_thread` registers each, where that is known.
+    pub fn blocks_per_sm_using(&self, threads: u32, shared_bytes: u32, registers_per_thread: Option<u32>) -> u32 {
+        let warps = threads.div_ceil(32).max(1);
+        let by_threads = self.threads_per_sm / (warps * 32);
         let by_shared = self.shared_bytes_per_sm.checked_div(shared_bytes).unwrap_or(u32::MAX);
-        by_threads.min(self.blocks_per_sm).min(by_shared)
+        let by_registers = registers_per_thread.map_or(u32::MAX, |r| {
+            let per_warp = (r * 32).div_ceil(256) * 256;
+            self.registers_per_sm.checked_div(per_warp * warps).unwrap_or(u32::MAX)
+        });
+        by_threads.min(self.blocks_per_sm).min(by_shared).min(by_registers)
     }
 
     /// The most blocks a cooperative launch may use.
@@ -53,6 +68,9 @@ pub struct Launch<'a> {
     pub grid: u32,
     pub threads: u32,
     pub shared_bytes: u32,
+    /// Registers each thread uses (ptxas's count), where known: they limit
+    /// the blocks an SM holds as shared memory does.
+    pub registers_per_thread: Option<u32>,
     /// As with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`.
     pub cooperative: bool,
     /// The kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.

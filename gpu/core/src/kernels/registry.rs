@@ -29,6 +29,25 @@ pub struct Ptx {
     pub ptxas_sm75: Result<&'static str, &'static str>,
 }
 
+impl Ptx {
+    /// The registers per thread `ptxas -v -arch=sm_75` reports for entry
+    /// `kernel`; `None` where ptxas was not found at build time or names no
+    /// such entry.
+    pub fn registers_sm75(&self, kernel: &str) -> Option<u32> {
+        registers_in(self.ptxas_sm75.ok()?, kernel)
+    }
+}
+
+/// `Used N registers` of entry `kernel` in `ptxas -v` output.
+fn registers_in(ptxas: &str, kernel: &str) -> Option<u32> {
+    let header = format!("Compiling entry function '{kernel}'");
+    let mut lines = ptxas.lines().skip_while(|l| !l.contains(&header)).skip(1);
+    lines.find_map(|l| {
+        let (_, rest) = l.split_once("Used ")?;
+        rest.split_once(" registers")?.0.trim().parse().ok()
+    })
+}
+
 /// Every kernel the host launches, each as `#[kernel]` defined it, and the
 /// PTX (`gpu::KERNELS` is the one instance).
 ///
@@ -125,4 +144,15 @@ unsafe extern "Rust" {
 pub fn linked() -> &'static Kernels {
     // SAFETY: the `gpu` crate defines the symbol as a `Kernels`, immutable.
     unsafe { &GPU_LESSON_KERNELS }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::registers_in;
+
+    #[test]
+    fn registers_are_read_per_entry_from_ptxas_output() {
+        let out = "ptxas info    : Compiling entry function 'a' for 'sm_75'\nptxas info    : Function properties for a\n    0 bytes stack frame\nptxas info    : Used 8 registers, used 1 barriers, 360 bytes cmem[0]\nptxas info    : Compiling entry function 'b' for 'sm_75'\nptxas info    : Used 30 registers, 372 bytes cmem[0]\n";
+        assert_eq!((registers_in(out, "a"), registers_in(out, "b"), registers_in(out, "c")), (Some(8), Some(30), None));
+    }
 }
