@@ -154,6 +154,7 @@ fn cg_lesson_multi_gpu_runs_on_emulated_gpus_and_names_its_mistakes() {
     ] {
         assert!(text.contains(needle), "{needle}: {text}");
     }
+    assert!(!text.contains(" x one GPU"), "no ratios of the emulator's CPU time: {text}");
     let out = cg_lesson(&["multi-gpu", "--emulate", "--sms", "4", "--n", "2000", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["status"], "passed");

@@ -80,7 +80,8 @@ pub fn render(r: &MultiReport) -> String {
             plural(r.runs, "run", "runs"),
             plural(r.warmups, "warm-up", "warm-ups")
         );
-        let one = r.timing.iter().find(|t| t.way == Way::OneGpu).map(|t| t.stats.mean_ms);
+        // No ratios of the emulator's CPU time: they would read as findings about GPUs.
+        let one = r.timing.iter().find(|t| t.way == Way::OneGpu && !emulated).map(|t| t.stats.mean_ms);
         for t in &r.timing {
             let ratio = match one {
                 Some(one) if t.way != Way::OneGpu => format!("   {:.3} x one GPU", t.stats.mean_ms / one),
@@ -119,7 +120,18 @@ pub fn render(r: &MultiReport) -> String {
             let _ = writeln!(o, "  the meeting alone (one block per GPU) costs {:.1} us over an empty launch", (b.mean_ms - e.mean_ms) * 1e3);
         }
     }
-    if !r.sweep.is_empty() {
+    if !r.sweep.is_empty() && emulated {
+        o.push_str("\nOne GPU against every GPU (mean ms of CPU time; no ratios or crossover on the emulator)\n");
+        let _ = writeln!(o, "  {:>6} {:>12} {:>12} {:>12}", "n", "one GPU", "(a) across", "(b) NCCL");
+        for s in &r.sweep {
+            let col = |t: Option<f64>| t.map_or(format!("{:>12}", "-"), |t| format!("{t:>12.4}"));
+            let _ = writeln!(o, "  {:>6} {:>12.4} {} {}", size(s.n), s.one_gpu_ms, col(s.across_ms), col(s.nccl_ms));
+        }
+        if let Some(why) = &r.sweep_stopped {
+            let _ = writeln!(o, "  ({why})");
+        }
+    }
+    if !r.sweep.is_empty() && !emulated {
         o.push_str("\nOne GPU against every GPU (mean ms; ratio to one GPU)\n");
         let _ = writeln!(o, "  {:>6} {:>12} {:>12} {:>7} {:>12} {:>7}", "n", "one GPU", "(a) across", "ratio", "(b) NCCL", "ratio");
         for s in &r.sweep {
