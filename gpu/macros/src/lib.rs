@@ -2,7 +2,7 @@
 //! that one declaration (the attribute rust-cuda's `cuda_std` spells the same way).
 //!
 //! ```ignore
-//! #[kernel(cooperative, shared_memory = tile_totals)]
+//! #[kernel(cooperative, shared_memory = one_f32_per_tile)]
 //! pub unsafe fn reduce_cooperative_grid<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) { ... }
 //! ```
 //!
@@ -260,7 +260,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     })
 }
 
-/// Declares a GPU kernel: see the crate documentation.
+/// Declares a GPU kernel: `gpu::kernel` documents its options, with an example.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let result = parse_options(attr.into()).and_then(|o| expand(o, syn::parse(item)?));

@@ -1,5 +1,12 @@
 //! The lesson's kernels, in the order the lesson meets them. Each is the C++
 //! line for line (`host/cpp/lesson.cu` holds the same kernels in CUDA C++).
+//!
+//! Two things here are `#[kernel]`'s, not Rust's (`gpu::kernel` documents
+//! them): `<const TILE: u32 = N>`, a const generic with a default, which the
+//! attribute accepts on a kernel (the PTX holds the default; edit N to
+//! change the tile); and `this_grid()`, which the import names as the grid
+//! without `sync()` but which, in a `#[kernel(cooperative)]` body, is the one
+//! with it.
 
 use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{self, this_grid, this_thread_block, tiled_partition};

@@ -29,6 +29,21 @@ pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 /// registers down. The grid's are `usize` ([`GridGroup`](super::GridGroup)
 /// says why). Where a block's number indexes memory, widen it with
 /// `as usize`, which never loses anything: `partials.write(block.group_index().x as usize, ..)`.
+///
+/// ```no_run
+/// # use gpu_core as gpu;
+/// use gpu::cg::ThreadBlock;
+/// use gpu::mem::Out;
+///
+/// /// C++: `if (block.thread_rank() == 0) out[block.group_index().x] = block.num_threads(); block.sync();`
+/// fn mark(block: &ThreadBlock, out: Out<u32>) {
+///     if block.thread_rank() == 0 {
+///         // SAFETY: `out` holds one u32 per block.
+///         unsafe { out.write(block.group_index().x as usize, block.num_threads()) };
+///     }
+///     block.sync(); // every thread of the block, or none
+/// }
+/// ```
 pub struct ThreadBlock {
     _private: (),
 }

@@ -6,6 +6,20 @@ use crate::arch;
 ///
 /// Opportunistic, as in C++: it names whichever lanes are active, with no
 /// promise about which those are beyond "this one and the others converged here".
+///
+/// ```no_run
+/// # use gpu_core as gpu;
+/// use gpu::cg::coalesced_threads;
+///
+/// /// How many lanes of this warp took the branch (C++: `cg::coalesced_threads().num_threads()`).
+/// fn lanes_taking(branch: bool) -> u32 {
+///     if branch {
+///         let active = coalesced_threads(); // the lanes here, now
+///         return active.num_threads();
+///     }
+///     0
+/// }
+/// ```
 pub struct CoalescedGroup {
     mask: u32,
 }

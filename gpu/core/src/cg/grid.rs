@@ -24,6 +24,27 @@ use core::marker::PhantomData;
 /// long`): they index memory and pass 2^32 on a large input. Those of a
 /// block or a tile are `u32` (C++: `unsigned int`); widen one with `as usize`
 /// where it indexes memory, the place C++ converts without saying.
+///
+/// A helper that synchronizes takes `&GridGroup` (the cooperative one), so
+/// only a `#[kernel(cooperative)]` kernel can call it:
+/// ```no_run
+/// # use gpu_core as gpu;
+/// use gpu::cg::GridGroup;
+/// use gpu::mem::Out;
+///
+/// fn publish(grid: &GridGroup, partials: Out<f32>, mine: f32) {
+///     // SAFETY: `partials` holds one float per thread of the grid.
+///     unsafe { partials.write(grid.thread_rank(), mine) };
+///     grid.sync(); // every block's write is visible to every block after this
+/// }
+/// ```
+/// `this_grid()` outside such a kernel has no `sync()`:
+/// ```compile_fail,E0277
+/// # use gpu_core as gpu;
+/// fn not_declared_cooperative() {
+///     gpu::cg::this_grid().sync();
+/// }
+/// ```
 pub struct GridGroup<L = Cooperative> {
     workspace: *mut u32,
     _launch: PhantomData<L>,

@@ -5,7 +5,7 @@
 //! | `cg::this_thread_block()` | [`this_thread_block()`] |
 //! | `cg::tiled_partition<32>(block)` | [`tiled_partition::<32>(&block)`](tiled_partition) |
 //! | `cg::coalesced_threads()` | [`coalesced_threads()`] |
-//! | `cg::this_grid()` | [`this_grid()`] |
+//! | `cg::this_grid()` | [`this_grid()`]: `GridGroup<Ordinary>`, no `sync()`; in the body of a `#[kernel(cooperative)]` kernel the attribute swaps in the grid that has `sync()` |
 //! | `cg::this_multi_grid()` (gone from CUDA 13) | [`this_multi_grid(&grid, barrier, rank, gpus)`](this_multi_grid) |
 //! | `cg::reduce(tile, v, cg::plus<float>())` | [`reduce(&tile, v, Plus)`](reduce) |
 //!

@@ -42,6 +42,19 @@ shuffle_64!(f64, u64, i64);
 /// Every member must take part in each collective call (shuffles, votes,
 /// [`reduce`]); a tile used in a branch that not all of its threads reach is
 /// the deadlock the guide warns about.
+///
+/// ```no_run
+/// # use gpu_core as gpu;
+/// use gpu::cg::{Plus, ThreadBlock, reduce, tiled_partition};
+///
+/// /// C++: `auto tile = cg::tiled_partition<32>(block); return cg::reduce(tile, v, cg::plus<float>());`
+/// fn warp_total(block: &ThreadBlock, v: f32) -> f32 {
+///     let tile = tiled_partition::<32>(block);
+///     let total = reduce(&tile, v, Plus); // every lane gets the tile's sum
+///     let lane0 = tile.shfl(v, 0); // lane 0's value, in every lane
+///     total + 0.0 * lane0
+/// }
+/// ```
 pub struct ThreadBlockTile<const N: u32> {
     block_rank: u32,
     block_threads: u32,
