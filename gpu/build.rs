@@ -30,10 +30,12 @@ fn main() {
     }
     let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
     let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
-    let builds = [(features, "nvptx", "gpu.ptx"), (&["trace"][..], "nvptx-traced", "gpu_traced.ptx")];
-    let children: Vec<_> = builds.iter().map(|(features, sub, _)| spawn(&dir, &out_dir.join(sub), features, &arch)).collect();
-    for (child, (_, sub, name)) in children.into_iter().zip(builds) {
-        let output = match child.and_then(|c| c.wait_with_output()) {
+    let builds = [(features, "gpu.ptx"), (&["trace"][..], "gpu_traced.ptx")];
+    // One after the other, in one target folder: `core` for the GPU is
+    // compiled once and shared (the features differ only for this crate).
+    let target_dir = out_dir.join("nvptx");
+    for (features, name) in builds {
+        let output = match spawn(&dir, &target_dir, features, &arch).and_then(|c| c.wait_with_output()) {
             Ok(output) => output,
             Err(e) => fail(&format!("could not run cargo to build the GPU crate: {e}"), "check that cargo is on PATH"),
         };
@@ -49,7 +51,7 @@ fn main() {
             };
             fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
         }
-        let ptx = out_dir.join(sub).join("nvptx64-nvidia-cuda/release/deps/gpu.s");
+        let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/gpu.s");
         if let Err(e) = std::fs::copy(&ptx, out_dir.join(name)) {
             fail(&format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again");
         }
