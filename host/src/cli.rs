@@ -204,6 +204,12 @@ pub struct BenchArgs {
     /// Folder for the plot (bench.svg) and the results (bench.json).
     #[arg(long, default_value = "target/bench")]
     pub out: PathBuf,
+    /// Paired rounds for the ratio targets (each pair timed A B, then B A, ...); 0 judges none.
+    #[arg(long, default_value_t = 16, value_parser = parse_between::<0, 10_000>, allow_negative_numbers = true)]
+    pub rounds: u32,
+    /// Timed runs of each variant in each round (after 3 warm-ups).
+    #[arg(long, default_value_t = 10, value_parser = parse_between::<1, 100_000>, allow_negative_numbers = true)]
+    pub round_runs: u32,
     /// Skip the C++ and CUB comparison even where nvcc is available.
     #[arg(long)]
     pub no_cpp: bool,

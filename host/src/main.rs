@@ -179,6 +179,9 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
         cpp: !args.no_cpp,
         sweeps: !args.no_sweeps,
         oxide: args.oxide.clone(),
+        rounds: args.rounds as usize,
+        round_runs: args.round_runs as usize,
+        round_warmups: 3,
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;

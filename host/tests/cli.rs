@@ -175,3 +175,37 @@ fn non_finite_numbers_are_strings_in_the_json() {
     let v: serde_json::Value = serde_json::from_str(&host::json::to_string(&r)).unwrap();
     assert_eq!((v["value"].as_str(), v["error"].as_str(), v["bound"].as_str()), (Some("NaN"), Some("NaN"), Some("inf")));
 }
+
+#[test]
+fn bench_json_carries_each_targets_interval_as_its_schema_says() {
+    use host::bench::paired::PairedRatio;
+    let report = host::bench::BenchReport {
+        device: "test".into(),
+        driver: None,
+        runs: 3,
+        warmups: 1,
+        threads_per_block: 256,
+        points: vec![],
+        cpp: "skipped: --no-cpp".into(),
+        sweep_n: 1024,
+        grid_sweep: vec![],
+        block_sweep: vec![],
+        launch_costs: vec![],
+        rounds: 6,
+        round_runs: 10,
+        paired: vec![
+            PairedRatio::new("t", "a", "b", 1024, 1.00, vec![0.95, 0.96, 0.94, 0.95, 0.97, 0.95]),
+            PairedRatio::new("t", "a", "b", 2048, 1.00, vec![0.98, 1.03, 0.99, 1.02, 1.0, 1.01]),
+        ],
+    };
+    let text = host::json::to_string(&report);
+    assert_matches_schema(&text, "bench.schema.json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let p = &v["paired"][1];
+    assert_eq!(p["verdict"], "not-resolved");
+    assert!(p["rounds_needed"].as_u64().unwrap() > 6, "{p}");
+    assert!(p["ci_low"].as_f64().unwrap() <= p["median"].as_f64().unwrap());
+    let lines = host::bench::targets(&report);
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("NOT RESOLVED: t (") && lines[0].contains("rounds would resolve it"), "{}", lines[0]);
+}

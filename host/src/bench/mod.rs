@@ -6,9 +6,11 @@
 
 mod cpp;
 pub mod launch_cost;
+pub mod paired;
 mod peer;
 pub mod plot;
 mod render;
+mod rounds;
 
 pub use render::{render, targets};
 
@@ -35,6 +37,11 @@ pub struct BenchConfig {
     pub sweeps: bool,
     /// cuda-oxide's PTX of the lesson's kernels, to time beside them.
     pub oxide: Option<std::path::PathBuf>,
+    /// Paired rounds for the ratio targets (0: no targets judged).
+    pub rounds: usize,
+    /// Timed runs and warm-ups of each variant in each round.
+    pub round_runs: usize,
+    pub round_warmups: usize,
 }
 
 impl BenchConfig {
@@ -219,6 +226,11 @@ pub struct BenchReport {
     pub block_sweep: Vec<SweepPoint>,
     /// What one launch costs the host, each way measured.
     pub launch_costs: Vec<launch_cost::LaunchCost>,
+    /// Paired rounds run for the targets, and runs per variant in each.
+    pub rounds: usize,
+    pub round_runs: usize,
+    /// Every ratio a target judges, from the paired rounds.
+    pub paired: Vec<paired::PairedRatio>,
 }
 
 /// One size of the sweep: its rotation and its reference.
@@ -262,6 +274,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
     let oxide = oxide_module.as_ref().map(|m| peer::Oxide::load(gpu, m)).transpose()?;
     let mut points = Vec::new();
     let mut cases = Vec::new();
+    let mut kept = Vec::new();
     let bar = progress.bar(cfg.sizes.len() as u64, "sizes");
     for &n in &cfg.sizes {
         bar.advance(format!("n = {n}"));
@@ -309,6 +322,12 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let timing = time_runs(gpu, cfg.repeats(), &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
         let (q, w) = both(timing);
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
+        if cfg.rounds > 0 {
+            drop(inputs);
+            let cpp_s = cpp_sums.as_ref().map(|c| c.scratch(c.grid(n as usize), cfg.round_runs + cfg.round_warmups)).transpose()?;
+            let copy_dst = rounds::COPY_TARGET_SIZES.contains(&n).then_some(dst);
+            kept.push(rounds::Kept { n, xs, all, s, cpp_s, copy_dst });
+        }
     }
     drop(bar);
     let cpp = match cpp_build.as_ref().map_err(Clone::clone).and_then(|b| cpp::run(b, cfg, &cases)) {
@@ -319,6 +338,14 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         Err(why) => format!("skipped: {why}"),
     };
     relate_to_copy(&mut points);
+
+    let sides = rounds::Sides { sums: &sums, nvcc: cpp_sums.as_ref(), oxide: oxide.as_ref(), cpp: cpp_build.as_ref().ok() };
+    let (paired, cpp_failed) = rounds::run(gpu, cfg, &sides, &mut kept, &cases, progress)?;
+    drop(kept);
+    let cpp = match cpp_failed {
+        Some(why) => format!("{cpp}; its paired rounds failed: {why}"),
+        None => cpp,
+    };
 
     let mut launch_costs = launch_cost::rust(gpu, tpb)?;
     let blocks_max = launch_costs.iter().map(|c| c.blocks).max().unwrap_or(1);
@@ -341,6 +368,9 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         grid_sweep,
         block_sweep,
         launch_costs,
+        rounds: cfg.rounds,
+        round_runs: cfg.round_runs,
+        paired,
     })
 }
 
@@ -436,6 +466,9 @@ mod tests {
             grid_sweep: vec![],
             block_sweep: vec![],
             launch_costs: vec![],
+            rounds: 0,
+            round_runs: 0,
+            paired: vec![],
         };
         let v: serde_json::Value = serde_json::from_str(&crate::json::to_string(&report)).unwrap();
         for key in ["device", "runs", "warmups", "threads_per_block", "points", "cpp", "sweep_n", "grid_sweep", "block_sweep"] {

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::launch::{Input, RawKernel, Window};
 use crate::reference::Reference;
 use crate::sums::{Path, Scratch, Sums};
-use crate::timing::{Repeats, time_runs};
+use crate::timing::{Repeats, Timing, time_runs};
 
 /// The lesson's kernels in cuda-oxide's PTX (`../shared/peers/cuda-oxide/lesson_oxide.ptx`).
 pub struct Oxide<'g> {
@@ -66,20 +66,37 @@ impl<'g> Oxide<'g> {
         }
     }
 
-    /// Both paths at one size, timed as the Rust kernels are, every run's total checked.
-    pub(crate) fn time(&self, sums: &Sums, repeats: Repeats, inputs: &[Window], s: &mut Scratch, reference: &Reference, rotate: usize) -> Result<Vec<Point>> {
+    /// One path at one size, timed as the Rust kernels are: the timing, and
+    /// whether every run's total was within its bound.
+    pub(crate) fn time_one(
+        &self,
+        sums: &Sums,
+        path: Path,
+        repeats: Repeats,
+        inputs: &[Window],
+        s: &mut Scratch,
+        reference: &Reference,
+    ) -> Result<(Timing, bool)> {
         let gpu = sums.gpu();
+        let (n, tpb) = (reference.xs.len(), sums.threads_per_block);
+        let blocks = sums.grid(n);
+        sums.poison_partials(s)?;
+        gpu.fill(&mut s.out, f32::NAN)?;
+        let timing = time_runs(gpu, repeats, &mut |k| self.run(path, blocks, tpb, &inputs[k % inputs.len()], s, k))?;
+        // cuda-oxide adds in its own order: bound it as the lesson's grid does, with room for its block reduction.
+        let chain = sums.chain(path, n, blocks) + 8;
+        let totals = gpu.read(&s.out)?;
+        let ok = totals[..repeats.slots()].iter().all(|&t| reference.check_total(t, chain).pass);
+        Ok((timing, ok))
+    }
+
+    /// Both paths at one size, every run's total checked.
+    pub(crate) fn time(&self, sums: &Sums, repeats: Repeats, inputs: &[Window], s: &mut Scratch, reference: &Reference, rotate: usize) -> Result<Vec<Point>> {
         let (n, tpb) = (reference.xs.len(), sums.threads_per_block);
         let blocks = sums.grid(n);
         let mut points = Vec::new();
         for (path, variant) in [(Path::TwoLaunches, Variant::OxideKernelsTwoLaunches), (Path::Cooperative, Variant::OxideKernelsCooperative)] {
-            sums.poison_partials(s)?;
-            gpu.fill(&mut s.out, f32::NAN)?;
-            let timing = time_runs(gpu, repeats, &mut |k| self.run(path, blocks, tpb, &inputs[k % inputs.len()], s, k))?;
-            // cuda-oxide adds in its own order: bound it as the lesson's grid does, with room for its block reduction.
-            let chain = sums.chain(path, n, blocks) + 8;
-            let totals = gpu.read(&s.out)?;
-            let ok = totals[..repeats.slots()].iter().all(|&t| reference.check_total(t, chain).pass);
+            let (timing, ok) = self.time_one(sums, path, repeats, inputs, s, reference)?;
             let (q, w) = (timing.gpu_queued.expect("a GPU times queued runs"), timing.launch_to_completion.expect("a GPU times waited runs"));
             points.push(Point::new(variant, n as u64, rotate, blocks, tpb, q, w, Some(ok)));
         }

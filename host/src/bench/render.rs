@@ -1,6 +1,7 @@
 //! `bench` as text: times, bandwidths, ratios, the sweeps, and where each
 //! target stands.
 
+use super::paired::{self, PairedRatio, Verdict};
 use super::{BenchReport, Point, Variant};
 use std::fmt::Write;
 
@@ -169,73 +170,45 @@ pub fn render(r: &BenchReport) -> String {
     o
 }
 
-/// Where each target stands, one line each: MET or MISSED, with the worst point.
+/// Where each target stands, one line each, judged on the paired rounds:
+/// MET, MISSED or NOT RESOLVED, with the size that decides it.
 pub fn targets(r: &BenchReport) -> Vec<String> {
-    let sizes = sizes(r);
+    if r.paired.is_empty() {
+        return vec!["not judged: no paired rounds (--rounds 0, or nothing to pair)".to_string()];
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for p in &r.paired {
+        if !names.contains(&p.target_name.as_str()) {
+            names.push(&p.target_name);
+        }
+    }
     let mut lines = Vec::new();
-    let verdict = |met: bool| if met { "MET" } else { "MISSED" };
-    for (rust, cpp) in [
-        (Variant::RustTwoLaunches, Variant::CppTwoLaunches),
-        (Variant::RustCooperative, Variant::CppCooperative),
-        (Variant::RustTwoLaunchesGraph, Variant::CppTwoLaunchesGraph),
-        (Variant::RustCooperativeGraph, Variant::CppCooperativeGraph),
-    ] {
-        for to_completion in [false, true] {
-            let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, cpp, n, to_completion)?))).collect();
-            if let Some(&(n, worst)) = ratios.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-                // The target is on the GPU time; launch to completion also
-                // times the host between the events, so it is shown, not judged.
-                lines.push(if to_completion {
-                    format!(
-                        "shown, not a target (the host is in the loop): {} / {}, launch to completion (worst {worst:.3} at n = {n})",
-                        rust.label(),
-                        cpp.label()
-                    )
-                } else {
-                    format!("{}: {} / {} <= 1.03 at every n, GPU time (worst {worst:.3} at n = {n})", verdict(worst <= 1.03), rust.label(), cpp.label())
-                });
+    for name in names {
+        let of: Vec<&PairedRatio> = r.paired.iter().filter(|p| p.target_name == name).collect();
+        let Some(verdict) = paired::overall(&of) else { continue };
+        let wrong: Vec<u64> = of.iter().filter(|p| !p.totals_ok).map(|p| p.n).collect();
+        // The size that decides it: a missed one, else the least resolved, else the worst median.
+        let decides = of
+            .iter()
+            .filter(|p| p.verdict == verdict)
+            .max_by(|a, b| (a.median - a.target).total_cmp(&(b.median - b.target)))
+            .expect("the overall verdict is one of theirs");
+        let mut line = format!("{}: {name} (", if wrong.is_empty() { verdict.word() } else { "WRONG TOTALS" });
+        match verdict {
+            Verdict::Met => line += &format!("worst: {} at n = {}", decides.summary(), decides.n),
+            Verdict::Missed => {
+                let missed: Vec<String> = of.iter().filter(|p| p.verdict == Verdict::Missed).map(|p| format!("{} at n = {}", p.summary(), p.n)).collect();
+                line += &format!("missed at {}", missed.join("; "));
+            }
+            Verdict::NotResolved { rounds } => {
+                line += &format!("{} at n = {} straddles {:.3}; about {rounds} rounds would resolve it", decides.summary(), decides.n, decides.target)
             }
         }
-    }
-    // The kernels' own code, through one launch path: at most 1.00 where the
-    // kernels' work shows (65,536 floats and up), 1.02 below, where every
-    // version waits on the launch.
-    for (peer, name) in [("nvcc", "nvcc's"), ("oxide", "cuda-oxide's")] {
-        for (rust, other) in [
-            (Variant::RustTwoLaunches, if peer == "nvcc" { Variant::NvccKernelsTwoLaunches } else { Variant::OxideKernelsTwoLaunches }),
-            (Variant::RustCooperative, if peer == "nvcc" { Variant::NvccKernelsCooperative } else { Variant::OxideKernelsCooperative }),
-        ] {
-            let ratios: Vec<(u64, f64)> = sizes.iter().filter_map(|&n| Some((n, ratio(r, rust, other, n, false)?))).collect();
-            let over = |(n, x): &(u64, f64)| *x > if *n >= 1 << 16 { 1.00 } else { 1.02 };
-            if let Some(&(n, worst)) = ratios.iter().filter(|(n, _)| *n >= 1 << 16).max_by(|a, b| a.1.total_cmp(&b.1)) {
-                let missed: Vec<String> = ratios.iter().filter(|p| over(p)).map(|(n, x)| format!("{x:.3} at {n}")).collect();
-                lines.push(format!(
-                    "{}: {} / {name} kernels, same launch path, <= 1.00 from 65,536 up and <= 1.02 below, GPU time (worst from 65,536: {worst:.3} at n = {n}{})",
-                    verdict(missed.is_empty()),
-                    rust.label(),
-                    if missed.is_empty() { String::new() } else { format!("; over at {}", missed.join(", ")) }
-                ));
-            }
+        if !wrong.is_empty() {
+            line += &format!("; a total out of bounds at n = {wrong:?}");
         }
-    }
-    let vs_cub: Vec<(u64, f64)> =
-        sizes.iter().filter(|&&n| (1 << 10..=1 << 28).contains(&n)).filter_map(|&n| Some((n, ratio(r, Variant::RustFast, Variant::Cub, n, false)?))).collect();
-    if let Some(&(n, worst)) = vs_cub.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
-        let slower = vs_cub.iter().filter(|(_, x)| *x > 1.0).count();
-        lines.push(format!(
-            "{}: fast sum / CUB <= 1.00 at every n from 2^10 to 2^28 (worst {worst:.3} at n = {n}; slower at {slower} of {} sizes)",
-            verdict(worst <= 1.0),
-            vs_cub.len()
-        ));
-    }
-    for n in [1u64 << 26, 1 << 28] {
-        if let Some(f) = find(r, Variant::RustFast, n).and_then(|p| p.of_copy) {
-            lines.push(format!(
-                "{}: fast sum at n = 2^{} reads at {f:.3} x the copy's read + write bandwidth (target 0.97)",
-                verdict(f >= 0.97),
-                n.trailing_zeros()
-            ));
-        }
+        line.push(')');
+        lines.push(line);
     }
     lines
 }
