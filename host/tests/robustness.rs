@@ -17,7 +17,7 @@ fn gpu() -> Gpu {
 
 /// Every path's total for `xs` with blocks of `threads_per_block`, each from
 /// poisoned buffers: two launches, one cooperative launch, the fast
-/// cooperative launch, and the exercise's `solve()`.
+/// cooperative launch, and the exercise's reference solution.
 fn every_path(gpu: &Gpu, xs: &[f32], threads_per_block: u32) -> [f32; 4] {
     let sums = Sums::load(gpu, threads_per_block).unwrap();
     let input = DeviceInput::upload(gpu, xs).unwrap();
@@ -30,7 +30,7 @@ fn every_path(gpu: &Gpu, xs: &[f32], threads_per_block: u32) -> [f32; 4] {
         *o = gpu.read(&s.out).unwrap()[0];
     }
     let mut total = gpu.zeros::<f32>(1).unwrap();
-    exercise::solve(gpu, &input, &mut total).unwrap();
+    exercise::variants::reference(gpu, &input, &mut total).unwrap();
     out[3] = gpu.read(&total).unwrap()[0];
     out
 }
