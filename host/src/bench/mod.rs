@@ -49,6 +49,11 @@ impl BenchConfig {
     pub fn repeats(&self) -> Repeats {
         Repeats { warmups: self.warmups, runs: self.runs }
     }
+
+    /// The warm-ups and timed runs of each variant in each paired round.
+    pub fn round_repeats(&self) -> Repeats {
+        Repeats { warmups: self.round_warmups, runs: self.round_runs }
+    }
 }
 
 /// The sweep's sizes: 2^min_log2 to 2^max_log2, and the lesson's 4,194,915 where it falls inside.
@@ -286,7 +291,8 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let inputs = all.windows(n as usize);
         let slots = cfg.repeats().slots();
         let grid = sums.grid(n as usize);
-        let mut s = sums.scratch(grid.max(sums.fast_grid(n as usize)), slots)?;
+        // Kept for the paired rounds too, so room for theirs.
+        let mut s = sums.scratch(grid.max(sums.fast_grid(n as usize)), slots.max(cfg.round_repeats().slots()))?;
         warm_clocks(gpu, &mut || sums.run(Path::TwoLaunches, grid, &inputs[0], &mut s, 0))?;
         for path in [
             Path::TwoLaunches,
@@ -324,7 +330,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
         if cfg.rounds > 0 {
             drop(inputs);
-            let cpp_s = cpp_sums.as_ref().map(|c| c.scratch(c.grid(n as usize), cfg.round_runs + cfg.round_warmups)).transpose()?;
+            let cpp_s = cpp_sums.as_ref().map(|c| c.scratch(c.grid(n as usize), cfg.round_repeats().slots())).transpose()?;
             let copy_dst = rounds::COPY_TARGET_SIZES.contains(&n).then_some(dst);
             kept.push(rounds::Kept { n, xs, all, s, cpp_s, copy_dst });
         }

@@ -147,7 +147,7 @@ pub(crate) fn run(
     cases: &[Case],
     progress: &Progress,
 ) -> Result<(Vec<PairedRatio>, Option<String>)> {
-    let repeats = Repeats { warmups: cfg.round_warmups, runs: cfg.round_runs };
+    let repeats = cfg.round_repeats();
     let mut times = Times::default();
     let mut cpp_failed = None;
     let bar = progress.bar(cfg.rounds as u64, "paired rounds");
