@@ -213,6 +213,10 @@ pub struct BenchArgs {
     /// Skip the C++ and CUB comparison even where nvcc is available.
     #[arg(long)]
     pub no_cpp: bool,
+    /// Only what one grid barrier costs (this project's, NVIDIA's, a kernel
+    /// boundary, a graph node), at a few grid sizes: no sweep over n.
+    #[arg(long)]
+    pub only_barrier: bool,
     /// Skip the grid-size and block-size sweeps.
     #[arg(long)]
     pub no_sweeps: bool,

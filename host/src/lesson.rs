@@ -154,6 +154,9 @@ pub struct LessonReport {
     pub warmups: usize,
     pub runs: usize,
     pub timing: Vec<PathTiming>,
+    /// On a GPU: what one `grid.sync()` cost on the sums' grid, against one
+    /// more kernel launch and one more graph node (null on the emulator).
+    pub barrier: Option<crate::timing::BarrierCost>,
     pub checks: Vec<Check>,
 }
 
@@ -199,6 +202,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
         warmups: cfg.warmups,
         runs: cfg.runs,
         timing: Vec::new(),
+        barrier: None,
         checks: Vec::new(),
     };
     section(&r, Section::Device);
@@ -290,6 +294,9 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
                 format!("{} of {} outside", t.wrong_totals, t.checked),
             ));
             r.timing.push(PathTiming { path, timing: t.timing, wrong_totals: t.wrong_totals });
+        }
+        if !gpu.info.emulated {
+            r.barrier = Some(crate::timing::barrier_cost(gpu, r.grid, cfg.threads_per_block, None)?);
         }
     }
     section(&r, Section::Timing);

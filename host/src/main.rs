@@ -170,29 +170,37 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
         e => e,
     })?;
     gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
+    let only = args.only_barrier;
     let cfg = bench::BenchConfig {
-        sizes: bench::default_sizes(args.min_log2, args.max_log2),
+        sizes: if only { Vec::new() } else { bench::default_sizes(args.min_log2, args.max_log2) },
         runs: args.runs as usize,
         warmups: args.warmups as usize,
         rotate: (args.rotate > 0).then_some(args.rotate as usize),
         threads_per_block: args.threads_per_block,
-        cpp: !args.no_cpp,
-        sweeps: !args.no_sweeps,
+        cpp: !args.no_cpp && !only,
+        sweeps: !args.no_sweeps && !only,
         oxide: args.oxide.clone(),
-        rounds: args.rounds as usize,
+        rounds: if only { 0 } else { args.rounds as usize },
         round_runs: args.round_runs as usize,
         round_warmups: 3,
+        barrier: true,
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;
     std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
     let (svg, saved) = (args.out.join("bench.svg"), args.out.join("bench.json"));
     let title = format!("Sum of n floats on {} (median of {} runs)", gpu.info.name, cfg.runs);
-    bench::plot::svg(&r.points, &title, &svg)?;
+    if !r.points.is_empty() {
+        bench::plot::svg(&r.points, &title, &svg)?;
+    }
     let text = json::to_string(&r) + "\n";
     std::fs::write(&saved, &text).map_err(|error| Error::Io { path: saved.display().to_string(), error })?;
     emit(&if args.json { text } else { bench::render(&r) });
-    eprintln!("plot written to {}, results to {}", svg.display(), saved.display());
+    if r.points.is_empty() {
+        eprintln!("results written to {}", saved.display());
+    } else {
+        eprintln!("plot written to {}, results to {}", svg.display(), saved.display());
+    }
     Ok(())
 }
 

@@ -130,6 +130,17 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                     let _ = writeln!(o, "  {:<25} to completion {}", "", ms(&t.timing.launch_to_completion));
                 }
             }
+            if let Some(b) = &r.barrier {
+                let _ = writeln!(
+                    o,
+                    "  one grid.sync() on these {} blocks: {:.2} µs; one more launch of them, queued: {:.2} µs; one more graph node: {:.2} µs\n  (GPU time; {} barriers in one launch against none; `bench --only-barrier` measures other grids and NVIDIA's barrier)",
+                    b.blocks,
+                    b.grid_sync_us,
+                    b.kernel_boundary_us,
+                    b.graph_node_us,
+                    crate::timing::BARRIERS
+                );
+            }
         }
         Section::Checks => {
             o.push('\n');

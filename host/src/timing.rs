@@ -173,6 +173,76 @@ pub fn time_path<I: Input>(
     Ok(CheckedTiming { timing, wrong_totals, checked })
 }
 
+/// Barriers in one timed launch of [`per_barrier`].
+pub const BARRIERS: u32 = 2000;
+
+/// Launches or graph nodes per timed batch of [`per_launch`]: few enough to
+/// queue behind a hold.
+pub const LAUNCHES_PER_BATCH: usize = 64;
+
+/// The median of `xs` (sorted in place).
+fn median_of(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+/// What one grid barrier costs, in µs: one cooperative launch of
+/// [`BARRIERS`] barriers and one of none, `rounds` of each interleaved,
+/// (median with - median without) / [`BARRIERS`]. `launch(k)` makes the
+/// launch of `k` barriers.
+pub fn per_barrier(gpu: &Gpu, rounds: usize, launch: &mut dyn FnMut(u32) -> Result<()>) -> Result<f64> {
+    let (mut with, mut without) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    launch(BARRIERS)?;
+    for _ in 0..rounds {
+        with.extend(gpu.backend().time_queued(1, &mut |_| launch(BARRIERS))?);
+        without.extend(gpu.backend().time_queued(1, &mut |_| launch(0))?);
+    }
+    Ok((median_of(&mut with) - median_of(&mut without)) * 1e3 / BARRIERS as f64)
+}
+
+/// What one more launch costs the GPU, in µs: [`LAUNCHES_PER_BATCH`] calls of
+/// `launch` queued behind a hold between two events, the median of `rounds`
+/// batches, per call. `launch` is one kernel launch, or one graph of
+/// [`LAUNCHES_PER_BATCH`] nodes with `per_call` = that many.
+pub fn per_launch(gpu: &Gpu, rounds: usize, calls: usize, per_call: usize, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    launch()?;
+    let mut ms = gpu.backend().time_queued(rounds, &mut |_| (0..calls).try_for_each(|_| launch()))?;
+    Ok(median_of(&mut ms) * 1e3 / (calls * per_call) as f64)
+}
+
+/// One grid barrier against a kernel boundary, on one grid.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct BarrierCost {
+    pub blocks: u32,
+    pub threads_per_block: u32,
+    /// This project's `grid.sync()`, µs per barrier.
+    pub grid_sync_us: f64,
+    /// NVIDIA's `cg::this_grid().sync()` (nvcc), launched through this
+    /// program's launch path, where nvcc was found.
+    pub nvidia_us: Option<f64>,
+    /// One more empty launch of the same grid, queued (GPU time).
+    pub kernel_boundary_us: f64,
+    /// One more kernel node of the same grid in a graph (GPU time).
+    pub graph_node_us: f64,
+}
+
+/// This project's `grid.sync()`, a kernel boundary and a graph node on
+/// `blocks` blocks of `threads_per_block` (`nvidia`, if given, times NVIDIA's
+/// barrier the same way).
+pub fn barrier_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, nvidia: Option<&mut dyn FnMut(u32) -> Result<()>>) -> Result<BarrierCost> {
+    const ROUNDS: usize = 7;
+    let looping = gpu.cooperative_kernel(&crate::kernels().grid_sync_loop)?;
+    let launch = looping.configure(blocks, threads_per_block)?;
+    let grid_sync_us = per_barrier(gpu, ROUNDS, &mut |k| launch.barriers(k))?;
+    let nvidia_us = nvidia.map(|f| per_barrier(gpu, ROUNDS, f)).transpose()?;
+    let empty = gpu.kernel(&crate::kernels().empty)?;
+    let kernel_boundary_us = per_launch(gpu, ROUNDS, LAUNCHES_PER_BATCH, 1, &mut || empty.launch(blocks, threads_per_block))?;
+    let graph = gpu.capture(&mut || (0..LAUNCHES_PER_BATCH).try_for_each(|_| empty.launch(blocks, threads_per_block)))?;
+    // SAFETY: the graph's nodes are empty launches: they address no memory.
+    let graph_node_us = per_launch(gpu, ROUNDS, 1, LAUNCHES_PER_BATCH, &mut || unsafe { gpu.launch_graph(&graph) })?;
+    Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, kernel_boundary_us, graph_node_us })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -336,3 +336,13 @@ fn a_tile_sync_where_block_sync_belongs_is_named_as_covering_one_warp() {
     assert!(err.contains("covers warp") && err.contains("need block.sync()"), "names the barrier and the fix: {err}");
     assert!(!err.contains("with no barrier between"), "there is a barrier, one warp wide: {err}");
 }
+
+#[test]
+fn the_barrier_loop_runs_its_barriers_on_the_emulator_and_only_cooperatively() {
+    let gpu = t4();
+    let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_loop).unwrap();
+    let launch = kernel.configure(kernel.limits(256).unwrap().capacity(), 256).unwrap();
+    launch.barriers(3).unwrap();
+    launch.barriers(0).unwrap();
+    assert!(kernel.configure(161, 256).is_err(), "one block more than fits is refused");
+}

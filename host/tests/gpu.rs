@@ -183,3 +183,17 @@ fn the_traced_cooperative_launch_has_every_block_resident_and_none_leaving_befor
     assert_eq!(sms.len() as u32, gpu.info.sms, "the cooperative grid covers every SM");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn one_grid_barrier_costs_a_positive_time_at_every_measured_grid() {
+    let gpu = gpu();
+    let (rows, why) = host::bench::barrier::run(&gpu).unwrap();
+    print!("{}", host::bench::barrier::render(&rows, why.as_deref()));
+    assert!(rows.len() >= 4);
+    for r in &rows {
+        for us in [r.grid_sync_us, r.kernel_boundary_us, r.graph_node_us].into_iter().chain(r.nvidia_us) {
+            assert!(us.is_finite() && us > 0.0 && us < 100.0, "{r:?}");
+        }
+    }
+}

@@ -63,6 +63,7 @@ pub const KERNELS: Kernels = Kernels {
     shuffle_out_of_range: SHUFFLE_OUT_OF_RANGE,
     empty: EMPTY,
     empty_cooperative: EMPTY_COOPERATIVE,
+    grid_sync_loop: GRID_SYNC_LOOP,
     hold_for: HOLD_FOR,
     grid_sync_missing_block: GRID_SYNC_MISSING_BLOCK,
     undeclared_grid_sync: UNDECLARED_GRID_SYNC,

@@ -35,3 +35,18 @@ pub unsafe fn hold_for(ns: usize) {
         while (arch::global_timer().wrapping_sub(start) as usize) < ns {}
     }
 }
+
+/// `barriers` grid barriers back to back and nothing else: what one
+/// `grid.sync()` costs (`bench`'s barrier table, and the lesson's line on it).
+///
+/// # Safety
+/// None: it touches no memory but the grid barrier's own.
+#[kernel(cooperative)]
+pub unsafe fn grid_sync_loop(barriers: u32) {
+    let grid = this_grid();
+    let mut k = 0;
+    while k < barriers {
+        grid.sync();
+        k += 1;
+    }
+}

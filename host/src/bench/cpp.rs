@@ -9,6 +9,21 @@ use std::process::Command;
 
 const LESSON: &str = include_str!("../../cpp/lesson.cu");
 const BENCH: &str = include_str!("../../cpp/bench.cu");
+const BARRIER: &str = include_str!("../../cpp/barrier.cu");
+
+/// NVIDIA's barrier alone (`host/cpp/barrier.cu`), built to a cubin in a
+/// folder of its own; `Err` says why it could not be.
+pub fn build_barrier() -> Result<(Build, std::path::PathBuf), String> {
+    if Command::new("nvcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
+        return Err("nvcc is not on PATH".into());
+    }
+    let dir = std::env::temp_dir().join(format!("cg-bench-barrier-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::write(dir.join("barrier.cu"), BARRIER).map_err(|e| format!("barrier.cu: {e}"))?;
+    let cubin = dir.join("barrier.cubin");
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.join("barrier.cu"))?;
+    Ok((Build { exe: dir.join("none"), cubin: cubin.clone(), dir }, cubin))
+}
 
 /// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
 pub const KERNELS: [&str; 3] = ["reduceBlocksToPartials", "reducePartialsToTotal", "reduceCooperativeGrid"];

@@ -4,6 +4,7 @@
 //! over n in one run. Every run's total is checked; both timing methods
 //! (see [`crate::timing`]) are recorded for every point.
 
+pub mod barrier;
 mod cpp;
 pub mod launch_cost;
 pub mod paired;
@@ -42,6 +43,8 @@ pub struct BenchConfig {
     /// Timed runs and warm-ups of each variant in each round.
     pub round_runs: usize,
     pub round_warmups: usize,
+    /// Measure what one grid barrier costs ([`barrier`]).
+    pub barrier: bool,
 }
 
 impl BenchConfig {
@@ -236,6 +239,10 @@ pub struct BenchReport {
     pub round_runs: usize,
     /// Every ratio a target judges, from the paired rounds.
     pub paired: Vec<paired::PairedRatio>,
+    /// What one grid barrier costs, by grid ([`barrier`]).
+    pub barrier: Vec<crate::timing::BarrierCost>,
+    /// Why NVIDIA's barrier is missing from it, where it is.
+    pub barrier_nvidia: Option<String>,
 }
 
 /// One size of the sweep: its rotation and its reference.
@@ -360,6 +367,12 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         launch_costs.extend(cpp::launch_costs(b, tpb).unwrap_or_default());
     }
 
+    let (barrier, barrier_nvidia) = if cfg.barrier {
+        let _step = progress.spinner("what one grid barrier costs");
+        barrier::run(gpu)?
+    } else {
+        (Vec::new(), None)
+    };
     let sweep_n = cfg.sizes.iter().copied().filter(|&n| n <= 1 << 26).max().unwrap_or(1 << 26);
     let (grid_sweep, block_sweep) = if cfg.sweeps { sweeps(gpu, cfg, sweep_n, progress)? } else { (Vec::new(), Vec::new()) };
     Ok(BenchReport {
@@ -377,6 +390,8 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         rounds: cfg.rounds,
         round_runs: cfg.round_runs,
         paired,
+        barrier,
+        barrier_nvidia,
     })
 }
 
@@ -475,6 +490,8 @@ mod tests {
             rounds: 0,
             round_runs: 0,
             paired: vec![],
+            barrier: vec![],
+            barrier_nvidia: None,
         };
         let v: serde_json::Value = serde_json::from_str(&crate::json::to_string(&report)).unwrap();
         for key in ["device", "runs", "warmups", "threads_per_block", "points", "cpp", "sweep_n", "grid_sweep", "block_sweep"] {

@@ -88,6 +88,14 @@ impl CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
     }
 }
 
+impl CooperativeLaunch<'_, '_, (u32,)> {
+    /// `barriers` grid barriers back to back (`grid_sync_loop`).
+    pub fn barriers(&self, barriers: u32) -> Result<()> {
+        // SAFETY: the kernel touches no memory but its grid barrier's.
+        unsafe { self.go((barriers,)) }
+    }
+}
+
 impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
     /// Launches a kernel that writes one `u32` per block into `out`.
     pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {

@@ -81,6 +81,7 @@ pub struct Kernels {
     pub shuffle_out_of_range: KernelDef<OneOut, NoGridSync>,
     pub empty: KernelDef<(), NoGridSync>,
     pub empty_cooperative: KernelDef<(), GridSync>,
+    pub grid_sync_loop: KernelDef<(u32,), GridSync>,
     pub hold_for: KernelDef<(usize,), NoGridSync>,
     pub grid_sync_missing_block: KernelDef<OneOut, GridSync>,
     pub undeclared_grid_sync: KernelDef<OneOut, NoGridSync>,
@@ -95,7 +96,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// The PTX entry names of every kernel in the plain module.
-    pub fn names(&self) -> [&'static str; 29] {
+    pub fn names(&self) -> [&'static str; 30] {
         [
             self.reduce_blocks_to_partials.name(),
             self.reduce_partials_to_total.name(),
@@ -116,6 +117,7 @@ impl Kernels {
             self.shuffle_out_of_range.name(),
             self.empty.name(),
             self.empty_cooperative.name(),
+            self.grid_sync_loop.name(),
             self.hold_for.name(),
             self.grid_sync_missing_block.name(),
             self.undeclared_grid_sync.name(),

@@ -1,0 +1,77 @@
+//! What one grid barrier costs (`bench --barrier`, and part of every
+//! `bench`): this project's `grid.sync()`, NVIDIA's `cg::this_grid().sync()`
+//! built by nvcc and launched through the same launch path, one more kernel
+//! launch of the same grid and one more graph node, at 1 block per SM, half
+//! and full residency (256 threads), at 1 and 2 blocks per SM (1,024), and
+//! full residency at 32 threads, the many-block grid.
+
+use super::cpp;
+use crate::device::{ArgValue, Gpu};
+use crate::driver::Shape;
+use crate::error::Result;
+use crate::text::plural;
+use crate::timing::{BarrierCost, barrier_cost};
+use std::fmt::Write;
+
+/// The grids measured: (blocks, threads per block).
+pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
+    let def = crate::kernels().grid_sync_loop;
+    let kernel = gpu.cooperative_kernel(&def)?;
+    let sms = gpu.info.sms;
+    let full = |threads| Ok::<u32, crate::error::Error>(kernel.limits(threads)?.capacity());
+    let (f256, f1024, f32) = (full(256)?, full(1024)?, full(32)?);
+    let mut g = vec![(sms, 256), (f256 / 2, 256), (f256, 256), (sms, 1024), (f1024, 1024), (f32, 32)];
+    g.retain(|&(b, _)| b > 0);
+    g.dedup();
+    Ok(g)
+}
+
+/// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it; the
+/// second value says why it is missing.
+pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
+    let built = cpp::build_barrier();
+    let module = built.as_ref().ok().map(|(_, cubin)| gpu.load_module_file(cubin)).transpose()?;
+    let nvidia = module.as_ref().map(|m| gpu.raw_kernel_in(m, "gridSyncLoop")).transpose()?;
+    let mut out = Vec::new();
+    for (blocks, threads) in grids(gpu)? {
+        let shape = Shape { blocks, threads_per_block: threads, shared_bytes: 0 };
+        let mut theirs = |k: u32| -> Result<()> {
+            let f = nvidia.as_ref().expect("called only when loaded");
+            // SAFETY: gridSyncLoop takes one 64-bit count and touches no
+            // memory but its grid barrier's; it is launched cooperatively,
+            // on a grid the launch checks against its capacity.
+            unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
+        };
+        let nvidia_fn: Option<&mut dyn FnMut(u32) -> Result<()>> = if nvidia.is_some() { Some(&mut theirs) } else { None };
+        out.push(barrier_cost(gpu, blocks, threads, nvidia_fn)?);
+    }
+    Ok((out, built.err()))
+}
+
+/// The table as text.
+pub fn render(rows: &[BarrierCost], why_no_nvidia: Option<&str>) -> String {
+    let mut o = String::from(
+        "\nWhat one grid barrier costs (µs; K = 2,000 barriers in one cooperative launch and none, interleaved, median of 7 each; a launch or graph node: 64 queued behind a hold, GPU time)\n",
+    );
+    let _ = writeln!(
+        o,
+        "  {:>7} {:>7}  {:>10} {:>10} {:>7}  {:>16} {:>11}",
+        "blocks", "threads", "grid.sync", "NVIDIA cg", "ratio", "kernel boundary", "graph node"
+    );
+    for r in rows {
+        let (nv, ratio) = match r.nvidia_us {
+            Some(n) => (format!("{n:.3}"), format!("{:.3}", r.grid_sync_us / n)),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            o,
+            "  {:>7} {:>7}  {:>10.3} {:>10} {:>7}  {:>16.3} {:>11.3}",
+            r.blocks, r.threads_per_block, r.grid_sync_us, nv, ratio, r.kernel_boundary_us, r.graph_node_us
+        );
+    }
+    if let Some(why) = why_no_nvidia {
+        let _ = writeln!(o, "  (NVIDIA's barrier not measured: {why})");
+    }
+    let _ = writeln!(o, "  ({} measured)", plural(rows.len() as u32, "grid", "grids"));
+    o
+}
