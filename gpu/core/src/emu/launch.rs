@@ -19,6 +19,7 @@ use super::scheduler::{BlockRun, Outcome};
 use super::spec::{Arg, Device, Launch, LaunchStats, Options};
 use super::stack::Slots;
 use super::timeline::{self, Course, Residency};
+use crate::cg::barrier::{arrival, released};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Condvar, Mutex};
@@ -34,6 +35,12 @@ struct GridState {
     max_running: u32,
     /// Completed grid barriers.
     generation: u32,
+    /// The grid barrier's word, run with `grid.sync()`'s own arithmetic
+    /// (`cg::barrier`): zero at launch, as the driver hands it over; each
+    /// parked block adds its arrival, and the barrier completes when the top
+    /// bit flips. `barrier_start` is the word when the current barrier began.
+    word: u32,
+    barrier_start: u32,
     /// Blocks parked at the current grid barrier.
     arrived: u32,
     /// Where they wait.
@@ -135,7 +142,7 @@ fn worker(g: &Grid) {
                 if st.finished.is_some() {
                     return;
                 }
-                if let Some(i) = parked.iter().position(|b| b.generation < st.generation) {
+                if let Some(i) = parked.iter().position(|b| released(b.arrived_at, st.word)) {
                     let mut b = parked.swap_remove(i);
                     b.release(&slots);
                     break b;
@@ -186,7 +193,8 @@ fn worker(g: &Grid) {
                 if st.site.is_none() {
                     st.site = run.site.map(|s| s.to_string());
                 }
-                run.generation = st.generation;
+                run.arrived_at = st.word;
+                st.word = st.word.wrapping_add(arrival(id == 0, g.info.launch.grid));
                 parked.push(run);
             }
             Outcome::Done => {
@@ -273,9 +281,12 @@ fn settle(g: &Grid, st: &mut GridState) {
     } else if st.arrived == 0 {
         publish(&g.info, st);
         Ok(())
-    } else if st.arrived == grid {
+    } else if released(st.barrier_start, st.word) {
+        // The word flips exactly when the last of the grid's blocks arrives.
+        debug_assert_eq!(st.arrived, grid, "the barrier word flipped before every block arrived");
         publish(&g.info, st);
         st.generation += 1;
+        st.barrier_start = st.word;
         st.arrived = 0;
         st.site = None;
         g.cv.notify_all();

@@ -26,8 +26,9 @@ pub(crate) struct BlockRun {
     pub block: Box<Block>,
     coroutines: Vec<Option<Co>>,
     saved: Vec<Option<Saved>>,
-    /// The grid barrier generation it parked at.
-    pub generation: u32,
+    /// The grid barrier's word as it read before this block's arrival
+    /// (`cg::barrier`: the block is released when the word's top bit flips).
+    pub arrived_at: u32,
     pub site: Option<Site>,
 }
 
@@ -38,7 +39,7 @@ impl BlockRun {
             block: Box::new(Block::new(id, place, info)),
             coroutines: (0..threads).map(|_| None).collect(),
             saved: (0..threads).map(|_| None).collect(),
-            generation: 0,
+            arrived_at: 0,
             site: None,
         }
     }
