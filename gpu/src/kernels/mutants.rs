@@ -233,7 +233,8 @@ fn block_sum_tile_synced<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBloc
     total
 }
 
-/// `reduce_cooperative_grid` whose block sums use [`block_sum_tile_synced`].
+/// `reduce_cooperative_grid` whose block sums use `block_sum_tile_synced`
+/// (`tile.sync()` where `block_sum` has its first `block.sync()`).
 ///
 /// # Safety
 /// As `reduce_cooperative_grid`.
