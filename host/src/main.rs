@@ -183,7 +183,6 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
         rounds: if only { 0 } else { args.rounds as usize },
         round_runs: args.round_runs as usize,
         round_warmups: 3,
-        barrier: true,
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;

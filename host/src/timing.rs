@@ -180,12 +180,6 @@ pub const BARRIERS: u32 = 2000;
 /// queue behind a hold.
 pub const LAUNCHES_PER_BATCH: usize = 64;
 
-/// The median of `xs` (sorted in place).
-fn median_of(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 /// What one grid barrier costs, in µs: one cooperative launch of
 /// [`BARRIERS`] barriers and one of none, `rounds` of each interleaved,
 /// (median with - median without) / [`BARRIERS`]. `launch(k)` makes the
@@ -197,7 +191,8 @@ pub fn per_barrier(gpu: &Gpu, rounds: usize, launch: &mut dyn FnMut(u32) -> Resu
         with.extend(gpu.backend().time_queued(1, &mut |_| launch(BARRIERS))?);
         without.extend(gpu.backend().time_queued(1, &mut |_| launch(0))?);
     }
-    Ok((median_of(&mut with) - median_of(&mut without)) * 1e3 / BARRIERS as f64)
+    let median = |xs: &[f64]| Stats::of(xs).expect("at least one round").median_ms;
+    Ok((median(&with) - median(&without)) * 1e3 / BARRIERS as f64)
 }
 
 /// What one more launch costs the GPU, in µs: [`LAUNCHES_PER_BATCH`] calls of
@@ -206,8 +201,8 @@ pub fn per_barrier(gpu: &Gpu, rounds: usize, launch: &mut dyn FnMut(u32) -> Resu
 /// [`LAUNCHES_PER_BATCH`] nodes with `per_call` = that many.
 pub fn per_launch(gpu: &Gpu, rounds: usize, calls: usize, per_call: usize, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
     launch()?;
-    let mut ms = gpu.backend().time_queued(rounds, &mut |_| (0..calls).try_for_each(|_| launch()))?;
-    Ok(median_of(&mut ms) * 1e3 / (calls * per_call) as f64)
+    let ms = gpu.backend().time_queued(rounds, &mut |_| (0..calls).try_for_each(|_| launch()))?;
+    Ok(Stats::of(&ms).expect("at least one round").median_ms * 1e3 / (calls * per_call) as f64)
 }
 
 /// One grid barrier against a kernel boundary, on one grid.

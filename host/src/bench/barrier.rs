@@ -30,7 +30,7 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
 /// second value says why it is missing.
 pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
     let built = cpp::build_barrier();
-    let module = built.as_ref().ok().map(|(_, cubin)| gpu.load_module_file(cubin)).transpose()?;
+    let module = built.as_ref().ok().map(|b| gpu.load_module_file(&b.cubin)).transpose()?;
     let nvidia = module.as_ref().map(|m| gpu.raw_kernel_in(m, "gridSyncLoop")).transpose()?;
     let mut out = Vec::new();
     for (blocks, threads) in grids(gpu)? {

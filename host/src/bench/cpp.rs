@@ -11,18 +11,43 @@ const LESSON: &str = include_str!("../../cpp/lesson.cu");
 const BENCH: &str = include_str!("../../cpp/bench.cu");
 const BARRIER: &str = include_str!("../../cpp/barrier.cu");
 
-/// NVIDIA's barrier alone (`host/cpp/barrier.cu`), built to a cubin in a
-/// folder of its own; `Err` says why it could not be.
-pub fn build_barrier() -> Result<(Build, std::path::PathBuf), String> {
+/// A folder of sources written for nvcc and what it built there, removed
+/// when dropped.
+struct WorkDir(std::path::PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// Checks that nvcc runs, then writes `sources` (name, text) into a new
+/// folder named for `tag` and this process.
+fn work_dir(tag: &str, sources: &[(&str, &str)]) -> Result<WorkDir, String> {
     if Command::new("nvcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
         return Err("nvcc is not on PATH".into());
     }
-    let dir = std::env::temp_dir().join(format!("cg-bench-barrier-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("cg-bench-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::write(dir.join("barrier.cu"), BARRIER).map_err(|e| format!("barrier.cu: {e}"))?;
-    let cubin = dir.join("barrier.cubin");
-    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.join("barrier.cu"))?;
-    Ok((Build { exe: dir.join("none"), cubin: cubin.clone(), dir }, cubin))
+    let dir = WorkDir(dir);
+    for (name, text) in sources {
+        std::fs::write(dir.0.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(dir)
+}
+
+/// NVIDIA's barrier alone (`host/cpp/barrier.cu`), built to a cubin.
+pub struct BarrierCubin {
+    _dir: WorkDir,
+    pub cubin: std::path::PathBuf,
+}
+
+/// Builds [`BarrierCubin`]; `Err` says why it could not be.
+pub fn build_barrier() -> Result<BarrierCubin, String> {
+    let dir = work_dir("barrier", &[("barrier.cu", BARRIER)])?;
+    let cubin = dir.0.join("barrier.cubin");
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.0.join("barrier.cu"))?;
+    Ok(BarrierCubin { _dir: dir, cubin })
 }
 
 /// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
@@ -72,15 +97,9 @@ pub fn parse(stdout: &str) -> Result<Vec<CppResult>, String> {
 /// The C++ side, built: the benchmark program, and a cubin of the lesson's
 /// kernels that `bench` also launches itself.
 pub struct Build {
-    dir: std::path::PathBuf,
+    _dir: WorkDir,
     exe: std::path::PathBuf,
     pub cubin: std::path::PathBuf,
-}
-
-impl Drop for Build {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.dir).ok();
-    }
 }
 
 fn nvcc(args: &[&str], out: &std::path::Path, src: &std::path::Path) -> Result<(), String> {
@@ -93,18 +112,11 @@ fn nvcc(args: &[&str], out: &std::path::Path, src: &std::path::Path) -> Result<(
 
 /// Builds the C++ benchmark and the lesson's cubin; `Err` says why it could not.
 pub fn build() -> Result<Build, String> {
-    if Command::new("nvcc").arg("--version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        return Err("nvcc is not on PATH".into());
-    }
-    let dir = std::env::temp_dir().join(format!("cg-bench-cpp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for (name, text) in [("lesson.cu", LESSON), ("bench.cu", BENCH)] {
-        std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))?;
-    }
-    let b = Build { exe: dir.join("bench_cpp"), cubin: dir.join("lesson.cubin"), dir };
-    nvcc(&["-O3", "-std=c++17", "-arch=native"], &b.exe, &b.dir.join("bench.cu"))?;
-    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &b.cubin, &b.dir.join("lesson.cu"))?;
-    Ok(b)
+    let dir = work_dir("cpp", &[("lesson.cu", LESSON), ("bench.cu", BENCH)])?;
+    let (exe, cubin) = (dir.0.join("bench_cpp"), dir.0.join("lesson.cubin"));
+    nvcc(&["-O3", "-std=c++17", "-arch=native"], &exe, &dir.0.join("bench.cu"))?;
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.0.join("lesson.cu"))?;
+    Ok(Build { _dir: dir, exe, cubin })
 }
 
 /// Parses the program's `LAUNCH` lines.

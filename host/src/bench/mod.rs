@@ -43,8 +43,6 @@ pub struct BenchConfig {
     /// Timed runs and warm-ups of each variant in each round.
     pub round_runs: usize,
     pub round_warmups: usize,
-    /// Measure what one grid barrier costs ([`barrier`]).
-    pub barrier: bool,
 }
 
 impl BenchConfig {
@@ -367,11 +365,9 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         launch_costs.extend(cpp::launch_costs(b, tpb).unwrap_or_default());
     }
 
-    let (barrier, barrier_nvidia) = if cfg.barrier {
+    let (barrier, barrier_nvidia) = {
         let _step = progress.spinner("what one grid barrier costs");
         barrier::run(gpu)?
-    } else {
-        (Vec::new(), None)
     };
     let sweep_n = cfg.sizes.iter().copied().filter(|&n| n <= 1 << 26).max().unwrap_or(1 << 26);
     let (grid_sweep, block_sweep) = if cfg.sweeps { sweeps(gpu, cfg, sweep_n, progress)? } else { (Vec::new(), Vec::new()) };

@@ -4,6 +4,7 @@
 //! never on one run: MET, MISSED, or not resolved (with the rounds that
 //! would resolve it).
 
+use crate::timing::Stats;
 use serde::Serialize;
 
 /// Bootstrap resamples of the rounds.
@@ -16,15 +17,9 @@ pub fn a_first(round: usize) -> bool {
     round.is_multiple_of(2)
 }
 
-/// The median of `xs` (NaN when empty).
+/// The median of `xs` (NaN when empty), as [`Stats`] computes it.
 pub fn median(xs: &[f64]) -> f64 {
-    if xs.is_empty() {
-        return f64::NAN;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+    Stats::of(xs).map_or(f64::NAN, |s| s.median_ms)
 }
 
 /// SplitMix64: a fixed, seedable stream, so an interval is the same for the

@@ -85,14 +85,9 @@ impl Case {
 /// launched, or the error it returned.
 pub type Outcome = Result<(f32, Solved)>;
 
-/// `solve()` as it ships: not written yet.
-pub struct Unwritten;
-
-impl Unwritten {
-    /// The error the unwritten `solve()` returns.
-    pub fn fail(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved> {
-        Err(Error::SolveUnwritten)
-    }
+/// What `solve()` returns as it ships, not written yet.
+pub fn unwritten(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved> {
+    Err(Error::SolveUnwritten)
 }
 
 /// What a case reports for a solver's error: an emulator fault in full, a

@@ -31,5 +31,5 @@ use crate::launch::DeviceInput;
 /// so that `total[0]` holds the sum of `input`, and return what you launched.
 pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     // Delete this line and write your solve() here.
-    super::Unwritten::fail(gpu, input, total)
+    super::unwritten(gpu, input, total)
 }

@@ -63,10 +63,7 @@ pub fn round_down_blocks(n: u64, capacity: u32) -> u64 {
 /// `round-down`: the right grid but for `n / 256` where the division should
 /// round up (and no launch for n = 0).
 pub fn round_down(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    if input.is_empty() {
-        return nothing_launched(gpu, &crate::kernels().exercise_sum);
-    }
-    launch_as_sized(gpu, &crate::kernels().exercise_sum, round_down_blocks, input, total)
+    launch_unless_empty(gpu, &crate::kernels().exercise_sum, round_down_blocks, input, total)
 }
 
 /// `grid-from-n`: sized from n alone.
@@ -82,14 +79,15 @@ pub fn zero_grid(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Res
 /// `partials-if`: the right grid (and no launch for n = 0), the kernel whose
 /// block 0 reads one partial per thread with an `if` where the loop was.
 pub fn partials_if(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    if input.is_empty() {
-        return nothing_launched(gpu, &crate::kernels().exercise_sum_partials_if);
-    }
-    launch_as_sized(gpu, &crate::kernels().exercise_sum_partials_if, zero_grid_blocks, input, total)
+    launch_unless_empty(gpu, &crate::kernels().exercise_sum_partials_if, zero_grid_blocks, input, total)
 }
 
-/// What a solver reports for n = 0, where it launches nothing: the kernel's limits.
-fn nothing_launched(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>) -> Result<Solved> {
+/// As [`launch_as_sized`], but for n = 0 no launch: only the kernel's limits
+/// are reported (the solvers that make some other mistake get n = 0 right).
+fn launch_unless_empty(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>, sizing: Sizing, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    if !input.is_empty() {
+        return launch_as_sized(gpu, def, sizing, input, total);
+    }
     let limits = gpu.cooperative_kernel(def)?.limits(THREADS_PER_BLOCK)?;
     Ok(Solved { blocks: 0, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms })
 }
@@ -97,10 +95,7 @@ fn nothing_launched(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>) -> Result<S
 /// `bounds-bug`: the right grid (and no launch for n = 0), the kernel whose
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
-    if input.is_empty() {
-        return nothing_launched(gpu, &crate::kernels().exercise_sum_bounds_bug);
-    }
-    launch_as_sized(gpu, &crate::kernels().exercise_sum_bounds_bug, zero_grid_blocks, input, total)
+    launch_unless_empty(gpu, &crate::kernels().exercise_sum_bounds_bug, zero_grid_blocks, input, total)
 }
 
 #[cfg(test)]
