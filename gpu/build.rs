@@ -1,6 +1,7 @@
 //! Compiles this crate to PTX with rustc's `nvptx64-nvidia-cuda` target (the
-//! job rust-cuda's `cuda_builder` does): the module the lesson runs and a
-//! traced twin, built side by side into `OUT_DIR`, where `kernels::KERNELS`
+//! job rust-cuda's `cuda_builder` does): the module the lesson runs, a
+//! traced twin, and an sm_90 module that adds the `#[kernel(cluster)]`
+//! kernels, built into `OUT_DIR`, where `kernels::KERNELS`
 //! embeds them; then, where `ptxas` is found, asks it how many registers
 //! each kernel takes on the lesson's T4 (sm_75), for the emulated occupancy.
 
@@ -9,6 +10,8 @@ use std::process::{Command, Stdio, exit};
 
 /// The PTX target architecture unless `GPU_PTX_ARCH` names another.
 const DEFAULT_ARCH: &str = "sm_70";
+/// The architecture of the module with the cluster kernels (compute capability 9.0).
+const SM90: &str = "sm_90";
 const TOOLCHAIN: &str = "nightly-2026-05-20";
 
 fn main() {
@@ -30,12 +33,32 @@ fn main() {
     }
     let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
     let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
+    // The sm_90 module (every kernel, the cluster ones too) builds in a
+    // folder of its own while the other two build one after the other in
+    // theirs: `core` for the GPU is compiled once per folder and shared (the
+    // features differ only for this crate).
+    let sm90 = spawn(&dir, &out_dir.join("nvptx-sm90"), features, SM90);
     let builds = [(features, "gpu.ptx"), (&["trace"][..], "gpu_traced.ptx")];
-    // One after the other, in one target folder: `core` for the GPU is
-    // compiled once and shared (the features differ only for this crate).
     let target_dir = out_dir.join("nvptx");
     for (features, name) in builds {
-        let output = match spawn(&dir, &target_dir, features, &arch).and_then(|c| c.wait_with_output()) {
+        let output = spawn(&dir, &target_dir, features, &arch).and_then(|c| c.wait_with_output());
+        take_ptx(output, &target_dir, &out_dir.join(name));
+    }
+    take_ptx(sm90.and_then(|c| c.wait_with_output()), &out_dir.join("nvptx-sm90"), &out_dir.join("gpu_sm90.ptx"));
+    let registers = ptxas_sm75(&dir, &out_dir.join("gpu.ptx"));
+    let text = match registers {
+        Ok(report) => format!("Ok({report:?})"),
+        Err(why) => format!("Err({why:?})"),
+    };
+    if let Err(e) = std::fs::write(out_dir.join("ptxas_sm75.rs"), text) {
+        fail(&format!("could not write to {}: {e}", out_dir.display()), "check the build folder's permissions");
+    }
+}
+
+/// Copies the PTX a finished GPU build left in `target_dir` to `to`, or fails naming the fix.
+fn take_ptx(output: std::io::Result<std::process::Output>, target_dir: &Path, to: &Path) {
+    {
+        let output = match output {
             Ok(output) => output,
             Err(e) => fail(&format!("could not run cargo to build the GPU crate: {e}"), "check that cargo is on PATH"),
         };
@@ -52,17 +75,9 @@ fn main() {
             fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
         }
         let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/gpu.s");
-        if let Err(e) = std::fs::copy(&ptx, out_dir.join(name)) {
+        if let Err(e) = std::fs::copy(&ptx, to) {
             fail(&format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again");
         }
-    }
-    let registers = ptxas_sm75(&dir, &out_dir.join("gpu.ptx"));
-    let text = match registers {
-        Ok(report) => format!("Ok({report:?})"),
-        Err(why) => format!("Err({why:?})"),
-    };
-    if let Err(e) = std::fs::write(out_dir.join("ptxas_sm75.rs"), text) {
-        fail(&format!("could not write to {}: {e}", out_dir.display()), "check the build folder's permissions");
     }
 }
 

@@ -29,7 +29,7 @@ for t in "$D"/tests/*; do
   # CPU tests, run in CI: the emulator, the CLI, the compile-fail tests (which
   # need cargo), the PTX test (which needs ptxas) and the layers tests (which
   # reads the source tree); the GPU machine runs the ones that need a GPU.
-  case "$(basename "$t")" in cli|emulated|emulator|emu_layers|guard|ptx|layers|multi|multi_gpu|multi_gpu_stranded|*-unit) continue ;; esac
+  case "$(basename "$t")" in cli|clusters|emulated|emulator|emu_layers|guard|ptx|layers|multi|multi_gpu|multi_gpu_stranded|*-unit) continue ;; esac
   echo "=== $(basename "$t")"
   "$t" --include-ignored --test-threads=1 --nocapture 2>&1
 done > "$RESULTS/tests.txt"

@@ -44,6 +44,13 @@ pub use kernels::KERNELS;
 ///   that may `sync()` (`GridGroup<Cooperative>`) although the import names
 ///   the one that may not: the attribute swaps it in. Without `cooperative`,
 ///   `grid.sync()` is a compile error that names this option.
+/// - `cluster`: the kernel calls `this_cluster()` (compute capability 9.0+).
+///   Its contract is then `Cluster<GridSync>` or `Cluster<NoGridSync>`: the
+///   host loads it only through `cluster_kernel`, from the sm_90 module, and
+///   launches it only with a cluster dimension (cooperatively as well when
+///   it is also `cooperative`). In its body `this_cluster()` is the cluster
+///   that has methods; elsewhere `this_cluster().sync()` is a compile error
+///   that names this option. Its GPU entry is built only into the sm_90 module.
 /// - `shared_memory = f`: the bytes of dynamic shared memory each block gets,
 ///   `const fn f(threads_per_block: u32, tile: u32) -> u32`; the launch and
 ///   the occupancy query both use it. Needs a `<const TILE: u32 = N>`

@@ -10,8 +10,15 @@ use std::time::Duration;
 
 /// A small device: 2 SMs of 256 threads and 4 blocks each, so 4 blocks of
 /// 64 threads per SM and 8 in a cooperative grid.
-const DEV: Device =
-    Device { sms: 2, threads_per_sm: 256, blocks_per_sm: 4, shared_bytes_per_sm: 48 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
+const DEV: Device = Device {
+    sms: 2,
+    threads_per_sm: 256,
+    blocks_per_sm: 4,
+    shared_bytes_per_sm: 48 * 1024,
+    max_threads_per_block: 1024,
+    registers_per_sm: 65536,
+    clusters: None,
+};
 const THREADS: u32 = 64;
 
 fn input<T>(name: &'static str, v: &[T]) -> Arg {
@@ -43,6 +50,8 @@ fn launch_with<P: Params, C: Contract>(
             registers_per_thread: None,
             cooperative,
             grid_sync: def.grid_sync(),
+            cluster: None,
+            cluster_kernel: def.cluster(),
             args,
             entry: &f,
             trace: None,

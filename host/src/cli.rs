@@ -149,31 +149,54 @@ pub struct TargetArgs {
 }
 
 /// The emulated GPU: the same kernels, run on the CPU. The default is the
-/// lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of shared memory.
+/// lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of shared
+/// memory; `--gpu h200` is an H200 (132 SMs of 2048 threads, 32 blocks, 228
+/// KiB, and thread-block clusters as measured on one).
 #[derive(Debug, Args, Clone)]
 pub struct EmulationArgs {
     /// Run on the emulated GPU on the CPU: no GPU or driver needed.
     #[arg(long)]
     pub emulate: bool,
-    /// SMs of the emulated GPU.
-    #[arg(long, default_value_t = 40, requires = "emulate", value_parser = parse_between::<1, 160>, allow_negative_numbers = true)]
-    pub sms: u32,
-    /// Threads one emulated SM holds.
-    #[arg(long, default_value_t = 1024, requires = "emulate", value_parser = parse_between::<32, 2048>, allow_negative_numbers = true)]
-    pub threads_per_sm: u32,
-    /// Blocks one emulated SM holds at most.
-    #[arg(long, default_value_t = 16, requires = "emulate", value_parser = parse_between::<1, 32>, allow_negative_numbers = true)]
-    pub blocks_per_sm: u32,
+    /// Which GPU to emulate: the lesson's T4, or an H200 (which has clusters).
+    #[arg(long, value_enum, default_value_t = EmulatedGpu::T4, requires = "emulate")]
+    pub gpu: EmulatedGpu,
+    /// SMs of the emulated GPU [default: the GPU's, 40 on the T4].
+    #[arg(long, requires = "emulate", value_parser = parse_between::<1, 160>, allow_negative_numbers = true)]
+    pub sms: Option<u32>,
+    /// Threads one emulated SM holds [default: the GPU's, 1024 on the T4].
+    #[arg(long, requires = "emulate", value_parser = parse_between::<32, 2048>, allow_negative_numbers = true)]
+    pub threads_per_sm: Option<u32>,
+    /// Blocks one emulated SM holds at most [default: the GPU's, 16 on the T4].
+    #[arg(long, requires = "emulate", value_parser = parse_between::<1, 32>, allow_negative_numbers = true)]
+    pub blocks_per_sm: Option<u32>,
     /// Interleave each block's threads in an order drawn from this seed (a
     /// number, or `random` for a new one, printed so the run can be repeated).
     #[arg(long, requires = "emulate", value_parser = parse_seed)]
     pub seed: Option<u64>,
 }
 
+/// A GPU the emulator can be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmulatedGpu {
+    /// The lesson's Tesla T4 (compute capability 7.5: no clusters).
+    T4,
+    /// An NVIDIA H200 (9.0): 1,056 cooperative blocks of 256 threads, and clusters.
+    H200,
+}
+
 impl EmulationArgs {
     /// The emulated device these flags describe.
     pub fn device(&self) -> gpu_core::emu::Device {
-        gpu_core::emu::Device { sms: self.sms, threads_per_sm: self.threads_per_sm, blocks_per_sm: self.blocks_per_sm, ..gpu_core::emu::Device::T4 }
+        let base = match self.gpu {
+            EmulatedGpu::T4 => gpu_core::emu::Device::T4,
+            EmulatedGpu::H200 => gpu_core::emu::Device::H200,
+        };
+        gpu_core::emu::Device {
+            sms: self.sms.unwrap_or(base.sms),
+            threads_per_sm: self.threads_per_sm.unwrap_or(base.threads_per_sm),
+            blocks_per_sm: self.blocks_per_sm.unwrap_or(base.blocks_per_sm),
+            ..base
+        }
     }
 }
 
@@ -215,8 +238,12 @@ pub struct BenchArgs {
     pub no_cpp: bool,
     /// Only what one grid barrier costs (this project's, NVIDIA's, a kernel
     /// boundary, a graph node), at a few grid sizes: no sweep over n.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "only_clusters")]
     pub only_barrier: bool,
+    /// Only the sum with a cluster stage against its C++ twin, and one
+    /// cluster.sync() against one grid.sync() (compute capability 9.0+).
+    #[arg(long)]
+    pub only_clusters: bool,
     /// Skip the grid-size and block-size sweeps.
     #[arg(long)]
     pub no_sweeps: bool,

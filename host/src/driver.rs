@@ -39,11 +39,22 @@ pub struct Shape {
     pub blocks: u32,
     pub threads_per_block: u32,
     pub shared_bytes: u32,
+    /// Blocks per cluster (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`), for a
+    /// cluster launch.
+    pub cluster: Option<gpu_core::emu::ClusterShape>,
+}
+
+impl Shape {
+    /// A launch of `blocks` blocks of `threads_per_block`, with `shared_bytes` of dynamic shared memory, no clusters.
+    pub fn new(blocks: u32, threads_per_block: u32, shared_bytes: u32) -> Shape {
+        Shape { blocks, threads_per_block, shared_bytes, cluster: None }
+    }
 }
 
 /// `cuLaunchKernelEx`, with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` when `cooperative`
 /// (the driver-API twin of the lesson's `cudaLaunchKernelEx` with
-/// `cudaLaunchAttributeCooperative`).
+/// `cudaLaunchAttributeCooperative`) and `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`
+/// when the shape has clusters, both in the one call.
 ///
 /// # Safety
 /// `f` is a live function of the current context and `stream` a live stream
@@ -57,24 +68,75 @@ pub unsafe fn launch_kernel_ex(
     cooperative: bool,
     params: &mut [*mut c_void],
 ) -> Result<(), cudarc::driver::DriverError> {
-    // SAFETY: CUlaunchAttribute is a plain C struct and union; zero is a valid start.
-    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-    attr.value.cooperative = 1;
-    let config = sys::CUlaunchConfig {
-        gridDimX: shape.blocks,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: shape.threads_per_block,
-        blockDimY: 1,
-        blockDimZ: 1,
-        sharedMemBytes: shape.shared_bytes,
-        hStream: stream,
-        attrs: &mut attr,
-        numAttrs: cooperative as u32,
-    };
-    // SAFETY: the caller's contract covers `params`; `config` lives across the call.
+    let mut attrs = LaunchAttrs::new(shape, cooperative);
+    let config = attrs.config(shape, stream);
+    // SAFETY: the caller's contract covers `params`; `config` and the
+    // attributes it points at live across the call.
     unsafe { sys::cuLaunchKernelEx(&config, f, params.as_mut_ptr(), std::ptr::null_mut()) }.result()
+}
+
+/// A launch's attributes: cooperative, cluster dimension.
+struct LaunchAttrs {
+    attrs: [sys::CUlaunchAttribute; 2],
+    count: u32,
+}
+
+impl LaunchAttrs {
+    fn new(shape: Shape, cooperative: bool) -> LaunchAttrs {
+        // SAFETY: CUlaunchAttribute is a plain C struct and union; zero is a valid start.
+        let mut attrs: [sys::CUlaunchAttribute; 2] = unsafe { std::mem::zeroed() };
+        let mut count = 0;
+        if cooperative {
+            attrs[count].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            attrs[count].value.cooperative = 1;
+            count += 1;
+        }
+        if let Some(c) = shape.cluster {
+            attrs[count].id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            attrs[count].value.clusterDim.x = c.blocks;
+            attrs[count].value.clusterDim.y = 1;
+            attrs[count].value.clusterDim.z = 1;
+            count += 1;
+        }
+        LaunchAttrs { attrs, count: count as u32 }
+    }
+
+    /// The config of a launch of `shape` on `stream` with these attributes (which must outlive it).
+    fn config(&mut self, shape: Shape, stream: sys::CUstream) -> sys::CUlaunchConfig {
+        sys::CUlaunchConfig {
+            gridDimX: shape.blocks,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: shape.threads_per_block,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shape.shared_bytes,
+            hStream: stream,
+            attrs: self.attrs.as_mut_ptr(),
+            numAttrs: self.count,
+        }
+    }
+}
+
+/// `cuOccupancyMaxActiveClusters` with the cluster dimension set (cudarc's
+/// safe wrapper passes no attributes, which the driver refuses unless the
+/// kernel has compile-time cluster dimensions): clusters of `shape.cluster`
+/// that fit on the device at once. Sets the kernel's non-portable cluster
+/// size attribute first where the shape asks for one.
+///
+/// # Safety
+/// `f` is a live function of the current context.
+pub unsafe fn max_active_clusters(f: sys::CUfunction, shape: Shape) -> Result<u32, cudarc::driver::DriverError> {
+    if shape.cluster.is_some_and(|c| c.non_portable) {
+        // SAFETY: the caller's contract.
+        unsafe { sys::cuFuncSetAttribute(f, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }.result()?;
+    }
+    let mut attrs = LaunchAttrs::new(shape, false);
+    let config = attrs.config(shape, std::ptr::null_mut());
+    let mut clusters = 0;
+    // SAFETY: `config` and its attributes live across the call.
+    unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, f, &config) }.result()?;
+    Ok(clusters.max(0) as u32)
 }
 
 /// `cuEventRecord`, with nothing else around it (cudarc's `CudaEvent::record`

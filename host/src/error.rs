@@ -25,6 +25,12 @@ pub enum Error {
     /// A cooperative grid larger than can be resident at once was asked for;
     /// refused before launching, because its barrier could never complete.
     CooperativeGridTooLarge { kernel: &'static str, requested: u32, limits: Box<Limits> },
+    /// A cluster kernel on a GPU older than compute capability 9.0.
+    ClustersNeedSm90 { kernel: &'static str, major: i32, minor: i32 },
+    /// A cluster size the device cannot take, or that does not divide the grid.
+    BadCluster { kernel: &'static str, why: String },
+    /// A cooperative cluster launch past the clusters that fit at once.
+    ClusterGridTooLarge { kernel: &'static str, requested: u32, cluster: u32, clusters: u32, block_ceiling: u32 },
     /// A cooperative launch of a kernel from another module, larger than fits.
     ForeignGridTooLarge { kernel: &'static str, requested: u32, capacity: u32 },
     /// A launch of zero blocks was asked for.
@@ -166,6 +172,16 @@ impl fmt::Display for Error {
                 limits.blocks_per_sm,
                 plural(limits.sms, "SM", "SMs"),
                 limits.explain()
+            ),
+            Error::ClustersNeedSm90 { kernel, major, minor } => write!(
+                f,
+                "{kernel} uses thread-block clusters (#[kernel(cluster)]), which need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: run it on an H100/H200, or on the emulated H200 (`--emulate --gpu h200`)"
+            ),
+            Error::BadCluster { kernel, why } => write!(f, "cluster launch of {kernel} refused: {why}"),
+            Error::ClusterGridTooLarge { kernel, requested, cluster, clusters, block_ceiling } => write!(
+                f,
+                "cooperative launch of {kernel} with {requested} blocks in clusters of {cluster} refused: at most {clusters} clusters of {cluster} ({} blocks) are resident at once (cuOccupancyMaxActiveClusters), fewer than the {block_ceiling} blocks the block ceiling allows: a cluster is scheduled whole on one GPC, so size a cluster launch from the cluster ceiling (ClusterKernel::cluster_limits)",
+                clusters * cluster
             ),
             Error::EmptyGrid { kernel } => {
                 write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)")

@@ -128,6 +128,7 @@ pub enum Section {
     Sums,
     Coalesced,
     Timing,
+    Clusters,
     Checks,
 }
 
@@ -157,6 +158,9 @@ pub struct LessonReport {
     /// On a GPU: what one `grid.sync()` cost on the sums' grid, against one
     /// more kernel launch and one more graph node (null on the emulator).
     pub barrier: Option<crate::timing::BarrierCost>,
+    /// The level between block and grid: thread-block clusters (on compute
+    /// capability 9.0 and the emulated H200; elsewhere, why not).
+    pub clusters: Option<crate::clusters::ClusterSection>,
     pub checks: Vec<Check>,
 }
 
@@ -203,6 +207,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
         runs: cfg.runs,
         timing: Vec::new(),
         barrier: None,
+        clusters: None,
         checks: Vec::new(),
     };
     section(&r, Section::Device);
@@ -301,9 +306,51 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
     }
     section(&r, Section::Timing);
 
+    let clusters = crate::clusters::section(gpu, tpb, &input, &reference, cfg.repeats())?;
+    cluster_checks(&mut r.checks, &clusters);
+    r.clusters = Some(clusters);
+    section(&r, Section::Clusters);
+
     r.status = checks::status(&r.checks);
     section(&r, Section::Checks);
     Ok(r)
+}
+
+/// The cluster section's checks: the refusals, each run, each timed total.
+fn cluster_checks(checks: &mut Vec<Check>, c: &crate::clusters::ClusterSection) {
+    if c.unavailable.is_some() {
+        return;
+    }
+    let over = c.probes.first();
+    checks.push(Check::new(
+        format!("a cooperative launch of the block ceiling in clusters of {} is refused before launch and by the device", c.cluster),
+        c.refusal.is_some() && over.is_some_and(|p| p.error.as_deref() == Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE")),
+        over.and_then(|p| p.error.clone()).unwrap_or_else(|| "it ran".into()),
+    ));
+    if let Some(fits) = c.probes.get(1) {
+        checks.push(Check::new(
+            format!("a cooperative launch of the cluster ceiling ({} blocks) runs", fits.blocks),
+            fits.error.is_none(),
+            fits.error.clone().unwrap_or_else(|| "ran".into()),
+        ));
+    }
+    for run in &c.runs {
+        checks.push(Check::new(format!("the {} sum is within its bound", run.path.label()), run.total.pass, run.total.detail()));
+        checks.push(Check::new(
+            format!("every cluster's partial ({}) matches its blocks' elements", run.path.label()),
+            run.stages.bad_partials.is_empty(),
+            run.partials_detail(),
+        ));
+        let t = &run.stages.total_of_partials;
+        checks.push(Check::new(format!("the {} total is the sum of its cluster partials", run.path.label()), t.pass, t.detail()));
+    }
+    for t in &c.timing {
+        checks.push(Check::new(
+            format!("every timed {} total is within the bound", t.path.label()),
+            t.wrong_totals == 0,
+            format!("{} of {} outside", t.wrong_totals, t.checked),
+        ));
+    }
 }
 
 fn probe_detail(p: &ProbeResult) -> String {

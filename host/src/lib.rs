@@ -13,8 +13,8 @@
 //!   implementation, and typed device memory;
 //! - [`launch`]: kernels loaded through their definitions, whose launch
 //!   contract the types enforce;
-//! - [`sums`], [`timing`], [`progress`]: the lesson's sums, how they are
-//!   timed, and progress on stderr;
+//! - [`sums`], [`timing`], [`clusters`], [`progress`]: the lesson's sums, how
+//!   they are timed, the sums with a cluster stage, and progress on stderr;
 //! - [`lesson`], [`exercise`], [`bench`](mod@bench), [`multi`]: the programs
 //!   (the last the sum across GPUs), then
 //!   [`report`] (the lesson as text), [`cli`] and `main`.
@@ -22,6 +22,7 @@
 pub mod bench;
 pub mod checks;
 pub mod cli;
+pub mod clusters;
 pub mod device;
 pub mod driver;
 pub mod error;

@@ -81,7 +81,8 @@ fn run_lesson(cli: &Cli) -> Result<()> {
             lesson::Section::Probes => "filling the input and summing it both ways",
             lesson::Section::Sums => "running coalesced_threads()",
             lesson::Section::Coalesced => "timing both sums",
-            lesson::Section::Timing | lesson::Section::Checks => "",
+            lesson::Section::Timing => "the cluster level",
+            lesson::Section::Clusters | lesson::Section::Checks => "",
         }));
     })?;
     drop(step);
@@ -164,12 +165,38 @@ fn run_occupancy(target: &TargetArgs) -> Result<()> {
     Ok(())
 }
 
+/// `bench --only-clusters`: the cluster sum against its C++ twin, into clusters.json.
+fn run_cluster_bench(gpu: &Gpu, args: &BenchArgs) -> Result<()> {
+    if !gpu.info.clusters {
+        return Err(Error::ClustersNeedSm90 {
+            kernel: host::kernels().reduce_cluster_grid.name(),
+            major: gpu.info.compute_capability.map_or(0, |c| c.0),
+            minor: gpu.info.compute_capability.map_or(0, |c| c.1),
+        });
+    }
+    let progress = Progress::new(args.json);
+    let c = {
+        let _step = progress.spinner("the sum with a cluster stage against its C++ twin");
+        bench::clusters::run(gpu, args.threads_per_block, args.max_log2, args.rounds.max(1) as usize, args.round_runs as usize)?
+    };
+    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
+    let saved = args.out.join("clusters.json");
+    let text = json::to_string(&c) + "\n";
+    std::fs::write(&saved, &text).map_err(|error| Error::Io { path: saved.display().to_string(), error })?;
+    emit(&if args.json { text } else { bench::clusters::render(&c) });
+    eprintln!("results written to {}", saved.display());
+    Ok(())
+}
+
 fn run_bench(args: &BenchArgs) -> Result<()> {
     let gpu = Gpu::open(args.device).map_err(|e| match e {
         Error::NoDriver => Error::BenchNeedsGpu,
         e => e,
     })?;
     gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
+    if args.only_clusters {
+        return run_cluster_bench(&gpu, args);
+    }
     let only = args.only_barrier;
     let cfg = bench::BenchConfig {
         sizes: if only { Vec::new() } else { bench::default_sizes(args.min_log2, args.max_log2) },
@@ -183,6 +210,7 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
         rounds: if only { 0 } else { args.rounds as usize },
         round_runs: args.round_runs as usize,
         round_warmups: 3,
+        clusters: !only,
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;

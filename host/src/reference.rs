@@ -84,6 +84,24 @@ pub fn longest_chain(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -
     first_stage_chain(n, blocks, threads_per_block, tile) + second_stage_chain(blocks, threads_per_block, tile)
 }
 
+/// Additions on the longest chain of the cluster stage: rank 0's
+/// block-stride share of its cluster's `cluster` block totals, then `block_sum`.
+pub fn cluster_stage_chain(cluster: u32, threads_per_block: u32, tile: u32) -> u64 {
+    (cluster.max(1) as u64).div_ceil(threads_per_block as u64) + block_sum_depth(threads_per_block, tile)
+}
+
+/// [`longest_chain`] for the sums with a cluster stage: block sums, the
+/// cluster stage, then one block over the `blocks / cluster` cluster partials.
+pub fn longest_chain_clusters(n: usize, blocks: u32, threads_per_block: u32, tile: u32, cluster: u32) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let clusters = blocks / cluster.max(1);
+    first_stage_chain(n, blocks, threads_per_block, tile)
+        + cluster_stage_chain(cluster, threads_per_block, tile)
+        + second_stage_chain(clusters, threads_per_block, tile)
+}
+
 /// [`longest_chain`] for the fast kernel, which adds each float into a sum
 /// of four first and its four accumulators at the end: 4 more additions.
 pub fn longest_chain_fast(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
@@ -241,6 +259,28 @@ impl<'a> Reference<'a> {
         }
         let (of_partials, abs) = partials.iter().fold((0.0, 0.0), |(s, a), &p| (s + p as f64, a + (p as f64).abs()));
         let total_of_partials = check(total, of_partials, error_bound(second_stage_chain(blocks, threads_per_block, tile), abs));
+        StageChecks { bad_partials, first_bad, total_of_partials }
+    }
+
+    /// Checks a sum with a cluster stage on `blocks` blocks in clusters of
+    /// `cluster`: every cluster's partial against the double sum of its
+    /// blocks' elements, and the total against the double sum of the partials.
+    /// `bad_partials` numbers clusters.
+    pub fn check_cluster_stages(&self, partials: &[f32], total: f32, blocks: u32, threads_per_block: u32, tile: u32, cluster: u32) -> StageChecks {
+        let per_block = self.per_block(blocks, threads_per_block);
+        let chain = first_stage_chain(self.xs.len(), blocks, threads_per_block, tile) + cluster_stage_chain(cluster, threads_per_block, tile);
+        let mut bad_partials = Vec::new();
+        let mut first_bad = None;
+        for (c, (&p, blocks_of)) in partials.iter().zip(per_block.chunks(cluster.max(1) as usize)).enumerate() {
+            let (want, abs) = blocks_of.iter().fold((0.0, 0.0), |(s, a), &(x, y)| (s + x, a + y));
+            let check = check(p, want, error_bound(chain, abs));
+            if !check.pass {
+                bad_partials.push(c as u32);
+                first_bad.get_or_insert(check);
+            }
+        }
+        let (of_partials, abs) = partials.iter().fold((0.0, 0.0), |(s, a), &p| (s + p as f64, a + (p as f64).abs()));
+        let total_of_partials = check(total, of_partials, error_bound(second_stage_chain(partials.len() as u32, threads_per_block, tile), abs));
         StageChecks { bad_partials, first_bad, total_of_partials }
     }
 }

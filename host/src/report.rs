@@ -142,6 +142,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                 );
             }
         }
+        Section::Clusters => clusters(&mut o, r),
         Section::Checks => {
             o.push('\n');
             checks::render(&mut o, &r.checks);
@@ -152,8 +153,60 @@ pub fn section(r: &LessonReport, s: Section) -> String {
 
 /// The whole lesson as text.
 pub fn lesson(r: &LessonReport) -> String {
-    [Section::Device, Section::Capacity, Section::Probes, Section::Sums, Section::Coalesced, Section::Timing, Section::Checks]
+    [Section::Device, Section::Capacity, Section::Probes, Section::Sums, Section::Coalesced, Section::Timing, Section::Clusters, Section::Checks]
         .into_iter()
         .map(|s| section(r, s))
         .collect()
+}
+
+/// The cluster section: the ceiling table, the refusals, the sums and their times.
+fn clusters(o: &mut String, r: &LessonReport) {
+    let Some(c) = &r.clusters else { return };
+    o.push_str("\nThe level between block and grid: clusters\n");
+    if let Some(why) = &c.unavailable {
+        let _ = writeln!(o, "  {why}");
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  {} at {} threads/block: block ceiling {} = {}; clusters resident at once (cuOccupancyMaxActiveClusters):",
+        c.kernel, c.threads_per_block, c.block_ceiling_product, c.block_ceiling
+    );
+    for row in &c.ceilings {
+        let short = c.block_ceiling.saturating_sub(row.blocks);
+        let note = if short > 0 { format!("   {short} fewer than the block ceiling") } else { String::new() };
+        let np = if row.non_portable { " (non-portable)" } else { "" };
+        let _ = writeln!(o, "    clusters of {:>2}{np:<15} {:>5} clusters = {:>5} blocks{note}", row.cluster, row.clusters, row.blocks);
+    }
+    o.push_str("  a cluster's blocks are scheduled together on one GPC (a group of SMs), and the driver counts fewer of them resident\n  than the block ceiling suggests (no per-GPC sum reproduces its count; it is measured, not derived): the cooperative\n  ceiling of a cluster launch is this cluster ceiling, and a grid sized from the block ceiling is refused\n");
+    if let Some(refusal) = &c.refusal {
+        let _ = writeln!(o, "  sized from the block ceiling: {refusal}");
+    }
+    for p in &c.probes {
+        let what = p.error.clone().unwrap_or_else(|| "ran".into());
+        let _ = writeln!(o, "  cooperative, clusters of {}, {:>5} blocks, no check before the device: {what}", p.cluster, p.blocks);
+    }
+    if c.runs.is_empty() {
+        o.push_str("  n = 0: nothing to sum\n");
+        return;
+    }
+    let _ = writeln!(o, "  sums with a cluster stage, {} blocks in clusters of {} ({} cluster partials):", c.blocks, c.cluster, c.blocks / c.cluster);
+    for run in &c.runs {
+        let t = &run.total;
+        let _ = writeln!(o, "    {:<33} {:.6}   error {:.2e} (bound {:.2e}); {}", run.path.label(), t.value, t.error, t.bound, run.partials_detail());
+    }
+    let cooperative = r.timing.iter().find(|t| t.path == crate::sums::Path::Cooperative).and_then(|t| t.timing.primary());
+    for t in &c.timing {
+        let Some(s) = t.timing.primary() else { continue };
+        let what = if r.device.emulated { "CPU wall time" } else { "GPU time" };
+        let beside = cooperative.map_or(String::new(), |co| format!("   (one cooperative launch without clusters: {:.4} ms)", co.mean_ms));
+        let _ = writeln!(o, "    {:<33} {what} {:.4} ms (median {:.4}){beside}", t.path.label(), s.mean_ms, s.median_ms);
+    }
+    if let (Some(cl), Some(b)) = (c.cluster_sync_us, &r.barrier) {
+        let _ = writeln!(
+            o,
+            "  one cluster.sync() on these {} blocks: {cl:.2} µs; one grid.sync() on the lesson's {} blocks: {:.2} µs",
+            c.blocks, b.blocks, b.grid_sync_us
+        );
+    }
 }

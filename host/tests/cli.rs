@@ -195,6 +195,7 @@ fn bench_json_carries_each_targets_interval_as_its_schema_says() {
         round_runs: 10,
         barrier: vec![],
         barrier_nvidia: None,
+        clusters: None,
         paired: vec![
             PairedRatio::new("t", "a", "b", 1024, 1.00, vec![0.95, 0.96, 0.94, 0.95, 0.97, 0.95]),
             PairedRatio::new("t", "a", "b", 2048, 1.00, vec![0.98, 1.03, 0.99, 1.02, 1.0, 1.01]),

@@ -22,6 +22,7 @@ const LAYERS: &[&str] = &[
     "launch",
     "sums",
     "timing",
+    "clusters",
     "progress",
     "lesson",
     "exercise",

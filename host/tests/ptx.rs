@@ -91,3 +91,32 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     assert!(assembled >= 3);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
+    let ptxas = find_ptxas().expect("ptxas not found: run bash scripts/test.sh (it installs ptxas under target/), or set PTXAS");
+    let sm90 = gpu::KERNELS.ptx.sm90;
+    assert!(sm90.contains(".target sm_90"), "the cluster module targets sm_90");
+    for name in gpu::KERNELS.cluster_names() {
+        assert!(sm90.contains(&format!(".visible .entry {name}(")), "no entry {name} in the sm_90 PTX");
+        assert!(!gpu::KERNELS.ptx.plain.contains(&format!(".entry {name}(")), "{name} is in the sm_70 module, which cannot hold it");
+    }
+    for instruction in
+        ["barrier.cluster.arrive;", "barrier.cluster.wait;", "mapa.shared::cluster.u32", "ld.shared::cluster.b32", "%cluster_ctarank", "%nclusterid.x"]
+    {
+        assert!(sm90.contains(instruction), "the sm_90 PTX has no {instruction}");
+    }
+    let dir = std::env::temp_dir().join(format!("cg-ptx90-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("gpu_sm90.ptx");
+    std::fs::write(&ptx, sm90).unwrap();
+    let entries = assemble(&ptxas, &ptx, "sm_90").expect("this ptxas knows sm_90");
+    for name in gpu::KERNELS.names().into_iter().chain(gpu::KERNELS.cluster_names()) {
+        assert!(entries.iter().any(|(e, _, _)| e == name), "sm_90: ptxas compiled no {name}");
+    }
+    for (name, regs, spill) in &entries {
+        println!("sm_90 module {name}: {regs} registers, {spill} spill bytes");
+        assert_eq!(*spill, 0, "sm_90 {name} spills");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

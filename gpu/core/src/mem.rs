@@ -357,6 +357,13 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 }
 
 impl<T: Word> DynamicShared<T> {
+    /// Its generic address, for mapping into another block of the cluster.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn base(self) -> *mut T {
+        self.base
+    }
+
     /// `name[i]`.
     ///
     /// # Safety

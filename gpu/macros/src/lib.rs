@@ -16,6 +16,8 @@
 //!   For the emulator it can also instantiate the body with any other tile (`with_tile`).
 //!
 //! Options: `cooperative` (the kernel calls `grid.sync()`: only a cooperative launch may run it),
+//! `cluster` (the kernel calls `this_cluster()`: only a cluster launch may run it, and its GPU entry
+//! is built only when the target is sm_90 or newer; its contract is `Cluster<...>`),
 //! `shared_memory = f` (`const fn(threads_per_block: u32, tile: u32) -> u32`, bytes of dynamic shared
 //! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
 //! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug).
@@ -37,6 +39,7 @@ const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 #[derive(Default)]
 struct Options {
     cooperative: bool,
+    cluster: bool,
     shared_memory: Option<Path>,
     overread: Option<Path>,
 }
@@ -46,12 +49,14 @@ fn parse_options(attr: Tokens) -> Result<Options> {
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("cooperative") {
             o.cooperative = true;
+        } else if meta.path.is_ident("cluster") {
+            o.cluster = true;
         } else if meta.path.is_ident("shared_memory") {
             o.shared_memory = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("overread") {
             o.overread = Some(meta.value()?.parse()?);
         } else {
-            return Err(meta.error("expected `cooperative`, `shared_memory = f` or `overread = f`"));
+            return Err(meta.error("expected `cooperative`, `cluster`, `shared_memory = f` or `overread = f`"));
         }
         Ok(())
     });
@@ -84,14 +89,14 @@ fn screaming(name: &str) -> String {
     name.to_uppercase()
 }
 
-/// Whether `tokens` (at any depth) hold `this_grid` as a bare name and as
-/// `cg::this_grid`.
-fn names_this_grid(tokens: Tokens) -> (bool, bool) {
+/// Whether `tokens` (at any depth) hold `name` as a bare name and as
+/// `cg::name`.
+fn names(tokens: Tokens, name: &str) -> (bool, bool) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let (mut bare, mut in_cg) = (false, false);
     for (k, t) in tokens.iter().enumerate() {
         match t {
-            TokenTree::Ident(i) if i == "this_grid" => {
+            TokenTree::Ident(i) if i == name => {
                 let before = |back: usize| k.checked_sub(back).map(|b| &tokens[b]);
                 let after_colons = matches!(before(1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
                 let after_cg = after_colons && matches!(before(3), Some(TokenTree::Ident(c)) if c == "cg");
@@ -100,7 +105,7 @@ fn names_this_grid(tokens: Tokens) -> (bool, bool) {
                 in_cg |= after_cg && path_start;
             }
             TokenTree::Group(g) => {
-                let (b, c) = names_this_grid(g.stream());
+                let (b, c) = names(g.stream(), name);
                 bare |= b;
                 in_cg |= c;
             }
@@ -110,23 +115,41 @@ fn names_this_grid(tokens: Tokens) -> (bool, bool) {
     (bare, in_cg)
 }
 
-/// The body of a `#[kernel(cooperative)]` kernel: `this_grid` and
-/// `cg::this_grid` there are the grid that may `sync()`
-/// (`gpu::cg::cooperative_kernel`). Beside it, uses of the module's own
-/// `this_grid` and `cg`, which the body's names shadow, so that the module's
-/// imports stay used (and a missing one is still an error).
-fn cooperative_body(f: &ItemFn) -> (Tokens, Tokens) {
+/// The body of a `#[kernel(cooperative)]` or `#[kernel(cluster)]` kernel:
+/// `this_grid` / `this_cluster` and `cg::...` there are the grid that may
+/// `sync()` (`gpu::cg::cooperative_kernel`) and the cluster that may be used
+/// (`gpu::cg::cluster_kernel`). Beside it, uses of the module's own names,
+/// which the body's shadow, so that the module's imports stay used (and a
+/// missing one is still an error).
+fn declared_body(f: &ItemFn, o: &Options) -> (Tokens, Tokens) {
     let stmts = &f.block.stmts;
+    let (scope, swapped): (Tokens, &[(&str, Tokens)]) = match (o.cooperative, o.cluster) {
+        (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<::gpu::cg::Ordinary>))]),
+        (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<::gpu::cg::Unclustered>))]),
+        _ => (
+            quote!(cooperative_cluster_kernel::{cg, this_cluster, this_grid}),
+            &[("this_grid", quote!(GridGroup<::gpu::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<::gpu::cg::Unclustered>))],
+        ),
+    };
     let body = quote_spanned! {f.block.brace_token.span.join()=> {
         #[allow(unused_imports)]
-        use ::gpu::cg::cooperative_kernel::{cg, this_grid};
+        use ::gpu::cg::#scope;
         #( #stmts )*
     }};
-    let (bare, in_cg) = names_this_grid(quote::ToTokens::to_token_stream(&f.block));
-    let ordinary = quote!(fn() -> ::gpu::cg::GridGroup<::gpu::cg::Ordinary>);
-    let bare = bare.then(|| quote! { const _: #ordinary = this_grid; });
-    let in_cg = in_cg.then(|| quote! { const _: #ordinary = cg::this_grid; });
-    (body, quote! { #bare #in_cg })
+    let block = quote::ToTokens::to_token_stream(&f.block);
+    let mut uses = Tokens::new();
+    for (name, ty) in swapped {
+        let (bare, in_cg) = names(block.clone(), name);
+        let ident = format_ident!("{}", name);
+        let plain = quote!(fn() -> ::gpu::cg::#ty);
+        if bare {
+            uses.extend(quote! { const _: #plain = #ident; });
+        }
+        if in_cg {
+            uses.extend(quote! { const _: #plain = cg::#ident; });
+        }
+    }
+    (body, uses)
 }
 
 fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
@@ -146,7 +169,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let def = format_ident!("{}", screaming(&name_str));
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
-    let (body, outer_uses) = if options.cooperative { cooperative_body(&f) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+    let (body, outer_uses) =
+        if options.cooperative || options.cluster { declared_body(&f, &options) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
     let mut idents = Vec::new();
@@ -164,6 +188,10 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
     let params = quote! { #( #idents: #types ),* };
     let contract = if options.cooperative { quote!(::gpu::kernels::GridSync) } else { quote!(::gpu::kernels::NoGridSync) };
+    let contract = if options.cluster { quote!(::gpu::kernels::Cluster<#contract>) } else { contract };
+    // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
+    let gpu_cfg =
+        if options.cluster { quote!(#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]) } else { quote!(#[cfg(target_arch = "nvptx64")]) };
     let overread = match &options.overread {
         Some(p) => quote!(#p),
         None => quote!(::gpu::kernels::no_overread),
@@ -229,7 +257,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #outer_uses
 
         #( #docs )*
-        #[cfg(target_arch = "nvptx64")]
+        #gpu_cfg
         #[unsafe(no_mangle)]
         // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
         #[allow(improper_gpu_kernel_arg)]

@@ -11,6 +11,7 @@
 
 mod broken;
 mod checks;
+mod cluster;
 mod exercise;
 pub mod fast;
 mod lesson;
@@ -21,6 +22,7 @@ mod timing;
 
 pub use broken::*;
 pub use checks::*;
+pub use cluster::*;
 pub use exercise::*;
 pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_cooperative_fast, reduce_last_block, reduce_single_block};
 #[cfg(not(target_arch = "nvptx64"))]
@@ -39,6 +41,7 @@ pub const KERNELS: Kernels = Kernels {
     ptx: Ptx {
         plain: include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx")),
         traced: include_str!(concat!(env!("OUT_DIR"), "/gpu_traced.ptx")),
+        sm90: include_str!(concat!(env!("OUT_DIR"), "/gpu_sm90.ptx")),
         ptxas_sm75: include!(concat!(env!("OUT_DIR"), "/ptxas_sm75.rs")),
     },
     coalesced_demo_threads: COALESCED_DEMO_THREADS,
@@ -74,6 +77,12 @@ pub const KERNELS: Kernels = Kernels {
     fill_lesson_input: FILL_LESSON_INPUT,
     multi_grid_barrier: MULTI_GRID_BARRIER,
     multi_grid_barrier_unbounded: MULTI_GRID_BARRIER_UNBOUNDED,
+    reduce_cluster_grid: REDUCE_CLUSTER_GRID,
+    reduce_clusters_to_partials: REDUCE_CLUSTERS_TO_PARTIALS,
+    cluster_sync_loop: CLUSTER_SYNC_LOOP,
+    mutant_cluster_without_first_sync: MUTANT_CLUSTER_WITHOUT_FIRST_SYNC,
+    mutant_cluster_wrong_rank: MUTANT_CLUSTER_WRONG_RANK,
+    mutant_cluster_exits_early: MUTANT_CLUSTER_EXITS_EARLY,
 };
 #[cfg(test)]
 mod tests {

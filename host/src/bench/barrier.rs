@@ -34,7 +34,7 @@ pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
     let nvidia = module.as_ref().map(|m| gpu.raw_kernel_in(m, "gridSyncLoop")).transpose()?;
     let mut out = Vec::new();
     for (blocks, threads) in grids(gpu)? {
-        let shape = Shape { blocks, threads_per_block: threads, shared_bytes: 0 };
+        let shape = Shape::new(blocks, threads, 0);
         let mut theirs = |k: u32| -> Result<()> {
             let f = nvidia.as_ref().expect("called only when loaded");
             // SAFETY: gridSyncLoop takes one 64-bit count and touches no

@@ -10,6 +10,7 @@ use std::process::Command;
 const LESSON: &str = include_str!("../../cpp/lesson.cu");
 const BENCH: &str = include_str!("../../cpp/bench.cu");
 const BARRIER: &str = include_str!("../../cpp/barrier.cu");
+const CLUSTER: &str = include_str!("../../cpp/cluster.cu");
 
 /// A folder of sources written for nvcc and what it built there, removed
 /// when dropped.
@@ -48,6 +49,23 @@ pub fn build_barrier() -> Result<BarrierCubin, String> {
     let cubin = dir.0.join("barrier.cubin");
     nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.0.join("barrier.cu"))?;
     Ok(BarrierCubin { _dir: dir, cubin })
+}
+
+/// The C++ twin of the cluster sum (`host/cpp/cluster.cu`, with `lesson.cu`), built to a cubin for sm_90.
+pub struct ClusterCubin {
+    _dir: WorkDir,
+    pub cubin: std::path::PathBuf,
+}
+
+/// The cluster sum's kernel in [`ClusterCubin`].
+pub const CLUSTER_KERNEL: &str = "reduceClusterGrid";
+
+/// Builds [`ClusterCubin`]; `Err` says why it could not be.
+pub fn build_cluster() -> Result<ClusterCubin, String> {
+    let dir = work_dir("cluster", &[("lesson.cu", LESSON), ("cluster.cu", CLUSTER)])?;
+    let cubin = dir.0.join("cluster.cubin");
+    nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.0.join("cluster.cu"))?;
+    Ok(ClusterCubin { _dir: dir, cubin })
 }
 
 /// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.

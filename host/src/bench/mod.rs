@@ -5,6 +5,7 @@
 //! (see [`crate::timing`]) are recorded for every point.
 
 pub mod barrier;
+pub mod clusters;
 mod cpp;
 pub mod launch_cost;
 pub mod paired;
@@ -43,6 +44,8 @@ pub struct BenchConfig {
     /// Timed runs and warm-ups of each variant in each round.
     pub round_runs: usize,
     pub round_warmups: usize,
+    /// Compare the sum with a cluster stage with its C++ twin (compute capability 9.0+).
+    pub clusters: bool,
 }
 
 impl BenchConfig {
@@ -241,6 +244,8 @@ pub struct BenchReport {
     pub barrier: Vec<crate::timing::BarrierCost>,
     /// Why NVIDIA's barrier is missing from it, where it is.
     pub barrier_nvidia: Option<String>,
+    /// The sum with a cluster stage against its C++ twin (compute capability 9.0+; null below).
+    pub clusters: Option<clusters::ClusterBench>,
 }
 
 /// One size of the sweep: its rotation and its reference.
@@ -369,6 +374,16 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         let _step = progress.spinner("what one grid barrier costs");
         barrier::run(gpu)?
     };
+    let clusters = if gpu.info.clusters && cfg.clusters {
+        let _step = progress.spinner("the sum with a cluster stage against its C++ twin");
+        let max_log2 = cfg.sizes.iter().max().map_or(28, |&n| 63 - n.leading_zeros());
+        Some(clusters::run(gpu, tpb, max_log2, cfg.rounds.max(1), cfg.round_runs)?)
+    } else {
+        None
+    };
+    // Its target is judged with the others.
+    let mut paired = paired;
+    paired.extend(clusters.iter().flat_map(|c| c.rows.iter().filter_map(|r| r.ratio.clone())));
     let sweep_n = cfg.sizes.iter().copied().filter(|&n| n <= 1 << 26).max().unwrap_or(1 << 26);
     let (grid_sweep, block_sweep) = if cfg.sweeps { sweeps(gpu, cfg, sweep_n, progress)? } else { (Vec::new(), Vec::new()) };
     Ok(BenchReport {
@@ -388,6 +403,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
         paired,
         barrier,
         barrier_nvidia,
+        clusters,
     })
 }
 
@@ -488,6 +504,7 @@ mod tests {
             paired: vec![],
             barrier: vec![],
             barrier_nvidia: None,
+            clusters: None,
         };
         let v: serde_json::Value = serde_json::from_str(&crate::json::to_string(&report)).unwrap();
         for key in ["device", "runs", "warmups", "threads_per_block", "points", "cpp", "sweep_n", "grid_sweep", "block_sweep"] {

@@ -48,7 +48,7 @@ impl<'g> Oxide<'g> {
         let partials = output(s.partials.slice_mut(..).address(), blocks as usize);
         let out = output(s.out.slice_mut(slot..slot + 1).address(), 1);
         let one = ArgValue::Value(1);
-        let shape = |blocks| Shape { blocks, threads_per_block, shared_bytes: 0 };
+        let shape = |blocks| Shape::new(blocks, threads_per_block, 0);
         // SAFETY: cuda-oxide's kernels take (input, n, partials, m) and
         // (partials, m, out, 1) and (input, n, partials, m, out, 1), each
         // slice a pointer and its length, which these are; they read input[..n]

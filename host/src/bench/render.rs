@@ -166,6 +166,9 @@ pub fn render(r: &BenchReport) -> String {
     if !r.barrier.is_empty() {
         o += &super::barrier::render(&r.barrier, r.barrier_nvidia.as_deref());
     }
+    if let Some(c) = &r.clusters {
+        o += &super::clusters::render(c);
+    }
     o.push_str("\nTargets\n");
     for line in targets(r) {
         let _ = writeln!(o, "  {line}");

@@ -17,6 +17,9 @@ pub(crate) struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     module: OnceLock<Arc<CudaModule>>,
+    /// The sm_90 module (`crate::kernels().ptx.sm90`), for the cluster kernels.
+    sm90: OnceLock<Arc<CudaModule>>,
+    compute_capability: (i32, i32),
     /// The kernel launched last, for naming it in errors.
     last_kernel: Cell<&'static str>,
     /// The kernel that did not finish within the timeout, until a later wait
@@ -64,6 +67,7 @@ impl Cuda {
             compute_capability: Some(compute_capability),
             sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             cooperative_launch,
+            clusters: compute_capability.0 >= 9,
             max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             l2_bytes: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?),
             sm: SmResources {
@@ -84,6 +88,8 @@ impl Cuda {
             ctx,
             stream,
             module: OnceLock::new(),
+            sm90: OnceLock::new(),
+            compute_capability,
             last_kernel: Cell::new("(no kernel yet)"),
             stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
@@ -114,6 +120,21 @@ impl Cuda {
             let _ = self.barrier_report.set(report);
         }
         Ok(self.module.get_or_init(|| m))
+    }
+
+    /// The embedded sm_90 module, loaded once: the only one holding the
+    /// `#[kernel(cluster)]` kernels (not traced: a trace of a cluster launch
+    /// comes from the emulator).
+    fn sm90_module(&self, kernel: &'static str) -> Result<&Arc<CudaModule>> {
+        if let Some(m) = self.sm90.get() {
+            return Ok(m);
+        }
+        let (major, minor) = self.compute_capability;
+        if major < 9 {
+            return Err(Error::ClustersNeedSm90 { kernel, major, minor });
+        }
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::kernels().ptx.sm90)).map_err(Error::driver("cuModuleLoadData"))?;
+        Ok(self.sm90.get_or_init(|| m))
     }
 
     fn event(&self) -> Result<CudaEvent> {
@@ -210,6 +231,9 @@ impl Cuda {
                 arrive: nonzero(r[2]),
                 leave: nonzero(r[3]),
                 end: nonzero(r[4]),
+                // The traced module holds no cluster kernels (they are sm_90 only).
+                cluster_arrive: None,
+                cluster_leave: None,
             })
             .collect();
         self.traces.borrow_mut().push(super::LaunchTrace {
@@ -217,6 +241,7 @@ impl Cuda {
             blocks: shape.blocks,
             threads_per_block: shape.threads_per_block,
             cooperative,
+            cluster: shape.cluster.map(|c| c.blocks),
             unit: super::TraceUnit::Nanoseconds,
             trace,
             error: None,
@@ -330,10 +355,11 @@ impl Backend for Cuda {
                 if !spec.in_ptx {
                     return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
                 }
-                if !spec.grid_sync && ptx_calls_grid_sync(crate::kernels().ptx.plain, spec.name) {
+                let ptx = if spec.cluster { crate::kernels().ptx.sm90 } else { crate::kernels().ptx.plain };
+                if !spec.grid_sync && ptx_calls_grid_sync(ptx, spec.name) {
                     return Err(Error::UndeclaredGridSync { kernel: spec.name });
                 }
-                self.module()?
+                if spec.cluster { self.sm90_module(spec.name)? } else { self.module()? }
             }
         };
         let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
@@ -362,7 +388,7 @@ impl Backend for Cuda {
         };
         self.last_kernel.set(crate::kernels().hold_for.name());
         let mut ns = time.as_nanos() as u64;
-        let shape = Shape { blocks: 1, threads_per_block: 32, shared_bytes: 0 };
+        let shape = Shape::new(1, 32, 0);
         // SAFETY: hold_for takes one usize and touches no memory.
         unsafe { driver::launch_kernel_ex(hold.cu_function(), self.stream.cu_stream(), shape, false, &mut [&mut ns as *mut u64 as *mut c_void]) }
             .map_err(Error::driver("cuLaunchKernelEx"))
@@ -522,6 +548,11 @@ impl Function for CudaKernel<'_> {
             registers_per_thread: Some(attr(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
             static_shared_bytes: attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
         })
+    }
+
+    fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
+        // SAFETY: the function is live in this context.
+        unsafe { driver::max_active_clusters(self.function.cu_function(), shape) }.map_err(Error::driver("cuOccupancyMaxActiveClusters"))
     }
 
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {

@@ -67,7 +67,7 @@ impl Emulated {
                 "emulated {} on the CPU ({} of {} threads, {} blocks and {} KiB of shared memory each)",
                 match device {
                     emu::Device::T4 => "Tesla T4 (the lesson's GPU)",
-                    emu::Device::H200 => "H200-sized GPU",
+                    emu::Device::H200 => "H200 (clusters as measured on one)",
                     _ => "GPU",
                 },
                 plural(device.sms, "SM", "SMs"),
@@ -78,6 +78,7 @@ impl Emulated {
             compute_capability: None,
             sms: device.sms,
             cooperative_launch: true,
+            clusters: device.clusters.is_some(),
             max_threads_per_block: device.max_threads_per_block,
             l2_bytes: None,
             sm: SmResources {
@@ -249,6 +250,15 @@ impl Function for EmulatedKernel<'_> {
         Ok(Occupancy { blocks_per_sm, registers_per_thread, static_shared_bytes: 0 })
     }
 
+    fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
+        let fault = |why: String| Error::Emulated { kernel: self.spec.name, fault: Box::new(emu::Fault::InvalidClusterSize(why)) };
+        let Some(ceilings) = self.emulated.device.clusters else {
+            return Err(fault("this emulated device (the lesson's T4, compute capability 7.5) has no thread-block clusters: they need 9.0".into()));
+        };
+        let occupancy = self.occupancy(shape.threads_per_block, shape.shared_bytes)?;
+        Ok(shape.cluster.map_or(0, |c| ceilings.clusters(occupancy.blocks_per_sm, c.blocks)))
+    }
+
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
         if let Some(recording) = self.emulated.recording.borrow_mut().as_mut() {
             recording.push(Recorded { spec: self.spec.clone(), shape, cooperative, args: args.to_vec() });
@@ -287,6 +297,8 @@ impl Emulated {
             registers_per_thread: spec.registers(),
             cooperative,
             grid_sync: spec.grid_sync,
+            cluster: shape.cluster,
+            cluster_kernel: spec.cluster,
             args: &emu_args,
             entry: &*spec.emulated,
             trace: self.tracing.get().then_some(&sink),
@@ -302,6 +314,7 @@ impl Emulated {
                 blocks: shape.blocks,
                 threads_per_block: shape.threads_per_block,
                 cooperative,
+                cluster: shape.cluster.map(|c| c.blocks),
                 unit: super::TraceUnit::EmulatorSteps,
                 trace: sink.into_inner().unwrap_or_else(|e| e.into_inner()),
                 error: result.as_ref().err().map(|f| f.to_string()),

@@ -31,6 +31,8 @@ pub struct DeviceInfo {
     pub sms: u32,
     /// `cudaDevAttrCooperativeLaunch`.
     pub cooperative_launch: bool,
+    /// Thread-block clusters: compute capability 9.0 or later, or the emulated H200.
+    pub clusters: bool,
     pub max_threads_per_block: u32,
     /// `None` on the emulator.
     pub l2_bytes: Option<u32>,
@@ -68,6 +70,9 @@ pub(crate) struct KernelSpec {
     pub params: &'static [&'static str],
     /// Declared `#[kernel(cooperative)]`: it calls `grid.sync()`.
     pub grid_sync: bool,
+    /// Declared `#[kernel(cluster)]`: it calls `this_cluster()`, so it is in
+    /// the sm_90 module only and runs only with a cluster dimension.
+    pub cluster: bool,
     /// Whether the PTX module holds it (false for a tile made only for the emulator).
     pub in_ptx: bool,
     pub tile: Option<u32>,
@@ -115,6 +120,10 @@ pub(crate) trait Function {
     /// Blocks per SM for blocks of `threads_per_block` with `shared_bytes` of dynamic shared memory.
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy>;
 
+    /// Clusters of `shape.cluster` (blocks of `shape`'s threads and shared
+    /// memory) that fit on the device at once (`cuOccupancyMaxActiveClusters`).
+    fn max_active_clusters(&self, shape: Shape) -> Result<u32>;
+
     /// Launches it.
     ///
     /// # Safety
@@ -155,6 +164,8 @@ pub struct LaunchTrace {
     pub blocks: u32,
     pub threads_per_block: u32,
     pub cooperative: bool,
+    /// Blocks per cluster, for a cluster launch.
+    pub cluster: Option<u32>,
     pub unit: TraceUnit,
     /// The blocks that started, in block order.
     pub trace: Vec<BlockTrace>,

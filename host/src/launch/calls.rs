@@ -14,7 +14,7 @@ pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
 /// The parameters of the last-block sum: `(input, partials, ticket, out, n)`.
 pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
 
-fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
+pub(super) fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
     if got < needed {
         return Err(Error::BufferTooShort { kernel, buffer, needed, got });
     }

@@ -44,10 +44,13 @@
 
 mod args;
 mod calls;
+mod cluster;
 mod input;
 
 pub(crate) use args::Args;
 pub use calls::{CoalescedRecord, GraphProbe, LastBlockParams, Meeting, MultiParams, Probe, SumParams};
+pub use cluster::{ClusterKernel, ClusterLaunch, ClusterLimits};
+pub use gpu_core::emu::ClusterShape;
 pub use input::{DeviceInput, GUARD, Input, Window, device_bytes};
 
 use crate::device::{Function, Gpu, KernelSpec, Module};
@@ -68,12 +71,16 @@ struct Loaded<'g, P: Params, C> {
 }
 
 impl<'g, P: Params, C> Loaded<'g, P, C> {
-    fn load(gpu: &'g Gpu, def: &KernelDef<P, C>, grid_sync: bool, module: Option<&'g Module>) -> Result<Self> {
+    fn load(gpu: &'g Gpu, def: &KernelDef<P, C>, grid_sync: bool, module: Option<&'g Module>) -> Result<Self>
+    where
+        C: gpu_core::kernels::Contract,
+    {
         let entry = def.entry();
         let spec = KernelSpec {
             name: def.name(),
             params: def.param_names(),
             grid_sync,
+            cluster: def.cluster(),
             in_ptx: def.in_ptx(),
             tile: def.tile(),
             // SAFETY (of the call): the emulator passes one argument per
@@ -120,7 +127,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
         if blocks == 0 {
             return Err(Error::EmptyGrid { kernel: self.def.name() });
         }
-        Ok(Shape { blocks, threads_per_block, shared_bytes: self.def.shared_bytes(threads_per_block) })
+        Ok(Shape::new(blocks, threads_per_block, self.def.shared_bytes(threads_per_block)))
     }
 }
 
@@ -241,6 +248,7 @@ impl Gpu {
             name,
             params: &[],
             grid_sync: true,
+            cluster: false,
             in_ptx: false,
             tile: None,
             emulated: Arc::new(|_: &[gpu_core::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),

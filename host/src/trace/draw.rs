@@ -14,6 +14,20 @@ const WAITING: RGBColor = RGBColor(230, 159, 0);
 const AFTER: RGBColor = RGBColor(0, 158, 115);
 /// Every other block on a row, so that waves of blocks show where they meet.
 const WORK_NEXT: RGBColor = RGBColor(86, 180, 233);
+/// Waiting at the cluster barrier.
+const AT_CLUSTER: RGBColor = RGBColor(204, 121, 167);
+
+/// A cluster launch's rows: one per block, in block order, so that a
+/// cluster's blocks sit together.
+fn cluster_rows(trace: &[BlockTrace]) -> (Vec<u32>, u32) {
+    let mut order: Vec<usize> = (0..trace.len()).collect();
+    order.sort_by_key(|&i| trace[i].block);
+    let mut row = vec![0; trace.len()];
+    for (r, i) in order.into_iter().enumerate() {
+        row[i] = r as u32;
+    }
+    (row, trace.len() as u32)
+}
 
 /// The row each block is drawn on: blocks of one place (an SM) share as
 /// few rows as never overlap, places in order. Returns the rows and their count.
@@ -71,20 +85,24 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     let unfinished = b.iter().any(|b| b.end.is_none());
     // Room on the right for bars that never end.
     let x1 = ((last - t0) as f64 * if unfinished { 1.15 } else { 1.02 }).max(1.0);
-    let (row, n_rows) = rows(b);
-    // The place (SM or slot) each row belongs to, for the axis labels.
+    let (row, n_rows) = if t.cluster.is_some() { cluster_rows(b) } else { rows(b) };
+    // The place (SM or slot) each row belongs to, for the axis labels; the
+    // block, in a cluster launch.
     let mut place_of_row = vec![0u32; n_rows as usize];
     for (b, &r) in b.iter().zip(&row) {
-        place_of_row[r as usize] = b.place;
+        place_of_row[r as usize] = if t.cluster.is_some() { b.block } else { b.place };
     }
     let height = (n_rows + 220).clamp(480, 1400);
-    let (unit, place) = match t.unit {
+    let (unit, mut place) = match t.unit {
         TraceUnit::Nanoseconds => ("time since the first block started, ns (%globaltimer)", "SM (%smid), one row per block it held at once"),
         TraceUnit::EmulatorSteps => {
             ("logical time: memory accesses each block made, resident blocks in step", "emulated SM, one row per block it held at once")
         }
     };
 
+    if let Some(k) = t.cluster {
+        place = if k == 1 { "block, one row each" } else { "block, one row each (a cluster's blocks together)" };
+    }
     let root = SVGBackend::new(path, (1200, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let root = root.titled(title, ("sans-serif", 20)).map_err(|e| fail(&e))?;
@@ -118,10 +136,36 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     let mut work = Vec::new();
     let mut waiting = Vec::new();
     let mut after = Vec::new();
+    let mut at_cluster = Vec::new();
+    let mut releases = Vec::new();
     let mut on_row = vec![0u32; n_rows as usize];
     for (b, &r) in b.iter().zip(&row) {
         on_row[r as usize] += 1;
         let shade = if on_row[r as usize] % 2 == 1 { WORK } else { WORK_NEXT };
+        if let (Some(k), Some(ca)) = (t.cluster, b.cluster_arrive) {
+            // Shaded by cluster; the wait at the cluster barrier; its release
+            // drawn once per cluster, across the cluster's rows.
+            let shade = if (b.block / k) % 2 == 0 { WORK } else { WORK_NEXT };
+            let cl = b.cluster_leave.map_or(x1, x);
+            work.push(bar(x(b.start), x(ca), r, shade));
+            at_cluster.push(bar(x(ca), cl, r, AT_CLUSTER));
+            if b.block % k == 0 && b.cluster_leave.is_some() {
+                let (y0, _) = y(r + k - 1);
+                let (_, y1) = y(r);
+                releases.push(PathElement::new(vec![(cl, y0), (cl, y1)], BLACK.stroke_width(1)));
+            }
+            match (b.arrive, b.leave, b.end) {
+                (Some(a), leave, end) => {
+                    work.push(bar(cl, x(a), r, shade));
+                    waiting.push(bar(x(a), leave.map_or(x1, x), r, WAITING));
+                    if let (Some(l), Some(e)) = (leave, end) {
+                        after.push(bar(x(l), x(e), r, AFTER));
+                    }
+                }
+                (None, _, end) => work.push(bar(cl, end.map_or(x1, x), r, shade)),
+            }
+            continue;
+        }
         match (b.arrive, b.leave, b.end) {
             (Some(a), leave, end) => {
                 work.push(bar(x(b.start), x(a), r, WORK));
@@ -138,12 +182,26 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     chart
         .draw_series(work)
         .map_err(|e| fail(&e))?
-        .label(if has_barrier {
+        .label(if !at_cluster.is_empty() {
+            "working (shades alternate cluster by cluster)"
+        } else if has_barrier {
             "before grid.sync(): the grid-stride loop and block sum"
         } else {
             "the whole kernel (shades alternate block by block on a row: the waves)"
         })
         .legend(legend(WORK));
+    if !at_cluster.is_empty() {
+        chart
+            .draw_series(at_cluster)
+            .map_err(|e| fail(&e))?
+            .label("waiting at the last cluster.sync(): the cluster waits while rank 0 reads its blocks' shared memory")
+            .legend(legend(AT_CLUSTER));
+        chart
+            .draw_series(releases)
+            .map_err(|e| fail(&e))?
+            .label("its cluster's last block arrives: cluster.sync() completes for that cluster")
+            .legend(|(x, y)| PathElement::new(vec![(x + 8, y - 6), (x + 8, y + 6)], BLACK.stroke_width(1)));
+    }
     if has_barrier {
         chart.draw_series(waiting).map_err(|e| fail(&e))?.label("waiting at grid.sync()").legend(legend(WAITING));
         chart.draw_series(after).map_err(|e| fail(&e))?.label("after grid.sync() (block 0: the second stage)").legend(legend(AFTER));
@@ -172,7 +230,7 @@ mod tests {
     use super::*;
 
     fn block(block: u32, place: u32, start: u64, end: u64) -> BlockTrace {
-        BlockTrace { block, place, start, arrive: None, leave: None, end: Some(end) }
+        BlockTrace { block, place, start, arrive: None, leave: None, cluster_arrive: None, cluster_leave: None, end: Some(end) }
     }
 
     #[test]

@@ -6,6 +6,9 @@
 //! - the lesson's cooperative launch at capacity, every block resident at once;
 //! - the two-launch path;
 //! - an ordinary launch of the first stage sized to n, which runs in waves;
+//! - on a device with clusters, the emulator only (the traced module is
+//!   sm_70, and cluster kernels are sm_90), the sum with a cluster stage:
+//!   one row per block, grouped and shaded by cluster, each cluster's barrier marked;
 //! - on the emulator only, an ordinary launch sized to n of the cooperative
 //!   kernel, which a GPU would hang on: the blocks that got a place wait at
 //!   `grid.sync()` for blocks that can never start, and the emulator names
@@ -22,6 +25,11 @@ use crate::sums::{Path, Sums};
 use crate::timing::{Repeats, time_path};
 use gpu_core::kernels::Params;
 use std::path::{Path as FsPath, PathBuf};
+
+/// The cluster picture's grid, and its input: four elements a thread, and
+/// one more for some, so that the blocks arrive apart.
+const CLUSTER_TRACE_BLOCKS: u32 = 32;
+const CLUSTER_TRACE_N: usize = 32 * 256 * 4 + 3000;
 
 /// One picture: what was launched, its trace, and where it was drawn.
 #[derive(Debug)]
@@ -92,6 +100,18 @@ pub fn run(
     let t = one(gpu, || stage1.reduce(blocks, tpb, &input.view(), s.partials.slice_mut(..blocks as usize)))?;
     pictures.push(picture(dir, "trace-ordinary-sized-to-n", format!("An ordinary launch sized to n: {blocks} blocks of {tpb} run in waves"), t, &device)?);
 
+    if gpu.info.clusters && gpu.info.emulated {
+        // Few enough blocks to see each cluster: 8 clusters of 4, on a part of the input.
+        let clusters = crate::clusters::ClusterSums::load(gpu, tpb)?;
+        let c = crate::clusters::LESSON_CLUSTER;
+        let small = DeviceInput::upload(gpu, &xs[..n.min(CLUSTER_TRACE_N)])?;
+        let blocks = CLUSTER_TRACE_BLOCKS;
+        let mut cs = clusters.scratch(blocks, 1)?;
+        let t = one(gpu, || clusters.run(crate::clusters::ClusterPath::OneLaunch, blocks, c, &small, &mut cs, 0))?;
+        let title = format!("Clusters of {}, {blocks} blocks: each cluster leaves its barrier when its own last block arrives", c.blocks);
+        pictures.push(picture(dir, "trace-clusters", title, t, &device)?);
+    }
+
     if let Some((dev, options)) = emulated {
         let t = deadlock(&dev, options, &xs, blocks, tpb);
         let def = crate::kernels().reduce_cooperative_grid;
@@ -149,6 +169,8 @@ fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[
         registers_per_thread: crate::kernels().ptx.registers_sm75(def.name()),
         cooperative: false,
         grid_sync: true,
+        cluster: None,
+        cluster_kernel: false,
         args: &args,
         entry: &f,
         trace: Some(&sink),
@@ -160,6 +182,7 @@ fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[
         blocks,
         threads_per_block: tpb,
         cooperative: false,
+        cluster: None,
         unit: TraceUnit::EmulatorSteps,
         trace: sink.into_inner().unwrap_or_else(|e| e.into_inner()),
         error,

@@ -103,3 +103,29 @@ pub fn grid_workspace() -> *mut u32 {
 pub fn fence_acq_rel_gpu() {
     thread::not_emulated("__threadfence()")
 }
+pub fn cluster_ctaid() -> [u32; 3] {
+    [thread::cluster_ctarank(), 0, 0]
+}
+pub fn cluster_nctaid() -> [u32; 3] {
+    [thread::cluster_nctarank(), 1, 1]
+}
+pub fn cluster_id() -> [u32; 3] {
+    thread::cluster_id()
+}
+pub fn ncluster_id() -> [u32; 3] {
+    thread::ncluster_id()
+}
+pub fn cluster_ctarank() -> u32 {
+    thread::cluster_ctarank()
+}
+pub fn cluster_nctarank() -> u32 {
+    thread::cluster_nctarank()
+}
+#[track_caller]
+pub unsafe fn barrier_cluster_arrive_release() {
+    thread::cluster_arrive()
+}
+#[track_caller]
+pub unsafe fn barrier_cluster_wait_acquire() {
+    thread::cluster_wait()
+}

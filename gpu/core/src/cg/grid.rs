@@ -241,6 +241,19 @@ impl<L: LaunchKind> GridGroup<L> {
         ranks::block_count(grid_dim()) as usize
     }
 
+    /// This thread's cluster's rank in the grid, x fastest
+    /// (`grid.cluster_rank()`, 9.0+); the block's rank where the launch has no clusters.
+    #[inline(always)]
+    pub fn cluster_rank(&self) -> usize {
+        ranks::block_rank(arch::cluster_id(), arch::ncluster_id()) as usize
+    }
+
+    /// Clusters in the grid (`grid.num_clusters()`, 9.0+).
+    #[inline(always)]
+    pub fn num_clusters(&self) -> usize {
+        ranks::block_count(arch::ncluster_id()) as usize
+    }
+
     /// This block's rank in the grid, x fastest (`grid.block_rank()`).
     #[inline(always)]
     pub fn block_rank(&self) -> usize {

@@ -6,6 +6,8 @@
 //! | `cg::tiled_partition<32>(block)` | [`tiled_partition::<32>(&block)`](tiled_partition) |
 //! | `cg::coalesced_threads()` | [`coalesced_threads()`] |
 //! | `cg::this_grid()` | [`this_grid()`]: `GridGroup<Ordinary>`, no `sync()`; in the body of a `#[kernel(cooperative)]` kernel the attribute swaps in the grid that has `sync()` |
+//! | `cg::this_cluster()` (9.0+) | [`this_cluster()`]: only in the body of a `#[kernel(cluster)]` kernel, which the host launches only with a cluster dimension |
+//! | `cluster.map_shared_rank(ptr, rank)` | [`cluster.map_shared_rank(shared, rank)`](ClusterGroup::map_shared_rank), then `.read(i)` / `.write(i, v)` |
 //! | `cg::this_multi_grid()` (gone from CUDA 13) | [`this_multi_grid(&grid, barrier, rank, gpus)`](this_multi_grid) |
 //! | `cg::reduce(tile, v, cg::plus<float>())` | [`reduce(&tile, v, Plus)`](reduce) |
 //!
@@ -43,6 +45,7 @@ pub mod lanes;
 pub mod ranks;
 
 mod block;
+mod cluster;
 mod coalesced;
 mod grid;
 pub mod multi_grid;
@@ -58,6 +61,7 @@ pub use block::{Dim3, MAX_THREADS_PER_BLOCK, ThreadBlock, this_thread_block};
 pub fn thread_fence() {
     crate::arch::fence_acq_rel_gpu()
 }
+pub use cluster::{ArrivalToken, ClusterGroup, ClusterShared, Clustered, InCluster, Unclustered, cluster_kernel, cooperative_cluster_kernel, this_cluster};
 pub use coalesced::{CoalescedGroup, coalesced_threads};
 pub use grid::{CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
 pub use multi_grid::{MultiGridGroup, this_multi_grid};

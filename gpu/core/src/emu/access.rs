@@ -2,6 +2,7 @@
 //! checked against its bounds and its race shadow, and the spin detector.
 
 use super::block::Block;
+use super::cluster::{Seat, Touch};
 use super::fault::{Access, Fault, Site};
 use super::race::{Now, Shadow, Touched};
 use super::warp::Wait;
@@ -95,8 +96,67 @@ impl Block {
         ((slot as u64) << 48) | index as u64
     }
 
+    /// Notes an access to this block's own shared memory for its cluster's checks.
+    fn note_own(&self, word: usize, access: Access, site: Site) {
+        if let Some(seat) = &self.seat {
+            let touch = Touch { thread: self.thread_id(), site };
+            let mut p = seat.phase.borrow_mut();
+            match access {
+                Access::Read => p.own_reads.entry(word).or_insert(touch),
+                Access::Write => p.own_writes.entry(word).or_insert(touch),
+            };
+        }
+    }
+
+    /// The seat of a block of a cluster launch, and `rank`'s word range,
+    /// after checking the rank, its block's exit and the bounds.
+    fn remote(&self, rank: u32, index: usize, size: usize, access: Access, site: Site) -> (&Seat, usize) {
+        let seat = self.seat.as_ref().expect("only a cluster launch maps another block's shared memory");
+        self.check_rank(rank, site);
+        let words = self.shared_word_range(index, size, access, site);
+        if seat.view.borrow().exited[rank as usize] {
+            self.fail(Fault::ClusterBlockExited { thread: self.thread_id(), site, owner: seat.first_block + rank, rank, access });
+        }
+        (seat, words.start)
+    }
+
+    /// Fails unless `rank` names a block of this block's cluster.
+    pub fn check_rank(&self, rank: u32, site: Site) {
+        let size = self.seat.as_ref().map_or(1, |s| s.size);
+        if rank >= size {
+            self.fail(Fault::ClusterRankOutOfRange { thread: self.thread_id(), site, rank, size });
+        }
+    }
+
+    /// A word of the shared memory of the cluster's block `rank` (distributed
+    /// shared memory; `emu::cluster` says what a block sees).
+    pub fn cluster_shared_read(&self, rank: u32, index: usize, size: usize, site: Site) -> u64 {
+        if self.seat.as_ref().is_some_and(|s| s.rank == rank) {
+            return self.shared_read(index, size, site);
+        }
+        let (seat, word) = self.remote(rank, index, size, Access::Read, site);
+        let touch = Touch { thread: self.thread_id(), site };
+        let mut p = seat.phase.borrow_mut();
+        if let Some(&(bits, _)) = p.remote_writes.get(&(rank, word)) {
+            return bits as u64;
+        }
+        p.remote_reads.entry((rank, word)).or_insert(touch);
+        seat.view.borrow().words[rank as usize][word] as u64
+    }
+
+    /// Writes a word of the cluster's block `rank`'s shared memory.
+    pub fn cluster_shared_write(&self, rank: u32, index: usize, size: usize, bits: u64, site: Site) {
+        if self.seat.as_ref().is_some_and(|s| s.rank == rank) {
+            return self.shared_write(index, size, bits, site);
+        }
+        let (seat, word) = self.remote(rank, index, size, Access::Write, site);
+        let touch = Touch { thread: self.thread_id(), site };
+        seat.phase.borrow_mut().remote_writes.insert((rank, word), (bits as u32, touch));
+    }
+
     pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
         let words = self.shared_access(index, size, Access::Read, site);
+        self.note_own(words.start, Access::Read, site);
         self.note_read(Self::shared_key(words.start), || format!("dynamic shared memory word {}", words.start));
         // SAFETY: only this block's threads touch its shared memory, one at a time.
         let mem = unsafe { &*self.shared.words.get() };
@@ -105,6 +165,7 @@ impl Block {
 
     pub fn shared_write(&self, index: usize, size: usize, bits: u64, site: Site) {
         let words = self.shared_access(index, size, Access::Write, site);
+        self.note_own(words.start, Access::Write, site);
         self.forget_spin();
         // SAFETY: as in `shared_read`.
         let mem = unsafe { &mut *self.shared.words.get() };

@@ -8,6 +8,7 @@
 //! `RefCell`s suffice; a GPU thread reaches its block through the worker's
 //! [`CURRENT`] pointer and borrows only for the length of one call.
 
+use super::cluster::Seat;
 use super::fault::{Fault, Site, ThreadId, ranges};
 use super::info::LaunchInfo;
 use super::race::Shadow;
@@ -39,6 +40,8 @@ pub(crate) struct Block {
     /// not every thread reaches, which is then reported instead.
     pub(crate) race: RefCell<Option<Fault>>,
     pub(crate) rng: Cell<u64>,
+    /// Its place in its cluster, in a cluster launch.
+    pub(crate) seat: Option<Seat>,
 }
 
 thread_local! {
@@ -47,7 +50,7 @@ thread_local! {
 }
 
 impl Block {
-    pub(crate) fn new(id: u32, place: u32, info: &LaunchInfo) -> Block {
+    pub(crate) fn new(id: u32, place: u32, info: &LaunchInfo, seat: Option<Seat>) -> Block {
         let threads = info.launch.threads;
         let shared_bytes = info.launch.shared_bytes as usize;
         Block {
@@ -71,6 +74,7 @@ impl Block {
             fault: RefCell::new(None),
             race: RefCell::new(None),
             rng: Cell::new(info.seed.map_or(0, |s| splitmix(s ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))),
+            seat,
         }
     }
 
@@ -224,6 +228,35 @@ impl Block {
             }
         }
         true
+    }
+
+    /// `barrier.cluster.arrive` for the current thread.
+    pub fn cluster_arrive(&self, site: Site) {
+        let t = self.thread();
+        if t.cluster_arrived.replace(true) {
+            self.fail(Fault::ClusterBarrierMisuse {
+                thread: self.thread_id(),
+                site,
+                why: "barrier_arrive() a second time before barrier_wait(): each arrival is waited on once",
+            });
+        }
+    }
+
+    /// `barrier.cluster.wait` for the current thread: waits until every
+    /// block of the cluster that has not exited has arrived.
+    pub fn cluster_wait(&self, site: Site) {
+        let t = self.thread();
+        if !t.cluster_arrived.replace(false) {
+            self.fail(Fault::ClusterBarrierMisuse {
+                thread: self.thread_id(),
+                site,
+                why: "barrier_wait() with no barrier_arrive() before it: arrive first (cluster.sync() does both)",
+            });
+        }
+        t.site.set(Some(site));
+        t.wait.set(Wait::Cluster);
+        self.suspend();
+        self.forget_spin();
     }
 
     /// `grid.sync()` for the current thread of a cooperative launch: waits until

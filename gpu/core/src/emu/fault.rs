@@ -109,6 +109,19 @@ pub enum Fault {
     Race { word: String, first: Touch, second: Touch, partial: Option<PartialBarrier> },
     /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
     BlockRace { word: String, writer: u32, writer_site: Site, other: u32, other_site: Site, other_access: Access },
+    /// Two blocks of a cluster touched one word of a block's shared memory
+    /// (one of them the owner, perhaps), one writing, with no cluster barrier between.
+    ClusterRace { word: String, first: Touch, second: Touch },
+    /// A block read or wrote the shared memory of a block of its cluster that
+    /// exited without a cluster barrier after the access.
+    ClusterBlockExited { thread: ThreadId, site: Site, owner: u32, rank: u32, access: Access },
+    /// `map_shared_rank` with a rank past the cluster.
+    ClusterRankOutOfRange { thread: ThreadId, site: Site, rank: u32, size: u32 },
+    /// `barrier_wait()` with no `barrier_arrive()` before it in this phase,
+    /// or a second `barrier_arrive()` before the wait.
+    ClusterBarrierMisuse { thread: ThreadId, site: Site, why: &'static str },
+    /// `CUDA_ERROR_INVALID_CLUSTER_SIZE`: a cluster the device or the grid cannot have.
+    InvalidClusterSize(String),
     /// The threads of a block met at one `block.sync()` from different places in the source.
     DivergentBarrier { block: u32, what: String },
     /// Every thread that has not finished waits for something that cannot happen.
@@ -141,6 +154,8 @@ impl Fault {
         match self {
             Fault::InvalidValue(_) => Some("CUDA_ERROR_INVALID_VALUE"),
             Fault::CooperativeLaunchTooLarge { .. } => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+            Fault::InvalidClusterSize(_) => Some("CUDA_ERROR_INVALID_CLUSTER_SIZE"),
+            Fault::ClusterRankOutOfRange { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
             Fault::OutOfBounds { .. } => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
             Fault::Misaligned { .. } => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
             Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } | Fault::GridSyncUndeclared { .. } => {
@@ -183,6 +198,23 @@ impl fmt::Display for Fault {
                     "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: more than one block writes this one word, so the last to write wins (a barrier between them would only decide which); have one block write it"
                 ),
             },
+            Fault::ClusterRace { word, first, second } => write!(
+                f,
+                "data race on {word}: {first}, and {second}, with no cluster.sync() between (blocks see each other's shared memory as it stood at the cluster's last barrier)"
+            ),
+            Fault::ClusterBlockExited { thread, site, owner, rank, access } => write!(
+                f,
+                "{thread} {} block {owner}'s shared memory (cluster rank {rank}) at {site}, and block {owner} exited without a cluster.sync() after it: a block's shared memory is gone once it exits, so every block must reach a cluster.sync() after the cluster's last access to its memory (the second cluster.sync())",
+                access.past()
+            ),
+            Fault::ClusterRankOutOfRange { thread, site, rank, size } => write!(
+                f,
+                "{thread} mapped the shared memory of cluster rank {rank} at {site}, but the cluster has {} (ranks 0-{}); on a GPU this traps",
+                count(*size as usize, "block"),
+                size.saturating_sub(1)
+            ),
+            Fault::ClusterBarrierMisuse { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
+            Fault::InvalidClusterSize(why) => write!(f, "CUDA_ERROR_INVALID_CLUSTER_SIZE: {why}"),
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
             Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
             Fault::GridSyncNotCooperative { thread, site } => {

@@ -13,12 +13,13 @@
 //! reported, so that the report does not depend on timing either.
 
 use super::clock;
+use super::cluster::{Cluster, Seat, Standing};
 use super::fault::{Access, Fault, Site, count, ranges};
 use super::info::{LaunchInfo, quiet_kernel_panics};
 use super::scheduler::{BlockRun, Outcome};
-use super::spec::{Arg, Device, Launch, LaunchStats, Options};
+use super::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 use super::stack::Slots;
-use super::timeline::{self, Course, Residency};
+use super::timeline::{self, Course, Residency, Stop};
 use crate::cg::barrier::{arrival, released};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -60,6 +61,14 @@ struct GridState {
     next_place: u32,
     /// Each started block's course, in its own memory accesses (for traces).
     courses: BTreeMap<u32, Course>,
+    /// A cluster launch's clusters, by index, from when their first block starts.
+    clusters: BTreeMap<u32, Cluster>,
+    /// Blocks parked at their cluster's barrier, and where.
+    cluster_waiting: BTreeMap<u32, String>,
+    /// Blocks whose barrier has completed and which no worker has resumed yet.
+    releasable: u32,
+    /// Mistakes found when a cluster's phase ended, by the block that made them.
+    cluster_faults: BTreeMap<u32, Fault>,
     finished: Option<Result<(), Fault>>,
 }
 
@@ -92,7 +101,16 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             launch.shared_bytes, device.threads_per_sm, device.shared_bytes_per_sm
         )));
     }
-    let fit = per_sm * device.sms;
+    let fit = match launch.cluster {
+        Some(shape) => cluster_fit(device, launch, shape, per_sm)?,
+        None if launch.cluster_kernel => {
+            return Err(Fault::InvalidValue(format!(
+                "{} is declared #[kernel(cluster)] (it calls this_cluster()) but was launched without a cluster dimension",
+                launch.kernel
+            )));
+        }
+        None => per_sm * device.sms,
+    };
     if launch.cooperative && grid > fit {
         return Err(Fault::CooperativeLaunchTooLarge { requested: grid, max: fit });
     }
@@ -118,10 +136,104 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
     });
     let st = g.state.into_inner().expect("no worker panics holding the lock");
     if let Some(sink) = launch.trace {
-        let laid_out = timeline::lay_out(&st.courses, st.generation, Residency { fit, sms: device.sms });
+        let laid_out = timeline::lay_out(&st.courses, Residency { fit, sms: device.sms, cluster: launch.cluster.map(|c| c.blocks) });
         sink.lock().unwrap_or_else(|e| e.into_inner()).extend(laid_out);
     }
     st.finished.expect("the launch finishes before its workers return").map(|()| LaunchStats { max_resident: st.max_running, workers })
+}
+
+/// The blocks a cluster launch holds at once: whole clusters, as many as
+/// the device's measured cluster ceiling; or why the cluster is refused.
+fn cluster_fit(device: &Device, launch: &Launch, shape: ClusterShape, per_sm: u32) -> Result<u32, Fault> {
+    let Some(ceilings) = device.clusters else {
+        return Err(Fault::InvalidClusterSize(
+            "this emulated device (the lesson's T4, compute capability 7.5) has no thread-block clusters: they need 9.0 (emulate an H200: --gpu h200)".into(),
+        ));
+    };
+    let k = shape.blocks;
+    let most = if shape.non_portable { MAX_CLUSTER } else { MAX_PORTABLE_CLUSTER };
+    if k == 0 || k > most {
+        let why = if k > MAX_PORTABLE_CLUSTER && k <= MAX_CLUSTER { " (more than 8 needs the kernel's non-portable cluster size allowed)" } else { "" };
+        return Err(Fault::InvalidClusterSize(format!("clusters of {k} blocks; this device takes 1 to {most}{why}")));
+    }
+    if !launch.grid.is_multiple_of(k) {
+        return Err(Fault::InvalidClusterSize(format!("a grid of {} blocks is not a whole number of clusters of {k}", launch.grid)));
+    }
+    let clusters = ceilings.clusters(per_sm, k);
+    if clusters == 0 {
+        return Err(Fault::InvalidClusterSize(format!("no cluster of {k} blocks of {} threads fits on this device", launch.threads)));
+    }
+    Ok(clusters * k)
+}
+
+/// Whether the next block may start: there is room for it (for the first
+/// block of a cluster, room for the whole cluster, which the GPU starts at once).
+fn room_to_start(g: &Grid, st: &GridState) -> bool {
+    let launch = g.info.launch;
+    let resident = st.next - st.done.len() as u32 - st.faults.len() as u32;
+    let needed = match launch.cluster {
+        Some(c) if st.next.is_multiple_of(c.blocks) => c.blocks,
+        Some(_) => 0,
+        None => 1,
+    };
+    st.next < launch.grid && resident + needed <= g.info.fit
+}
+
+/// A new block's seat in its cluster, creating the cluster's state with its first block.
+fn seat(g: &Grid, st: &mut GridState, id: u32) -> Option<Seat> {
+    let launch = g.info.launch;
+    let size = launch.cluster?.blocks;
+    let (cluster, rank) = (id / size, id % size);
+    let words = (launch.shared_bytes as usize).div_ceil(4);
+    let c = st.clusters.entry(cluster).or_insert_with(|| Cluster::new(size, words));
+    c.standing[rank as usize] = Standing::Running;
+    Some(Seat {
+        cluster,
+        rank,
+        size,
+        first_block: cluster * size,
+        view: std::cell::RefCell::new(c.view.clone()),
+        phase: std::cell::RefCell::new(Default::default()),
+    })
+}
+
+/// Records what a block of a cluster did before it stopped, and moves its
+/// cluster on: completes the cluster barrier, or ends the last phase.
+fn publish_to_cluster(g: &Grid, st: &mut GridState, run: &BlockRun, standing: Standing) {
+    let Some(seat) = &run.block.seat else { return };
+    let (words, phase) = run.cluster_publication();
+    let (cluster, size) = (seat.cluster, seat.size);
+    let c = st.clusters.get_mut(&cluster).expect("a started block's cluster exists");
+    c.publish(seat.rank, words, phase, standing);
+    let block_of = |rank: u32| cluster * size + rank;
+    if c.barrier_complete() {
+        let arrived = c.standing.iter().filter(|&&s| s == Standing::Arrived).count() as u32;
+        match c.end_phase(block_of) {
+            Ok(()) => {
+                c.generation += 1;
+                c.standing.iter_mut().filter(|s| **s == Standing::Arrived).for_each(|s| *s = Standing::Running);
+                for b in block_of(0)..block_of(size) {
+                    st.cluster_waiting.remove(&b);
+                }
+                st.releasable += arrived;
+                g.cv.notify_all();
+            }
+            Err(f) => note_cluster_fault(st, f),
+        }
+    } else if c.all_exited()
+        && let Err(f) = c.end_phase(block_of)
+    {
+        note_cluster_fault(st, f);
+    }
+}
+
+fn note_cluster_fault(st: &mut GridState, f: Fault) {
+    let block = match &f {
+        Fault::ClusterBlockExited { thread, .. } => thread.block,
+        Fault::ClusterRace { first, .. } => first.thread.block,
+        _ => u32::MAX,
+    };
+    st.cluster_faults.entry(block).or_insert(f);
 }
 
 fn worker(g: &Grid) {
@@ -142,15 +254,26 @@ fn worker(g: &Grid) {
                 if st.finished.is_some() {
                     return;
                 }
-                if let Some(i) = parked.iter().position(|b| released(b.arrived_at, st.word)) {
+                let ready = |b: &BlockRun| match b.cluster_generation {
+                    Some(generation) => b.block.seat.as_ref().is_some_and(|s| st.clusters[&s.cluster].generation > generation),
+                    None => released(b.arrived_at, st.word),
+                };
+                if let Some(i) = parked.iter().position(ready) {
                     let mut b = parked.swap_remove(i);
-                    b.release(&slots);
+                    let (writes, view) = match &b.block.seat {
+                        Some(seat) => {
+                            let c = st.clusters.get_mut(&seat.cluster).expect("a started block's cluster exists");
+                            (std::mem::take(&mut c.pending[seat.rank as usize]), Some(c.view.clone()))
+                        }
+                        None => (Vec::new(), None),
+                    };
+                    st.releasable -= 1;
+                    b.release(&slots, writes, view);
                     break b;
                 }
                 // A block starts only where the device has room for it, as in an
                 // ordinary launch larger than the device (a cooperative one fits).
-                let resident = st.next - st.done.len() as u32 - st.faults.len() as u32;
-                if st.next < g.info.launch.grid && resident < g.info.fit {
+                if room_to_start(g, &st) {
                     let id = st.next;
                     st.next += 1;
                     let place = match st.free_places.pop_first() {
@@ -162,7 +285,8 @@ fn worker(g: &Grid) {
                     };
                     st.places.insert(id, place);
                     st.courses.insert(id, Course::default());
-                    break BlockRun::new(id, place, &g.info);
+                    let seat = seat(g, &mut st, id);
+                    break BlockRun::new(id, place, &g.info, seat);
                 }
                 st = g.cv.wait(st).unwrap();
             }
@@ -178,10 +302,15 @@ fn worker(g: &Grid) {
         let id = run.block.id;
         let stretch = clock::take_steps();
         if let Some(c) = st.courses.get_mut(&id) {
-            c.segments.push(stretch);
+            let stop = match outcome {
+                Outcome::ParkedCluster => Stop::Cluster,
+                Outcome::Parked => Stop::Grid,
+                Outcome::Done | Outcome::Faulted(_) => Stop::End,
+            };
+            c.pieces.push((stretch, stop));
             c.done = matches!(outcome, Outcome::Done);
         }
-        if !matches!(outcome, Outcome::Parked)
+        if !matches!(outcome, Outcome::Parked | Outcome::ParkedCluster)
             && let Some(place) = st.places.remove(&id)
         {
             st.free_places.insert(place);
@@ -195,16 +324,30 @@ fn worker(g: &Grid) {
                 }
                 run.arrived_at = st.word;
                 st.word = st.word.wrapping_add(arrival(id == 0, g.info.launch.grid));
+                publish_to_cluster(g, &mut st, &run, Standing::AtGrid);
+                parked.push(run);
+            }
+            Outcome::ParkedCluster => {
+                let seat = run.block.seat.as_ref().expect("only a block of a cluster parks at a cluster barrier");
+                run.cluster_generation = Some(st.clusters[&seat.cluster].generation);
+                st.cluster_waiting.insert(id, run.site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string()));
+                publish_to_cluster(g, &mut st, &run, Standing::Arrived);
                 parked.push(run);
             }
             Outcome::Done => {
                 contribute(&mut st, &run);
+                publish_to_cluster(g, &mut st, &run, Standing::Exited);
                 st.done.push(id);
                 // Room on the device for a waiting block.
                 g.cv.notify_all();
             }
             Outcome::Faulted(f) => {
                 st.faults.insert(id, f);
+                if let Some(seat) = &run.block.seat
+                    && let Some(c) = st.clusters.get_mut(&seat.cluster)
+                {
+                    c.standing[seat.rank as usize] = Standing::Exited;
+                }
                 g.cv.notify_all();
             }
         }
@@ -244,6 +387,10 @@ fn contribute(st: &mut GridState, run: &BlockRun) {
 /// barrier, or ends the launch with its result.
 fn settle(g: &Grid, st: &mut GridState) {
     let grid = g.info.launch.grid;
+    if g.info.launch.cluster.is_some() && settle_clusters(g, st) {
+        g.cv.notify_all();
+        return;
+    }
     // Blocks wait at the grid barrier in every place the device has, and the
     // rest can never start: what an ordinary launch with a grid barrier does
     // on a GPU (see `Options::ordinary_launches_get_a_workspace`).
@@ -284,6 +431,22 @@ fn settle(g: &Grid, st: &mut GridState) {
     } else if released(st.barrier_start, st.word) {
         // The word flips exactly when the last of the grid's blocks arrives.
         debug_assert_eq!(st.arrived, grid, "the barrier word flipped before every block arrived");
+        // Every block is alive and ordered: each cluster's phase ends here too.
+        let mut faults = Vec::new();
+        for (&cluster, c) in st.clusters.iter_mut() {
+            let size = c.standing.len() as u32;
+            if let Err(f) = c.end_phase(|rank| cluster * size + rank) {
+                faults.push(f);
+            }
+            c.standing.iter_mut().filter(|s| **s == Standing::AtGrid).for_each(|s| *s = Standing::Running);
+        }
+        if !faults.is_empty() {
+            faults.into_iter().for_each(|f| note_cluster_fault(st, f));
+            st.finished = Some(Err(st.cluster_faults.values().next().cloned().expect("a fault was noted")));
+            g.cv.notify_all();
+            return;
+        }
+        st.releasable += st.arrived;
         publish(&g.info, st);
         st.generation += 1;
         st.barrier_start = st.word;
@@ -306,6 +469,43 @@ fn settle(g: &Grid, st: &mut GridState) {
     };
     st.finished = Some(result);
     g.cv.notify_all();
+}
+
+/// In a cluster launch, once nothing can move: ends the launch with the
+/// first mistake its clusters' phases showed, or names the cluster barrier
+/// that can never complete. Whether it ended the launch.
+fn settle_clusters(g: &Grid, st: &mut GridState) -> bool {
+    let holding = st.next - st.done.len() as u32 - st.faults.len() as u32;
+    let parked = st.arrived + st.cluster_waiting.len() as u32;
+    let still = st.running == 0 && st.releasable == 0 && parked == holding && !room_to_start(g, st);
+    if !still {
+        return false;
+    }
+    let first_block_fault = st.faults.iter().next().map(|(&b, f)| (b, f.clone()));
+    let first_cluster_fault = st.cluster_faults.iter().next().map(|(&b, f)| (b, f.clone()));
+    let fault = match (first_block_fault, first_cluster_fault) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a.1 } else { b.1 }),
+        (a, b) => a.or(b).map(|x| x.1),
+    };
+    if let Some(f) = fault {
+        st.finished = Some(Err(f));
+        return true;
+    }
+    if st.cluster_waiting.is_empty() {
+        return false;
+    }
+    let (&first, site) = st.cluster_waiting.iter().next().expect("not empty");
+    let waiting = ranges(st.cluster_waiting.keys().copied());
+    let at_grid = if st.arrived > 0 {
+        format!(", while {} wait at {}", count(st.arrived as usize, "block"), st.site.as_deref().unwrap_or("grid.sync()"))
+    } else {
+        String::new()
+    };
+    st.finished = Some(Err(Fault::Deadlock(format!(
+        "in {}, blocks {waiting} wait at {site} (block {first} first){at_grid}: a cluster barrier completes only when every block of the cluster that has not exited reaches it",
+        g.info.launch.kernel
+    ))));
+    true
 }
 
 /// Writes this phase's buffered writes to memory, in order, and starts a new phase.

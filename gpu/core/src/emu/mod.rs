@@ -39,6 +39,8 @@ mod race;
 // One thread's and one warp's state; one block's memory.
 mod warp;
 mod shared;
+// A cluster's barrier and distributed shared memory.
+mod cluster;
 // One block: its barrier and faults, then its warp collectives, its memory
 // accesses, and its reports.
 mod block;
@@ -56,7 +58,7 @@ pub mod thread;
 
 pub use fault::{Access, Fault, PartialBarrier, Site, ThreadId};
 pub use memory::Memory;
-pub use spec::{Arg, BlockTrace, Device, Launch, LaunchStats, Options};
+pub use spec::{Arg, BlockTrace, ClusterCeilings, ClusterShape, Device, H200_CLUSTERS, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 
 impl Device {
     /// Runs a launch to completion: `Ok` once every thread has returned, or

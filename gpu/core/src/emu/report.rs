@@ -56,6 +56,17 @@ impl Block {
                 site_of(at_grid[0])
             ));
         }
+        let at_cluster = waiting(Wait::Cluster);
+        if !at_cluster.is_empty() {
+            let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_cluster.contains(t)).collect();
+            return Fault::Deadlock(format!(
+                "in {kernel}, threads {} of block {} wait at {} for the cluster, while {}: every thread of a cluster arrives at each cluster barrier",
+                ranges(at_cluster.iter().copied()),
+                self.id,
+                site_of(at_cluster[0]),
+                self.describe_groups(&others, false)
+            ));
+        }
         Fault::Deadlock(format!("in {kernel}, block {} cannot go on", self.id))
     }
 }

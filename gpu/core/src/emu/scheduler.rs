@@ -16,6 +16,8 @@ type Co = Coroutine<(), (), (), SlotStack>;
 pub(crate) enum Outcome {
     /// Every live thread waits at `grid.sync()`.
     Parked,
+    /// Every live thread waits at the cluster barrier.
+    ParkedCluster,
     /// Every thread returned.
     Done,
     Faulted(Fault),
@@ -30,17 +32,20 @@ pub(crate) struct BlockRun {
     /// (`cg::barrier`: the block is released when the word's top bit flips).
     pub arrived_at: u32,
     pub site: Option<Site>,
+    /// Parked at the cluster barrier: the cluster's generation when it arrived.
+    pub cluster_generation: Option<u32>,
 }
 
 impl BlockRun {
-    pub fn new(id: u32, place: u32, info: &LaunchInfo) -> BlockRun {
+    pub fn new(id: u32, place: u32, info: &LaunchInfo, seat: Option<super::cluster::Seat>) -> BlockRun {
         let threads = info.launch.threads as usize;
         BlockRun {
-            block: Box::new(Block::new(id, place, info)),
+            block: Box::new(Block::new(id, place, info, seat)),
             coroutines: (0..threads).map(|_| None).collect(),
             saved: (0..threads).map(|_| None).collect(),
             arrived_at: 0,
             site: None,
+            cluster_generation: None,
         }
     }
 
@@ -54,20 +59,41 @@ impl BlockRun {
         outcome
     }
 
-    /// After the grid barrier: puts the stacks back and lets the threads go on.
-    pub fn release(&mut self, slots: &Slots) {
+    /// After the grid barrier or its cluster's: applies the cluster's writes
+    /// to its shared memory, takes the cluster's new view, puts the stacks
+    /// back and lets the threads go on.
+    pub fn release(&mut self, slots: &Slots, writes: Vec<(usize, u32)>, view: Option<std::sync::Arc<super::cluster::View>>) {
         let b = &*self.block;
         b.epoch.set(b.epoch.get() + 1);
-        // The grid has published this block's writes; the new phase starts clean.
-        *b.global.borrow_mut() = Global::default();
+        if self.cluster_generation.take().is_none() {
+            // The grid has published this block's writes; the new phase starts clean.
+            *b.global.borrow_mut() = Global::default();
+        }
+        // SAFETY: the block's threads are all parked; nothing else touches its memory.
+        let mem = unsafe { &mut *b.shared.words.get() };
+        for (word, bits) in writes {
+            mem[word] = bits;
+        }
+        if let (Some(seat), Some(view)) = (&b.seat, view) {
+            *seat.view.borrow_mut() = view;
+        }
         for t in 0..b.threads.len() {
             if let Some(saved) = self.saved[t].take() {
                 slots.stack(t).restore(&saved);
             }
-            if b.threads[t].wait.get() == Wait::Grid {
+            if matches!(b.threads[t].wait.get(), Wait::Grid | Wait::Cluster) {
                 b.make_runnable(t as u32);
             }
         }
+    }
+
+    /// The block's shared memory, and its cluster accesses since it last went on.
+    pub fn cluster_publication(&self) -> (Vec<u32>, super::cluster::Phase) {
+        let b = &*self.block;
+        // SAFETY: as in `release`.
+        let words = unsafe { &*b.shared.words.get() }.to_vec();
+        let phase = b.seat.as_ref().map(|s| std::mem::take(&mut *s.phase.borrow_mut())).unwrap_or_default();
+        (words, phase)
     }
 
     fn schedule(&mut self, slots: &Slots) -> Outcome {
@@ -129,6 +155,15 @@ impl BlockRun {
         }
         if states.iter().all(|&w| w == Wait::Exited) {
             return Outcome::Done;
+        }
+        if states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Cluster)) && states.contains(&Wait::Cluster) {
+            for (t, state) in states.iter().enumerate() {
+                if *state == Wait::Cluster {
+                    self.saved[t] = Some(slots.stack(t).save(b.threads[t].mark.get()));
+                }
+            }
+            self.site = (0..states.len()).find(|&t| states[t] == Wait::Cluster).and_then(|t| b.threads[t].site.get());
+            return Outcome::ParkedCluster;
         }
         if states.iter().all(|&w| matches!(w, Wait::Exited | Wait::Grid)) && states[0] == Wait::Grid {
             let sites: Vec<(u32, Site)> = (0..states.len() as u32)

@@ -13,18 +13,74 @@ pub struct Device {
     pub max_threads_per_block: u32,
     /// 32-bit registers per SM, handed to warps 256 at a time.
     pub registers_per_sm: u32,
+    /// Thread-block clusters (compute capability 9.0+): how many fit at
+    /// once, as measured; `None` where the device has none.
+    pub clusters: Option<&'static ClusterCeilings>,
 }
+
+/// Clusters a device holds at once, by blocks per SM and cluster size:
+/// `cudaOccupancyMaxActiveClusters` as measured on a GPU, carried as a
+/// table because no grouping of SMs into GPCs tried reproduced it
+/// (`docs/bench/cluster/README.md`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct ClusterCeilings {
+    /// Rows `(blocks per SM, clusters of 1, 2, ..., 16 that fit)`, blocks per SM ascending.
+    pub rows: &'static [(u32, [u32; 16])],
+    /// The most blocks per SM a cluster launch counts (more gave the same answer).
+    pub max_blocks_per_sm: u32,
+}
+
+impl ClusterCeilings {
+    /// Clusters of `size` blocks that fit at once where an SM holds
+    /// `blocks_per_sm` blocks: a measured row, or, between rows, the row
+    /// below scaled (an approximation the README names).
+    pub fn clusters(&self, blocks_per_sm: u32, size: u32) -> u32 {
+        let b = blocks_per_sm.min(self.max_blocks_per_sm);
+        if b == 0 || size == 0 || size > 16 {
+            return 0;
+        }
+        let Some(&(measured, row)) = self.rows.iter().rev().find(|(m, _)| *m <= b) else { return 0 };
+        row[size as usize - 1] * b / measured
+    }
+}
+
+/// `cudaOccupancyMaxActiveClusters` on an NVIDIA H200 (132 SMs, driver
+/// 580.159.04), 2026-12-01: `docs/bench/cluster/2026-12-01-h200-probe.txt`.
+pub const H200_CLUSTERS: ClusterCeilings = ClusterCeilings {
+    rows: &[
+        (1, [132, 66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 7]),
+        (2, [264, 132, 79, 62, 47, 39, 32, 30, 23, 21, 16, 16, 14, 14, 14, 14]),
+        (4, [528, 264, 163, 124, 94, 79, 69, 62, 51, 44, 37, 37, 30, 30, 28, 28]),
+        (8, [1056, 528, 327, 248, 193, 163, 139, 124, 102, 88, 81, 74, 67, 65, 58, 58]),
+    ],
+    max_blocks_per_sm: 8,
+};
 
 impl Device {
     /// The lesson's Tesla T4: 40 SMs of 1024 threads, 16 blocks and 64 KiB of
     /// shared memory; 4 blocks of 256 threads per SM, so 160 in a cooperative grid.
-    pub const T4: Device =
-        Device { sms: 40, threads_per_sm: 1024, blocks_per_sm: 16, shared_bytes_per_sm: 64 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
+    pub const T4: Device = Device {
+        sms: 40,
+        threads_per_sm: 1024,
+        blocks_per_sm: 16,
+        shared_bytes_per_sm: 64 * 1024,
+        max_threads_per_block: 1024,
+        registers_per_sm: 65536,
+        clusters: None,
+    };
 
     /// An NVIDIA H200's shape: 132 SMs of 2048 threads, 32 blocks and 228 KiB
-    /// of shared memory; 1056 cooperative blocks of 256 threads.
-    pub const H200: Device =
-        Device { sms: 132, threads_per_sm: 2048, blocks_per_sm: 32, shared_bytes_per_sm: 228 * 1024, max_threads_per_block: 1024, registers_per_sm: 65536 };
+    /// of shared memory; 1056 cooperative blocks of 256 threads; clusters as
+    /// measured on one ([`H200_CLUSTERS`]).
+    pub const H200: Device = Device {
+        sms: 132,
+        threads_per_sm: 2048,
+        blocks_per_sm: 32,
+        shared_bytes_per_sm: 228 * 1024,
+        max_threads_per_block: 1024,
+        registers_per_sm: 65536,
+        clusters: Some(&H200_CLUSTERS),
+    };
 
     /// Blocks of `threads` threads and `shared_bytes` of dynamic shared memory
     /// one SM holds at once (the occupancy API's answer).
@@ -51,6 +107,18 @@ impl Device {
     }
 }
 
+/// A cluster launch's cluster: its blocks (along x), and whether the kernel
+/// allows a non-portable size (more than 8; `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClusterShape {
+    pub blocks: u32,
+    pub non_portable: bool,
+}
+
+/// The most blocks in a portable cluster, and in any.
+pub const MAX_PORTABLE_CLUSTER: u32 = 8;
+pub const MAX_CLUSTER: u32 = 16;
+
 /// A kernel argument as the emulator passes it.
 #[derive(Clone, Copy, Debug)]
 pub enum Arg {
@@ -75,6 +143,10 @@ pub struct Launch<'a> {
     pub cooperative: bool,
     /// The kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
     pub grid_sync: bool,
+    /// As with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: blocks per cluster, along x.
+    pub cluster: Option<ClusterShape>,
+    /// The kernel is declared `#[kernel(cluster)]`: it uses `this_cluster()`.
+    pub cluster_kernel: bool,
     pub args: &'a [Arg],
     /// Runs the kernel for the calling emulated thread with these arguments.
     pub entry: &'a (dyn Fn(&[Arg]) + Sync),
@@ -95,6 +167,9 @@ pub struct BlockTrace {
     pub start: u64,
     pub arrive: Option<u64>,
     pub leave: Option<u64>,
+    /// When it reached its last cluster barrier, and left it (cluster launches).
+    pub cluster_arrive: Option<u64>,
+    pub cluster_leave: Option<u64>,
     pub end: Option<u64>,
 }
 

@@ -234,3 +234,66 @@ pub fn not_emulated(what: &'static str) -> ! {
     let s = site();
     b.fail(Fault::NotEmulated { thread: b.thread_id(), site: s, what })
 }
+
+/// The calling block's cluster: its size (1 where the launch has none), its
+/// rank in it, and the cluster's index in the grid.
+fn cluster_place() -> (u32, u32, u32) {
+    let b = block();
+    match &b.seat {
+        Some(s) => (s.size, s.rank, s.cluster),
+        None => (1, 0, b.id),
+    }
+}
+/// `%cluster_ctarank`.
+pub fn cluster_ctarank() -> u32 {
+    cluster_place().1
+}
+/// `%cluster_nctarank`.
+pub fn cluster_nctarank() -> u32 {
+    cluster_place().0
+}
+/// `%clusterid`.
+pub fn cluster_id() -> [u32; 3] {
+    [cluster_place().2, 0, 0]
+}
+/// `%nclusterid`.
+pub fn ncluster_id() -> [u32; 3] {
+    [block().info().launch.grid / cluster_place().0, 1, 1]
+}
+
+/// `barrier.cluster.arrive`.
+#[track_caller]
+pub fn cluster_arrive() {
+    let s = site();
+    block().cluster_arrive(s);
+}
+
+/// `barrier.cluster.wait`.
+#[track_caller]
+pub fn cluster_wait() {
+    let s = site();
+    block().cluster_wait(s);
+}
+
+/// `map_shared_rank`'s check: `rank` names a block of the cluster.
+#[track_caller]
+pub fn check_cluster_rank(rank: u32) {
+    let s = site();
+    block().check_rank(rank, s);
+}
+
+/// Reads element `index` (of `size` bytes) of the cluster's block `rank`'s shared memory.
+#[track_caller]
+pub fn cluster_shared_read(rank: u32, index: usize, size: usize) -> u64 {
+    tick();
+    let s = site();
+    block().cluster_shared_read(rank, index, size, s)
+}
+
+/// Writes element `index` (of `size` bytes) of the cluster's block `rank`'s shared memory.
+#[track_caller]
+pub fn cluster_shared_write(rank: u32, index: usize, size: usize, bits: u64) {
+    tick();
+    let s = site();
+    block().cluster_shared_write(rank, index, size, bits, s)
+}

@@ -20,6 +20,8 @@ pub(crate) enum Wait {
     ActiveMask(usize),
     /// At `grid.sync()`.
     Grid,
+    /// At the cluster barrier (`cluster.sync()`, `barrier_wait()`).
+    Cluster,
     /// Reading one word over and over that nothing in its block writes.
     Spin,
     Exited,
@@ -41,6 +43,8 @@ pub(crate) struct Thread {
     pub spin: Cell<(u64, u32)>,
     /// What it spins on, for the report.
     pub spin_word: RefCell<String>,
+    /// It has arrived at the cluster barrier and not yet waited.
+    pub cluster_arrived: Cell<bool>,
 }
 
 impl Thread {
@@ -54,6 +58,7 @@ impl Thread {
             mark: Cell::new(0),
             spin: Cell::new((u64::MAX, 0)),
             spin_word: RefCell::new(String::new()),
+            cluster_arrived: Cell::new(false),
         }
     }
 }

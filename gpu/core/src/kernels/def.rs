@@ -132,6 +132,12 @@ impl<P: Params, C: Contract> KernelDef<P, C> {
     pub const fn grid_sync(&self) -> bool {
         C::GRID_SYNC
     }
+
+    /// Whether the kernel is declared `#[kernel(cluster)]`, so may call
+    /// `this_cluster()` (and is only in the sm_90 PTX module).
+    pub const fn cluster(&self) -> bool {
+        C::CLUSTER
+    }
 }
 
 /// Reads nothing past the input.

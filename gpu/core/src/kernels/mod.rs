@@ -8,16 +8,27 @@ pub struct GridSync;
 /// Launch contract: no grid barrier; any launch is safe.
 pub struct NoGridSync;
 
-/// A launch contract: [`GridSync`] or [`NoGridSync`].
+/// Launch contract: the kernel uses `this_cluster()` (`#[kernel(cluster)]`),
+/// so it must be launched with a cluster dimension, from the sm_90 module;
+/// `C` ([`GridSync`] or [`NoGridSync`]) says whether it also calls `grid.sync()`.
+pub struct Cluster<C>(core::marker::PhantomData<C>);
+
+/// A launch contract: [`GridSync`], [`NoGridSync`], or either in a [`Cluster`].
 pub trait Contract {
     /// Whether the kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
     const GRID_SYNC: bool;
+    /// Whether the kernel is declared `#[kernel(cluster)]`: it may call `this_cluster()`.
+    const CLUSTER: bool = false;
 }
 impl Contract for GridSync {
     const GRID_SYNC: bool = true;
 }
 impl Contract for NoGridSync {
     const GRID_SYNC: bool = false;
+}
+impl<C: Contract> Contract for Cluster<C> {
+    const GRID_SYNC: bool = C::GRID_SYNC;
+    const CLUSTER: bool = true;
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

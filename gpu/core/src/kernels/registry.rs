@@ -1,7 +1,7 @@
 //! The kernels as the `gpu` crate hands them to the host: one typed
 //! definition per kernel, and the PTX built from them.
 
-use super::{GridSync, KernelDef, NoGridSync};
+use super::{Cluster, GridSync, KernelDef, NoGridSync};
 use crate::mem::{In, Out};
 
 /// The parameters of a sum in one launch: input, partials, total, n.
@@ -24,6 +24,9 @@ pub struct Ptx {
     pub plain: &'static str,
     /// The same kernels recording where and when each block ran (`gpu::trace`).
     pub traced: &'static str,
+    /// Every kernel built for sm_90, the `#[kernel(cluster)]` ones included
+    /// (their instructions need compute capability 9.0): loaded on 9.0+ only.
+    pub sm90: &'static str,
     /// `ptxas -v -arch=sm_75` on `plain`, or why there is none: each
     /// kernel's registers, for the emulated T4's occupancy.
     pub ptxas_sm75: Result<&'static str, &'static str>,
@@ -92,6 +95,12 @@ pub struct Kernels {
     pub fill_lesson_input: KernelDef<(Out<f32>, usize, usize), NoGridSync>,
     pub multi_grid_barrier: KernelDef<BarrierParams, GridSync>,
     pub multi_grid_barrier_unbounded: KernelDef<BarrierParams, GridSync>,
+    pub reduce_cluster_grid: KernelDef<SumParams, Cluster<GridSync>>,
+    pub reduce_clusters_to_partials: KernelDef<StageParams, Cluster<NoGridSync>>,
+    pub cluster_sync_loop: KernelDef<(u32,), Cluster<NoGridSync>>,
+    pub mutant_cluster_without_first_sync: KernelDef<SumParams, Cluster<GridSync>>,
+    pub mutant_cluster_wrong_rank: KernelDef<SumParams, Cluster<GridSync>>,
+    pub mutant_cluster_exits_early: KernelDef<StageParams, Cluster<NoGridSync>>,
 }
 
 impl Kernels {
@@ -128,6 +137,18 @@ impl Kernels {
             self.fill_lesson_input.name(),
             self.multi_grid_barrier.name(),
             self.multi_grid_barrier_unbounded.name(),
+        ]
+    }
+
+    /// The PTX entry names of the `#[kernel(cluster)]` kernels, only in the sm_90 module.
+    pub fn cluster_names(&self) -> [&'static str; 6] {
+        [
+            self.reduce_cluster_grid.name(),
+            self.reduce_clusters_to_partials.name(),
+            self.cluster_sync_loop.name(),
+            self.mutant_cluster_without_first_sync.name(),
+            self.mutant_cluster_wrong_rank.name(),
+            self.mutant_cluster_exits_early.name(),
         ]
     }
 }

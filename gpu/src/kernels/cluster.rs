@@ -1,0 +1,255 @@
+//! The level between block and grid: the lesson's sum with a cluster stage
+//! (compute capability 9.0+; `host/cpp/cluster.cu` holds the C++ twin).
+//!
+//! Each block reduces its share into its shared memory; after `cluster.sync()`
+//! rank 0 of each cluster adds its cluster's block totals, reading the other
+//! blocks' shared memory through `map_shared_rank`; a second `cluster.sync()`
+//! keeps every block alive until those reads are done. What is left is one
+//! partial per cluster instead of one per block.
+//!
+//! A `#[kernel(cluster)]` kernel is built only into the sm_90 PTX module, and
+//! the host launches it only with a cluster dimension.
+
+use super::sum::{block_sum, one_f32_per_tile};
+use crate::cg::{ClusterGroup, GridGroup, LaunchKind, ThreadBlock, ThreadBlockTile, this_cluster, this_grid, this_thread_block, tiled_partition};
+use crate::kernel;
+use crate::mem::{In, Out, dynamic_shared};
+
+/// Bytes of dynamic shared memory of the cluster sums: [`one_f32_per_tile`]
+/// for `block_sum`, then one `f32` for the block's total, which rank 0 of
+/// the cluster reads.
+pub const fn one_f32_per_tile_and_the_block_total(threads_per_block: u32, tile: u32) -> u32 {
+    one_f32_per_tile(threads_per_block, tile) + 4
+}
+
+/// Where the block's total sits in its shared memory: after the tile totals.
+#[inline(always)]
+fn block_total_slot(block: &ThreadBlock, tile: u32) -> usize {
+    block.num_threads().div_ceil(tile) as usize
+}
+
+/// This thread's grid-stride share of `input`, added up.
+#[inline(always)]
+fn grid_stride_sum<L: LaunchKind>(grid: &GridGroup<L>, input: In<f32>, n: usize) -> f32 {
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    v
+}
+
+/// In rank 0 of the cluster: the sum of every block's total, read from each
+/// block's shared memory (`*cluster.map_shared_rank(blockTotal, r)`), then
+/// reduced over rank 0's block. Every thread of rank 0's block calls it.
+#[inline(always)]
+fn add_cluster_totals<const TILE: u32>(cluster: &ClusterGroup, block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, rank_offset: u32) -> f32 {
+    let totals = dynamic_shared::<f32>();
+    let slot = block_total_slot(block, TILE);
+    let mut w = 0.0f32;
+    let mut r = block.thread_rank();
+    while r < cluster.num_blocks() {
+        // SAFETY: every block wrote its total to this slot before the cluster.sync() before this
+        // call, and reaches the cluster.sync() after it before it exits.
+        w += unsafe { cluster.map_shared_rank(totals, r + rank_offset).read(slot) };
+        r += block.num_threads();
+    }
+    block_sum(block, tile, w)
+}
+
+/// Writes the block's total (in thread 0) to the slot rank 0 reads.
+#[inline(always)]
+fn share_block_total<const TILE: u32>(block: &ThreadBlock, total: f32) {
+    if block.thread_rank() == 0 {
+        // SAFETY: the launch gives one f32 past the tile totals; only thread 0 writes it.
+        unsafe { dynamic_shared::<f32>().write(block_total_slot(block, TILE), total) };
+    }
+}
+
+/// `reduceClusterGrid`: block sums, then a cluster stage through distributed
+/// shared memory (one partial per cluster), `grid.sync()`, then block 0 adds
+/// the cluster partials. Launched cooperatively, with a cluster dimension.
+///
+/// # Safety
+/// `input` holds `n` floats, `partials` one per cluster, `out` one.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn reduce_cluster_grid<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let cluster = this_cluster();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let mut total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
+    share_block_total::<TILE>(&block, total);
+
+    // Every block's total, in its own shared memory, is visible to the cluster.
+    cluster.sync();
+
+    if cluster.block_rank() == 0 {
+        total = add_cluster_totals(&cluster, &block, &tile, 0);
+        if block.thread_rank() == 0 {
+            // SAFETY: partials holds one float per cluster.
+            unsafe { partials.write(grid.cluster_rank(), total) };
+        }
+    }
+
+    // No block leaves while rank 0 may still read its shared memory.
+    cluster.sync();
+    grid.sync();
+
+    if grid.block_rank() == 0 {
+        let m = grid.num_clusters();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every cluster wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}
+
+/// The cluster stage without a grid barrier: one partial per cluster, for
+/// a second launch (`reduce_partials_to_total`) to add. An ordinary cluster
+/// launch, so any number of clusters; here the second `cluster.sync()` is
+/// what keeps each block's shared memory alive while rank 0 reads it.
+///
+/// # Safety
+/// `input` holds `n` floats, `partials` one per cluster.
+#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn reduce_clusters_to_partials<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let cluster = this_cluster();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
+    share_block_total::<TILE>(&block, total);
+    cluster.sync();
+    if cluster.block_rank() == 0 {
+        let total = add_cluster_totals(&cluster, &block, &tile, 0);
+        if block.thread_rank() == 0 {
+            // SAFETY: partials holds one float per cluster.
+            unsafe { partials.write(grid.cluster_rank(), total) };
+        }
+    }
+    // Rank 0 reads every block's shared memory above: no block may exit first.
+    cluster.sync();
+}
+
+/// `barriers` cluster barriers back to back: what one `cluster.sync()` costs.
+///
+/// # Safety
+/// None beyond a cluster launch.
+#[kernel(cluster)]
+pub unsafe fn cluster_sync_loop(barriers: u32) {
+    let cluster = this_cluster();
+    for _ in 0..barriers {
+        cluster.sync();
+    }
+}
+
+/// `reduce_cluster_grid` with its first `cluster.sync()` deleted: rank 0
+/// reads the other blocks' totals whether or not they have written them.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_without_first_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let cluster = this_cluster();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
+    share_block_total::<TILE>(&block, total);
+    cluster_partial_then_total(&grid, &cluster, &block, &tile, partials, out, 0);
+}
+
+/// `reduce_cluster_grid` reading rank `r + 1` where it means `r`: the last
+/// read is past the cluster.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_wrong_rank<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let cluster = this_cluster();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
+    share_block_total::<TILE>(&block, total);
+    cluster.sync();
+    cluster_partial_then_total(&grid, &cluster, &block, &tile, partials, out, 1);
+}
+
+/// `reduce_clusters_to_partials` with its second `cluster.sync()` deleted:
+/// the blocks other than rank 0 exit while rank 0 may still read their
+/// shared memory.
+///
+/// # Safety
+/// As `reduce_clusters_to_partials`.
+#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let cluster = this_cluster();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
+    share_block_total::<TILE>(&block, total);
+    cluster.sync();
+    if cluster.block_rank() == 0 {
+        let total = add_cluster_totals(&cluster, &block, &tile, 0);
+        if block.thread_rank() == 0 {
+            // SAFETY: partials holds one float per cluster.
+            unsafe { partials.write(grid.cluster_rank(), total) };
+        }
+    }
+}
+
+/// The mutants' second half: rank 0 adds the cluster's totals (reading rank
+/// `r + rank_offset`), the second `cluster.sync()`, `grid.sync()`, and block 0's total.
+#[inline(always)]
+fn cluster_partial_then_total<const TILE: u32>(
+    grid: &GridGroup,
+    cluster: &ClusterGroup,
+    block: &ThreadBlock,
+    tile: &ThreadBlockTile<TILE>,
+    partials: Out<f32>,
+    out: Out<f32>,
+    rank_offset: u32,
+) {
+    if cluster.block_rank() == 0 {
+        let total = add_cluster_totals(cluster, block, tile, rank_offset);
+        if block.thread_rank() == 0 {
+            // SAFETY: partials holds one float per cluster.
+            unsafe { partials.write(grid.cluster_rank(), total) };
+        }
+    }
+    cluster.sync();
+    grid.sync();
+    if grid.block_rank() == 0 {
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < grid.num_clusters() {
+            // SAFETY: i < the cluster count; every cluster wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        let total = block_sum(block, tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}

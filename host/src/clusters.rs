@@ -1,0 +1,396 @@
+//! The level between block and grid: the lesson's sum with a cluster stage
+//! (`gpu::kernels::reduce_cluster_grid`), on compute capability 9.0 or the
+//! emulated H200. Every run starts from poisoned buffers and is checked
+//! cluster by cluster against the double reference.
+
+use crate::device::{Buffer, Gpu};
+use crate::error::Result;
+use crate::launch::{ClusterKernel, ClusterLimits, ClusterShape, Input, Kernel};
+use crate::reference::{self, Reference, StageChecks, SumCheck};
+use crate::sizing::{Limits, ordinary_blocks};
+use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
+use gpu_core::mem::{In, Out};
+use serde::Serialize;
+
+type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
+type StageParams = (In<f32>, Out<f32>, usize);
+
+/// The cluster sizes the lesson's ceiling table shows: the portable ones, and 16 (non-portable).
+pub const TABLE_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
+
+/// The cluster size the lesson's sums use: the first size whose ceiling
+/// falls below the block ceiling on the H200 (992 of 1,056 blocks).
+pub const LESSON_CLUSTER: ClusterShape = ClusterShape { blocks: 4, non_portable: false };
+
+/// A cluster size as the lesson asks for it: non-portable past 8.
+pub fn shape(blocks: u32) -> ClusterShape {
+    ClusterShape { blocks, non_portable: blocks > gpu_core::emu::MAX_PORTABLE_CLUSTER }
+}
+
+/// Which sum with a cluster stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClusterPath {
+    /// One cooperative launch with clusters: block sums, cluster stage, `grid.sync()`, block 0 adds the cluster partials.
+    OneLaunch,
+    /// An ordinary cluster launch writes one partial per cluster; a second launch of one block adds them.
+    TwoLaunches,
+}
+
+impl ClusterPath {
+    pub fn label(self) -> &'static str {
+        match self {
+            ClusterPath::OneLaunch => "clusters, one cooperative launch",
+            ClusterPath::TwoLaunches => "clusters, two launches",
+        }
+    }
+}
+
+/// One row of the ceiling table.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CeilingRow {
+    pub cluster: u32,
+    pub clusters: u32,
+    pub blocks: u32,
+    pub non_portable: bool,
+}
+
+/// A checked run of a sum with a cluster stage.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterRun {
+    pub path: ClusterPath,
+    pub blocks: u32,
+    pub cluster: u32,
+    pub total: SumCheck,
+    /// `bad_partials` numbers clusters.
+    pub stages: StageChecks,
+}
+
+impl ClusterRun {
+    pub fn pass(&self) -> bool {
+        self.total.pass && self.stages.pass()
+    }
+
+    /// The cluster partials' check in words.
+    pub fn partials_detail(&self) -> String {
+        let clusters = self.blocks / self.cluster;
+        match &self.stages.first_bad {
+            Some(c) => format!(
+                "{} of {clusters} cluster partials outside their bounds, first cluster {}: {} vs {:.6}",
+                self.stages.bad_partials.len(),
+                self.stages.bad_partials[0],
+                c.value,
+                c.reference
+            ),
+            None => format!("{clusters} cluster partials, each within the bound of its {} blocks' elements", self.cluster),
+        }
+    }
+}
+
+/// The cluster kernels, loaded, for blocks of `threads_per_block`.
+pub struct ClusterSums<'g> {
+    gpu: &'g Gpu,
+    one_launch: ClusterKernel<'g, SumParams, GridSync>,
+    staged: ClusterKernel<'g, StageParams, NoGridSync>,
+    second: Kernel<'g, StageParams>,
+    pub threads_per_block: u32,
+    pub tile: u32,
+}
+
+/// Buffers the cluster sums write: one partial per cluster, and totals.
+pub struct ClusterScratch {
+    pub partials: Buffer<f32>,
+    pub out: Buffer<f32>,
+}
+
+impl<'g> ClusterSums<'g> {
+    /// The lesson's cluster kernels.
+    pub fn load(gpu: &'g Gpu, threads_per_block: u32) -> Result<ClusterSums<'g>> {
+        Self::load_with(gpu, threads_per_block, crate::kernels().reduce_cluster_grid, crate::kernels().reduce_clusters_to_partials)
+    }
+
+    /// The same sums with other kernels in their places (mutants, to show the checks catch them).
+    pub fn load_with(
+        gpu: &'g Gpu,
+        threads_per_block: u32,
+        one_launch: KernelDef<SumParams, Cluster<GridSync>>,
+        staged: KernelDef<StageParams, Cluster<NoGridSync>>,
+    ) -> Result<ClusterSums<'g>> {
+        Self::load_in(gpu, threads_per_block, one_launch, staged, None)
+    }
+
+    /// The same sums with the one-launch kernel taken from `module` under
+    /// `name`: the C++ twin (`host/cpp/cluster.cu`), built by nvcc, launched
+    /// through this program's launch path.
+    ///
+    /// # Safety
+    /// That kernel has `reduce_cluster_grid`'s parameters, shared memory and
+    /// contract (a cluster launch that calls `grid.sync()`).
+    pub unsafe fn load_foreign(gpu: &'g Gpu, threads_per_block: u32, module: &'g crate::device::Module, name: &'static str) -> Result<ClusterSums<'g>> {
+        // SAFETY: the caller's contract.
+        let one_launch = unsafe { crate::kernels().reduce_cluster_grid.renamed(name) };
+        Self::load_in(gpu, threads_per_block, one_launch, crate::kernels().reduce_clusters_to_partials, Some(module))
+    }
+
+    fn load_in(
+        gpu: &'g Gpu,
+        threads_per_block: u32,
+        one_launch: KernelDef<SumParams, Cluster<GridSync>>,
+        staged: KernelDef<StageParams, Cluster<NoGridSync>>,
+        module: Option<&'g crate::device::Module>,
+    ) -> Result<ClusterSums<'g>> {
+        let tile = one_launch.tile().unwrap_or(32);
+        Ok(ClusterSums {
+            gpu,
+            one_launch: match module {
+                Some(m) => gpu.cluster_kernel_in(m, &one_launch)?,
+                None => gpu.cluster_kernel(&one_launch)?,
+            },
+            staged: gpu.cluster_kernel(&staged)?,
+            second: gpu.kernel(&crate::kernels().reduce_partials_to_total)?,
+            threads_per_block,
+            tile,
+        })
+    }
+
+    /// The one-launch kernel's block ceiling (no clusters).
+    pub fn block_limits(&self) -> Result<Limits> {
+        self.one_launch.limits(self.threads_per_block)
+    }
+
+    /// How many clusters of `cluster` blocks the one-launch kernel may have resident at once.
+    pub fn limits(&self, cluster: ClusterShape) -> Result<ClusterLimits> {
+        self.one_launch.cluster_limits(self.threads_per_block, cluster)
+    }
+
+    /// The ceiling table: each size of [`TABLE_SIZES`] the device takes.
+    pub fn ceilings(&self) -> Result<Vec<CeilingRow>> {
+        let mut rows = Vec::new();
+        for size in TABLE_SIZES {
+            match self.limits(shape(size)) {
+                Ok(l) => rows.push(CeilingRow { cluster: size, clusters: l.clusters, blocks: l.capacity(), non_portable: size > 8 }),
+                // A device without non-portable sizes refuses 16: the table shows the sizes it takes.
+                Err(_) if size > 8 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(rows)
+    }
+
+    /// The grid the sums use for `n` elements: the lesson's (one block per
+    /// `threads_per_block` elements) in whole clusters, at most the clusters
+    /// resident at once.
+    pub fn grid(&self, n: usize, cluster: ClusterShape) -> Result<u32> {
+        let capacity = self.limits(cluster)?.capacity() as u64;
+        let k = cluster.blocks as u64;
+        Ok(ordinary_blocks(n, self.threads_per_block).div_ceil(k).saturating_mul(k).clamp(k, capacity) as u32)
+    }
+
+    /// Buffers for sums on grids up to `blocks`, with `slots` totals.
+    pub fn scratch(&self, blocks: u32, slots: usize) -> Result<ClusterScratch> {
+        Ok(ClusterScratch { partials: self.gpu.zeros(blocks.max(1) as usize)?, out: self.gpu.zeros(slots.max(1))? })
+    }
+
+    /// Runs `path` on `blocks` blocks in clusters of `cluster`, its total into `out[slot]`.
+    pub fn run(&self, path: ClusterPath, blocks: u32, cluster: ClusterShape, input: &impl Input, s: &mut ClusterScratch, slot: usize) -> Result<()> {
+        let (tpb, clusters) = (self.threads_per_block, (blocks / cluster.blocks) as usize);
+        let slot = slot..slot + 1;
+        match path {
+            ClusterPath::OneLaunch => self.one_launch.configure(blocks, tpb, cluster)?.sum(input, s.partials.slice_mut(..clusters), s.out.slice_mut(slot)),
+            ClusterPath::TwoLaunches => {
+                self.staged.configure(blocks, tpb, cluster)?.partials(input, s.partials.slice_mut(..clusters))?;
+                self.second.reduce(1, tpb, &s.partials.slice(..clusters), s.out.slice_mut(slot))
+            }
+        }
+    }
+
+    /// Runs `path` once from poisoned (NaN) partials and total, and checks
+    /// every cluster partial and the total against the reference.
+    pub fn checked(
+        &self,
+        path: ClusterPath,
+        blocks: u32,
+        cluster: ClusterShape,
+        input: &impl Input,
+        reference: &Reference,
+        s: &mut ClusterScratch,
+    ) -> Result<ClusterRun> {
+        self.gpu.fill(&mut s.partials, f32::NAN)?;
+        self.gpu.fill(&mut s.out, f32::NAN)?;
+        self.run(path, blocks, cluster, input, s, 0)?;
+        let clusters = (blocks / cluster.blocks) as usize;
+        let total = self.gpu.read_view(&s.out.slice(..1))?[0];
+        let partials = self.gpu.read_view(&s.partials.slice(..clusters))?;
+        let k = cluster.blocks;
+        let stages = reference.check_cluster_stages(&partials, total, blocks, self.threads_per_block, self.tile, k);
+        let chain = reference::longest_chain_clusters(reference.xs.len(), blocks, self.threads_per_block, self.tile, k);
+        Ok(ClusterRun { path, blocks, cluster: k, total: reference.check_total(total, chain), stages })
+    }
+
+    /// The longest chain of additions of `path` (both paths add in the same order).
+    pub fn chain(&self, n: usize, blocks: u32, cluster: ClusterShape) -> u64 {
+        reference::longest_chain_clusters(n, blocks, self.threads_per_block, self.tile, cluster.blocks)
+    }
+}
+
+/// A cooperative launch of `blocks` blocks in clusters of `cluster` of a
+/// kernel with no grid barrier (`cluster_sync_loop` with no barriers), with
+/// no check of its size: the device's own answer to a grid past the cluster
+/// ceiling (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` on a GPU). Safe at any
+/// size, since nothing in it waits for another block.
+pub fn probe_cooperative_clusters(gpu: &Gpu, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<()> {
+    let k = gpu.cluster_kernel(&crate::kernels().cluster_sync_loop)?;
+    k.probe_cooperative(blocks, threads_per_block, cluster)?;
+    gpu.finish()
+}
+
+/// One `cluster.sync()`'s cost in µs on `blocks` blocks of
+/// `threads_per_block` in clusters of `cluster`, measured as `grid.sync()`'s
+/// is (`timing::per_barrier`).
+pub fn cluster_sync_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<f64> {
+    let k = gpu.cluster_kernel(&crate::kernels().cluster_sync_loop)?;
+    let launch = k.configure(blocks, threads_per_block, cluster)?;
+    crate::timing::per_barrier(gpu, 7, &mut |b| launch.barriers(b))
+}
+
+/// Why clusters are not shown on this device, in one line, or `None` where they are.
+pub fn unavailable(gpu: &Gpu) -> Option<String> {
+    if gpu.info.clusters {
+        return None;
+    }
+    Some(match gpu.info.compute_capability {
+        Some((major, minor)) => format!(
+            "thread-block clusters need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: `cg-lesson --emulate --gpu h200` runs this section on an emulated H200"
+        ),
+        None => {
+            "thread-block clusters need compute capability 9.0; the emulated T4 is 7.5: `cg-lesson --emulate --gpu h200` runs this section on an emulated H200"
+                .to_string()
+        }
+    })
+}
+
+/// A cooperative launch probed with clusters: the blocks, and the device's answer.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterProbe {
+    pub blocks: u32,
+    pub cluster: u32,
+    /// `None` when it ran; else the driver's error name.
+    pub error: Option<String>,
+}
+
+/// One path's timings, and whether every timed run's total was right.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterTiming {
+    pub path: ClusterPath,
+    pub timing: crate::timing::Timing,
+    pub wrong_totals: usize,
+    pub checked: usize,
+}
+
+/// The lesson's cluster section ("The level between block and grid").
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterSection {
+    /// Why the device shows no clusters (then nothing else is filled in).
+    pub unavailable: Option<String>,
+    pub kernel: &'static str,
+    pub threads_per_block: u32,
+    /// The kernel's block ceiling, and its arithmetic (`8 blocks/SM x 132 SMs`).
+    pub block_ceiling: u32,
+    pub block_ceiling_product: String,
+    pub ceilings: Vec<CeilingRow>,
+    /// The cluster size and grid the sums use.
+    pub cluster: u32,
+    pub blocks: u32,
+    /// The host's refusal of the block ceiling in clusters of [`LESSON_CLUSTER`].
+    pub refusal: Option<String>,
+    /// The device's own answers, with no check in front: the block ceiling, then the cluster ceiling.
+    pub probes: Vec<ClusterProbe>,
+    pub runs: Vec<ClusterRun>,
+    pub timing: Vec<ClusterTiming>,
+    /// One `cluster.sync()` on the sums' grid, µs (a GPU only).
+    pub cluster_sync_us: Option<f64>,
+}
+
+impl ClusterSection {
+    fn unavailable(kernel: &'static str, threads_per_block: u32, why: String) -> ClusterSection {
+        ClusterSection {
+            unavailable: Some(why),
+            kernel,
+            threads_per_block,
+            block_ceiling: 0,
+            block_ceiling_product: String::new(),
+            ceilings: Vec::new(),
+            cluster: LESSON_CLUSTER.blocks,
+            blocks: 0,
+            refusal: None,
+            probes: Vec::new(),
+            runs: Vec::new(),
+            timing: Vec::new(),
+            cluster_sync_us: None,
+        }
+    }
+}
+
+/// Runs the cluster section on `gpu`: the ceiling table, the refusal of the
+/// block ceiling, both sums checked, and (with `repeats.runs > 0`) timed.
+pub fn section(gpu: &Gpu, threads_per_block: u32, input: &impl Input, reference: &Reference, repeats: crate::timing::Repeats) -> Result<ClusterSection> {
+    let kernel = crate::kernels().reduce_cluster_grid.name();
+    if let Some(why) = unavailable(gpu) {
+        return Ok(ClusterSection::unavailable(kernel, threads_per_block, why));
+    }
+    let sums = ClusterSums::load(gpu, threads_per_block)?;
+    let limits = sums.block_limits()?;
+    let ceilings = sums.ceilings()?;
+    let cluster = LESSON_CLUSTER;
+    let n = reference.xs.len();
+    let blocks = if n == 0 { 0 } else { sums.grid(n, cluster)? };
+    let block_ceiling = limits.capacity();
+    let block_ceiling_product = format!("{} blocks/SM x {}", limits.blocks_per_sm, crate::text::plural(limits.sms, "SM", "SMs"));
+    let mut scratch = sums.scratch(block_ceiling.max(blocks), repeats.slots())?;
+    let refusal = sums.run(ClusterPath::OneLaunch, block_ceiling, cluster, input, &mut scratch, 0).err().map(|e| e.to_string());
+    let capacity = sums.limits(cluster)?.capacity();
+    let probes = [block_ceiling, capacity]
+        .into_iter()
+        .map(|b| ClusterProbe {
+            blocks: b,
+            cluster: cluster.blocks,
+            error: probe_cooperative_clusters(gpu, b, threads_per_block, cluster).err().map(|e| e.driver_name().unwrap_or_else(|| e.to_string())),
+        })
+        .collect();
+    let mut s = ClusterSection {
+        unavailable: None,
+        kernel,
+        threads_per_block,
+        block_ceiling,
+        block_ceiling_product,
+        ceilings,
+        cluster: cluster.blocks,
+        blocks,
+        refusal,
+        probes,
+        runs: Vec::new(),
+        timing: Vec::new(),
+        cluster_sync_us: None,
+    };
+    if blocks == 0 {
+        return Ok(s);
+    }
+    for path in [ClusterPath::OneLaunch, ClusterPath::TwoLaunches] {
+        s.runs.push(sums.checked(path, blocks, cluster, input, reference, &mut scratch)?);
+    }
+    if repeats.runs > 0 {
+        let chain = sums.chain(n, blocks, cluster);
+        for path in [ClusterPath::OneLaunch, ClusterPath::TwoLaunches] {
+            gpu.fill(&mut scratch.out, f32::NAN)?;
+            let timing = crate::timing::time_runs(gpu, repeats, &mut |k| sums.run(path, blocks, cluster, input, &mut scratch, k))?;
+            let checked = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
+            let totals = gpu.read(&scratch.out)?;
+            let wrong_totals = totals[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
+            s.timing.push(ClusterTiming { path, timing, wrong_totals, checked });
+        }
+        if !gpu.info.emulated {
+            s.cluster_sync_us = Some(cluster_sync_cost(gpu, blocks, threads_per_block, cluster)?);
+        }
+    }
+    Ok(s)
+}

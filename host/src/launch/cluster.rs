@@ -1,0 +1,223 @@
+//! Kernels declared `#[kernel(cluster)]`: their only launch has a cluster
+//! dimension, checked before it is made (compute capability 9.0+, a cluster
+//! size the device takes, a grid of whole clusters, and for a kernel that also
+//! calls `grid.sync()`, no more clusters than are resident at once).
+//!
+//! A cluster kernel is neither an ordinary nor a cooperative kernel: neither
+//! loader takes it.
+//! ```compile_fail,E0308
+//! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
+//! let kernel = gpu.cooperative_kernel(&gpu::kernels::REDUCE_CLUSTER_GRID)?;
+//! # Ok(()) }
+//! ```
+//! The way that compiles: size from the cluster ceiling, then launch.
+//! ```no_run
+//! # fn f(gpu: &host::device::Gpu, input: &host::launch::DeviceInput) -> host::error::Result<()> {
+//! use host::launch::ClusterShape;
+//! let kernel = gpu.cluster_kernel(&gpu::kernels::REDUCE_CLUSTER_GRID)?;
+//! let clusters_of_4 = ClusterShape { blocks: 4, non_portable: false };
+//! let limits = kernel.cluster_limits(256, clusters_of_4)?;
+//! let launch = kernel.configure(limits.capacity(), 256, clusters_of_4)?;
+//! let (mut partials, mut out) = (gpu.zeros(launch.clusters() as usize)?, gpu.zeros(1)?);
+//! launch.sum(input, partials.slice_mut(..), out.slice_mut(..))?;
+//! # Ok(()) }
+//! ```
+
+use super::{Args, Input, Loaded};
+use crate::device::{Gpu, ViewMut};
+use crate::driver::Shape;
+use crate::error::{Error, Result};
+use crate::sizing::Limits;
+use gpu_core::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
+use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params};
+use gpu_core::mem::{In, Out};
+use serde::Serialize;
+
+/// A kernel that uses `this_cluster()`; `G` says whether it also calls `grid.sync()`.
+pub struct ClusterKernel<'g, P: Params, G> {
+    loaded: Loaded<'g, P, Cluster<G>>,
+}
+
+/// How many clusters of one size a kernel may have resident at once, beside its block ceiling.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ClusterLimits {
+    pub cluster: u32,
+    /// `cuOccupancyMaxActiveClusters` with the cluster dimension set.
+    pub clusters: u32,
+    /// The kernel's block ceiling (occupancy x SMs), which ignores clusters.
+    pub blocks: Limits,
+}
+
+impl ClusterLimits {
+    /// Blocks in the most clusters that fit at once: the cooperative ceiling of a cluster launch.
+    pub fn capacity(&self) -> u32 {
+        self.clusters * self.cluster
+    }
+}
+
+/// A checked cluster launch of one kernel.
+pub struct ClusterLaunch<'k, 'g, P: Params, G> {
+    kernel: &'k ClusterKernel<'g, P, G>,
+    shape: Shape,
+}
+
+impl Gpu {
+    /// Loads a kernel declared `#[kernel(cluster)]` (from the sm_90 module:
+    /// refused, by name, below compute capability 9.0).
+    pub fn cluster_kernel<P: Params, G: Contract>(&self, def: &KernelDef<P, Cluster<G>>) -> Result<ClusterKernel<'_, P, G>> {
+        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, None)? })
+    }
+
+    /// Loads a cluster kernel from another module (nvcc's build of the C++
+    /// twin); `def` states its contract (see `KernelDef::renamed`).
+    pub fn cluster_kernel_in<'g, P: Params, G: Contract>(
+        &'g self,
+        module: &'g crate::device::Module,
+        def: &KernelDef<P, Cluster<G>>,
+    ) -> Result<ClusterKernel<'g, P, G>> {
+        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, Some(module))? })
+    }
+}
+
+impl<'g, P: Params, G: Contract> ClusterKernel<'g, P, G> {
+    /// The kernel's definition.
+    pub fn def(&self) -> &KernelDef<P, Cluster<G>> {
+        &self.loaded.def
+    }
+
+    /// Its block ceiling for blocks of `threads_per_block` (no clusters).
+    pub fn limits(&self, threads_per_block: u32) -> Result<Limits> {
+        self.loaded.limits(threads_per_block)
+    }
+
+    /// Clusters of `cluster` that fit at once, blocks of `threads_per_block`.
+    pub fn cluster_limits(&self, threads_per_block: u32, cluster: ClusterShape) -> Result<ClusterLimits> {
+        let blocks = self.limits(threads_per_block)?;
+        self.check_size(cluster)?;
+        let mut shape = self.loaded.shape(cluster.blocks, threads_per_block)?;
+        shape.cluster = Some(cluster);
+        let clusters = self.loaded.function.max_active_clusters(shape)?;
+        if clusters == 0 {
+            let why = format!("not one cluster of {} blocks of {threads_per_block} threads fits on this device", cluster.blocks);
+            return Err(Error::BadCluster { kernel: self.loaded.def.name(), why });
+        }
+        Ok(ClusterLimits { cluster: cluster.blocks, clusters, blocks })
+    }
+
+    fn check_size(&self, cluster: ClusterShape) -> Result<()> {
+        let most = if cluster.non_portable { MAX_CLUSTER } else { MAX_PORTABLE_CLUSTER };
+        if cluster.blocks == 0 || cluster.blocks > most {
+            let why = match cluster.blocks {
+                0 => "a cluster of 0 blocks".to_string(),
+                b if b <= MAX_CLUSTER => {
+                    format!(
+                        "clusters of {b} blocks: a portable cluster has at most {MAX_PORTABLE_CLUSTER}; ask for a non-portable size to have up to {MAX_CLUSTER}"
+                    )
+                }
+                b => format!("clusters of {b} blocks: a cluster has at most {MAX_CLUSTER} (non-portable; {MAX_PORTABLE_CLUSTER} portable)"),
+            };
+            return Err(Error::BadCluster { kernel: self.loaded.def.name(), why });
+        }
+        Ok(())
+    }
+
+    /// A launch of `blocks` blocks of `threads_per_block` in clusters of
+    /// `cluster`: refused unless the grid is whole clusters and, for a kernel
+    /// that calls `grid.sync()`, every cluster can be resident at once.
+    pub fn configure(&self, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<ClusterLaunch<'_, 'g, P, G>> {
+        let name = self.loaded.def.name();
+        let limits = self.cluster_limits(threads_per_block, cluster)?;
+        if blocks == 0 {
+            return Err(Error::EmptyGrid { kernel: name });
+        }
+        if !blocks.is_multiple_of(cluster.blocks) {
+            let why = format!("{blocks} blocks are not a whole number of clusters of {}", cluster.blocks);
+            return Err(Error::BadCluster { kernel: name, why });
+        }
+        if G::GRID_SYNC && blocks > limits.capacity() {
+            return Err(Error::ClusterGridTooLarge {
+                kernel: name,
+                requested: blocks,
+                cluster: cluster.blocks,
+                clusters: limits.clusters,
+                block_ceiling: limits.blocks.capacity(),
+            });
+        }
+        let mut shape = self.loaded.shape(blocks, threads_per_block)?;
+        shape.cluster = Some(cluster);
+        Ok(ClusterLaunch { kernel: self, shape })
+    }
+}
+
+impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u32 {
+        self.shape.blocks
+    }
+
+    /// Clusters in the grid.
+    pub fn clusters(&self) -> u32 {
+        self.shape.blocks / self.shape.cluster.map_or(1, |c| c.blocks)
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u32 {
+        self.shape.threads_per_block
+    }
+
+    /// # Safety
+    /// `args` satisfy the kernel's contract for this launch's shape.
+    unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
+        // SAFETY: the caller's contract; cooperative exactly when the kernel calls grid.sync().
+        unsafe { self.kernel.loaded.function.launch(self.shape, G::GRID_SYNC, args.values().as_ref()) }
+    }
+
+    fn ensure(&self, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
+        super::calls::ensure_len(self.kernel.loaded.def.name(), buffer, needed, got)
+    }
+}
+
+impl ClusterLaunch<'_, '_, (In<f32>, Out<f32>, Out<f32>, usize), GridSync> {
+    /// Sums `input` into `out[0]` in one launch, with one partial per cluster in `partials`.
+    pub fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let view = input.view();
+        self.ensure("partials", self.clusters() as usize, partials.len())?;
+        self.ensure("out", 1, out.len())?;
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n] and writes partials[..clusters] and out[0], checked above.
+        unsafe { self.go((&view, partials, out, n)) }
+    }
+}
+
+impl ClusterLaunch<'_, '_, (In<f32>, Out<f32>, usize), NoGridSync> {
+    /// Sums `input` into one partial per cluster, `partials[cluster]`.
+    pub fn partials(&self, input: &impl Input, partials: ViewMut<'_, f32>) -> Result<()> {
+        let view = input.view();
+        self.ensure("partials", self.clusters() as usize, partials.len())?;
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n] and writes partials[..clusters], checked above.
+        unsafe { self.go((&view, partials, n)) }
+    }
+}
+
+impl ClusterKernel<'_, (u32,), NoGridSync> {
+    /// A cooperative launch of `blocks` blocks in clusters of `cluster`,
+    /// with no barrier and no check of the grid against the cluster ceiling:
+    /// what the device itself says of the grid. Safe at any size, since the
+    /// kernel (`cluster_sync_loop(0)`) waits for nothing.
+    pub fn probe_cooperative(&self, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<()> {
+        self.check_size(cluster)?;
+        let mut shape = self.loaded.shape(blocks, threads_per_block)?;
+        shape.cluster = Some(cluster);
+        // SAFETY: the kernel takes one u32 and, with no barriers, touches nothing and waits for no one.
+        unsafe { self.loaded.function.launch(shape, true, (0u32,).values().as_ref()) }
+    }
+}
+
+impl ClusterLaunch<'_, '_, (u32,), NoGridSync> {
+    /// `barriers` cluster barriers back to back (`cluster_sync_loop`).
+    pub fn barriers(&self, barriers: u32) -> Result<()> {
+        // SAFETY: the kernel touches no memory.
+        unsafe { self.go((barriers,)) }
+    }
+}
