@@ -155,7 +155,7 @@ fn assert_matches_schema(json: &str, schema: &str) {
 
 #[test]
 fn json_output_follows_its_documented_schema() {
-    for args in [&["--emulate", "--n", "611", "--json"][..], &["--emulate", "--n", "0", "--json"]] {
+    for args in [&["--emulate", "--n", "611", "--json"][..], &["--emulate", "--n", "0", "--json"], &["--emulate", "--gpu", "h200", "--n", "611", "--json"]] {
         let o = run(args);
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));
         assert_matches_schema(&stdout(&o), "lesson.schema.json");
