@@ -39,6 +39,9 @@ pub enum Error {
     SolveUnwritten,
     /// A grid of more blocks than a launch can describe.
     GridTooLarge { kernel: &'static str, blocks: u64 },
+    /// A grid of 2^32 threads or more: this project's kernels count a grid's
+    /// threads in 32 bits.
+    GridTooManyThreads { kernel: &'static str, blocks: u32, threads_per_block: u32 },
     /// Threads per block this device cannot use.
     BadThreadsPerBlock { threads_per_block: u32, why: BadBlock },
     /// Not one block of this kernel fits on an SM.
@@ -189,6 +192,11 @@ impl fmt::Display for Error {
             Error::SolveUnwritten => write!(
                 f,
                 "solve() is yours to write, in host/src/exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (--variant reference runs ours)"
+            ),
+            Error::GridTooManyThreads { kernel, blocks, threads_per_block } => write!(
+                f,
+                "launch of {kernel} with {blocks} blocks of {threads_per_block} threads refused: that is {} threads, and a grid of this project's kernels has fewer than 2^32 (its ranks are 32-bit, as a resident grid's are); a grid-stride loop covers any n with fewer blocks",
+                *blocks as u64 * *threads_per_block as u64
             ),
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
             Error::BadThreadsPerBlock { threads_per_block, why } => match why {

@@ -346,3 +346,18 @@ fn the_barrier_loop_runs_its_barriers_on_the_emulator_and_only_cooperatively() {
     launch.barriers(0).unwrap();
     assert!(kernel.configure(161, 256).is_err(), "one block more than fits is refused");
 }
+
+#[test]
+fn an_ordinary_grid_of_2_to_the_32_threads_is_refused_by_name_and_one_fewer_block_is_not() {
+    // Every grid's ranks are 32-bit, as a resident grid's are: the launch path keeps ordinary grids below 2^32 threads.
+    let gpu = t4();
+    let stage1 = gpu.kernel(&host::kernels().reduce_blocks_to_partials).unwrap();
+    let input = gpu.zeros::<f32>(1).unwrap();
+    let mut out = gpu.zeros::<f32>(1).unwrap();
+    let e = stage1.reduce(1 << 24, 256, &input.slice(..), out.slice_mut(..)).unwrap_err();
+    assert!(matches!(e, Error::GridTooManyThreads { blocks: 16_777_216, threads_per_block: 256, .. }), "{e}");
+    assert!(e.to_string().contains("4294967296 threads") && e.to_string().contains("a grid-stride loop covers any n"), "{e}");
+    // One block fewer passes the bound and fails only on the output's length.
+    let e = stage1.reduce((1 << 24) - 1, 256, &input.slice(..), out.slice_mut(..)).unwrap_err();
+    assert!(matches!(e, Error::BufferTooShort { .. }), "{e}");
+}

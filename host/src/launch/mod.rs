@@ -127,6 +127,9 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
         if blocks == 0 {
             return Err(Error::EmptyGrid { kernel: self.def.name() });
         }
+        if blocks as u64 * threads_per_block as u64 >= 1 << 32 {
+            return Err(Error::GridTooManyThreads { kernel: self.def.name(), blocks, threads_per_block });
+        }
         Ok(Shape::new(blocks, threads_per_block, self.def.shared_bytes(threads_per_block)))
     }
 }

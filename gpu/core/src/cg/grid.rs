@@ -58,18 +58,14 @@ pub struct Cooperative;
 /// launched the ordinary way, so it has no [`GridGroup::sync`].
 pub struct Ordinary;
 
-/// [`Cooperative`] or [`Ordinary`]: what the grid's rank arithmetic may assume.
-pub trait LaunchKind: sealed::Sealed {
-    /// Every block is resident at once, so the grid has fewer than 2^32
-    /// threads and its ranks are computed in 32 bits ([`ranks`] says why).
-    const RESIDENT: bool;
-}
-impl LaunchKind for Cooperative {
-    const RESIDENT: bool = true;
-}
-impl LaunchKind for Ordinary {
-    const RESIDENT: bool = false;
-}
+/// [`Cooperative`] or [`Ordinary`]. Either grid has fewer than 2^32 threads,
+/// so its ranks are computed in 32 bits ([`ranks`] says why): a cooperative
+/// grid because every block is resident at once, an ordinary one because the
+/// host's launch path refuses a larger one (a grid-stride loop covers any n
+/// with fewer blocks).
+pub trait LaunchKind: sealed::Sealed {}
+impl LaunchKind for Cooperative {}
+impl LaunchKind for Ordinary {}
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::Cooperative {}
@@ -218,7 +214,7 @@ impl<L: LaunchKind> GridGroup<L> {
     pub fn thread_rank(&self) -> usize {
         let block = this_thread_block();
         let (index, dims, threads, rank) = (arch::block_idx(), grid_dim(), block.num_threads(), block.thread_rank());
-        if L::RESIDENT { ranks::resident_thread_rank(index, dims, threads, rank) as usize } else { ranks::thread_rank(index, dims, threads, rank) as usize }
+        ranks::narrow_thread_rank(index, dims, threads, rank) as usize
     }
 
     /// The number of threads in the grid (`grid.size()`, the older C++ name of
@@ -232,7 +228,7 @@ impl<L: LaunchKind> GridGroup<L> {
     #[inline(always)]
     pub fn num_threads(&self) -> usize {
         let threads = this_thread_block().num_threads();
-        if L::RESIDENT { ranks::resident_thread_count(grid_dim(), threads) as usize } else { ranks::thread_count(grid_dim(), threads) as usize }
+        ranks::narrow_thread_count(grid_dim(), threads) as usize
     }
 
     /// The number of blocks in the grid (`grid.num_blocks()`).

@@ -8,9 +8,13 @@
 //! `unsigned long long` can), from fewer instructions:
 //! - any grid: CUDA caps `gridDim.y` and `gridDim.z` at [`MAX_GRID_DIM_YZ`],
 //!   so their products fit a `u32` and one wide multiply finishes each number;
-//! - a resident grid (a cooperative launch, every block on the GPU at once):
-//!   it has fewer than 2^32 threads (an H200 holds 132 × 2,048), so every
-//!   number fits a `u32` and is widened once.
+//! - a grid of fewer than 2^32 threads, every number fits a `u32` and is
+//!   widened once ([`narrow_thread_rank`], [`narrow_thread_count`]). A
+//!   cooperative grid is one (every block is resident at once, and an H200
+//!   holds 132 × 2,048 threads); the host refuses an ordinary launch of 2^32
+//!   threads or more, so every grid this project launches is one, and these
+//!   are what `GridGroup` uses. The 64-bit formulas are the reference they are
+//!   tested against.
 
 /// The most blocks a grid has along y or along z on any CUDA GPU (x allows
 /// 2^31 - 1).
@@ -42,15 +46,15 @@ pub const fn thread_count(dims: [u32; 3], block_threads: u32) -> u64 {
     (dims[1] * dims[2]) as u64 * (dims[0] as u64 * block_threads as u64)
 }
 
-/// [`thread_rank`] for a resident grid, in 32 bits.
+/// [`thread_rank`] for a grid of fewer than 2^32 threads, in 32 bits.
 #[inline(always)]
-pub const fn resident_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u32 {
+pub const fn narrow_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u32 {
     ((index[2] * dims[1] + index[1]) * dims[0] + index[0]) * block_threads + rank_in_block
 }
 
-/// [`thread_count`] for a resident grid, in 32 bits.
+/// [`thread_count`] for a grid of fewer than 2^32 threads, in 32 bits.
 #[inline(always)]
-pub const fn resident_thread_count(dims: [u32; 3], block_threads: u32) -> u32 {
+pub const fn narrow_thread_count(dims: [u32; 3], block_threads: u32) -> u32 {
     dims[0] * dims[1] * dims[2] * block_threads
 }
 
@@ -91,14 +95,16 @@ mod tests {
     }
 
     #[test]
-    fn a_resident_grid_gets_the_same_numbers_in_32_bits() {
-        // The H200's cooperative maximum, at 256 and at 1024 threads, and 3-D
-        // grids up to the most threads any GPU holds at once.
-        for (dims, threads) in [([1056, 1, 1], 256), ([264, 1, 1], 1024), ([12, 11, 8], 256), ([2, 2, 80], 1024)] {
-            assert_eq!(resident_thread_count(dims, threads) as u64, thread_count(dims, threads));
+    fn a_grid_of_fewer_than_2_to_the_32_threads_gets_the_same_numbers_in_32_bits() {
+        // The H200's cooperative maximum, at 256 and at 1024 threads, 3-D
+        // grids, and ordinary grids up to the last thread below 2^32.
+        let grids = [([1056, 1, 1], 256), ([264, 1, 1], 1024), ([12, 11, 8], 256), ([2, 2, 80], 1024), ([16_777_215, 1, 1], 256), ([4_194_303, 1, 1], 1024), ([X_MAX, 1, 1], 2), ([65_535, 255, 1], 256)];
+        for (dims, threads) in grids {
+            assert!(thread_count(dims, threads) < 1 << 32);
+            assert_eq!(narrow_thread_count(dims, threads) as u64, thread_count(dims, threads));
             for index in samples(dims) {
                 for t in [0, threads - 1] {
-                    assert_eq!(resident_thread_rank(index, dims, threads, t) as u64, thread_rank(index, dims, threads, t));
+                    assert_eq!(narrow_thread_rank(index, dims, threads, t) as u64, thread_rank(index, dims, threads, t));
                 }
             }
         }
