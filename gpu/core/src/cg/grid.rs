@@ -21,9 +21,11 @@ use core::marker::PhantomData;
 ///   calling it there is a compile error that names `#[kernel(cooperative)]`.
 ///
 /// Counts and ranks over the whole grid are `usize` (C++: `unsigned long
-/// long`): they index memory and pass 2^32 on a large input. Those of a
-/// block or a tile are `u32` (C++: `unsigned int`); widen one with `as usize`
-/// where it indexes memory, the place C++ converts without saying.
+/// long`): they index memory, and a grid-stride index built from them passes
+/// 2^32 on a large input. (Computed in 32 bits and widened: every grid this
+/// project launches has fewer than 2^32 threads, [`LaunchKind`] says why.)
+/// Those of a block or a tile are `u32` (C++: `unsigned int`); widen one with
+/// `as usize` where it indexes memory, the place C++ converts without saying.
 ///
 /// A helper that synchronizes takes `&GridGroup` (the cooperative one), so
 /// only a `#[kernel(cooperative)]` kernel can call it:

@@ -98,7 +98,16 @@ mod tests {
     fn a_grid_of_fewer_than_2_to_the_32_threads_gets_the_same_numbers_in_32_bits() {
         // The H200's cooperative maximum, at 256 and at 1024 threads, 3-D
         // grids, and ordinary grids up to the last thread below 2^32.
-        let grids = [([1056, 1, 1], 256), ([264, 1, 1], 1024), ([12, 11, 8], 256), ([2, 2, 80], 1024), ([16_777_215, 1, 1], 256), ([4_194_303, 1, 1], 1024), ([X_MAX, 1, 1], 2), ([65_535, 255, 1], 256)];
+        let grids = [
+            ([1056, 1, 1], 256),
+            ([264, 1, 1], 1024),
+            ([12, 11, 8], 256),
+            ([2, 2, 80], 1024),
+            ([16_777_215, 1, 1], 256),
+            ([4_194_303, 1, 1], 1024),
+            ([X_MAX, 1, 1], 2),
+            ([65_535, 255, 1], 256),
+        ];
         for (dims, threads) in grids {
             assert!(thread_count(dims, threads) < 1 << 32);
             assert_eq!(narrow_thread_count(dims, threads) as u64, thread_count(dims, threads));
