@@ -17,8 +17,13 @@ options() { [ "$1" = racecheck ] && echo "--racecheck-report hazard"; }
 summary() { grep -E "ERROR SUMMARY|RACECHECK SUMMARY" | tail -1; }
 status=0
 echo "Clean runs: 0 errors expected"
-for tool in memcheck racecheck synccheck initcheck; do
-  for args in "--n 611 --runs 1 --warmups 0" "--runs 1 --warmups 0" "exercise"; do
+for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+  # The full-size lesson with --runs 0: its sums and the cluster section run
+  # and are checked once; the timing loops (2,000 grid barriers a launch for
+  # the barrier's cost) would only repeat the same kernels, past the lesson's
+  # 60 s limit under racecheck (2026-12-01, H200). The exercise as shipped
+  # exits 1 (solve() is the learner's): sanitize the reference solution.
+  for args in "--n 611 --runs 1 --warmups 0" "--runs 0 --warmups 0" "exercise --variant reference"; do
     log=$(compute-sanitizer --tool "$tool" $(options "$tool") --report-api-errors no --error-exitcode 99 "$HOST" $args 2>&1)
     rc=$?
     echo "  $tool  cg-lesson $args  ->  $(printf '%s\n' "$log" | summary)  (exit $rc)"

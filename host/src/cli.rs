@@ -124,8 +124,9 @@ pub struct LessonArgs {
     /// Threads per block: a multiple of 32, at most 1024 (and the device's limit).
     #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
     pub threads_per_block: u32,
-    /// Timed runs per path [default: 10 on a GPU, 1 on the emulator].
-    #[arg(long, value_parser = parse_between::<1, 100_000>, allow_negative_numbers = true)]
+    /// Timed runs per path; 0 times nothing (the sums are still run and
+    /// checked once) [default: 10 on a GPU, 1 on the emulator].
+    #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
     pub runs: Option<u32>,
     /// Untimed warm-up runs before timing [default: 3 on a GPU, 0 on the emulator].
     #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]

@@ -117,7 +117,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                 o.push_str("  (GPU time: runs queued, then run back to back; to completion: the host waits for each run before the next)\n");
             }
             if r.timing.is_empty() {
-                o.push_str("  nothing timed (n = 0: nothing to launch)\n");
+                o.push_str(if r.runs == 0 { "  nothing timed (--runs 0)\n" } else { "  nothing timed (n = 0: nothing to launch)\n" });
             }
             for t in &r.timing {
                 let ms = |s: &Option<Stats>| {

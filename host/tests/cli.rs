@@ -27,7 +27,7 @@ fn bad_flags_exit_2_naming_the_flag_and_no_panic() {
         (&["--threads-per-block", "0"], "--threads-per-block"),
         (&["--threads-per-block", "48"], "multiple of 32"),
         (&["--threads-per-block", "4096"], "--threads-per-block"),
-        (&["--runs", "0"], "--runs"),
+        (&["--runs", "-1"], "--runs"),
         (&["--warmups", "-2"], "--warmups"),
         (&["--device", "-1"], "--device"),
         (&["--timeout-s", "-1"], "--timeout-s"),

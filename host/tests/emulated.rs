@@ -361,3 +361,16 @@ fn an_ordinary_grid_of_2_to_the_32_threads_is_refused_by_name_and_one_fewer_bloc
     let e = stage1.reduce((1 << 24) - 1, 256, &input.slice(..), out.slice_mut(..)).unwrap_err();
     assert!(matches!(e, Error::BufferTooShort { .. }), "{e}");
 }
+
+#[test]
+fn the_grid_barrier_stress_reads_every_neighbours_value_and_without_its_barrier_the_race_is_named() {
+    let gpu = t4();
+    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    let blocks = k.limits(256).unwrap().capacity();
+    let launch = k.configure(blocks, 256).unwrap();
+    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 50, false).unwrap();
+    assert!(gpu.read(&errors).unwrap().iter().all(|&e| e == 0));
+    let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 50, true).unwrap_err();
+    assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
+}

@@ -197,3 +197,30 @@ fn one_grid_barrier_costs_a_positive_time_at_every_measured_grid() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_million_grid_barriers_each_followed_by_a_neighbours_read_find_no_stale_value_at_every_measured_grid() {
+    let gpu = gpu();
+    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    let grids = host::bench::barrier::grids(&gpu).unwrap();
+    // 500,000 rounds of two barriers each.
+    const ROUNDS: u32 = 500_000;
+    for (blocks, threads) in grids.iter().copied().chain([(1, 256)]) {
+        let launch = k.configure(blocks, threads).unwrap();
+        let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+        let start = std::time::Instant::now();
+        launch.stress(slots.slice_mut(..), errors.slice_mut(..), ROUNDS, false).unwrap();
+        let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+        println!("{blocks} blocks of {threads}: {} barriers, {wrong} stale reads, {:.1} s", 2 * ROUNDS, start.elapsed().as_secs_f64());
+        assert_eq!(wrong, 0);
+    }
+    // Broken on purpose: without the barrier between write and read, the check sees it.
+    let (blocks, threads) = grids[2];
+    let launch = k.configure(blocks, threads).unwrap();
+    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 10_000, true).unwrap();
+    let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+    println!("without the first barrier, {blocks} blocks of {threads}, 10,000 rounds: {wrong} stale reads");
+    assert!(wrong > 0, "the check never saw a missing barrier");
+}

@@ -67,6 +67,7 @@ pub const KERNELS: Kernels = Kernels {
     empty: EMPTY,
     empty_cooperative: EMPTY_COOPERATIVE,
     grid_sync_loop: GRID_SYNC_LOOP,
+    grid_sync_stress: GRID_SYNC_STRESS,
     hold_for: HOLD_FOR,
     grid_sync_missing_block: GRID_SYNC_MISSING_BLOCK,
     undeclared_grid_sync: UNDECLARED_GRID_SYNC,

@@ -96,6 +96,18 @@ impl CooperativeLaunch<'_, '_, (u32,)> {
     }
 }
 
+impl CooperativeLaunch<'_, '_, (Out<u32>, Out<u32>, u32, u32)> {
+    /// `grid_sync_stress`: `rounds` rounds of write, barrier, read a
+    /// neighbour's, barrier; each block's count of wrong reads into `errors`.
+    pub fn stress(&self, slots: ViewMut<'_, u32>, errors: ViewMut<'_, u32>, rounds: u32, skip_first_sync: bool) -> Result<()> {
+        let name = self.kernel.loaded.def.name();
+        ensure_len(name, "slots", self.shape.blocks as usize, slots.len())?;
+        ensure_len(name, "errors", self.shape.blocks as usize, errors.len())?;
+        // SAFETY: the kernel writes slots[..blocks] and errors[..blocks], checked above.
+        unsafe { self.go((slots, errors, rounds, skip_first_sync as u32)) }
+    }
+}
+
 impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
     /// Launches a kernel that writes one `u32` per block into `out`.
     pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {

@@ -85,6 +85,7 @@ pub struct Kernels {
     pub empty: KernelDef<(), NoGridSync>,
     pub empty_cooperative: KernelDef<(), GridSync>,
     pub grid_sync_loop: KernelDef<(u32,), GridSync>,
+    pub grid_sync_stress: KernelDef<(Out<u32>, Out<u32>, u32, u32), GridSync>,
     pub hold_for: KernelDef<(usize,), NoGridSync>,
     pub grid_sync_missing_block: KernelDef<OneOut, GridSync>,
     pub undeclared_grid_sync: KernelDef<OneOut, NoGridSync>,
@@ -105,7 +106,7 @@ pub struct Kernels {
 
 impl Kernels {
     /// The PTX entry names of every kernel in the plain module.
-    pub fn names(&self) -> [&'static str; 30] {
+    pub fn names(&self) -> [&'static str; 31] {
         [
             self.reduce_blocks_to_partials.name(),
             self.reduce_partials_to_total.name(),
@@ -127,6 +128,7 @@ impl Kernels {
             self.empty.name(),
             self.empty_cooperative.name(),
             self.grid_sync_loop.name(),
+            self.grid_sync_stress.name(),
             self.hold_for.name(),
             self.grid_sync_missing_block.name(),
             self.undeclared_grid_sync.name(),
