@@ -384,7 +384,7 @@ mod tests {
             (&["--threads-per-block", "0"], "--threads-per-block"),
             (&["--threads-per-block", "100"], "multiple of 32"),
             (&["--threads-per-block", "2048"], "1..=1024"),
-            (&["--runs", "0"], "--runs"),
+            (&["--runs", "100001"], "--runs"),
             (&["--runs", "-3"], "--runs"),
             (&["--device", "x"], "--device"),
             (&["--device", "-1"], "--device"),

@@ -126,21 +126,11 @@ pub unsafe fn reduce_cluster_grid<const TILE: u32 = 32>(input: In<f32>, partials
 /// `input` holds `n` floats, `partials` one per cluster.
 #[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
 pub unsafe fn reduce_clusters_to_partials<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
-    let grid = this_grid();
-    let cluster = this_cluster();
-    let block = this_thread_block();
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
     let tile = tiled_partition::<TILE>(&block);
-
-    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
-    share_block_total::<TILE>(&block, total);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
     cluster.sync();
-    if cluster.block_rank() == 0 {
-        let total = add_cluster_totals(&cluster, &block, &tile, 0);
-        if block.thread_rank() == 0 {
-            // SAFETY: partials holds one float per cluster.
-            unsafe { partials.write(grid.cluster_rank(), total) };
-        }
-    }
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
     // Rank 0 reads every block's shared memory above: no block may exit first.
     cluster.sync();
 }
@@ -157,76 +147,15 @@ pub unsafe fn cluster_sync_loop(barriers: u32) {
     }
 }
 
-/// `reduce_cluster_grid` with its first `cluster.sync()` deleted: rank 0
-/// reads the other blocks' totals whether or not they have written them.
-///
-/// # Safety
-/// As `reduce_cluster_grid`.
-#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_without_first_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
-    let grid = this_grid();
-    let cluster = this_cluster();
-    let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-
-    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
-    share_block_total::<TILE>(&block, total);
-    cluster_partial_then_total(&grid, &cluster, &block, &tile, partials, out, 0);
-}
-
-/// `reduce_cluster_grid` reading rank `r + 1` where it means `r`: the last
-/// read is past the cluster.
-///
-/// # Safety
-/// As `reduce_cluster_grid`.
-#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_wrong_rank<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
-    let grid = this_grid();
-    let cluster = this_cluster();
-    let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-
-    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
-    share_block_total::<TILE>(&block, total);
-    cluster.sync();
-    cluster_partial_then_total(&grid, &cluster, &block, &tile, partials, out, 1);
-}
-
-/// `reduce_clusters_to_partials` with its second `cluster.sync()` deleted:
-/// the blocks other than rank 0 exit while rank 0 may still read their
-/// shared memory.
-///
-/// # Safety
-/// As `reduce_clusters_to_partials`.
-#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
-    let grid = this_grid();
-    let cluster = this_cluster();
-    let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-
-    let total = block_sum(&block, &tile, grid_stride_sum(&grid, input, n));
-    share_block_total::<TILE>(&block, total);
-    cluster.sync();
-    if cluster.block_rank() == 0 {
-        let total = add_cluster_totals(&cluster, &block, &tile, 0);
-        if block.thread_rank() == 0 {
-            // SAFETY: partials holds one float per cluster.
-            unsafe { partials.write(grid.cluster_rank(), total) };
-        }
-    }
-}
-
-/// The mutants' second half: rank 0 adds the cluster's totals (reading rank
-/// `r + rank_offset`), the second `cluster.sync()`, `grid.sync()`, and block 0's total.
+/// In rank 0 of each cluster: the cluster's partial, from every block's
+/// total (read at rank `r + rank_offset`), to `partials[grid.cluster_rank()]`.
 #[inline(always)]
-fn cluster_partial_then_total<const TILE: u32>(
-    grid: &GridGroup,
+fn rank_0_writes_the_cluster_partial<const TILE: u32, L: LaunchKind>(
+    grid: &GridGroup<L>,
     cluster: &ClusterGroup,
     block: &ThreadBlock,
     tile: &ThreadBlockTile<TILE>,
     partials: Out<f32>,
-    out: Out<f32>,
     rank_offset: u32,
 ) {
     if cluster.block_rank() == 0 {
@@ -236,8 +165,11 @@ fn cluster_partial_then_total<const TILE: u32>(
             unsafe { partials.write(grid.cluster_rank(), total) };
         }
     }
-    cluster.sync();
-    grid.sync();
+}
+
+/// After `grid.sync()`: block 0 adds the cluster partials into `out[0]`.
+#[inline(always)]
+fn block_0_adds_the_partials<const TILE: u32>(grid: &GridGroup, block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, partials: Out<f32>, out: Out<f32>) {
     if grid.block_rank() == 0 {
         let mut w = 0.0f32;
         let mut i = block.thread_rank() as usize;
@@ -252,4 +184,52 @@ fn cluster_partial_then_total<const TILE: u32>(
             unsafe { out.write(0, total) };
         }
     }
+}
+
+/// `reduce_cluster_grid` with its first `cluster.sync()` deleted: rank 0
+/// reads the other blocks' totals whether or not they have written them.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_without_first_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
+    cluster.sync();
+    grid.sync();
+    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
+}
+
+/// `reduce_cluster_grid` reading rank `r + 1` where it means `r`: the last
+/// read is past the cluster.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_wrong_rank<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    cluster.sync();
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 1);
+    cluster.sync();
+    grid.sync();
+    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
+}
+
+/// `reduce_clusters_to_partials` with its second `cluster.sync()` deleted:
+/// the blocks other than rank 0 exit while rank 0 may still read their
+/// shared memory.
+///
+/// # Safety
+/// As `reduce_clusters_to_partials`.
+#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    cluster.sync();
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
 }
