@@ -301,9 +301,11 @@ pub struct ClusterSection {
     /// The cluster size and grid the sums use.
     pub cluster: u32,
     pub blocks: u32,
-    /// The host's refusal of the block ceiling in clusters of [`LESSON_CLUSTER`].
+    /// The host's refusal of a grid one too many in clusters of
+    /// [`LESSON_CLUSTER`]: the block ceiling where that is above the
+    /// cluster ceiling (the H200), else one cluster more than fit.
     pub refusal: Option<String>,
-    /// The device's own answers, with no check in front: the block ceiling, then the cluster ceiling.
+    /// The device's own answers, with no check in front: that grid, then the cluster ceiling.
     pub probes: Vec<ClusterProbe>,
     pub runs: Vec<ClusterRun>,
     pub timing: Vec<ClusterTiming>,
@@ -346,10 +348,13 @@ pub fn section(gpu: &Gpu, threads_per_block: u32, input: &impl Input, reference:
     let blocks = if n == 0 { 0 } else { sums.grid(n, cluster)? };
     let block_ceiling = limits.capacity();
     let block_ceiling_product = format!("{} blocks/SM x {}", limits.blocks_per_sm, crate::text::plural(limits.sms, "SM", "SMs"));
-    let mut scratch = sums.scratch(block_ceiling.max(blocks), repeats.slots())?;
-    let refusal = sums.run(ClusterPath::OneLaunch, block_ceiling, cluster, input, &mut scratch, 0).err().map(|e| e.to_string());
     let capacity = sums.limits(cluster)?.capacity();
-    let probes = [block_ceiling, capacity]
+    // One grid too many: the block ceiling where clusters hold fewer blocks
+    // (the H200), else one cluster more than fit.
+    let too_many = if block_ceiling > capacity { block_ceiling } else { capacity + cluster.blocks };
+    let mut scratch = sums.scratch(too_many.max(blocks), repeats.slots())?;
+    let refusal = sums.run(ClusterPath::OneLaunch, too_many, cluster, input, &mut scratch, 0).err().map(|e| e.to_string());
+    let probes = [too_many, capacity]
         .into_iter()
         .map(|b| ClusterProbe {
             blocks: b,

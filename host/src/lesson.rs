@@ -323,7 +323,12 @@ fn cluster_checks(checks: &mut Vec<Check>, c: &crate::clusters::ClusterSection) 
     }
     let over = c.probes.first();
     checks.push(Check::new(
-        format!("a cooperative launch of the block ceiling in clusters of {} is refused before launch and by the device", c.cluster),
+        match over {
+            Some(p) if p.blocks == c.block_ceiling => {
+                format!("a cooperative launch of the block ceiling ({}) in clusters of {} is refused before launch and by the device", p.blocks, c.cluster)
+            }
+            _ => format!("a cooperative launch of one cluster of {} more than fit is refused before launch and by the device", c.cluster),
+        },
         c.refusal.is_some() && over.is_some_and(|p| p.error.as_deref() == Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE")),
         over.and_then(|p| p.error.clone()).unwrap_or_else(|| "it ran".into()),
     ));

@@ -180,7 +180,8 @@ fn clusters(o: &mut String, r: &LessonReport) {
     }
     o.push_str("  a cluster's blocks are scheduled together on one GPC (a group of SMs), and the driver counts fewer of them resident\n  than the block ceiling suggests (no per-GPC sum reproduces its count; it is measured, not derived): the cooperative\n  ceiling of a cluster launch is this cluster ceiling, and a grid sized from the block ceiling is refused\n");
     if let Some(refusal) = &c.refusal {
-        let _ = writeln!(o, "  sized from the block ceiling: {refusal}");
+        let what = if c.probes.first().is_some_and(|p| p.blocks == c.block_ceiling) { "sized from the block ceiling" } else { "one cluster too many" };
+        let _ = writeln!(o, "  {what}: {refusal}");
     }
     for p in &c.probes {
         let what = p.error.clone().unwrap_or_else(|| "ran".into());

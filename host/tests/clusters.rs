@@ -155,3 +155,28 @@ fn cluster_sync_loops_on_the_emulator_and_each_cluster_barrier_waits_for_its_clu
     // An ordinary cluster launch past what fits runs in waves of whole clusters.
     k.configure(1200, 256, shape(4)).unwrap().barriers(3).unwrap();
 }
+
+/// A device whose clusters hold every block the block ceiling allows.
+static FULL: gpu_core::emu::ClusterCeilings = gpu_core::emu::ClusterCeilings {
+    rows: &[(8, [1056, 528, 352, 264, 211, 176, 150, 132, 117, 105, 96, 88, 81, 75, 70, 66])],
+    max_blocks_per_sm: 8,
+    sms: 132,
+};
+
+#[test]
+fn where_clusters_hold_every_block_the_lesson_refuses_one_cluster_too_many_instead_of_the_block_ceiling() {
+    let full = Device { clusters: Some(&FULL), ..Device::H200 };
+    for (device, too_many, fits, wording) in [(Device::H200, 1056, 992, "the block ceiling (1056)"), (full, 1060, 1056, "one cluster of 4 more")] {
+        let gpu = Gpu::emulated(device, Options::default());
+        let xs = reference::fill(10_000).unwrap();
+        let input = DeviceInput::upload(&gpu, &xs).unwrap();
+        let r = Reference::new(&xs);
+        let section = host::clusters::section(&gpu, 256, &input, &r, host::timing::Repeats { warmups: 0, runs: 0 }).unwrap();
+        assert_eq!(section.probes.iter().map(|p| (p.blocks, p.error.is_some())).collect::<Vec<_>>(), [(too_many, true), (fits, false)]);
+        assert!(section.refusal.is_some());
+        let report = host::lesson::run(&gpu, host::lesson::LessonConfig { n: 10_000, threads_per_block: 256, runs: 0, warmups: 0 }, &mut |_, _| {}).unwrap();
+        let check = report.checks.iter().find(|c| c.name.contains("cooperative launch of") && c.name.contains("is refused")).expect("the refusal's check");
+        assert!(check.name.contains(wording) && check.pass(), "{check:?}");
+        assert!(report.verdict().is_ok());
+    }
+}

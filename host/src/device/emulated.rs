@@ -252,11 +252,12 @@ impl Function for EmulatedKernel<'_> {
 
     fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
         let fault = |why: String| Error::Emulated { kernel: self.spec.name, fault: Box::new(emu::Fault::InvalidClusterSize(why)) };
-        let Some(ceilings) = self.emulated.device.clusters else {
-            return Err(fault("this emulated device (the lesson's T4, compute capability 7.5) has no thread-block clusters: they need 9.0".into()));
-        };
         let occupancy = self.occupancy(shape.threads_per_block, shape.shared_bytes)?;
-        Ok(shape.cluster.map_or(0, |c| ceilings.clusters(occupancy.blocks_per_sm, c.blocks)))
+        let device = &self.emulated.device;
+        match device.cluster_ceiling(occupancy.blocks_per_sm, shape.cluster.map_or(1, |c| c.blocks)) {
+            Some(clusters) => Ok(clusters),
+            None => Err(fault("this emulated device (the lesson's T4, compute capability 7.5) has no thread-block clusters: they need 9.0".into())),
+        }
     }
 
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {

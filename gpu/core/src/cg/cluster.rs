@@ -20,6 +20,28 @@ use core::marker::PhantomData;
 /// [`this_cluster`] returns outside such a kernel, has none, so a cluster
 /// barrier in a kernel the host may launch without clusters does not compile.
 ///
+/// A helper that uses the cluster takes `&ClusterGroup` (the declared one),
+/// so only a `#[kernel(cluster)]` kernel can call it:
+/// ```no_run
+/// # use gpu_core as gpu;
+/// use gpu::cg::{ClusterGroup, ThreadBlock};
+/// use gpu::mem::DynamicShared;
+///
+/// /// Rank 0's sum of word `slot` of every block's shared memory.
+/// fn gather(cluster: &ClusterGroup, block: &ThreadBlock, totals: DynamicShared<f32>, slot: usize) -> f32 {
+///     cluster.sync(); // every block's total is written and visible
+///     let mut sum = 0.0;
+///     if cluster.block_rank() == 0 && block.thread_rank() == 0 {
+///         for r in 0..cluster.num_blocks() {
+///             // SAFETY: every block wrote `slot` before the barrier, and waits at the next one.
+///             sum += unsafe { cluster.map_shared_rank(totals, r).read(slot) };
+///         }
+///     }
+///     cluster.sync(); // no block leaves while rank 0 reads its memory
+///     sum
+/// }
+/// ```
+/// `this_cluster()` outside such a kernel has no methods:
 /// ```compile_fail,E0277
 /// # use gpu_core as gpu;
 /// fn not_declared_cluster() {

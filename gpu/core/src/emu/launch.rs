@@ -145,7 +145,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
 /// The blocks a cluster launch holds at once: whole clusters, as many as
 /// the device's measured cluster ceiling; or why the cluster is refused.
 fn cluster_fit(device: &Device, launch: &Launch, shape: ClusterShape, per_sm: u32) -> Result<u32, Fault> {
-    let Some(ceilings) = device.clusters else {
+    if device.clusters.is_none() {
         return Err(Fault::InvalidClusterSize(
             "this emulated device (the lesson's T4, compute capability 7.5) has no thread-block clusters: they need 9.0 (emulate an H200: --gpu h200)".into(),
         ));
@@ -159,7 +159,7 @@ fn cluster_fit(device: &Device, launch: &Launch, shape: ClusterShape, per_sm: u3
     if !launch.grid.is_multiple_of(k) {
         return Err(Fault::InvalidClusterSize(format!("a grid of {} blocks is not a whole number of clusters of {k}", launch.grid)));
     }
-    let clusters = ceilings.clusters(per_sm, k);
+    let clusters = device.cluster_ceiling(per_sm, k).unwrap_or(0);
     if clusters == 0 {
         return Err(Fault::InvalidClusterSize(format!("no cluster of {k} blocks of {} threads fits on this device", launch.threads)));
     }

@@ -28,6 +28,8 @@ pub struct ClusterCeilings {
     pub rows: &'static [(u32, [u32; 16])],
     /// The most blocks per SM a cluster launch counts (more gave the same answer).
     pub max_blocks_per_sm: u32,
+    /// The SMs of the GPU it was measured on.
+    pub sms: u32,
 }
 
 impl ClusterCeilings {
@@ -54,6 +56,7 @@ pub const H200_CLUSTERS: ClusterCeilings = ClusterCeilings {
         (8, [1056, 528, 327, 248, 193, 163, 139, 124, 102, 88, 81, 74, 67, 65, 58, 58]),
     ],
     max_blocks_per_sm: 8,
+    sms: 132,
 };
 
 impl Device {
@@ -99,6 +102,18 @@ impl Device {
             self.registers_per_sm.checked_div(per_warp * warps).unwrap_or(u32::MAX)
         });
         by_threads.min(self.blocks_per_sm).min(by_shared).min(by_registers)
+    }
+
+    /// Clusters of `size` blocks resident at once where an SM holds
+    /// `blocks_per_sm` blocks: the measured table, scaled by this device's
+    /// SMs where they differ from the measured GPU's (`--sms`; an
+    /// approximation), and never more blocks than the block ceiling. `None`
+    /// where the device has no clusters.
+    pub fn cluster_ceiling(&self, blocks_per_sm: u32, size: u32) -> Option<u32> {
+        let table = self.clusters?;
+        let measured = table.clusters(blocks_per_sm, size) as u64 * self.sms as u64 / table.sms.max(1) as u64;
+        let by_blocks = (blocks_per_sm as u64 * self.sms as u64).checked_div(size as u64).unwrap_or(0);
+        Some(measured.min(by_blocks) as u32)
     }
 
     /// The most blocks a cooperative launch may use.
