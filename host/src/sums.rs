@@ -72,7 +72,7 @@ impl Path {
 pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
 
 /// Threads of the single block of [`Path::SingleBlock`] for `n` floats: one
-/// loop trip each ([`FAST_FLOATS_PER_TRIP`] floats), at least 256 and at most
+/// loop trip each (`fast_floats_per_trip` floats, from the kernels), at least 256 and at most
 /// 1024 (or the device's largest block). Measured on the H200 (2026-11-30,
 /// `docs/bench/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
 /// 8,192, 1024 from 16,384.

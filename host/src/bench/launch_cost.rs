@@ -39,10 +39,10 @@ pub struct LaunchCost {
     /// Host time per launch until the GPU had run them all.
     pub total_us: f64,
     /// Host time per launch call while the GPU is held, the median of
-    /// [`HELD_REPEATS`]; NaN if the queue filled before the hold ended.
+    /// `HELD_REPEATS`; NaN if the queue filled before the hold ended.
     pub held_us: f64,
     /// GPU time per launch, [`GPU_LAUNCHES`] launches queued behind a hold
-    /// between two events, the median of [`HELD_REPEATS`]: what a launch
+    /// between two events, the median of `HELD_REPEATS`: what a launch
     /// costs the GPU itself, with no host in the way.
     pub gpu_us: f64,
 }

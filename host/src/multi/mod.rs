@@ -13,7 +13,7 @@
 //!   `ncclAllReduce` adds the totals on the devices (on the emulator a
 //!   host-side stand-in, labelled so).
 //!
-//! One host thread drives each GPU (they meet at a [`Rendezvous`] between
+//! One host thread drives each GPU (they meet at a [`Rendezvous`](crate::device::Rendezvous) between
 //! steps); with `--rank`, `--ranks` and `--nccl-id`, one process drives one
 //! GPU, as NCCL runs across hosts (the NCCL path only: the barrier across
 //! GPUs needs memory every GPU maps, which processes do not share).
