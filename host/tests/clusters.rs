@@ -180,3 +180,23 @@ fn where_clusters_hold_every_block_the_lesson_refuses_one_cluster_too_many_inste
         assert!(report.verdict().is_ok());
     }
 }
+
+#[test]
+fn an_ordinary_cluster_launch_far_larger_than_the_device_runs_in_waves_of_whole_clusters() {
+    let gpu = h200();
+    let k = host::kernels();
+    let staged = gpu.cluster_kernel(&k.reduce_clusters_to_partials).unwrap();
+    let n = 4096 * 256 + 5;
+    let xs = reference::fill(n).unwrap();
+    let input = DeviceInput::upload(&gpu, &xs).unwrap();
+    let mut partials = gpu.zeros::<f32>(1024).unwrap();
+    // 4,096 blocks: more than four times what fits at once (992 in clusters of 4).
+    staged.configure(4096, 256, LESSON_CLUSTER).unwrap().partials(&input, partials.slice_mut(..)).unwrap();
+    let got = gpu.read(&partials).unwrap();
+    let r = Reference::new(&xs);
+    let per_block = r.per_block(4096, 256);
+    for (c, &p) in got.iter().enumerate() {
+        let want: f64 = per_block[4 * c..4 * c + 4].iter().map(|b| b.0).sum();
+        assert!((p as f64 - want).abs() <= 1e-3 * want.abs().max(1.0), "cluster {c}: {p} vs {want}");
+    }
+}
