@@ -8,12 +8,8 @@ use crate::error::Result;
 use crate::launch::{ClusterKernel, ClusterLimits, ClusterShape, Input, Kernel};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{Limits, ordinary_blocks};
-use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
-use gpu_core::mem::{In, Out};
+use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync, StageParams, SumParams};
 use serde::Serialize;
-
-type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
-type StageParams = (In<f32>, Out<f32>, usize);
 
 /// The cluster sizes the lesson's ceiling table shows: the portable ones, and 16 (non-portable).
 pub const TABLE_SIZES: [u32; 5] = [1, 2, 4, 8, 16];
@@ -168,9 +164,9 @@ impl<'g> ClusterSums<'g> {
         let mut rows = Vec::new();
         for size in TABLE_SIZES {
             match self.limits(shape(size)) {
-                Ok(l) => rows.push(CeilingRow { cluster: size, clusters: l.clusters, blocks: l.capacity(), non_portable: size > 8 }),
+                Ok(l) => rows.push(CeilingRow { cluster: size, clusters: l.clusters, blocks: l.capacity(), non_portable: shape(size).non_portable }),
                 // A device without non-portable sizes refuses 16: the table shows the sizes it takes.
-                Err(_) if size > 8 => {}
+                Err(_) if shape(size).non_portable => {}
                 Err(e) => return Err(e),
             }
         }
@@ -223,8 +219,31 @@ impl<'g> ClusterSums<'g> {
         let partials = self.gpu.read_view(&s.partials.slice(..clusters))?;
         let k = cluster.blocks;
         let stages = reference.check_cluster_stages(&partials, total, blocks, self.threads_per_block, self.tile, k);
-        let chain = reference::longest_chain_clusters(reference.xs.len(), blocks, self.threads_per_block, self.tile, k);
+        let chain = self.chain(reference.xs.len(), blocks, cluster);
         Ok(ClusterRun { path, blocks, cluster: k, total: reference.check_total(total, chain), stages })
+    }
+
+    /// Times `path` as `timing::time_runs` does, each run writing its total
+    /// to its own slot of `s.out` (poisoned first, at least
+    /// [`Repeats::slots`](crate::timing::Repeats::slots) of them), every one
+    /// checked against `reference`.
+    #[allow(clippy::too_many_arguments, reason = "a launch, its input and its check, as `checked` takes them, and the repeats")]
+    pub fn time(
+        &self,
+        path: ClusterPath,
+        blocks: u32,
+        cluster: ClusterShape,
+        input: &impl Input,
+        reference: &Reference,
+        s: &mut ClusterScratch,
+        repeats: crate::timing::Repeats,
+    ) -> Result<ClusterTiming> {
+        self.gpu.fill(&mut s.out, f32::NAN)?;
+        let timing = crate::timing::time_runs(self.gpu, repeats, &mut |k| self.run(path, blocks, cluster, input, s, k))?;
+        let checked = if self.gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
+        let chain = self.chain(reference.xs.len(), blocks, cluster);
+        let wrong_totals = self.gpu.read(&s.out)?[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
+        Ok(ClusterTiming { path, timing, wrong_totals, checked })
     }
 
     /// The longest chain of additions of `path` (both paths add in the same order).
@@ -384,14 +403,8 @@ pub fn section(gpu: &Gpu, threads_per_block: u32, input: &impl Input, reference:
         s.runs.push(sums.checked(path, blocks, cluster, input, reference, &mut scratch)?);
     }
     if repeats.runs > 0 {
-        let chain = sums.chain(n, blocks, cluster);
         for path in [ClusterPath::OneLaunch, ClusterPath::TwoLaunches] {
-            gpu.fill(&mut scratch.out, f32::NAN)?;
-            let timing = crate::timing::time_runs(gpu, repeats, &mut |k| sums.run(path, blocks, cluster, input, &mut scratch, k))?;
-            let checked = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
-            let totals = gpu.read(&scratch.out)?;
-            let wrong_totals = totals[..checked].iter().filter(|&&t| !reference.check_total(t, chain).pass).count();
-            s.timing.push(ClusterTiming { path, timing, wrong_totals, checked });
+            s.timing.push(sums.time(path, blocks, cluster, input, reference, &mut scratch, repeats)?);
         }
         if !gpu.info.emulated {
             s.cluster_sync_us = Some(cluster_sync_cost(gpu, blocks, threads_per_block, cluster)?);

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::launch::DeviceInput;
 use crate::reference::{self, Reference};
 use crate::sums::{Path, Sums};
-use crate::timing::{Repeats, Stats, time_path, time_runs};
+use crate::timing::{Repeats, Stats, time_path};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -60,13 +60,9 @@ pub struct ClusterBench {
 }
 
 /// One variant's per-round timing: the median of `repeats.runs` queued runs (ms), and whether every total was right.
-fn time_one(gpu: &Gpu, sums: &ClusterSums, blocks: u32, input: &DeviceInput, s: &mut ClusterScratch, r: &Reference, repeats: Repeats) -> Result<(f64, bool)> {
-    gpu.fill(&mut s.out, f32::NAN)?;
-    let t = time_runs(gpu, repeats, &mut |k| sums.run(ClusterPath::OneLaunch, blocks, LESSON_CLUSTER, input, s, k))?;
-    let chain = sums.chain(r.xs.len(), blocks, LESSON_CLUSTER);
-    let made = if gpu.info.emulated { repeats.warmups + repeats.runs } else { repeats.slots() };
-    let ok = gpu.read(&s.out)?[..made].iter().all(|&t| r.check_total(t, chain).pass);
-    Ok((t.primary().map_or(f64::NAN, |s| s.median_ms), ok))
+fn time_one(sums: &ClusterSums, blocks: u32, input: &DeviceInput, s: &mut ClusterScratch, r: &Reference, repeats: Repeats) -> Result<(f64, bool)> {
+    let t = sums.time(ClusterPath::OneLaunch, blocks, LESSON_CLUSTER, input, r, s, repeats)?;
+    Ok((t.timing.primary().map_or(f64::NAN, |s| s.median_ms), t.wrong_totals == 0))
 }
 
 /// Runs the comparison: `rounds` paired rounds of `round_runs` runs per size.
@@ -88,14 +84,14 @@ pub fn run(gpu: &Gpu, threads_per_block: u32, max_log2: u32, rounds: usize, roun
         let (mut s_ours, mut s_theirs) = (ours.scratch(blocks, repeats.slots())?, ours.scratch(blocks, repeats.slots())?);
         let (mut a, mut b, mut ratios, mut ok) = (Vec::new(), Vec::new(), Vec::new(), true);
         for round in 0..rounds.max(1) {
-            let mut rust = || time_one(gpu, &ours, blocks, &input, &mut s_ours, &r, repeats);
+            let mut rust = || time_one(&ours, blocks, &input, &mut s_ours, &r, repeats);
             let Some(theirs) = &theirs else {
                 let (ms, good) = rust()?;
                 a.push(ms);
                 ok &= good;
                 continue;
             };
-            let mut cpp = || time_one(gpu, theirs, blocks, &input, &mut s_theirs, &r, repeats);
+            let mut cpp = || time_one(theirs, blocks, &input, &mut s_theirs, &r, repeats);
             let ((ra, ga), (rb, gb)) = if a_first(round) {
                 let x = rust()?;
                 (x, cpp()?)

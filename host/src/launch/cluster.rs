@@ -29,13 +29,17 @@ use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::Limits;
 use gpu_core::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
-use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params};
-use gpu_core::mem::{In, Out};
+use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params, StageParams, SumParams};
 use serde::Serialize;
+use std::cell::Cell;
 
 /// A kernel that uses `this_cluster()`; `G` says whether it also calls `grid.sync()`.
 pub struct ClusterKernel<'g, P: Params, G> {
     loaded: Loaded<'g, P, Cluster<G>>,
+    /// The last [`ClusterKernel::cluster_limits`] answer and what it was
+    /// asked, so a launch in a timed loop asks the driver nothing (as
+    /// `Loaded::limits` does for the block ceiling).
+    last_limits: Cell<Option<(u32, ClusterShape, ClusterLimits)>>,
 }
 
 /// How many clusters of one size a kernel may have resident at once, beside its block ceiling.
@@ -65,7 +69,7 @@ impl Gpu {
     /// Loads a kernel declared `#[kernel(cluster)]` (from the sm_90 module:
     /// refused, by name, below compute capability 9.0).
     pub fn cluster_kernel<P: Params, G: Contract>(&self, def: &KernelDef<P, Cluster<G>>) -> Result<ClusterKernel<'_, P, G>> {
-        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, None)? })
+        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, None)?, last_limits: Cell::new(None) })
     }
 
     /// Loads a cluster kernel from another module (nvcc's build of the C++
@@ -75,7 +79,7 @@ impl Gpu {
         module: &'g crate::device::Module,
         def: &KernelDef<P, Cluster<G>>,
     ) -> Result<ClusterKernel<'g, P, G>> {
-        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, Some(module))? })
+        Ok(ClusterKernel { loaded: Loaded::load(self, def, G::GRID_SYNC, Some(module))?, last_limits: Cell::new(None) })
     }
 }
 
@@ -92,6 +96,11 @@ impl<'g, P: Params, G: Contract> ClusterKernel<'g, P, G> {
 
     /// Clusters of `cluster` that fit at once, blocks of `threads_per_block`.
     pub fn cluster_limits(&self, threads_per_block: u32, cluster: ClusterShape) -> Result<ClusterLimits> {
+        if let Some((t, c, limits)) = self.last_limits.get()
+            && (t, c) == (threads_per_block, cluster)
+        {
+            return Ok(limits);
+        }
         let blocks = self.limits(threads_per_block)?;
         self.check_size(cluster)?;
         let mut shape = self.loaded.shape(cluster.blocks, threads_per_block)?;
@@ -101,7 +110,9 @@ impl<'g, P: Params, G: Contract> ClusterKernel<'g, P, G> {
             let why = format!("not one cluster of {} blocks of {threads_per_block} threads fits on this device", cluster.blocks);
             return Err(Error::BadCluster { kernel: self.loaded.def.name(), why });
         }
-        Ok(ClusterLimits { cluster: cluster.blocks, clusters, blocks })
+        let limits = ClusterLimits { cluster: cluster.blocks, clusters, blocks };
+        self.last_limits.set(Some((threads_per_block, cluster, limits)));
+        Ok(limits)
     }
 
     fn check_size(&self, cluster: ClusterShape) -> Result<()> {
@@ -177,7 +188,7 @@ impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
     }
 }
 
-impl ClusterLaunch<'_, '_, (In<f32>, Out<f32>, Out<f32>, usize), GridSync> {
+impl ClusterLaunch<'_, '_, SumParams, GridSync> {
     /// Sums `input` into `out[0]` in one launch, with one partial per cluster in `partials`.
     pub fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
         let view = input.view();
@@ -189,7 +200,7 @@ impl ClusterLaunch<'_, '_, (In<f32>, Out<f32>, Out<f32>, usize), GridSync> {
     }
 }
 
-impl ClusterLaunch<'_, '_, (In<f32>, Out<f32>, usize), NoGridSync> {
+impl ClusterLaunch<'_, '_, StageParams, NoGridSync> {
     /// Sums `input` into one partial per cluster, `partials[cluster]`.
     pub fn partials(&self, input: &impl Input, partials: ViewMut<'_, f32>) -> Result<()> {
         let view = input.view();

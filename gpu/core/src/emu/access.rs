@@ -2,8 +2,8 @@
 //! checked against its bounds and its race shadow, and the spin detector.
 
 use super::block::Block;
-use super::cluster::{Seat, Touch};
-use super::fault::{Access, Fault, Site};
+use super::cluster::Seat;
+use super::fault::{Access, Fault, Site, Touch};
 use super::race::{Now, Shadow, Touched};
 use super::warp::Wait;
 
@@ -99,7 +99,7 @@ impl Block {
     /// Notes an access to this block's own shared memory for its cluster's checks.
     fn note_own(&self, word: usize, access: Access, site: Site) {
         if let Some(seat) = &self.seat {
-            let touch = Touch { thread: self.thread_id(), site };
+            let touch = Touch { thread: self.thread_id(), access, site };
             let mut p = seat.phase.borrow_mut();
             match access {
                 Access::Read => p.own_reads.entry(word).or_insert(touch),
@@ -115,7 +115,7 @@ impl Block {
         self.check_rank(rank, site);
         let words = self.shared_word_range(index, size, access, site);
         if seat.view.borrow().exited[rank as usize] {
-            self.fail(Fault::ClusterBlockExited { thread: self.thread_id(), site, owner: seat.first_block + rank, rank, access });
+            self.fail(Fault::ClusterBlockExited { thread: self.thread_id(), site, owner: seat.block_of(rank), rank, access });
         }
         (seat, words.start)
     }
@@ -135,7 +135,7 @@ impl Block {
             return self.shared_read(index, size, site);
         }
         let (seat, word) = self.remote(rank, index, size, Access::Read, site);
-        let touch = Touch { thread: self.thread_id(), site };
+        let touch = Touch { thread: self.thread_id(), access: Access::Read, site };
         let mut p = seat.phase.borrow_mut();
         if let Some(&(bits, _)) = p.remote_writes.get(&(rank, word)) {
             return bits as u64;
@@ -150,7 +150,7 @@ impl Block {
             return self.shared_write(index, size, bits, site);
         }
         let (seat, word) = self.remote(rank, index, size, Access::Write, site);
-        let touch = Touch { thread: self.thread_id(), site };
+        let touch = Touch { thread: self.thread_id(), access: Access::Write, site };
         seat.phase.borrow_mut().remote_writes.insert((rank, word), (bits as u32, touch));
     }
 

@@ -16,16 +16,9 @@
 //! cluster that has not exited has arrived), when a grid barrier completes
 //! (every block is alive and ordered), or when all its blocks have exited.
 
-use super::fault::{Access, Fault, Site, ThreadId};
+use super::fault::{Access, Fault, Touch};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// One thread's access, for a report.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Touch {
-    pub thread: ThreadId,
-    pub site: Site,
-}
 
 /// What one block did to shared memory, its own and its cluster's, in one phase.
 #[derive(Default, Debug)]
@@ -52,10 +45,15 @@ pub(crate) struct Seat {
     pub cluster: u32,
     pub rank: u32,
     pub size: u32,
-    /// The first block of the cluster.
-    pub first_block: u32,
     pub view: std::cell::RefCell<Arc<View>>,
     pub phase: std::cell::RefCell<Phase>,
+}
+
+impl Seat {
+    /// The grid's number for the cluster's block of `rank`.
+    pub fn block_of(&self, rank: u32) -> u32 {
+        self.cluster * self.size + rank
+    }
 }
 
 /// How a block of a cluster stands in the current phase.
@@ -154,26 +152,27 @@ impl Cluster {
 /// reader's rank (so the report does not depend on timing).
 fn first_mistake(phases: &[Phase], exited: &[bool], block_of: &dyn Fn(u32) -> u32) -> Option<Fault> {
     for p in phases {
-        let remote = p.remote_reads.iter().map(|(&k, &t)| (k, t, Access::Read)).chain(p.remote_writes.iter().map(|(&k, &(_, t))| (k, t, Access::Write)));
-        for ((rank, word), touch, access) in remote {
+        let remote = p.remote_reads.iter().map(|(&k, &t)| (k, t)).chain(p.remote_writes.iter().map(|(&k, &(_, t))| (k, t)));
+        for ((rank, word), touch) in remote {
+            let access = touch.access;
             let owner = block_of(rank);
             if exited[rank as usize] {
                 return Some(Fault::ClusterBlockExited { thread: touch.thread, site: touch.site, owner, rank, access });
             }
             let o = &phases[rank as usize];
             let owner_touch = match access {
-                Access::Read => o.own_writes.get(&word).map(|t| (*t, Access::Write)),
-                Access::Write => o.own_writes.get(&word).map(|t| (*t, Access::Write)).or_else(|| o.own_reads.get(&word).map(|t| (*t, Access::Read))),
+                Access::Read => o.own_writes.get(&word),
+                Access::Write => o.own_writes.get(&word).or_else(|| o.own_reads.get(&word)),
             };
-            if let Some((t, owner_access)) = owner_touch {
-                return Some(race(owner, rank, word, (touch, access), (t, owner_access)));
+            if let Some(&t) = owner_touch {
+                return Some(race(owner, rank, word, touch, t));
             }
             // Another block's write of the same word, or (for a write) its read.
             for q in phases.iter().filter(|q| !std::ptr::eq(*q, p)) {
-                let other = q.remote_writes.get(&(rank, word)).map(|&(_, t)| (t, Access::Write));
-                let other = other.or_else(|| (access == Access::Write).then(|| q.remote_reads.get(&(rank, word)).map(|t| (*t, Access::Read))).flatten());
-                if let Some((t, other_access)) = other {
-                    return Some(race(owner, rank, word, (touch, access), (t, other_access)));
+                let other = q.remote_writes.get(&(rank, word)).map(|&(_, t)| t);
+                let other = other.or_else(|| (access == Access::Write).then(|| q.remote_reads.get(&(rank, word)).copied()).flatten());
+                if let Some(t) = other {
+                    return Some(race(owner, rank, word, touch, t));
                 }
             }
         }
@@ -181,11 +180,7 @@ fn first_mistake(phases: &[Phase], exited: &[bool], block_of: &dyn Fn(u32) -> u3
     None
 }
 
-fn race(owner: u32, rank: u32, word: usize, a: (Touch, Access), b: (Touch, Access)) -> Fault {
-    let (first, second) = if a.0.thread <= b.0.thread { (a, b) } else { (b, a) };
-    Fault::ClusterRace {
-        word: format!("block {owner}'s shared memory word {word} (cluster rank {rank})"),
-        first: super::fault::Touch { thread: first.0.thread, access: first.1, site: first.0.site },
-        second: super::fault::Touch { thread: second.0.thread, access: second.1, site: second.0.site },
-    }
+fn race(owner: u32, rank: u32, word: usize, a: Touch, b: Touch) -> Fault {
+    let (first, second) = if a.thread <= b.thread { (a, b) } else { (b, a) };
+    Fault::ClusterRace { word: format!("block {owner}'s shared memory word {word} (cluster rank {rank})"), first, second }
 }

@@ -34,8 +34,6 @@ struct GridState {
     /// Blocks a worker is running now.
     running: u32,
     max_running: u32,
-    /// Completed grid barriers.
-    generation: u32,
     /// The grid barrier's word, run with `grid.sync()`'s own arithmetic
     /// (`cg::barrier`): zero at launch, as the driver hands it over; each
     /// parked block adds its arrival, and the barrier completes when the top
@@ -187,14 +185,7 @@ fn seat(g: &Grid, st: &mut GridState, id: u32) -> Option<Seat> {
     let words = (launch.shared_bytes as usize).div_ceil(4);
     let c = st.clusters.entry(cluster).or_insert_with(|| Cluster::new(size, words));
     c.standing[rank as usize] = Standing::Running;
-    Some(Seat {
-        cluster,
-        rank,
-        size,
-        first_block: cluster * size,
-        view: std::cell::RefCell::new(c.view.clone()),
-        phase: std::cell::RefCell::new(Default::default()),
-    })
+    Some(Seat { cluster, rank, size, view: std::cell::RefCell::new(c.view.clone()), phase: std::cell::RefCell::new(Default::default()) })
 }
 
 /// Records what a block of a cluster did before it stopped, and moves its
@@ -202,17 +193,16 @@ fn seat(g: &Grid, st: &mut GridState, id: u32) -> Option<Seat> {
 fn publish_to_cluster(g: &Grid, st: &mut GridState, run: &BlockRun, standing: Standing) {
     let Some(seat) = &run.block.seat else { return };
     let (words, phase) = run.cluster_publication();
-    let (cluster, size) = (seat.cluster, seat.size);
-    let c = st.clusters.get_mut(&cluster).expect("a started block's cluster exists");
+    let c = st.clusters.get_mut(&seat.cluster).expect("a started block's cluster exists");
     c.publish(seat.rank, words, phase, standing);
-    let block_of = |rank: u32| cluster * size + rank;
+    let block_of = |rank: u32| seat.block_of(rank);
     if c.barrier_complete() {
         let arrived = c.standing.iter().filter(|&&s| s == Standing::Arrived).count() as u32;
         match c.end_phase(block_of) {
             Ok(()) => {
                 c.generation += 1;
                 c.standing.iter_mut().filter(|s| **s == Standing::Arrived).for_each(|s| *s = Standing::Running);
-                for b in block_of(0)..block_of(size) {
+                for b in block_of(0)..block_of(seat.size) {
                     st.cluster_waiting.remove(&b);
                 }
                 st.releasable += arrived;
@@ -448,7 +438,6 @@ fn settle(g: &Grid, st: &mut GridState) {
         }
         st.releasable += st.arrived;
         publish(&g.info, st);
-        st.generation += 1;
         st.barrier_start = st.word;
         st.arrived = 0;
         st.site = None;

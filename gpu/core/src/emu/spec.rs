@@ -38,7 +38,7 @@ impl ClusterCeilings {
     /// below scaled (an approximation the README names).
     pub fn clusters(&self, blocks_per_sm: u32, size: u32) -> u32 {
         let b = blocks_per_sm.min(self.max_blocks_per_sm);
-        if b == 0 || size == 0 || size > 16 {
+        if b == 0 || size == 0 || size > MAX_CLUSTER {
             return 0;
         }
         let Some(&(measured, row)) = self.rows.iter().rev().find(|(m, _)| *m <= b) else { return 0 };
