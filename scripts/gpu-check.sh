@@ -37,7 +37,7 @@ grep -E "^test result|FAILED|panicked" "$RESULTS/tests.txt"
 pack
 
 {
-  for args in "--threads-per-block 64" "--threads-per-block 1024" "--n 1" "--n 0" "--n 611" "--json --n 611"; do
+  for args in "--threads-per-block 32" "--threads-per-block 64" "--threads-per-block 1024" "--n 1" "--n 0" "--n 611" "--json --n 611"; do
     echo "=== cg-lesson $args"
     "$B" $args 2>&1; echo "rc=$?"
   done

@@ -374,3 +374,21 @@ fn the_grid_barrier_stress_reads_every_neighbours_value_and_without_its_barrier_
     let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 50, true).unwrap_err();
     assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
 }
+
+#[test]
+fn a_grid_above_the_watched_threshold_runs_the_watched_barrier_and_without_it_the_race_is_named() {
+    // 4,224 blocks of 32 threads on the emulated H200: more than
+    // `WATCHED_ABOVE_BLOCKS`, so every grid.sync() is the watched barrier's
+    // steps (`cg::barrier::watched`), not the single word's.
+    let gpu = Gpu::emulated(Device::H200, Options::default());
+    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    let blocks = k.limits(32).unwrap().capacity();
+    assert_eq!(blocks, 4224);
+    assert!(gpu::cg::barrier::is_watched(blocks) && !gpu::cg::barrier::is_watched(1056));
+    let launch = k.configure(blocks, 32).unwrap();
+    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 3, false).unwrap();
+    assert!(gpu.read(&errors).unwrap().iter().all(|&e| e == 0));
+    let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 3, true).unwrap_err();
+    assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
+}

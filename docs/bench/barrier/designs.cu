@@ -12,7 +12,7 @@
 // grid queued back to back, and K kernel nodes of one graph, per launch.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_90 -o designs designs.cu
-// Run:   ./designs [K] [ROUNDS] [CHECK_BARRIERS]
+// Run:   ./designs [K] [ROUNDS] [CHECK_BARRIERS] [all|new] [BLOCKSxTHREADS,...]
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
@@ -73,6 +73,9 @@ __device__ __forceinline__ unsigned* driverWord() {
 }
 
 constexpr unsigned kFlip = 0x80000000u;
+// kRedAllPoll spins at most kMaxSpins times per poll, and counts the polls it
+// gave up on in its region's line kGaveUpLine (a hang shows as a count).
+constexpr unsigned kMaxSpins = 1u << 20, kGaveUpLine = 255;
 // One 128-byte line per word, so that words sit in different L2 lines.
 constexpr unsigned kLine = 32;
 
@@ -90,12 +93,13 @@ enum Design : int {
     kTreeFlags,       // C group counters, top counter; the last writes C flag lines; groups poll their own
     kRedWatcher,      // fire-and-forget red arrivals on C counters; block 0's lanes watch them, then write C flags
     kDissemination,   // log2(n) rounds, each block signals one partner and waits for another
+    kRedAllPoll,      // red arrivals on C counters, each growing by kFlip per barrier; every block's warp polls all C
     kDesigns
 };
 
 // The barrier, for thread 0 of each block (designs that need a warp use warp 0).
 template <int D>
-__device__ __forceinline__ void barrierArrive(State s, unsigned groups, unsigned flags) {
+__device__ __forceinline__ void barrierArrive(State s, unsigned groups, unsigned flags, unsigned& parity) {
     const unsigned b = blockIdx.x, n = gridDim.x;
     const unsigned lane = threadIdx.x;  // only warp 0 calls this
     if (D == kOurs || D == kOursRelaxedPoll) {
@@ -203,6 +207,45 @@ __device__ __forceinline__ void barrierArrive(State s, unsigned groups, unsigned
             while (ldRelaxed(flag) == epoch) {}
             fenceAcqRel();
         }
+    } else if (D == kRedAllPoll) {
+        // Counter g's members add kFlip in all (the first member kFlip - (size - 1), the others 1),
+        // so its top bit flips exactly when its group has all arrived, and every counter's top bit
+        // is the same between barriers (needs n >= C). flags: 0 parity kept in a register, 1 parity
+        // read from the own counter before arriving, 2 parity from an atomic add's old value;
+        // + 4: lane 0 polls its own counter before the warp polls all.
+        // A block that gave up once (bit 0 of its parity) stops waiting for the rest of the launch.
+        if (__shfl_sync(0xffffffff, parity & 1, 0)) return;
+        const unsigned c = groups, g = b % c, mode = flags & 3;
+        const unsigned size = n / c + (g < n % c ? 1 : 0);
+        unsigned* mine = s.words + kLine * g;
+        const unsigned share = b < c ? kFlip - (size - 1) : 1;
+        unsigned p = 0;
+        if (lane == 0) {
+            if (mode == 0) {
+                p = parity;
+                redAddRelease(mine, share);
+            } else if (mode == 1) {
+                p = ldRelaxed(mine) & kFlip;
+                redAddRelease(mine, share);
+            } else {
+                p = atomAddRelease(mine, share) & kFlip;
+            }
+            if (flags & 4)
+                for (unsigned spins = 0; ((ldAcquire(mine) ^ p) & kFlip) == 0;)
+                    if (++spins == kMaxSpins) {
+                        atomicAdd(s.words + kLine * kGaveUpLine, 1);
+                        p |= 1;
+                        break;
+                    }
+        }
+        p = __shfl_sync(0xffffffff, p, 0);
+        for (unsigned spins = 0; !__all_sync(0xffffffff, lane >= c || ((ldAcquire(s.words + kLine * lane) ^ p) & kFlip) != 0);)
+            if (++spins == kMaxSpins) {
+                if (lane == 0) atomicAdd(s.words + kLine * kGaveUpLine, 1);
+                p |= 1;
+                break;
+            }
+        parity = p ^ kFlip;
     } else if (D == kDissemination) {
         // flags: n words per round, each on its own line would be too many; pack 1 per 32 B.
         if (lane == 0) {
@@ -221,13 +264,13 @@ __device__ __forceinline__ void barrierArrive(State s, unsigned groups, unsigned
 }
 
 template <int D>
-__device__ __forceinline__ void gridBarrier(State s, unsigned groups, unsigned flags) {
+__device__ __forceinline__ void gridBarrier(State s, unsigned groups, unsigned flags, unsigned& parity) {
     if (D == kNvidia) {
         cg::this_grid().sync();
         return;
     }
     __syncthreads();
-    if (threadIdx.x < 32) barrierArrive<D>(s, groups, flags);
+    if (threadIdx.x < 32) barrierArrive<D>(s, groups, flags, parity);
     __syncthreads();
 }
 
@@ -237,10 +280,12 @@ template <int D>
 __global__ void barriers(State s, unsigned groups, unsigned flags, int k, int check, unsigned* data, unsigned* errors) {
     const unsigned b = blockIdx.x, n = gridDim.x;
     const unsigned writer = blockDim.x - 1, reader = blockDim.x / 2;
+    // Before this block's first arrival its own counter cannot have completed a barrier of this launch.
+    unsigned parity = D == kRedAllPoll && threadIdx.x == 0 ? ldRelaxed(s.words + kLine * (b % groups)) & kFlip : 0;
     for (int i = 0; i < k; ++i) {
         unsigned* buf = data + (i & 1) * n;
         if (check && threadIdx.x == writer) buf[b] = i + 1;
-        gridBarrier<D>(s, groups, flags);
+        gridBarrier<D>(s, groups, flags, parity);
         if (check && threadIdx.x == reader && ((volatile unsigned*)buf)[(b + 1) % n] != unsigned(i + 1)) atomicAdd(errors, 1);
     }
 }
@@ -257,6 +302,7 @@ static Kernel kernelOf(int d) {
         case kTreeTopPoll: return barriers<kTreeTopPoll>;
         case kTreeFlags: return barriers<kTreeFlags>;
         case kRedWatcher: return barriers<kRedWatcher>;
+        case kRedAllPoll: return barriers<kRedAllPoll>;
         default: return barriers<kDissemination>;
     }
 }
@@ -309,10 +355,16 @@ int main(int argc, char** argv) {
     for (unsigned c : {8u, 16u, 32u, 64u}) variants.push_back({kTreeFlags, c, c, "tree " + std::to_string(c) + " + flags"});
     for (unsigned c : {16u, 32u}) variants.push_back({kRedWatcher, c, c, "red " + std::to_string(c) + " + watcher"});
     variants.push_back({kDissemination, 1, 1, "dissemination"});
+    if (argc > 4 && std::strcmp(argv[4], "all") != 0) variants.resize(2);  // "new": NVIDIA's and ours beside the designs below
+    const char* modes[] = {"register", "read own", "atom own"};
+    for (unsigned c : {1u, 8u, 32u}) variants.push_back({kRedAllPoll, c, 0, "red " + std::to_string(c) + ", all poll"});
+    for (unsigned m : {1u, 2u}) variants.push_back({kRedAllPoll, 32, m, std::string("red 32, all poll, ") + modes[m]});
+    for (unsigned c : {8u, 32u}) variants.push_back({kRedAllPoll, c, 4, "red " + std::to_string(c) + ", own then all"});
+    variants.push_back({kRedAllPoll, 32, 5, "red 32, own then all, read own"});
 
     for (size_t v = 0; v < variants.size(); ++v) variants[v].region = v * (3u << 20) / sizeof(unsigned);
     State s;
-    CHECK(cudaMalloc(&s.words, 64 << 20));
+    CHECK(cudaMalloc(&s.words, 96 << 20));
     setvbuf(stdout, nullptr, _IOLBF, 0);
     unsigned *data, *errors;
     CHECK(cudaMalloc(&data, 2 * 65536 * sizeof(unsigned)));
@@ -325,9 +377,16 @@ int main(int argc, char** argv) {
         unsigned threads, perSm;
     };
     std::vector<std::pair<unsigned, unsigned>> configs;  // (threads, blocks)
-    for (unsigned per : {1u, 2u, 4u, 6u, 8u}) configs.push_back({256, per * sms});
-    for (unsigned per : {1u, 2u}) configs.push_back({1024, per * sms});
-    for (unsigned per : {16u, 32u}) configs.push_back({32, per * sms});
+    if (argc > 5) {  // e.g. 1056x256,4224x32
+        for (char* t = std::strtok(argv[5], ","); t; t = std::strtok(nullptr, ",")) {
+            unsigned b, th;
+            if (std::sscanf(t, "%ux%u", &b, &th) == 2) configs.push_back({th, b});
+        }
+    } else {
+        for (unsigned per : {1u, 2u, 4u, 6u, 8u}) configs.push_back({256, per * sms});
+        for (unsigned per : {1u, 2u}) configs.push_back({1024, per * sms});
+        for (unsigned per : {16u, 32u}) configs.push_back({32, per * sms});
+    }
 
     for (auto [threads, blocks] : configs) {
         std::vector<std::vector<double>> t0(variants.size()), tk(variants.size());
@@ -338,7 +397,7 @@ int main(int argc, char** argv) {
             if ((unsigned)per * sms < blocks) ok[v] = false;
             if (variants[v].design == kDissemination && blocks > 4096) ok[v] = false;
         }
-        CHECK(cudaMemset(s.words, 0, 64 << 20));
+        CHECK(cudaMemset(s.words, 0, 96 << 20));
         for (size_t v = 0; v < variants.size(); ++v)
             if (ok[v]) launch(variants[v], s, blocks, threads, 10, 0, data, errors, a, z);  // warm-up
         for (int r = 0; r < rounds; ++r) {
@@ -364,8 +423,10 @@ int main(int argc, char** argv) {
             CHECK(cudaMemset(errors, 0, sizeof(unsigned)));
             CHECK(cudaMemset(data, 0, 2 * 65536 * sizeof(unsigned)));
             launch(variants[v], s, blocks, threads, checkK, 1, data, errors, a, z);
-            unsigned errs;
+            unsigned errs, gaveUp;
             CHECK(cudaMemcpy(&errs, errors, sizeof(unsigned), cudaMemcpyDeviceToHost));
+            CHECK(cudaMemcpy(&gaveUp, s.words + variants[v].region + kLine * kGaveUpLine, sizeof(unsigned), cudaMemcpyDeviceToHost));
+            if (gaveUp) std::printf("  %-22s  GAVE UP %u polls (a hang without the spin limit)\n", variants[v].label.c_str(), gaveUp);
             std::printf("  %-22s  %7.3f us/barrier  (rounds %6.3f-%6.3f)  x%5.3f of nvidia   check: %u errors in %d barriers\n", variants[v].label.c_str(),
                         us, lo, hi, us / nvidia, errs, checkK);
             std::printf("RESULT %u %u \"%s\" %.4f %.4f %.4f %u\n", blocks, threads, variants[v].label.c_str(), us, lo, hi, errs);

@@ -20,7 +20,7 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     let sms = gpu.info.sms;
     let full = |threads| Ok::<u32, crate::error::Error>(kernel.limits(threads)?.capacity());
     let (f256, f1024, f32) = (full(256)?, full(1024)?, full(32)?);
-    let mut g = vec![(sms, 256), (f256 / 2, 256), (f256, 256), (sms, 1024), (f1024, 1024), (f32, 32)];
+    let mut g = vec![(sms, 256), (f256 / 2, 256), (f256, 256), (sms, 1024), (f1024, 1024), (f32 * 3 / 8, 32), (f32 / 2, 32), (f32, 32)];
     g.retain(|&(b, _)| b > 0);
     g.dedup();
     Ok(g)

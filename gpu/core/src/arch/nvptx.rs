@@ -238,6 +238,53 @@ pub unsafe fn ld_acquire_gpu(p: *const u32) -> u32 {
     v
 }
 
+/// `red.release.gpu.global.add.u32`: adds `v` at `p`, nothing returned;
+/// this thread's earlier accesses (and those it has observed) are ordered
+/// before the add at GPU scope.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn red_add_release_gpu(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("red.release.gpu.global.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+}
+
+/// `ld.relaxed.gpu.u32`: a read of `p` that sees other threads' writes at
+/// GPU scope, without ordering anything around it.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu(p: *const u32) -> u32 {
+    let v: u32;
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("ld.relaxed.gpu.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack)) };
+    v
+}
+
+/// `st.relaxed.gpu.u32`: a write of `p` other threads see at GPU scope,
+/// without ordering anything around it.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("st.relaxed.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+}
+
+/// `st.release.gpu.u32`: writes `v` at `p`; this thread's earlier accesses
+/// (and those it has observed) are ordered before it at GPU scope.
+///
+/// # Safety
+/// `p` is a valid, aligned global address.
+#[inline(always)]
+pub unsafe fn st_release_gpu(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("st.release.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+}
+
 /// `atom.cas.relaxed.sys.b32`: writes `new` at `p` if it holds `expected`;
 /// returns the old value. System scope, so host-mapped memory works.
 ///

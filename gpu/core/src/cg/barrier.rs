@@ -35,6 +35,148 @@ pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
     if low < (1 << 30) { low } else { low - (FLIP - (num_blocks - 1)) + 1 }
 }
 
+/// Grids of more blocks than this synchronize with the watched barrier
+/// ([`watched`]); smaller ones with the single word above. The choice is the
+/// grid's size, the same for every block of a launch. Measured on an H200
+/// (`docs/bench/barrier/README.md`): the word's cost grows by about 2.3 ns per
+/// block (2.19 µs at 1,056 blocks, 4.6 at 2,112, 8.5 at 4,224), the watched
+/// barrier's stays near 2.6 µs from 1,056 to 4,224 blocks; they cross near
+/// 1,250.
+pub const WATCHED_ABOVE_BLOCKS: u32 = 1280;
+
+/// Whether a grid of `num_blocks` blocks synchronizes with the watched barrier.
+#[inline(always)]
+pub const fn is_watched(num_blocks: u32) -> bool {
+    num_blocks > WATCHED_ABOVE_BLOCKS
+}
+
+/// The watched barrier, for grids too large for one word: arrivals are spread
+/// over [`watched::COUNTERS`] counters, block 0 watches them all, and releases
+/// each counter's group through a flag of its own.
+///
+/// Memory: `COUNTERS` counters and as many flags, each on its own 128-byte
+/// line, in the module's global memory (zero when the module loads). Between
+/// barriers every counter is 0 and every flag holds the same epoch.
+///
+/// One barrier, for `n` blocks; block b belongs to group `b % COUNTERS`:
+/// 1. Thread 0 of every block reads its group's flag (the epoch `e`; it cannot
+///    change before this block arrives), then adds 1 to its group's counter
+///    with a release `red` (no value comes back; the block's writes, ordered
+///    before it by the block barrier, are released with it).
+/// 2. In block 0, thread t takes counters t, t + threads, ...: it reads its
+///    flags' epochs, then polls each counter with acquire loads until it
+///    holds the group's size. The last value it reads is the last add of a
+///    release sequence of that group's adds, so every write any block of the
+///    group made before arriving happens before the thread's later accesses.
+/// 3. Block 0 synchronizes (a block barrier orders every watcher thread's
+///    acquisitions before every other's later accesses), then thread t sets
+///    each of its counters back to 0 and stores `e + 1` to its flag with
+///    release semantics. The release carries everything block 0 acquired, so
+///    a thread that reads the new epoch with an acquire load sees every
+///    block's writes from before the barrier.
+/// 4. Thread 0 of every other block polls its group's flag with acquire loads
+///    until it differs from `e`; the block barrier after passes that on.
+///
+/// Reuse: the reset of a counter comes before its flag's release in the
+/// same thread, so a block that saw the flag and arrives at the next barrier
+/// adds to the reset counter, never to the old count. Flags only move on
+/// (wrapping is harmless: a block waits for a change, not for a value).
+/// Nobody can pass a barrier before all `n` have added to their counters,
+/// because block 0 releases nobody before every counter holds its group's
+/// size, and sizes add up to `n`. A launch that traps mid-barrier leaves
+/// counters behind, but a trap also ends the context and its module.
+pub mod watched {
+    /// Counters, and flags: one per thread of block 0's first warp.
+    pub const COUNTERS: u32 = 32;
+
+    /// The group, counter and flag of block `block`.
+    #[inline(always)]
+    pub const fn group(block: u32, counters: u32) -> u32 {
+        block % counters
+    }
+
+    /// Blocks in group `g` of a grid of `n` blocks.
+    #[inline(always)]
+    pub const fn group_size(g: u32, n: u32, counters: u32) -> u32 {
+        n / counters + if g < n % counters { 1 } else { 0 }
+    }
+
+    /// Whether the barrier joined at epoch `joined` has completed, now that
+    /// the group's flag reads `now`.
+    #[inline(always)]
+    pub const fn released(joined: u32, now: u32) -> bool {
+        now != joined
+    }
+
+    /// What block 0 stores to every flag to release the barrier joined at `joined`.
+    #[inline(always)]
+    pub const fn next_epoch(joined: u32) -> u32 {
+        joined.wrapping_add(1)
+    }
+
+    /// The watched barrier's memory, as the emulator and the model in this
+    /// module's tests keep it: each step below is one of the protocol's
+    /// memory operations, with the GPU's own arithmetic.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    pub struct Memory {
+        pub counters: Vec<u32>,
+        pub flags: Vec<u32>,
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    impl Memory {
+        pub fn new(counters: u32) -> Memory {
+            Memory { counters: vec![0; counters as usize], flags: vec![0; counters as usize] }
+        }
+
+        fn c(&self) -> u32 {
+            self.counters.len() as u32
+        }
+
+        /// Step 1 for `block`: the epoch it joins at.
+        pub fn arrive(&mut self, block: u32) -> u32 {
+            let g = group(block, self.c()) as usize;
+            let joined = self.flags[g];
+            self.counters[g] = self.counters[g].wrapping_add(1);
+            joined
+        }
+
+        /// Step 2 for counter `f`: whether its group has all arrived.
+        pub fn counter_full(&self, f: u32, n: u32) -> bool {
+            self.counters[f as usize] == group_size(f, n, self.c())
+        }
+
+        /// Step 3 for counter `f`, joined at `joined`.
+        pub fn reset_and_release(&mut self, f: u32, joined: u32) {
+            self.counters[f as usize] = 0;
+            self.flags[f as usize] = next_epoch(joined);
+        }
+
+        /// Step 4 for `block`, joined at `joined`.
+        pub fn released(&self, block: u32, joined: u32) -> bool {
+            released(joined, self.flags[group(block, self.c()) as usize])
+        }
+
+        /// Steps 2 and 3 by block 0 at once, as the emulator runs them (it
+        /// moves a block on only when nothing else can move): whether it
+        /// released the barrier.
+        pub fn watch(&mut self, n: u32) -> bool {
+            if !(0..self.c()).all(|f| self.counter_full(f, n)) {
+                return false;
+            }
+            let joined = self.flags[0];
+            (0..self.c()).for_each(|f| self.reset_and_release(f, joined));
+            true
+        }
+
+        /// Blocks that have arrived at the current barrier (for a report).
+        pub fn arrivals(&self) -> u32 {
+            self.counters.iter().sum()
+        }
+    }
+}
+
 /// Nanoseconds a diagnosing `grid.sync()` waits before giving up.
 pub const TIMEOUT_NS: u64 = 2_000_000_000;
 
@@ -143,6 +285,162 @@ mod tests {
         for n in 1..=5u32 {
             for order in permutations((0..n).collect()) {
                 run_barriers(n, &order, 3);
+            }
+        }
+    }
+
+    /// The watched protocol as memory operations that interleave in every
+    /// order: each block's arrival (step 1), each watcher thread's poll
+    /// success on one counter (step 2), block 0's block barrier (step 3's
+    /// start: every counter seen full), each counter's reset and flag
+    /// release (step 3), and each waiting block's successful poll (step 4).
+    /// Checks that no block leaves before every block has arrived, that
+    /// some step can always move until all blocks have passed every barrier
+    /// (no deadlock), and that between barriers the counters are 0 and the
+    /// flags equal.
+    mod watched_model {
+        use super::super::watched::{Memory, group, group_size};
+        use std::collections::HashSet;
+
+        #[derive(Clone, PartialEq, Eq, Hash, Debug)]
+        struct State {
+            mem: Memory,
+            /// Per block: barriers passed, and the epoch joined (None: not arrived).
+            passed: Vec<u32>,
+            joined: Vec<Option<u32>>,
+            /// Block 0's watcher: counters seen full, whether its block
+            /// barrier is behind it, counters released.
+            seen: Vec<bool>,
+            synced: bool,
+            released: Vec<bool>,
+        }
+
+        struct Model {
+            n: u32,
+            c: u32,
+            barriers: u32,
+            visited: HashSet<State>,
+            finals: usize,
+        }
+
+        impl Model {
+            fn explore(&mut self, s: State) {
+                if !self.visited.insert(s.clone()) {
+                    return;
+                }
+                let (n, c) = (self.n, self.c);
+                let mut moved = false;
+                let mut next = |m: &mut Model, t: State| {
+                    moved = true;
+                    m.explore(t);
+                };
+                for b in 0..n {
+                    let bi = b as usize;
+                    match s.joined[bi] {
+                        None if s.passed[bi] < self.barriers => {
+                            // Block 0 arrives only with its watcher at rest.
+                            if b == 0 && (s.synced || s.seen.iter().any(|&x| x)) {
+                                continue;
+                            }
+                            let mut t = s.clone();
+                            t.joined[bi] = Some(t.mem.arrive(b));
+                            next(self, t);
+                        }
+                        Some(joined) if b != 0 && s.mem.released(b, joined) => {
+                            let arrived_all = s.passed.iter().zip(&s.joined).all(|(&p, j)| p > s.passed[bi] || j.is_some());
+                            assert!(arrived_all, "n={n} c={c}: block {b} left barrier {} before all arrived: {s:?}", s.passed[bi]);
+                            let mut t = s.clone();
+                            t.joined[bi] = None;
+                            t.passed[bi] += 1;
+                            next(self, t);
+                        }
+                        _ => {}
+                    }
+                }
+                if let Some(joined) = s.joined[0] {
+                    for f in 0..c {
+                        let fi = f as usize;
+                        if !s.seen[fi] && s.mem.counter_full(f, n) {
+                            let mut t = s.clone();
+                            t.seen[fi] = true;
+                            next(self, t);
+                        }
+                        if s.synced && !s.released[fi] {
+                            let mut t = s.clone();
+                            t.mem.reset_and_release(f, joined);
+                            t.released[fi] = true;
+                            next(self, t);
+                        }
+                    }
+                    if !s.synced && s.seen.iter().all(|&x| x) {
+                        let mut t = s.clone();
+                        t.synced = true;
+                        next(self, t);
+                    }
+                    if s.released.iter().all(|&x| x) {
+                        let arrived_all = s.passed.iter().zip(&s.joined).all(|(&p, j)| p > s.passed[0] || j.is_some());
+                        assert!(arrived_all, "n={n} c={c}: block 0 left before all arrived: {s:?}");
+                        let mut t = s.clone();
+                        t.joined[0] = None;
+                        t.passed[0] += 1;
+                        t.seen.iter_mut().for_each(|x| *x = false);
+                        t.released.iter_mut().for_each(|x| *x = false);
+                        t.synced = false;
+                        next(self, t);
+                    }
+                }
+                if !moved {
+                    assert!(s.passed.iter().all(|&p| p == self.barriers), "n={n} c={c}: deadlock in {s:?}");
+                    assert!(s.mem.counters.iter().all(|&x| x == 0), "counters back to 0: {s:?}");
+                    assert!(s.mem.flags.iter().all(|&x| x == self.barriers), "every flag moved once per barrier: {s:?}");
+                    self.finals += 1;
+                }
+            }
+        }
+
+        #[test]
+        fn every_interleaving_of_up_to_5_blocks_and_3_barriers_passes_nobody_early_and_never_deadlocks() {
+            for c in 1..=3u32 {
+                for n in 1..=5u32 {
+                    let mut m = Model { n, c, barriers: 3, visited: HashSet::new(), finals: 0 };
+                    let cu = c as usize;
+                    let start = State {
+                        mem: Memory::new(c),
+                        passed: vec![0; n as usize],
+                        joined: vec![None; n as usize],
+                        seen: vec![false; cu],
+                        synced: false,
+                        released: vec![false; cu],
+                    };
+                    m.explore(start);
+                    assert_eq!(m.finals, 1, "n={n} c={c}: one final state");
+                    assert!(m.visited.len() > n as usize * 3, "n={n} c={c}: the model moved");
+                }
+            }
+        }
+
+        #[test]
+        fn groups_cover_every_block_once_at_every_size() {
+            for c in [1u32, 3, 32] {
+                for n in [1u32, 2, 31, 32, 33, 1281, 4224] {
+                    let total: u32 = (0..c).map(|g| group_size(g, n, c)).sum();
+                    assert_eq!(total, n);
+                    for b in [0, n / 2, n - 1] {
+                        assert!(group(b, c) < c);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn a_barrier_without_block_0_or_with_a_block_missing_never_releases() {
+            for missing in [0u32, 3] {
+                let mut m = Memory::new(2);
+                for b in (0..5).filter(|&b| b != missing) {
+                    m.arrive(b);
+                }
+                assert!(!m.watch(5), "missing block {missing}");
+                assert_eq!(m.arrivals(), 4);
             }
         }
     }

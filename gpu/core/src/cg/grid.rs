@@ -1,7 +1,7 @@
 #[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
-use super::barrier::{REPORT_MAGIC, TIMEOUT_NS, arrivals};
+use super::barrier::{REPORT_MAGIC, TIMEOUT_NS};
 #[cfg(target_arch = "nvptx64")]
-use super::barrier::{arrival, released};
+use super::barrier::{arrival, arrivals, is_watched, released};
 use super::block::this_thread_block;
 use super::ranks::{self, MAX_GRID_DIM_YZ};
 use crate::arch;
@@ -146,16 +146,10 @@ impl<L: LaunchKind> GridGroup<L> {
         }
     }
 
-    /// The driver's grid barrier (its ABI, as `cooperative_groups/details/sync.h`
-    /// documents it): a block barrier, one arrival per block on the workspace's
-    /// barrier word, a spin until the word's top bit flips, a block barrier.
-    ///
-    /// Two things differ from `sync.h`: the arrival is an acquire-release add,
-    /// so the first poll cannot race the add to the same word (one that did
-    /// cost 0.9 µs per barrier on an H200 once the blocks arrive together,
-    /// `docs/bench/NOTES.md`, 2026-12-01); and the block that arrives last
-    /// sees from the add's result that the barrier is complete, and does not
-    /// poll.
+    /// The grid barrier: the driver's single word ([`Self::sync_on_word`])
+    /// up to [`WATCHED_ABOVE_BLOCKS`](super::barrier::WATCHED_ABOVE_BLOCKS)
+    /// blocks, the watched barrier ([`Self::sync_watched`]) above (the same
+    /// choice in every block: it is the grid's size).
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn sync_on_gpu(&self) {
@@ -166,47 +160,112 @@ impl<L: LaunchKind> GridGroup<L> {
         let block = this_thread_block();
         // The block's writes happen before thread 0's release below.
         block.sync();
-        if block.thread_rank() == 0 {
-            // SAFETY: a valid workspace is `{ size: u32, barrier: u32 }` in global memory.
-            let barrier = unsafe { self.workspace.add(1) };
-            let is_block_zero = self.block_rank() == 0;
-            crate::trace::block_arrives();
-            let share = arrival(is_block_zero, self.num_blocks() as u32);
-            // SAFETY: as above.
-            let arrived_at = unsafe { arch::atom_add_acq_rel_gpu(barrier, share) };
-            if !released(arrived_at, arrived_at.wrapping_add(share)) {
-                self.wait(barrier, arrived_at);
-            }
-            crate::trace::block_leaves();
+        let n = self.num_blocks() as u32;
+        if is_watched(n) {
+            self.sync_watched(n);
+        } else if block.thread_rank() == 0 {
+            self.sync_on_word(n);
         }
         // Thread 0's acquire (its add's, or its last poll's) happens before the
         // rest of the block continues.
         block.sync();
     }
 
-    /// Spins until the barrier joined at `arrived_at` completes.
-    #[cfg(all(target_arch = "nvptx64", not(feature = "barrier-timeout")))]
+    /// The driver's grid barrier (its ABI, as `cooperative_groups/details/sync.h`
+    /// documents it), for thread 0 between two block barriers: one arrival
+    /// per block on the workspace's barrier word, a spin until the word's top
+    /// bit flips.
+    ///
+    /// Two things differ from `sync.h`: the arrival is an acquire-release add,
+    /// so the first poll cannot race the add to the same word (one that did
+    /// cost 0.9 µs per barrier on an H200 once the blocks arrive together,
+    /// `docs/bench/NOTES.md`, 2026-12-01); and the block that arrives last
+    /// sees from the add's result that the barrier is complete, and does not
+    /// poll.
+    #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    fn wait(&self, barrier: *mut u32, arrived_at: u32) {
-        // SAFETY: `barrier` is the workspace's barrier word.
-        while !released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }) {}
+    fn sync_on_word(&self, n: u32) {
+        // SAFETY: a valid workspace is `{ size: u32, barrier: u32 }` in global memory.
+        let barrier = unsafe { self.workspace.add(1) };
+        crate::trace::block_arrives();
+        let share = arrival(self.block_rank() == 0, n);
+        // SAFETY: as above.
+        let arrived_at = unsafe { arch::atom_add_acq_rel_gpu(barrier, share) };
+        if !released(arrived_at, arrived_at.wrapping_add(share)) {
+            // SAFETY (of both reads): as above.
+            self.spin_until(|| released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }), || {
+                arrivals(unsafe { arch::ld_acquire_gpu(barrier) }, n)
+            });
+        }
+        crate::trace::block_leaves();
     }
 
-    /// Spins until the barrier completes or [`TIMEOUT_NS`] passes; then
-    /// records which block gave up and how many had arrived, and traps.
+    /// The watched barrier (`cg::barrier::watched`, where the protocol and
+    /// its memory-model argument are), between two block barriers: thread 0
+    /// of each block arrives on its group's counter and waits for its group's
+    /// flag; block 0's threads watch the counters and release the flags.
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    fn sync_watched(&self, n: u32) {
+        use super::barrier::watched::{COUNTERS, group, group_size, next_epoch, released};
+        let block = this_thread_block();
+        let (b, t, threads) = (self.block_rank() as u32, block.thread_rank(), block.num_threads());
+        let lines = watched_lines();
+        // SAFETY (of every access below): counter f is line f and flag f line
+        // COUNTERS + f of `lines`, f < COUNTERS, in this module's global memory.
+        let counter = |f: u32| unsafe { lines.add(f as usize * LINE_WORDS) };
+        let flag = |f: u32| unsafe { lines.add((COUNTERS + f) as usize * LINE_WORDS) };
+        let arrived = || (0..COUNTERS).map(|f| unsafe { arch::ld_relaxed_gpu(counter(f)) }).sum::<u32>();
+        let g = group(b, COUNTERS);
+        let mut joined = 0;
+        if t == 0 {
+            crate::trace::block_arrives();
+            joined = unsafe { arch::ld_relaxed_gpu(flag(g)) };
+            unsafe { arch::red_add_release_gpu(counter(g), 1) };
+        }
+        if b == 0 {
+            let mut f = t;
+            while f < COUNTERS {
+                let size = group_size(f, n, COUNTERS);
+                self.spin_until(|| unsafe { arch::ld_acquire_gpu(counter(f)) } == size, arrived);
+                f += threads;
+            }
+            // Every watcher thread's acquisitions before every flag's release.
+            block.sync();
+            let mut f = t;
+            while f < COUNTERS {
+                // Every flag holds the epoch flag 0 held when block 0 arrived.
+                let e = unsafe { arch::ld_relaxed_gpu(flag(f)) };
+                unsafe {
+                    arch::st_relaxed_gpu(counter(f), 0);
+                    arch::st_release_gpu(flag(f), next_epoch(e));
+                }
+                f += threads;
+            }
+        } else if t == 0 {
+            self.spin_until(|| released(joined, unsafe { arch::ld_acquire_gpu(flag(g)) }), arrived);
+        }
+        if t == 0 {
+            crate::trace::block_leaves();
+        }
+    }
+
+    /// Spins until `done()`.
+    #[cfg(all(target_arch = "nvptx64", not(feature = "barrier-timeout")))]
+    #[inline(always)]
+    fn spin_until(&self, mut done: impl FnMut() -> bool, _arrived: impl Fn() -> u32) {
+        while !done() {}
+    }
+
+    /// Spins until `done()` or [`TIMEOUT_NS`] passes; then records which
+    /// block gave up and how many had `arrived()`, and traps.
     #[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
     #[inline(always)]
-    fn wait(&self, barrier: *mut u32, arrived_at: u32) {
+    fn spin_until(&self, mut done: impl FnMut() -> bool, arrived: impl Fn() -> u32) {
         let start = arch::global_timer();
-        loop {
-            // SAFETY: `barrier` is the workspace's barrier word.
-            let now = unsafe { arch::ld_acquire_gpu(barrier) };
-            if released(arrived_at, now) {
-                return;
-            }
+        while !done() {
             if arch::global_timer().wrapping_sub(start) > TIMEOUT_NS {
-                let expected = self.num_blocks() as u32;
-                give_up(self.block_rank() as u32, arrivals(now, expected), expected);
+                give_up(self.block_rank() as u32, arrived(), self.num_blocks() as u32);
             }
         }
     }
@@ -257,6 +316,30 @@ impl<L: LaunchKind> GridGroup<L> {
     pub fn block_rank(&self) -> usize {
         ranks::block_rank(arch::block_idx(), grid_dim()) as usize
     }
+}
+
+/// Words in one 128-byte line.
+#[cfg(target_arch = "nvptx64")]
+const LINE_WORDS: usize = 32;
+
+/// A 128-byte line of the watched barrier's memory.
+#[cfg(target_arch = "nvptx64")]
+#[repr(C, align(128))]
+struct Line([u32; LINE_WORDS]);
+
+/// The watched barrier's counters and flags (`cg::barrier::watched`), one
+/// line each, zero when the module loads. One launch at a time uses them:
+/// each `Gpu` has one context and one stream, and a context's module has its
+/// own copy.
+#[cfg(target_arch = "nvptx64")]
+static mut WATCHED_BARRIER: [Line; 2 * super::barrier::watched::COUNTERS as usize] =
+    [const { Line([0; LINE_WORDS]) }; 2 * super::barrier::watched::COUNTERS as usize];
+
+/// The first word of [`WATCHED_BARRIER`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+fn watched_lines() -> *mut u32 {
+    (&raw mut WATCHED_BARRIER).cast()
 }
 
 /// Where a diagnosing `grid.sync()` writes its report: four `u32` of

@@ -20,7 +20,8 @@ use super::scheduler::{BlockRun, Outcome};
 use super::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 use super::stack::Slots;
 use super::timeline::{self, Course, Residency, Stop};
-use crate::cg::barrier::{arrival, released};
+use crate::cg::barrier::watched::{self, COUNTERS};
+use crate::cg::barrier::{arrival, is_watched, released};
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Condvar, Mutex};
@@ -40,6 +41,12 @@ struct GridState {
     /// bit flips. `barrier_start` is the word when the current barrier began.
     word: u32,
     barrier_start: u32,
+    /// The watched barrier's counters and flags, for a grid that
+    /// `is_watched`, run with its own steps (`cg::barrier::watched`): each
+    /// parked block arrives, and block 0's watch releases the barrier once
+    /// nothing else can move. A parked block's `arrived_at` is then the epoch
+    /// it joined.
+    watched: Option<watched::Memory>,
     /// Blocks parked at the current grid barrier.
     arrived: u32,
     /// Where they wait.
@@ -246,7 +253,10 @@ fn worker(g: &Grid) {
                 }
                 let ready = |b: &BlockRun| match b.cluster_generation {
                     Some(generation) => b.block.seat.as_ref().is_some_and(|s| st.clusters[&s.cluster].generation > generation),
-                    None => released(b.arrived_at, st.word),
+                    None => match &st.watched {
+                        Some(m) => m.released(b.block.id, b.arrived_at),
+                        None => released(b.arrived_at, st.word),
+                    },
                 };
                 if let Some(i) = parked.iter().position(ready) {
                     let mut b = parked.swap_remove(i);
@@ -312,8 +322,13 @@ fn worker(g: &Grid) {
                 if st.site.is_none() {
                     st.site = run.site.map(|s| s.to_string());
                 }
-                run.arrived_at = st.word;
-                st.word = st.word.wrapping_add(arrival(id == 0, g.info.launch.grid));
+                let grid = g.info.launch.grid;
+                if is_watched(grid) {
+                    run.arrived_at = st.watched.get_or_insert_with(|| watched::Memory::new(COUNTERS)).arrive(id);
+                } else {
+                    run.arrived_at = st.word;
+                    st.word = st.word.wrapping_add(arrival(id == 0, grid));
+                }
                 publish_to_cluster(g, &mut st, &run, Standing::AtGrid);
                 parked.push(run);
             }
@@ -418,8 +433,12 @@ fn settle(g: &Grid, st: &mut GridState) {
     } else if st.arrived == 0 {
         publish(&g.info, st);
         Ok(())
-    } else if released(st.barrier_start, st.word) {
-        // The word flips exactly when the last of the grid's blocks arrives.
+    } else if match st.watched.as_mut() {
+        Some(m) => m.watch(grid),
+        None => released(st.barrier_start, st.word),
+    } {
+        // The word flips, and block 0's watch releases, exactly when the last
+        // of the grid's blocks has arrived.
         debug_assert_eq!(st.arrived, grid, "the barrier word flipped before every block arrived");
         // Every block is alive and ordered: each cluster's phase ends here too.
         let mut faults = Vec::new();
