@@ -121,11 +121,18 @@ fn names(tokens: Tokens, name: &str) -> (bool, bool) {
 /// (`gpu::cg::cluster_kernel`). Beside it, uses of the module's own names,
 /// which the body's shadow, so that the module's imports stay used (and a
 /// missing one is still an error).
-fn declared_body(f: &ItemFn, o: &Options) -> (Tokens, Tokens) {
+///
+/// With `watched`, the body of a cooperative kernel's watched entry: its
+/// `this_grid()` is the one whose `sync()` is the watched barrier
+/// (`gpu::cg::barrier::watched`), which the host launches above
+/// `WATCHED_ABOVE_BLOCKS` blocks.
+fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     let stmts = &f.block.stmts;
     let (scope, swapped): (Tokens, &[(&str, Tokens)]) = match (o.cooperative, o.cluster) {
+        (true, false) if watched => (quote!(cooperative_kernel::watched::{cg, this_grid}), &[]),
         (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<::gpu::cg::Ordinary>))]),
         (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<::gpu::cg::Unclustered>))]),
+        _ if watched => (quote!(cooperative_cluster_kernel::watched::{cg, this_cluster, this_grid}), &[]),
         _ => (
             quote!(cooperative_cluster_kernel::{cg, this_cluster, this_grid}),
             &[("this_grid", quote!(GridGroup<::gpu::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<::gpu::cg::Unclustered>))],
@@ -170,7 +177,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
     let (body, outer_uses) =
-        if options.cooperative || options.cluster { declared_body(&f, &options) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+        if options.cooperative || options.cluster { declared_body(&f, &options, false) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+    let watched_body = options.cooperative.then(|| declared_body(&f, &options, true).0);
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
     let mut idents = Vec::new();
@@ -197,15 +205,27 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         None => quote!(::gpu::kernels::no_overread),
     };
 
+    let watched_fn = format_ident!("__{}_body_watched", name);
     let (gpu_call, host_body, generic_body, tile_info) = match &tile {
         Some(Tile { ident, default }) => {
             let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
+            let watched_generic = watched_body.as_ref().map(|b| {
+                quote! {
+                    #[doc(hidden)]
+                    #gpu_cfg
+                    #[inline(always)]
+                    #[allow(clippy::missing_safety_doc)]
+                    #( #other_attrs )*
+                    #vis unsafe fn #watched_fn<const #ident: u32>( #params ) #b
+                }
+            });
             let generic = quote! {
                 #[doc(hidden)]
                 #[inline(always)]
                 #[allow(clippy::missing_safety_doc)]
                 #( #other_attrs )*
                 #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
+                #watched_generic
             };
             let shared = match &options.shared_memory {
                 Some(p) => quote! { Some(#p) },
@@ -237,6 +257,25 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     } else {
         quote! {{ ::gpu::trace::block_starts(); (|| #gpu_call)(); ::gpu::trace::block_ends(); }}
     };
+    // A cooperative kernel's second entry, `name__watched`: the same body
+    // with the watched barrier (`gpu::cg::barrier::watched`).
+    let watched_entry = watched_body.as_ref().map(|b| {
+        let entry = format_ident!("{}__watched", name);
+        let call = match &tile {
+            Some(Tile { default, .. }) => {
+                quote! {{ ::gpu::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents ),* ) }; ::gpu::trace::block_ends(); }}
+            }
+            None => quote! {{ ::gpu::trace::block_starts(); (|| #b)(); ::gpu::trace::block_ends(); }},
+        };
+        quote! {
+            #[doc(hidden)]
+            #gpu_cfg
+            #[unsafe(no_mangle)]
+            #[allow(improper_gpu_kernel_arg, non_snake_case)]
+            #( #other_attrs )*
+            #vis unsafe extern "gpu-kernel" fn #entry( #params ) #call
+        }
+    });
     let host_block = if tile.is_some() {
         quote! {{ #host_body }}
     } else {
@@ -263,6 +302,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #[allow(improper_gpu_kernel_arg)]
         #( #other_attrs )*
         #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
+
+        #watched_entry
 
         #( #docs )*
         #[cfg(not(target_arch = "nvptx64"))]

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
+use gpu_core::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
@@ -349,6 +350,7 @@ impl Backend for Cuda {
     }
 
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        let module_is_ours = module.is_none();
         let module: &Arc<CudaModule> = match module {
             Some(m) => m.0.downcast_ref().expect("a CUDA module on the CUDA backend"),
             None => {
@@ -363,7 +365,13 @@ impl Backend for Cuda {
             }
         };
         let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function }))
+        // A cooperative kernel of this project's modules has a second entry
+        // whose grid.sync() is the watched barrier, launched for large grids.
+        let watched = match (spec.grid_sync, module_is_ours) {
+            (true, true) => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
+            _ => None,
+        };
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
@@ -521,6 +529,19 @@ struct CudaKernel<'g> {
     cuda: &'g Cuda,
     name: &'static str,
     function: CudaFunction,
+    /// The `name__watched` entry of a cooperative kernel of this project's
+    /// modules, launched cooperatively above `WATCHED_ABOVE_BLOCKS` blocks.
+    watched: Option<CudaFunction>,
+}
+
+impl CudaKernel<'_> {
+    /// The entry a launch of `shape` runs (`gpu::cg::barrier::is_watched`).
+    fn entry(&self, shape: Shape, cooperative: bool) -> &CudaFunction {
+        match &self.watched {
+            Some(w) if cooperative && is_watched(shape.blocks) => w,
+            _ => &self.function,
+        }
+    }
 }
 
 impl Drop for CudaKernel<'_> {
@@ -529,6 +550,7 @@ impl Drop for CudaKernel<'_> {
     fn drop(&mut self) {
         if self.cuda.stuck.get().is_some() {
             std::mem::forget(self.function.clone());
+            std::mem::forget(self.watched.clone());
         }
     }
 }
@@ -538,10 +560,15 @@ const MAX_PARAMS: usize = 8;
 
 impl Function for CudaKernel<'_> {
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
-        let blocks_per_sm = self
-            .function
-            .occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
-            .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        let blocks = |f: &CudaFunction| {
+            f.occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
+                .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+        };
+        // Either entry may be launched: a grid fits only if it fits both.
+        let blocks_per_sm = match &self.watched {
+            Some(w) => blocks(&self.function)?.min(blocks(w)?),
+            None => blocks(&self.function)?,
+        };
         let attr = |a| self.function.get_attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuFuncGetAttribute"));
         Ok(Occupancy {
             blocks_per_sm,
@@ -582,8 +609,10 @@ impl Function for CudaKernel<'_> {
         };
         // SAFETY: one value per parameter (the caller's contract), each in a
         // u64 that lives across the call; the function and stream are live.
-        unsafe { driver::launch_kernel_ex(self.function.cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..args.len()]) }
-            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
+        unsafe {
+            driver::launch_kernel_ex(self.entry(shape, cooperative).cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..args.len()])
+        }
+        .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
         if let Some(words) = words {
             self.cuda.end_trace(self.name, shape, cooperative, &words)?;
         }

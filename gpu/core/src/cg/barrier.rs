@@ -35,16 +35,21 @@ pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
     if low < (1 << 30) { low } else { low - (FLIP - (num_blocks - 1)) + 1 }
 }
 
-/// Grids of more blocks than this synchronize with the watched barrier
-/// ([`watched`]); smaller ones with the single word above. The choice is the
-/// grid's size, the same for every block of a launch. Measured on an H200
-/// (`docs/bench/barrier/README.md`): the word's cost grows by about 2.3 ns per
-/// block (2.19 µs at 1,056 blocks, 4.6 at 2,112, 8.5 at 4,224), the watched
-/// barrier's stays near 2.6 µs from 1,056 to 4,224 blocks; they cross near
-/// 1,250.
+/// Cooperative launches of more blocks than this run the kernel's watched
+/// entry ([`watched`]); smaller ones its plain entry, whose `grid.sync()` is
+/// the single word above. The host chooses at launch, by the grid's size: a
+/// `#[kernel(cooperative)]` kernel has both entries, `name` and
+/// `name__watched`, and the emulator makes the same choice. Measured on an
+/// H200 (`docs/bench/barrier/README.md`): the word's cost grows by about 2.3
+/// ns per block (2.11 µs at 1,056 blocks, 4.6 at 2,112, 8.5 at 4,224), the
+/// watched barrier's stays near 2-2.6 µs from 1,056 to 4,224 blocks; they
+/// cross near 1,250.
 pub const WATCHED_ABOVE_BLOCKS: u32 = 1280;
 
-/// Whether a grid of `num_blocks` blocks synchronizes with the watched barrier.
+/// The suffix of a cooperative kernel's watched entry.
+pub const WATCHED_ENTRY_SUFFIX: &str = "__watched";
+
+/// Whether a cooperative grid of `num_blocks` blocks runs the watched entry.
 #[inline(always)]
 pub const fn is_watched(num_blocks: u32) -> bool {
     num_blocks > WATCHED_ABOVE_BLOCKS
@@ -329,6 +334,9 @@ mod tests {
                     return;
                 }
                 let (n, c) = (self.n, self.c);
+                for f in 0..c {
+                    assert!(s.mem.counters[f as usize] <= group_size(f, n, c), "n={n} c={c}: counter {f} past its group's size: {s:?}");
+                }
                 let mut moved = false;
                 let mut next = |m: &mut Model, t: State| {
                     moved = true;

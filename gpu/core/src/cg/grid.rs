@@ -1,7 +1,7 @@
 #[cfg(all(target_arch = "nvptx64", feature = "barrier-timeout"))]
 use super::barrier::{REPORT_MAGIC, TIMEOUT_NS};
 #[cfg(target_arch = "nvptx64")]
-use super::barrier::{arrival, arrivals, is_watched, released};
+use super::barrier::{arrival, arrivals, released};
 use super::block::this_thread_block;
 use super::ranks::{self, MAX_GRID_DIM_YZ};
 use crate::arch;
@@ -49,6 +49,11 @@ use core::marker::PhantomData;
 /// ```
 pub struct GridGroup<L = Cooperative> {
     workspace: *mut u32,
+    /// Whether this is the kernel's watched entry (`cg::barrier::watched`),
+    /// which the host launches for grids above `WATCHED_ABOVE_BLOCKS`: a
+    /// constant of each entry, so each compiles one barrier.
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+    watched: bool,
     _launch: PhantomData<L>,
 }
 
@@ -90,7 +95,7 @@ impl CanSync for Cooperative {}
 /// ([`GridGroup<Cooperative>`]); elsewhere it is [`GridGroup<Ordinary>`].
 #[inline(always)]
 pub fn this_grid() -> GridGroup<Ordinary> {
-    GridGroup { workspace: arch::grid_workspace(), _launch: PhantomData }
+    GridGroup { workspace: arch::grid_workspace(), watched: false, _launch: PhantomData }
 }
 
 /// What `#[kernel(cooperative)]` puts in scope in its kernel's body, in place
@@ -104,13 +109,30 @@ pub mod cooperative_kernel {
     /// `cg::this_grid()` in a kernel declared `#[kernel(cooperative)]`.
     #[inline(always)]
     pub fn this_grid() -> GridGroup<Cooperative> {
-        GridGroup { workspace: arch::grid_workspace(), _launch: PhantomData }
+        GridGroup { workspace: arch::grid_workspace(), watched: false, _launch: PhantomData }
     }
 
     /// The `cg` module, with [`this_grid`] in place of the plain one.
     pub mod cg {
         pub use super::this_grid;
         pub use crate::cg::*;
+    }
+
+    /// The same scope in the kernel's watched entry.
+    pub mod watched {
+        use super::*;
+
+        /// `cg::this_grid()` in a cooperative kernel's watched entry.
+        #[inline(always)]
+        pub fn this_grid() -> GridGroup<Cooperative> {
+            GridGroup { workspace: arch::grid_workspace(), watched: true, _launch: PhantomData }
+        }
+
+        /// The `cg` module, with [`this_grid`] in place of the plain one.
+        pub mod cg {
+            pub use super::this_grid;
+            pub use crate::cg::*;
+        }
     }
 }
 
@@ -147,9 +169,10 @@ impl<L: LaunchKind> GridGroup<L> {
     }
 
     /// The grid barrier: the driver's single word ([`Self::sync_on_word`])
-    /// up to [`WATCHED_ABOVE_BLOCKS`](super::barrier::WATCHED_ABOVE_BLOCKS)
-    /// blocks, the watched barrier ([`Self::sync_watched`]) above (the same
-    /// choice in every block: it is the grid's size).
+    /// in a kernel's plain entry, the watched barrier ([`Self::sync_watched`])
+    /// in its watched entry (`cg::barrier::WATCHED_ABOVE_BLOCKS` says which
+    /// the host launches). `watched` is each entry's constant, so neither
+    /// entry carries the other's code.
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     fn sync_on_gpu(&self) {
@@ -160,11 +183,10 @@ impl<L: LaunchKind> GridGroup<L> {
         let block = this_thread_block();
         // The block's writes happen before thread 0's release below.
         block.sync();
-        let n = self.num_blocks() as u32;
-        if is_watched(n) {
-            self.sync_watched(n);
+        if self.watched {
+            self.sync_watched(self.num_blocks() as u32);
         } else if block.thread_rank() == 0 {
-            self.sync_on_word(n);
+            self.sync_on_word(self.num_blocks() as u32);
         }
         // Thread 0's acquire (its add's, or its last poll's) happens before the
         // rest of the block continues.
@@ -193,9 +215,7 @@ impl<L: LaunchKind> GridGroup<L> {
         let arrived_at = unsafe { arch::atom_add_acq_rel_gpu(barrier, share) };
         if !released(arrived_at, arrived_at.wrapping_add(share)) {
             // SAFETY (of both reads): as above.
-            self.spin_until(|| released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }), || {
-                arrivals(unsafe { arch::ld_acquire_gpu(barrier) }, n)
-            });
+            self.spin_until(|| released(arrived_at, unsafe { arch::ld_acquire_gpu(barrier) }), || arrivals(unsafe { arch::ld_acquire_gpu(barrier) }, n));
         }
         crate::trace::block_leaves();
     }
