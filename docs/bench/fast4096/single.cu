@@ -9,6 +9,8 @@
 // median; the ratio to CUB per round, and the median of the ratios.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_90 -o single single.cu -lcuda
+// (gpu.ptx and gpu_sm90.ptx are the build's modules, target/release/build/gpu-*/out/;
+// gpu.cubin is ptxas -arch=sm_90 -O3 gpu.ptx -o gpu.cubin.) Result: docs/bench/NOTES.md.
 // Run:   ./single gpu.ptx gpu_sm90.ptx gpu.cubin [rounds]
 #include <cub/cub.cuh>
 #include <cuda.h>

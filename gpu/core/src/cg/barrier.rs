@@ -41,9 +41,9 @@ pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
 /// `#[kernel(cooperative)]` kernel has both entries, `name` and
 /// `name__watched`, and the emulator makes the same choice. Measured on an
 /// H200 (`docs/bench/barrier/README.md`): the word's cost grows by about 2.3
-/// ns per block (2.11 µs at 1,056 blocks, 4.6 at 2,112, 8.5 at 4,224), the
-/// watched barrier's stays near 2-2.6 µs from 1,056 to 4,224 blocks; they
-/// cross near 1,250.
+/// ns per block (2.11 µs at 1,056 blocks, 4.6 at 2,112, 8.6 at 4,224); the
+/// watched barrier's stays at 1.88-2.19 µs from 1,584 to 4,224 blocks, and
+/// its C++ twin cost 2.64 at 1,056, where the word is cheaper.
 pub const WATCHED_ABOVE_BLOCKS: u32 = 1280;
 
 /// The suffix of a cooperative kernel's watched entry.
