@@ -392,3 +392,18 @@ fn a_grid_above_the_watched_threshold_runs_the_watched_barrier_and_without_it_th
     let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 3, true).unwrap_err();
     assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
 }
+
+#[test]
+fn a_block_skipping_the_watched_barrier_is_a_named_deadlock_not_a_hang() {
+    // The watched barrier's counters never fill without the last block, so
+    // block 0 never releases: on a GPU a hang (or, built with
+    // `barrier-timeout`, a report); on the emulator a named deadlock.
+    let gpu = Gpu::emulated(Device::H200, Options::default());
+    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_missing_block).unwrap();
+    let blocks = k.limits(32).unwrap().capacity();
+    assert!(gpu::cg::barrier::is_watched(blocks));
+    let mut out = gpu.zeros::<u32>(blocks as usize).unwrap();
+    let e = k.configure(blocks, 32).unwrap().per_block(out.slice_mut(..)).and_then(|()| gpu.finish()).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("4223 of 4224 blocks reached") && text.contains("block 4223 exited without it"), "{text}");
+}
