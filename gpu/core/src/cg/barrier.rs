@@ -441,6 +441,24 @@ mod tests {
         }
 
         #[test]
+        fn the_flags_wrap_past_2_to_the_32_without_releasing_anyone_early() {
+            // Flags only move on, so after 2^32 barriers they wrap; a block
+            // waits for a change from the epoch it joined at, never for a value.
+            let (n, c) = (5u32, 2u32);
+            let mut m = Memory::new(c);
+            m.flags.iter_mut().for_each(|f| *f = u32::MAX - 1);
+            for _ in 0..3 {
+                let joined: Vec<u32> = (0..n).map(|b| m.arrive(b)).collect();
+                assert!((0..n).all(|b| !m.released(b, joined[b as usize])));
+                assert_eq!(m.arrivals(), n);
+                assert!(m.watch(n));
+                assert!((0..n).all(|b| m.released(b, joined[b as usize])), "every block, once block 0 has watched");
+                assert_eq!(m.arrivals(), 0);
+            }
+            assert_eq!(m.flags, vec![1, 1], "u32::MAX - 1, u32::MAX, 0, 1");
+        }
+
+        #[test]
         fn a_barrier_without_block_0_or_with_a_block_missing_never_releases() {
             for missing in [0u32, 3] {
                 let mut m = Memory::new(2);
