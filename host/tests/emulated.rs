@@ -362,17 +362,23 @@ fn an_ordinary_grid_of_2_to_the_32_threads_is_refused_by_name_and_one_fewer_bloc
     assert!(matches!(e, Error::BufferTooShort { .. }), "{e}");
 }
 
+/// The stress kernel on `gpu`'s full grid of `threads`-thread blocks: no
+/// stale read with its barrier, and the race named without it.
+fn stress_full_grid(gpu: &Gpu, threads: u32, rounds: u32) -> u32 {
+    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    let blocks = k.limits(threads).unwrap().capacity();
+    let launch = k.configure(blocks, threads).unwrap();
+    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+    launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, false).unwrap();
+    assert!(gpu.read(&errors).unwrap().iter().all(|&e| e == 0));
+    let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, true).unwrap_err();
+    assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
+    blocks
+}
+
 #[test]
 fn the_grid_barrier_stress_reads_every_neighbours_value_and_without_its_barrier_the_race_is_named() {
-    let gpu = t4();
-    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
-    let blocks = k.limits(256).unwrap().capacity();
-    let launch = k.configure(blocks, 256).unwrap();
-    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
-    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 50, false).unwrap();
-    assert!(gpu.read(&errors).unwrap().iter().all(|&e| e == 0));
-    let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 50, true).unwrap_err();
-    assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
+    assert_eq!(stress_full_grid(&t4(), 256, 50), 160);
 }
 
 #[test]
@@ -380,17 +386,8 @@ fn a_grid_above_the_watched_threshold_runs_the_watched_barrier_and_without_it_th
     // 4,224 blocks of 32 threads on the emulated H200: more than
     // `WATCHED_ABOVE_BLOCKS`, so every grid.sync() is the watched barrier's
     // steps (`cg::barrier::watched`), not the single word's.
-    let gpu = Gpu::emulated(Device::H200, Options::default());
-    let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
-    let blocks = k.limits(32).unwrap().capacity();
-    assert_eq!(blocks, 4224);
-    assert!(gpu::cg::barrier::is_watched(blocks) && !gpu::cg::barrier::is_watched(1056));
-    let launch = k.configure(blocks, 32).unwrap();
-    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
-    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 3, false).unwrap();
-    assert!(gpu.read(&errors).unwrap().iter().all(|&e| e == 0));
-    let e = launch.stress(slots.slice_mut(..), errors.slice_mut(..), 3, true).unwrap_err();
-    assert!(e.to_string().contains("data race on slots[") && e.to_string().contains("with no grid.sync() between"), "{e}");
+    assert!(gpu::cg::barrier::is_watched(4224) && !gpu::cg::barrier::is_watched(1056));
+    assert_eq!(stress_full_grid(&Gpu::emulated(Device::H200, Options::default()), 32, 3), 4224);
 }
 
 #[test]
