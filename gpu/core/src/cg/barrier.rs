@@ -152,10 +152,11 @@ pub mod watched {
             self.counters[f as usize] == group_size(f, n, self.c())
         }
 
-        /// Step 3 for counter `f`, joined at `joined`.
-        pub fn reset_and_release(&mut self, f: u32, joined: u32) {
+        /// Step 3 for counter `f`: reset it, and move its flag on from the
+        /// epoch it holds (as the GPU's watcher thread reads it).
+        pub fn reset_and_release(&mut self, f: u32) {
             self.counters[f as usize] = 0;
-            self.flags[f as usize] = next_epoch(joined);
+            self.flags[f as usize] = next_epoch(self.flags[f as usize]);
         }
 
         /// Step 4 for `block`, joined at `joined`.
@@ -170,8 +171,7 @@ pub mod watched {
             if !(0..self.c()).all(|f| self.counter_full(f, n)) {
                 return false;
             }
-            let joined = self.flags[0];
-            (0..self.c()).for_each(|f| self.reset_and_release(f, joined));
+            (0..self.c()).for_each(|f| self.reset_and_release(f));
             true
         }
 
@@ -365,7 +365,7 @@ mod tests {
                         _ => {}
                     }
                 }
-                if let Some(joined) = s.joined[0] {
+                if s.joined[0].is_some() {
                     for f in 0..c {
                         let fi = f as usize;
                         if !s.seen[fi] && s.mem.counter_full(f, n) {
@@ -375,7 +375,7 @@ mod tests {
                         }
                         if s.synced && !s.released[fi] {
                             let mut t = s.clone();
-                            t.mem.reset_and_release(f, joined);
+                            t.mem.reset_and_release(f);
                             t.released[fi] = true;
                             next(self, t);
                         }
