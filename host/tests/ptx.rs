@@ -8,6 +8,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu::cg::barrier::WATCHED_ENTRY_SUFFIX;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -79,11 +80,23 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
         for name in gpu::KERNELS.names() {
             assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
         }
+        // A cooperative kernel's watched entry, under the name the host
+        // loads it by; a grid is sized by the smaller of its entries' ceilings,
+        // so the register bound below holds for both.
+        let watched = |name: &str| format!("{name}{WATCHED_ENTRY_SUFFIX}");
+        for def in [&gpu::KERNELS.reduce_cooperative_grid, &gpu::KERNELS.exercise_sum] {
+            assert!(def.grid_sync() && entries.iter().any(|(e, _, _)| *e == watched(def.name())), "{arch}: no entry {}", watched(def.name()));
+        }
+        for (name, _, _) in &entries {
+            if let Some(plain) = name.strip_suffix(WATCHED_ENTRY_SUFFIX) {
+                assert!(gpu::KERNELS.names().contains(&plain), "{arch}: {name} is the watched entry of no registered kernel");
+            }
+        }
         for (name, regs, spill) in &entries {
             println!("{arch} {name}: {regs} registers, {spill} spill bytes");
             assert_eq!(*spill, 0, "{arch} {name} spills");
             let lesson = ["reduce_blocks_to_partials", "reduce_partials_to_total", "reduce_cooperative_grid", "exercise_sum"];
-            if arch == "sm_90" && lesson.contains(&name.as_str()) {
+            if arch == "sm_90" && lesson.iter().any(|l| *name == *l || *name == watched(l)) {
                 assert!(*regs <= 32, "{name} needs {regs} registers: more than 32 costs the H200 blocks per SM at 256 threads");
             }
         }
