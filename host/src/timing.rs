@@ -215,6 +215,10 @@ pub struct BarrierCost {
     /// NVIDIA's `cg::this_grid().sync()` (nvcc), launched through this
     /// program's launch path, where nvcc was found.
     pub nvidia_us: Option<f64>,
+    /// The barrier the launch did not choose at this grid, µs per barrier
+    /// (the watched one up to `WATCHED_ABOVE_BLOCKS` blocks, the single word
+    /// above), where measured (`bench`): the figures behind the choice.
+    pub other_barrier_us: Option<f64>,
     /// One more empty launch of the same grid, queued (GPU time).
     pub kernel_boundary_us: f64,
     /// One more kernel node of the same grid in a graph (GPU time).
@@ -235,7 +239,7 @@ pub fn barrier_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, nvidia: Opti
     let graph = gpu.capture(&mut || (0..LAUNCHES_PER_BATCH).try_for_each(|_| empty.launch(blocks, threads_per_block)))?;
     // SAFETY: the graph's nodes are empty launches: they address no memory.
     let graph_node_us = per_launch(gpu, ROUNDS, 1, LAUNCHES_PER_BATCH, &mut || unsafe { gpu.launch_graph(&graph) })?;
-    Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, kernel_boundary_us, graph_node_us })
+    Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, other_barrier_us: None, kernel_boundary_us, graph_node_us })
 }
 
 #[cfg(test)]

@@ -1,17 +1,19 @@
-// Issue #31, fast / CUB at 4,096 floats: is the gap the kernel or the
-// process? One process times, in alternating rounds, CUB's DeviceReduce::Sum
-// and this project's `reduce_single_block` (one block of 256 threads, as the
-// fast path launches it at 4,096) loaded three ways: the sm_70 PTX module the
-// host loads (JIT by the driver), the sm_90 PTX module, and the sm_70 PTX
-// built offline by ptxas into an sm_90 cubin. Each run sits between its own
-// pair of events, 32 runs queued behind a spinning kernel (as the bench's
-// time_queued), inputs rotated over 64 copies; per round, each variant's
-// median; the ratio to CUB per round, and the median of the ratios.
+// Issue #31, fast / CUB at small n: is the gap the kernel or the process,
+// and does a change to the kernel close it? One process times, in
+// alternating rounds, CUB's DeviceReduce::Sum and this project's
+// `reduce_single_block` from each module given (one block, as the fast path
+// launches it: 256 threads up to 4,096 floats, 512 at 8,192, 1,024 above).
+// Each run sits between its own pair of events, 32 runs queued behind a
+// spinning kernel (as the bench's time_queued), inputs rotated over 64
+// copies; per round, each variant's median; the ratio to CUB per round, and
+// the median of the ratios. Every variant's last batch of totals is checked
+// against the double sums of its inputs.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_90 -o single single.cu -lcuda
-// (gpu.ptx and gpu_sm90.ptx are the build's modules, target/release/build/gpu-*/out/;
-// gpu.cubin is ptxas -arch=sm_90 -O3 gpu.ptx -o gpu.cubin.) Result: docs/bench/NOTES.md.
-// Run:   ./single gpu.ptx gpu_sm90.ptx gpu.cubin [rounds]
+// Run:   ./single [--rounds R] [--n N,N,...] label=module ...
+//        (a module is a PTX file, JIT by the driver as the host loads it, or a cubin)
+// First use (2026-12-01): ./single sm70=gpu.ptx sm90=gpu_sm90.ptx cubin=gpu.cubin --n 4096
+// Results: docs/bench/NOTES.md.
 #include <cub/cub.cuh>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -69,93 +71,122 @@ static double median(std::vector<double> v) {
     return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+static int threadsFor(size_t n) { return n <= 4096 ? 256 : n <= 8192 ? 512 : 1024; }
+
 int main(int argc, char** argv) {
-    if (argc < 4) {
-        std::fprintf(stderr, "usage: %s gpu.ptx gpu_sm90.ptx gpu.cubin [rounds]\n", argv[0]);
+    int rounds = 30;
+    std::vector<size_t> sizes = {4096};
+    std::vector<std::string> labels;
+    std::vector<CUfunction> fns;
+    CHECK(cudaFree(0));
+    for (int a = 1; a < argc; ++a) {
+        std::string arg = argv[a];
+        if (arg == "--rounds" && a + 1 < argc) {
+            rounds = atoi(argv[++a]);
+        } else if (arg == "--n" && a + 1 < argc) {
+            sizes.clear();
+            std::stringstream list(argv[++a]);
+            for (std::string item; std::getline(list, item, ',');) sizes.push_back(std::stoull(item));
+        } else if (arg.find('=') != std::string::npos) {
+            std::string label = arg.substr(0, arg.find('=')), image = slurp(arg.substr(arg.find('=') + 1).c_str());
+            CUmodule m;
+            CUfunction f;
+            DRV(cuModuleLoadData(&m, image.c_str()));
+            DRV(cuModuleGetFunction(&f, m, "reduce_single_block"));
+            int regs, local;
+            DRV(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+            DRV(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f));
+            std::printf("%s: %d registers, %d local bytes\n", label.c_str(), regs, local);
+            labels.push_back(label);
+            fns.push_back(f);
+        } else {
+            std::fprintf(stderr, "usage: %s [--rounds R] [--n N,N,...] label=module ...\n", argv[0]);
+            return 2;
+        }
+    }
+    if (fns.empty() || rounds < 2) {
+        std::fprintf(stderr, "usage: %s [--rounds R] [--n N,N,...] label=module ... (at least one module, 2 rounds)\n", argv[0]);
         return 2;
     }
-    const int rounds = argc > 4 ? atoi(argv[4]) : 30, batch = 32, copies = 64;
-    const size_t n = 4096;
-    CHECK(cudaFree(0));
-    CUcontext ctx;
-    DRV(cuCtxGetCurrent(&ctx));
-    CUfunction fns[3];
-    const char* names[] = {"rust sm_70 ptx (jit)", "rust sm_90 ptx (jit)", "rust ptxas cubin"};
-    for (int i = 0; i < 3; ++i) {
-        std::string image = slurp(argv[1 + i]);
-        CUmodule m;
-        DRV(cuModuleLoadData(&m, image.c_str()));
-        DRV(cuModuleGetFunction(&fns[i], m, "reduce_single_block"));
-        int regs, local, shared;
-        DRV(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, fns[i]));
-        DRV(cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, fns[i]));
-        DRV(cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fns[i]));
-        std::printf("%s: %d registers, %d local bytes, %d static shared bytes\n", names[i], regs, local, shared);
-    }
-    std::vector<float> host(n * copies);
+    const int batch = 32, copies = 64, variants = 1 + int(fns.size());
+    const size_t most = *std::max_element(sizes.begin(), sizes.end());
+    std::vector<float> host(most * copies);
     for (size_t i = 0; i < host.size(); ++i) host[i] = float((i * 2654435761u) % 1000) / 1000.0f;
     float *in, *out;
     CHECK(cudaMalloc(&in, host.size() * sizeof(float)));
-    CHECK(cudaMalloc(&out, 4 * batch * sizeof(float)));
+    CHECK(cudaMalloc(&out, variants * batch * sizeof(float)));
     CHECK(cudaMemcpy(in, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
-    void* temp = nullptr;
-    size_t tempBytes = 0;
-    CHECK(cub::DeviceReduce::Sum(temp, tempBytes, in, out, int(n)));
-    CHECK(cudaMalloc(&temp, tempBytes));
     std::vector<cudaEvent_t> ev(2 * batch);
     for (auto& e : ev) CHECK(cudaEventCreate(&e));
-
-    // Variant 0: CUB; 1-3: the Rust kernel from each image.
-    auto run = [&](int v, int k) {
-        float* x = in + (k % copies) * n;
-        float* o = out + v * batch + k % batch;
-        if (v == 0) {
-            CHECK(cub::DeviceReduce::Sum(temp, tempBytes, x, o, int(n)));
-        } else {
-            unsigned long long nn = n;
-            void* args[] = {&x, &o, &nn};
-            DRV(cuLaunchKernel(fns[v - 1], 1, 1, 1, 256, 1, 1, 32, 0, args, nullptr));
+    bool allRight = true;
+    for (size_t n : sizes) {
+        void* temp = nullptr;
+        size_t tempBytes = 0;
+        CHECK(cub::DeviceReduce::Sum(temp, tempBytes, in, out, int(n)));
+        CHECK(cudaMalloc(&temp, tempBytes));
+        // Variant 0: CUB; v > 0: the Rust kernel from module v - 1.
+        auto run = [&](int v, int k) {
+            float* x = in + (k % copies) * n;
+            float* o = out + v * batch + k % batch;
+            if (v == 0) {
+                CHECK(cub::DeviceReduce::Sum(temp, tempBytes, x, o, int(n)));
+            } else {
+                unsigned long long nn = n;
+                void* args[] = {&x, &o, &nn};
+                int threads = threadsFor(n);
+                DRV(cuLaunchKernel(fns[v - 1], 1, 1, 1, threads, 1, 1, threads / 32 * 4, 0, args, nullptr));
+            }
+        };
+        int k = 0;
+        auto timeBatch = [&](int v) {
+            hold<<<1, 1>>>(200000);
+            int first = k;
+            for (int b = 0; b < batch; ++b) {
+                CHECK(cudaEventRecord(ev[2 * b]));
+                run(v, k++);
+                CHECK(cudaEventRecord(ev[2 * b + 1]));
+            }
+            CHECK(cudaEventSynchronize(ev[2 * batch - 1]));
+            std::vector<double> t;
+            for (int b = 0; b < batch; ++b) {
+                float ms;
+                CHECK(cudaEventElapsedTime(&ms, ev[2 * b], ev[2 * b + 1]));
+                t.push_back(ms * 1e3);
+            }
+            // This batch's totals, each against the double sum of its copy.
+            std::vector<float> got(batch);
+            CHECK(cudaMemcpy(got.data(), out + v * batch, batch * sizeof(float), cudaMemcpyDeviceToHost));
+            for (int b = 0; b < batch; ++b) {
+                int copy = (first + b) % copies;
+                double ref = 0;
+                for (size_t i = 0; i < n; ++i) ref += host[copy * n + i];
+                if (std::fabs(got[(first + b) % batch] - ref) > 1e-5 * std::fabs(ref) + 1e-3) {
+                    if (allRight) std::printf("WRONG: variant %d, n %zu, copy %d: %.6f against %.6f\n", v, n, copy, got[(first + b) % batch], ref);
+                    allRight = false;
+                }
+            }
+            return median(t);
+        };
+        for (int v = 0; v < variants; ++v)
+            for (int w = 0; w < 3; ++w) timeBatch(v);
+        std::vector<std::vector<double>> per(variants);
+        for (int r = 0; r < rounds; ++r)
+            for (int i = 0; i < variants; ++i) {
+                int v = r % 2 ? variants - 1 - i : i;
+                per[v].push_back(timeBatch(v));
+            }
+        std::printf("n = %zu (%d threads), %d rounds of %d runs:\n", n, threadsFor(n), rounds, batch);
+        for (int v = 0; v < variants; ++v) {
+            std::vector<double> ratio;
+            for (int r = 0; r < rounds; ++r) ratio.push_back(per[v][r] / per[0][r]);
+            std::sort(ratio.begin(), ratio.end());
+            std::printf("  %-24s median %.3f us (rounds %.3f-%.3f); / cub: median %.4f, middle half %.4f-%.4f\n",
+                        v == 0 ? "cub DeviceReduce::Sum" : labels[v - 1].c_str(), median(per[v]),
+                        *std::min_element(per[v].begin(), per[v].end()), *std::max_element(per[v].begin(), per[v].end()), median(ratio),
+                        ratio[rounds / 4], ratio[3 * rounds / 4]);
         }
-    };
-    auto timeBatch = [&](int v, int& k) {
-        hold<<<1, 1>>>(200000);
-        for (int b = 0; b < batch; ++b) {
-            CHECK(cudaEventRecord(ev[2 * b]));
-            run(v, k++);
-            CHECK(cudaEventRecord(ev[2 * b + 1]));
-        }
-        CHECK(cudaEventSynchronize(ev[2 * batch - 1]));
-        std::vector<double> t;
-        for (int b = 0; b < batch; ++b) {
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, ev[2 * b], ev[2 * b + 1]));
-            t.push_back(ms * 1e3);
-        }
-        return median(t);
-    };
-    int k = 0;
-    for (int v = 0; v < 4; ++v)
-        for (int w = 0; w < 3; ++w) timeBatch(v, k);
-    // Check the totals: every variant's last batch against the double sum of its inputs.
-    std::vector<std::vector<double>> per(4);
-    for (int r = 0; r < rounds; ++r)
-        for (int i = 0; i < 4; ++i) {
-            int v = r % 2 ? 3 - i : i;
-            per[v].push_back(timeBatch(v, k));
-        }
-    std::vector<float> totals(4 * batch);
-    CHECK(cudaMemcpy(totals.data(), out, totals.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    double ref0 = 0;
-    for (size_t i = 0; i < n; ++i) ref0 += host[i];
-    const char* all[] = {"cub DeviceReduce::Sum", names[0], names[1], names[2]};
-    for (int v = 0; v < 4; ++v) {
-        std::vector<double> ratio;
-        for (int r = 0; r < rounds; ++r) ratio.push_back(per[v][r] / per[0][r]);
-        std::sort(ratio.begin(), ratio.end());
-        std::printf("%-24s median %.3f us (rounds %.3f-%.3f); / cub: median %.4f, middle half %.4f-%.4f\n", all[v], median(per[v]),
-                    *std::min_element(per[v].begin(), per[v].end()), *std::max_element(per[v].begin(), per[v].end()), median(ratio),
-                    ratio[rounds / 4], ratio[3 * rounds / 4]);
+        CHECK(cudaFree(temp));
     }
-    std::printf("a total: %.3f (copy 0's double sum %.3f)\n", totals[0], ref0);
-    return 0;
+    std::printf(allRight ? "every total checked: right\n" : "SOME TOTALS WRONG (above)\n");
+    return allRight ? 0 : 1;
 }

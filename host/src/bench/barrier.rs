@@ -6,11 +6,12 @@
 //! full residency at 32 threads, the many-block grid.
 
 use super::cpp;
-use crate::device::{ArgValue, Gpu};
+use crate::device::{ArgValue, Gpu, Module};
 use crate::driver::Shape;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::text::plural;
-use crate::timing::{BarrierCost, barrier_cost};
+use crate::timing::{BarrierCost, barrier_cost, per_barrier};
+use gpu_core::cg::barrier::{WATCHED_ABOVE_BLOCKS, is_watched};
 use std::fmt::Write;
 
 /// The grids measured: (blocks, threads per block).
@@ -26,12 +27,37 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     Ok(g)
 }
 
-/// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it; the
-/// second value says why it is missing.
+/// `grid_sync_loop`'s watched entry.
+const WATCHED_LOOP: &str = "grid_sync_loop__watched";
+
+/// This project's module loaded again, from a file, so that either entry of
+/// `grid_sync_loop` can be launched by name at any grid (a module from a file
+/// gets no entry chosen for it). `None` where modules cannot be loaded (the
+/// emulator).
+fn both_entries(gpu: &Gpu) -> Result<Option<Module>> {
+    let path = std::env::temp_dir().join(format!("cg-bench-entries-{}.ptx", std::process::id()));
+    std::fs::write(&path, crate::kernels().ptx.plain).map_err(|error| Error::Io { path: path.display().to_string(), error })?;
+    let module = gpu.load_module_file(&path);
+    let _ = std::fs::remove_file(&path);
+    match module {
+        Ok(m) => Ok(Some(m)),
+        Err(Error::NotOnEmulator(_)) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it (the
+/// second value says why it is missing), and the barrier the launch did not
+/// choose.
 pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
     let built = cpp::build_barrier();
     let module = built.as_ref().ok().map(|b| gpu.load_module_file(&b.cubin)).transpose()?;
     let nvidia = module.as_ref().map(|m| gpu.raw_kernel_in(m, "gridSyncLoop")).transpose()?;
+    let ours = both_entries(gpu)?;
+    let (plain, watched) = match &ours {
+        Some(m) => (Some(gpu.raw_kernel_in(m, "grid_sync_loop")?), Some(gpu.raw_kernel_in(m, WATCHED_LOOP)?)),
+        None => (None, None),
+    };
     let mut out = Vec::new();
     for (blocks, threads) in grids(gpu)? {
         let shape = Shape::new(blocks, threads, 0);
@@ -43,7 +69,14 @@ pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
             unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
         };
         let nvidia_fn: Option<&mut dyn FnMut(u32) -> Result<()>> = if nvidia.is_some() { Some(&mut theirs) } else { None };
-        out.push(barrier_cost(gpu, blocks, threads, nvidia_fn)?);
+        let mut cost = barrier_cost(gpu, blocks, threads, nvidia_fn)?;
+        let other = if is_watched(blocks) { plain.as_ref() } else { watched.as_ref() };
+        if let Some(f) = other {
+            // SAFETY: as gridSyncLoop above; grid_sync_loop's entries take one
+            // 32-bit count and touch no memory but their barrier's.
+            cost.other_barrier_us = Some(per_barrier(gpu, 7, &mut |k| unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) })?);
+        }
+        out.push(cost);
     }
     Ok((out, built.err()))
 }
@@ -55,20 +88,29 @@ pub fn render(rows: &[BarrierCost], why_no_nvidia: Option<&str>) -> String {
     );
     let _ = writeln!(
         o,
-        "  {:>7} {:>7}  {:>10} {:>10} {:>7}  {:>16} {:>11}",
-        "blocks", "threads", "grid.sync", "NVIDIA cg", "ratio", "kernel boundary", "graph node"
+        "  {:>7} {:>7}  {:>10} {:>10} {:>7}  {:>11}  {:>16} {:>11}",
+        "blocks", "threads", "grid.sync", "NVIDIA cg", "ratio", "other entry", "kernel boundary", "graph node"
     );
+    let or_dash = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     for r in rows {
-        let (nv, ratio) = match r.nvidia_us {
-            Some(n) => (format!("{n:.3}"), format!("{:.3}", r.grid_sync_us / n)),
-            None => ("-".into(), "-".into()),
-        };
+        let ratio = r.nvidia_us.map(|n| r.grid_sync_us / n);
         let _ = writeln!(
             o,
-            "  {:>7} {:>7}  {:>10.3} {:>10} {:>7}  {:>16.3} {:>11.3}",
-            r.blocks, r.threads_per_block, r.grid_sync_us, nv, ratio, r.kernel_boundary_us, r.graph_node_us
+            "  {:>7} {:>7}  {:>10.3} {:>10} {:>7}  {:>11}  {:>16.3} {:>11.3}",
+            r.blocks,
+            r.threads_per_block,
+            r.grid_sync_us,
+            or_dash(r.nvidia_us),
+            or_dash(ratio),
+            or_dash(r.other_barrier_us),
+            r.kernel_boundary_us,
+            r.graph_node_us
         );
     }
+    let _ = writeln!(
+        o,
+        "  (other entry: the barrier the launch did not choose at that grid, the watched one up to {WATCHED_ABOVE_BLOCKS} blocks and the single word above)"
+    );
     if let Some(why) = why_no_nvidia {
         let _ = writeln!(o, "  (NVIDIA's barrier not measured: {why})");
     }
