@@ -11,6 +11,7 @@ mod barrier_timeout_case;
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_grid_barrier_one_block_skips_is_a_host_timeout_then_a_barrier_report_never_a_hang() {
-    let blocks = barrier_timeout_case::one_block_skips_the_barrier(256);
-    assert!(!gpu_core::cg::barrier::is_watched(blocks), "{blocks} blocks of 256 take the single-word barrier");
+    // Blocks of 1,024: a grid small enough for the single word on any GPU.
+    let blocks = barrier_timeout_case::one_block_skips_the_barrier(1024);
+    assert!(!gpu_core::cg::barrier::is_watched(blocks), "{blocks} blocks of 1024 take the single-word barrier");
 }

@@ -386,7 +386,7 @@ fn a_grid_above_the_watched_threshold_runs_the_watched_barrier_and_without_it_th
     // 4,224 blocks of 32 threads on the emulated H200: more than
     // `WATCHED_ABOVE_BLOCKS`, so every grid.sync() is the watched barrier's
     // steps (`cg::barrier::watched`), not the single word's.
-    assert!(gpu::cg::barrier::is_watched(4224) && !gpu::cg::barrier::is_watched(1056));
+    assert!(gpu::cg::barrier::is_watched(4224) && !gpu::cg::barrier::is_watched(528));
     assert_eq!(stress_full_grid(&Gpu::emulated(Device::H200, Options::default()), 32, 3), 4224);
 }
 

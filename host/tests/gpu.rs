@@ -215,12 +215,15 @@ fn a_million_grid_barriers_each_followed_by_a_neighbours_read_find_no_stale_valu
         println!("{blocks} blocks of {threads}: {} barriers, {wrong} stale reads, {:.1} s", 2 * ROUNDS, start.elapsed().as_secs_f64());
         assert_eq!(wrong, 0);
     }
-    // Broken on purpose: without the barrier between write and read, the check sees it.
-    let (blocks, threads) = grids[2];
-    let launch = k.configure(blocks, threads).unwrap();
-    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
-    launch.stress(slots.slice_mut(..), errors.slice_mut(..), 10_000, true).unwrap();
-    let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
-    println!("without the first barrier, {blocks} blocks of {threads}, 10,000 rounds: {wrong} stale reads");
-    assert!(wrong > 0, "the check never saw a missing barrier");
+    // Broken on purpose: without the barrier between write and read, the
+    // check sees it, on the largest grid of each barrier.
+    let largest = |watched: bool| grids.iter().copied().filter(|&(b, _)| gpu::cg::barrier::is_watched(b) == watched).max_by_key(|&(b, _)| b);
+    for (blocks, threads) in [largest(false), largest(true)].into_iter().flatten() {
+        let launch = k.configure(blocks, threads).unwrap();
+        let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+        launch.stress(slots.slice_mut(..), errors.slice_mut(..), 10_000, true).unwrap();
+        let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+        println!("without the first barrier, {blocks} blocks of {threads}, 10,000 rounds: {wrong} stale reads");
+        assert!(wrong > 0, "the check never saw a missing barrier");
+    }
 }

@@ -1,9 +1,10 @@
 //! What one grid barrier costs (`bench --barrier`, and part of every
 //! `bench`): this project's `grid.sync()`, NVIDIA's `cg::this_grid().sync()`
 //! built by nvcc and launched through the same launch path, one more kernel
-//! launch of the same grid and one more graph node, at 1 block per SM, half
-//! and full residency (256 threads), at 1 and 2 blocks per SM (1,024), and
-//! full residency at 32 threads, the many-block grid.
+//! launch of the same grid and one more graph node, at 1 block per SM, from
+//! half to full residency by eighths (256 threads, where the two barriers
+//! cross), at 1 and 2 blocks per SM (1,024), and at 3/8, half and full
+//! residency at 32 threads, the many-block grids.
 
 use super::cpp;
 use crate::device::{ArgValue, Gpu, Module};
@@ -21,7 +22,8 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     let sms = gpu.info.sms;
     let full = |threads| Ok::<u32, crate::error::Error>(kernel.limits(threads)?.capacity());
     let (f256, f1024, f32) = (full(256)?, full(1024)?, full(32)?);
-    let mut g = vec![(sms, 256), (f256 / 2, 256), (f256, 256), (sms, 1024), (f1024, 1024), (f32 * 3 / 8, 32), (f32 / 2, 32), (f32, 32)];
+    let eighths = |k: u32| (f256 * k / 8, 256);
+    let mut g = vec![(sms, 256), eighths(4), eighths(5), eighths(6), eighths(7), (f256, 256), (sms, 1024), (f1024, 1024), (f32 * 3 / 8, 32), (f32 / 2, 32), (f32, 32)];
     g.retain(|&(b, _)| b > 0);
     g.dedup();
     Ok(g)

@@ -40,11 +40,12 @@ pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
 /// the single word above. The host chooses at launch, by the grid's size: a
 /// `#[kernel(cooperative)]` kernel has both entries, `name` and
 /// `name__watched`, and the emulator makes the same choice. Measured on an
-/// H200 (`docs/bench/barrier/README.md`): the word's cost grows by about 2.3
-/// ns per block (2.11 µs at 1,056 blocks, 4.6 at 2,112, 8.6 at 4,224); the
-/// watched barrier's stays at 1.88-2.19 µs from 1,584 to 4,224 blocks, and
-/// its C++ twin cost 2.64 at 1,056, where the word is cheaper.
-pub const WATCHED_ABOVE_BLOCKS: u32 = 1280;
+/// H200 (`docs/bench/barrier/README.md`, both entries at every grid): the
+/// word's cost grows with the blocks contending for it (0.81 µs at 132
+/// blocks, 1.07 at 528, 2.11 at 1,056, 8.5 at 4,224); the watched barrier's
+/// is about flat, 1.80-1.93 µs from 132 to 1,056 blocks and 2.19 at 4,224,
+/// so the word wins up to about 900 blocks and the watched barrier past them.
+pub const WATCHED_ABOVE_BLOCKS: u32 = 960;
 
 /// The suffix of a cooperative kernel's watched entry.
 pub const WATCHED_ENTRY_SUFFIX: &str = "__watched";
