@@ -23,7 +23,8 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     let full = |threads| Ok::<u32, crate::error::Error>(kernel.limits(threads)?.capacity());
     let (f256, f1024, f32) = (full(256)?, full(1024)?, full(32)?);
     let eighths = |k: u32| (f256 * k / 8, 256);
-    let mut g = vec![(sms, 256), eighths(4), eighths(5), eighths(6), eighths(7), (f256, 256), (sms, 1024), (f1024, 1024), (f32 * 3 / 8, 32), (f32 / 2, 32), (f32, 32)];
+    let mut g =
+        vec![(sms, 256), eighths(4), eighths(5), eighths(6), eighths(7), (f256, 256), (sms, 1024), (f1024, 1024), (f32 * 3 / 8, 32), (f32 / 2, 32), (f32, 32)];
     g.retain(|&(b, _)| b > 0);
     g.dedup();
     Ok(g)
