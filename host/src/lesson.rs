@@ -301,7 +301,7 @@ pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnM
             r.timing.push(PathTiming { path, timing: t.timing, wrong_totals: t.wrong_totals });
         }
         if !gpu.info.emulated {
-            r.barrier = Some(crate::timing::barrier_cost(gpu, r.grid, cfg.threads_per_block, None)?);
+            r.barrier = Some(crate::timing::barrier_cost(gpu, r.grid, cfg.threads_per_block, None, None)?);
         }
     }
     section(&r, Section::Timing);

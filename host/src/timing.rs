@@ -225,21 +225,26 @@ pub struct BarrierCost {
     pub graph_node_us: f64,
 }
 
+/// A launch of `k` barriers back to back on the grid being measured.
+pub type BarrierLoop<'a> = &'a mut dyn FnMut(u32) -> Result<()>;
+
 /// This project's `grid.sync()`, a kernel boundary and a graph node on
-/// `blocks` blocks of `threads_per_block` (`nvidia`, if given, times NVIDIA's
-/// barrier the same way).
-pub fn barrier_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, nvidia: Option<&mut dyn FnMut(u32) -> Result<()>>) -> Result<BarrierCost> {
+/// `blocks` blocks of `threads_per_block`; `nvidia` and `other_barrier`, if
+/// given, time NVIDIA's barrier and the barrier the launch did not choose the
+/// same way.
+pub fn barrier_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, nvidia: Option<BarrierLoop>, other_barrier: Option<BarrierLoop>) -> Result<BarrierCost> {
     const ROUNDS: usize = 7;
     let looping = gpu.cooperative_kernel(&crate::kernels().grid_sync_loop)?;
     let launch = looping.configure(blocks, threads_per_block)?;
     let grid_sync_us = per_barrier(gpu, ROUNDS, &mut |k| launch.barriers(k))?;
     let nvidia_us = nvidia.map(|f| per_barrier(gpu, ROUNDS, f)).transpose()?;
+    let other_barrier_us = other_barrier.map(|f| per_barrier(gpu, ROUNDS, f)).transpose()?;
     let empty = gpu.kernel(&crate::kernels().empty)?;
     let kernel_boundary_us = per_launch(gpu, ROUNDS, LAUNCHES_PER_BATCH, 1, &mut || empty.launch(blocks, threads_per_block))?;
     let graph = gpu.capture(&mut || (0..LAUNCHES_PER_BATCH).try_for_each(|_| empty.launch(blocks, threads_per_block)))?;
     // SAFETY: the graph's nodes are empty launches: they address no memory.
     let graph_node_us = per_launch(gpu, ROUNDS, 1, LAUNCHES_PER_BATCH, &mut || unsafe { gpu.launch_graph(&graph) })?;
-    Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, other_barrier_us: None, kernel_boundary_us, graph_node_us })
+    Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, other_barrier_us, kernel_boundary_us, graph_node_us })
 }
 
 #[cfg(test)]

@@ -204,14 +204,18 @@ fn a_million_grid_barriers_each_followed_by_a_neighbours_read_find_no_stale_valu
     let gpu = gpu();
     let k = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
     let grids = host::bench::barrier::grids(&gpu).unwrap();
+    // Stale reads over `rounds` rounds on `blocks` blocks of `threads`.
+    let stale = |blocks: u32, threads: u32, rounds: u32, skip_first_sync: bool| -> u64 {
+        let launch = k.configure(blocks, threads).unwrap();
+        let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+        launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, skip_first_sync).unwrap();
+        gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum()
+    };
     // 500,000 rounds of two barriers each.
     const ROUNDS: u32 = 500_000;
     for (blocks, threads) in grids.iter().copied().chain([(1, 256)]) {
-        let launch = k.configure(blocks, threads).unwrap();
-        let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
         let start = std::time::Instant::now();
-        launch.stress(slots.slice_mut(..), errors.slice_mut(..), ROUNDS, false).unwrap();
-        let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+        let wrong = stale(blocks, threads, ROUNDS, false);
         println!("{blocks} blocks of {threads}: {} barriers, {wrong} stale reads, {:.1} s", 2 * ROUNDS, start.elapsed().as_secs_f64());
         assert_eq!(wrong, 0);
     }
@@ -219,10 +223,7 @@ fn a_million_grid_barriers_each_followed_by_a_neighbours_read_find_no_stale_valu
     // check sees it, on the largest grid of each barrier.
     let largest = |watched: bool| grids.iter().copied().filter(|&(b, _)| gpu::cg::barrier::is_watched(b) == watched).max_by_key(|&(b, _)| b);
     for (blocks, threads) in [largest(false), largest(true)].into_iter().flatten() {
-        let launch = k.configure(blocks, threads).unwrap();
-        let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
-        launch.stress(slots.slice_mut(..), errors.slice_mut(..), 10_000, true).unwrap();
-        let wrong: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+        let wrong = stale(blocks, threads, 10_000, true);
         println!("without the first barrier, {blocks} blocks of {threads}, 10,000 rounds: {wrong} stale reads");
         assert!(wrong > 0, "the check never saw a missing barrier");
     }

@@ -10,8 +10,9 @@ use super::cpp;
 use crate::device::{ArgValue, Gpu, Module};
 use crate::driver::Shape;
 use crate::error::{Error, Result};
+use crate::launch::RawKernel;
 use crate::text::plural;
-use crate::timing::{BarrierCost, barrier_cost, per_barrier};
+use crate::timing::{BarrierCost, BarrierLoop, barrier_cost};
 use gpu_core::cg::barrier::{WATCHED_ABOVE_BLOCKS, is_watched};
 use std::fmt::Write;
 
@@ -49,6 +50,16 @@ fn both_entries(gpu: &Gpu) -> Result<Option<Module>> {
     }
 }
 
+/// `k` barriers back to back by `f`, NVIDIA's `gridSyncLoop` or an entry of
+/// `grid_sync_loop`, launched cooperatively on `shape`.
+fn barrier_loop<'a>(f: &'a RawKernel<'_>, shape: Shape) -> impl FnMut(u32) -> Result<()> + 'a {
+    // SAFETY: each takes one count (gridSyncLoop's 64-bit, grid_sync_loop's
+    // 32-bit, the low bits of the same value) and touches no memory but its
+    // grid barrier's; it is launched cooperatively, on a grid the launch
+    // checks against its capacity.
+    move |k| unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
+}
+
 /// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it (the
 /// second value says why it is missing), and the barrier the launch did not
 /// choose.
@@ -64,22 +75,10 @@ pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
     let mut out = Vec::new();
     for (blocks, threads) in grids(gpu)? {
         let shape = Shape::new(blocks, threads, 0);
-        let mut theirs = |k: u32| -> Result<()> {
-            let f = nvidia.as_ref().expect("called only when loaded");
-            // SAFETY: gridSyncLoop takes one 64-bit count and touches no
-            // memory but its grid barrier's; it is launched cooperatively,
-            // on a grid the launch checks against its capacity.
-            unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
-        };
-        let nvidia_fn: Option<&mut dyn FnMut(u32) -> Result<()>> = if nvidia.is_some() { Some(&mut theirs) } else { None };
-        let mut cost = barrier_cost(gpu, blocks, threads, nvidia_fn)?;
-        let other = if is_watched(blocks) { plain.as_ref() } else { watched.as_ref() };
-        if let Some(f) = other {
-            // SAFETY: as gridSyncLoop above; grid_sync_loop's entries take one
-            // 32-bit count and touch no memory but their barrier's.
-            cost.other_barrier_us = Some(per_barrier(gpu, 7, &mut |k| unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) })?);
-        }
-        out.push(cost);
+        let mut theirs = nvidia.as_ref().map(|f| barrier_loop(f, shape));
+        let not_chosen = if is_watched(blocks) { plain.as_ref() } else { watched.as_ref() };
+        let mut other = not_chosen.map(|f| barrier_loop(f, shape));
+        out.push(barrier_cost(gpu, blocks, threads, theirs.as_mut().map(|f| f as BarrierLoop), other.as_mut().map(|f| f as BarrierLoop))?);
     }
     Ok((out, built.err()))
 }

@@ -127,7 +127,7 @@ pub fn run(gpu: &Gpu, threads_per_block: u32, max_log2: u32, rounds: usize, roun
     }
     let barrier_blocks = ours.limits(LESSON_CLUSTER)?.capacity();
     let cluster_sync_us = cluster_sync_cost(gpu, barrier_blocks, threads_per_block, LESSON_CLUSTER)?;
-    let grid_sync_us = crate::timing::barrier_cost(gpu, barrier_blocks, threads_per_block, None)?.grid_sync_us;
+    let grid_sync_us = crate::timing::barrier_cost(gpu, barrier_blocks, threads_per_block, None, None)?.grid_sync_us;
     Ok(ClusterBench { rows, cluster_sync_us, grid_sync_us, barrier_blocks, why_no_cpp: built.err() })
 }
 
