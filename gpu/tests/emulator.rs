@@ -635,6 +635,6 @@ fn the_last_block_sum_is_named_as_a_kernel_the_emulator_does_not_model() {
     let (mut partials, mut ticket, mut out) = (vec![0f32; 8], [0u32], [0f32]);
     let args = [input("input", &xs), output("partials", &mut partials, 0), output("ticket", &mut ticket, 1), output("out", &mut out, 2), Arg::Value(4096)];
     let text = err_text(launch(&kernels::REDUCE_LAST_BLOCK, 8, THREADS, false, &args));
-    assert!(text.contains("used __threadfence() at gpu/src/kernels/fast.rs:"), "{text}");
+    assert!(text.contains("used thread_fence() (fence.acq_rel.gpu) at gpu/src/kernels/fast.rs:"), "{text}");
     assert!(text.ends_with("which the emulator does not model (blocks talking through atomics): run this kernel on a GPU"), "{text}");
 }

@@ -16,8 +16,14 @@ pub enum Error {
     BenchNeedsGpu,
     /// The driver is there but reports no device at that index.
     NoDevice { requested: usize, count: usize },
-    /// Cooperative launch needs compute capability 6.0 or newer.
+    /// The kernels' PTX needs compute capability 7.0 or newer.
     ComputeCapabilityTooLow { name: String, major: i32, minor: i32 },
+    /// Streams or a capture begun inside a branch of `in_parallel` or a capture.
+    NestedStreams { what: &'static str },
+    /// A graph captured more watched launches than it has barrier memory for.
+    GraphBarriersExhausted { kernel: &'static str, max: usize },
+    /// The watched entry of a kernel that has none (a module from a file).
+    NoWatchedEntry { kernel: &'static str },
     /// The device or platform does not support cooperative launch.
     NoCooperativeLaunch { name: String },
     /// A driver call failed.
@@ -40,7 +46,7 @@ pub enum Error {
     /// A grid of more blocks than a launch can describe.
     GridTooLarge { kernel: &'static str, blocks: u64 },
     /// A grid of 2^32 threads or more: this project's kernels count a grid's
-    /// threads in 32 bits.
+    /// threads in 32 bits, and trap on such a grid.
     GridTooManyThreads { kernel: &'static str, blocks: u32, threads_per_block: u32 },
     /// Threads per block this device cannot use.
     BadThreadsPerBlock { threads_per_block: u32, why: BadBlock },
@@ -157,9 +163,19 @@ impl fmt::Display for Error {
                 0 => write!(f, "no CUDA device {requested}: the driver reports no devices (run the lesson on the emulated GPU with --emulate)"),
                 _ => write!(f, "no CUDA device {requested}: the driver reports {}, so use --device 0..{}", plural(*count, "device", "devices"), count - 1),
             },
-            Error::ComputeCapabilityTooLow { name, major, minor } => {
-                write!(f, "{name} is compute capability {major}.{minor}; cooperative launch needs 6.0 or newer (or run with --emulate)")
+            Error::ComputeCapabilityTooLow { name, major, minor } => write!(
+                f,
+                "{name} is compute capability {major}.{minor}; this project's kernels need 7.0 or newer (their PTX is sm_70, with acquire/release atomics and barrier.sync that older GPUs lack), so run with --emulate"
+            ),
+            Error::NestedStreams { what } => {
+                write!(f, "{what} cannot begin inside a branch of in_parallel or a graph capture: begin it outside, or make one the branch of the other")
             }
+            Error::GraphBarriersExhausted { kernel, max } => write!(
+                f,
+                "{kernel}: one graph holds at most {max} cooperative launches of more than {} blocks, each with barrier memory of its own: capture fewer per graph",
+                gpu_core::cg::barrier::WATCHED_ABOVE_BLOCKS
+            ),
+            Error::NoWatchedEntry { kernel } => write!(f, "{kernel} has no watched entry (only this project's own module has one)"),
             Error::NoCooperativeLaunch { name } => write!(
                 f,
                 "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or run with --emulate)"
@@ -195,7 +211,7 @@ impl fmt::Display for Error {
             ),
             Error::GridTooManyThreads { kernel, blocks, threads_per_block } => write!(
                 f,
-                "launch of {kernel} with {blocks} blocks of {threads_per_block} threads refused: that is {} threads, and a grid of this project's kernels has fewer than 2^32 (its ranks are 32-bit, as a resident grid's are); a grid-stride loop covers any n with fewer blocks",
+                "launch of {kernel} with {blocks} blocks of {threads_per_block} threads refused: that is {} threads, and this project's kernels count a grid's threads in 32 bits (a grid of 2^32 or more traps); a grid-stride loop covers any n with fewer blocks",
                 *blocks as u64 * *threads_per_block as u64
             ),
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),

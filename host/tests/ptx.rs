@@ -133,3 +133,55 @@ fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The parameter lines of entry `name` in `ptx` (`.param .u64 ...`), in order.
+fn entry_params<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
+    let header = format!(".visible .entry {name}(");
+    let start = ptx.find(&header).unwrap_or_else(|| panic!("no entry {name}")) + header.len();
+    let end = start + ptx[start..].find(')').unwrap();
+    ptx[start..end].lines().map(str::trim).filter(|l| l.starts_with(".param")).collect()
+}
+
+#[test]
+fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_module_wide() {
+    // docs/abi.md: a cooperative kernel's watched entry takes the plain
+    // entry's parameters, then a pointer to its launch's barrier memory.
+    for (module, ptx) in [("sm_70", gpu::KERNELS.ptx.plain), ("sm_90", gpu::KERNELS.ptx.sm90), ("traced", gpu::KERNELS.ptx.traced)] {
+        let mut watched = 0;
+        for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {
+            let name = line.trim_start_matches(".visible .entry ").trim_end_matches('(');
+            let Some(plain) = name.strip_suffix(WATCHED_ENTRY_SUFFIX) else { continue };
+            let (w, p) = (entry_params(ptx, name), entry_params(ptx, plain));
+            assert_eq!(w.len(), p.len() + 1, "{module}: {name} takes one parameter more than {plain}");
+            // A parameter's type: its line without the name.
+            let kind = |line: &str| {
+                let words: Vec<&str> = line.trim_end_matches(',').split_whitespace().collect();
+                words[..words.len() - 1].join(" ")
+            };
+            for (a, b) in w.iter().zip(&p) {
+                assert_eq!(kind(a), kind(b), "{module}: {name} and {plain} differ before the last parameter");
+            }
+            assert!(w.last().unwrap().starts_with(".param .u64 .ptr"), "{module}: {name}'s last parameter is a pointer: {:?}", w.last());
+            watched += 1;
+        }
+        assert!(watched >= 8, "{module}: only {watched} watched entries");
+        // The module-wide static every launch used to share is gone: the only
+        // global variables are the trace's and the diagnosing barrier's pointers.
+        for line in ptx.lines().filter(|l| l.starts_with(".global") || l.starts_with(".visible .global")) {
+            assert!(line.contains("CG_TRACE") || line.contains("GRID_BARRIER_REPORT"), "{module}: module-wide state: {line}");
+        }
+    }
+}
+
+#[test]
+fn every_block_barrier_is_the_non_aligned_barrier_sync_which_divergent_code_may_reach() {
+    // `bar.sync` is `barrier.sync.aligned`: undefined when the threads of a
+    // warp reach it from different places. The kernels use `barrier.sync`.
+    for (module, ptx) in [("sm_70", gpu::KERNELS.ptx.plain), ("sm_90", gpu::KERNELS.ptx.sm90), ("traced", gpu::KERNELS.ptx.traced)] {
+        let instructions = |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
+        assert_eq!(instructions("bar.sync"), 0, "{module} has an aligned block barrier");
+        assert_eq!(instructions("barrier.sync.aligned"), 0, "{module} has an aligned block barrier");
+        assert_eq!(instructions("bar.cta"), 0, "{module} has an aligned block barrier");
+        assert!(instructions("barrier.sync 0;") > 20, "{module}: the block barriers are barrier.sync 0");
+    }
+}

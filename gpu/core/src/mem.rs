@@ -231,7 +231,8 @@ impl<T: Word> Out<T> {
 }
 
 impl Out<u32> {
-    /// `atomicAdd(&out[i], v)` between `__threadfence()`s: adds `v` to
+    /// `atomicAdd(&out[i], v)` with acquire-release ordering at GPU scope
+    /// (`atom.add.acq_rel.gpu`; plain `atomicAdd` is relaxed): adds `v` to
     /// element `i` and returns the old value; this thread's accesses before
     /// it are visible GPU-wide to any thread that then reads the new value
     /// the same way. (Not modelled by the emulator, which reports it.)

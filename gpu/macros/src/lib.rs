@@ -28,7 +28,7 @@
 //! naming `#[kernel(cooperative)]` (`gpu::cg::GridGroup` says how).
 
 use proc_macro::TokenStream;
-use proc_macro2::{TokenStream as Tokens, TokenTree};
+use proc_macro2::{Delimiter, TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
@@ -115,6 +115,61 @@ fn names(tokens: Tokens, name: &str) -> (bool, bool) {
     (bare, in_cg)
 }
 
+/// `tokens` with every call of `name` with no arguments, however its path is
+/// spelled (`this_grid()`, `cg::this_grid()`, `gpu::cg::this_grid()`,
+/// `::gpu::cg::this_grid()`), replaced by `call`, spanned where the call was.
+/// A method `x.name()` and a definition `fn name()` are left alone.
+fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out: Vec<TokenTree> = Vec::new();
+    let is_colon = |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+    let mut k = 0;
+    while k < tokens.len() {
+        match &tokens[k] {
+            TokenTree::Ident(i) if i == name => {
+                let empty_call = matches!(tokens.get(k + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty());
+                let method_or_fn =
+                    matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '.') || matches!(out.last(), Some(TokenTree::Ident(f)) if f == "fn");
+                if !empty_call || method_or_fn {
+                    out.push(tokens[k].clone());
+                    k += 1;
+                    continue;
+                }
+                // Drop the path in front: `seg ::` pairs, and a leading `::`.
+                while is_colon(out.last()) && is_colon(out.get(out.len().wrapping_sub(2))) {
+                    out.truncate(out.len() - 2);
+                    if matches!(out.last(), Some(TokenTree::Ident(_))) {
+                        out.pop();
+                    }
+                }
+                let span = i.span();
+                out.extend(call.clone().into_iter().map(|mut t| {
+                    t.set_span(span);
+                    t
+                }));
+                k += 2;
+            }
+            TokenTree::Group(g) => {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), rewrite_calls(g.stream(), name, call));
+                inner.set_span(g.span());
+                out.push(TokenTree::Group(inner));
+                k += 1;
+            }
+            t => {
+                out.push(t.clone());
+                k += 1;
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// The hidden last parameter of a cooperative kernel's watched entry: this
+/// launch's barrier memory (`gpu::cg::barrier::watched`, ABI in `docs/abi.md`).
+fn barrier_param() -> syn::Ident {
+    syn::Ident::new("__cg_grid_barrier", proc_macro2::Span::mixed_site())
+}
+
 /// The body of a `#[kernel(cooperative)]` or `#[kernel(cluster)]` kernel:
 /// `this_grid` / `this_cluster` and `cg::...` there are the grid that may
 /// `sync()` (`gpu::cg::cooperative_kernel`) and the cluster that may be used
@@ -138,10 +193,23 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
             &[("this_grid", quote!(GridGroup<::gpu::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<::gpu::cg::Unclustered>))],
         ),
     };
+    // Every call of `this_grid()` / `this_cluster()`, by any path, is the
+    // declared one: the `use` above covers the bare and `cg::` spellings and
+    // any use that is not a call; the rewrite covers a full path too.
+    let mut stmts = quote!(#( #stmts )*);
+    if o.cooperative {
+        let barrier = barrier_param();
+        let grid =
+            if watched { quote!(::gpu::cg::cooperative_kernel::watched::this_grid(#barrier)) } else { quote!(::gpu::cg::cooperative_kernel::this_grid()) };
+        stmts = rewrite_calls(stmts, "this_grid", &grid);
+    }
+    if o.cluster {
+        stmts = rewrite_calls(stmts, "this_cluster", &quote!(::gpu::cg::cluster_kernel::this_cluster()));
+    }
     let body = quote_spanned! {f.block.brace_token.span.join()=> {
         #[allow(unused_imports)]
         use ::gpu::cg::#scope;
-        #( #stmts )*
+        #stmts
     }};
     let block = quote::ToTokens::to_token_stream(&f.block);
     let mut uses = Tokens::new();
@@ -194,7 +262,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         types.push(&pt.ty);
     }
     let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
-    let params = quote! { #( #idents: #types ),* };
+    let params = quote! { #( #idents: #types, )* };
     let contract = if options.cooperative { quote!(::gpu::kernels::GridSync) } else { quote!(::gpu::kernels::NoGridSync) };
     let contract = if options.cluster { quote!(::gpu::kernels::Cluster<#contract>) } else { contract };
     // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
@@ -206,6 +274,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     };
 
     let watched_fn = format_ident!("__{}_body_watched", name);
+    let barrier = barrier_param();
     let (gpu_call, host_body, generic_body, tile_info) = match &tile {
         Some(Tile { ident, default }) => {
             let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
@@ -216,7 +285,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                     #[inline(always)]
                     #[allow(clippy::missing_safety_doc)]
                     #( #other_attrs )*
-                    #vis unsafe fn #watched_fn<const #ident: u32>( #params ) #b
+                    #vis unsafe fn #watched_fn<const #ident: u32>( #params #barrier: *mut u32 ) #b
                 }
             });
             let generic = quote! {
@@ -263,7 +332,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         let entry = format_ident!("{}__watched", name);
         let call = match &tile {
             Some(Tile { default, .. }) => {
-                quote! {{ ::gpu::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents ),* ) }; ::gpu::trace::block_ends(); }}
+                quote! {{ ::gpu::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #barrier ) }; ::gpu::trace::block_ends(); }}
             }
             None => quote! {{ ::gpu::trace::block_starts(); (|| #b)(); ::gpu::trace::block_ends(); }},
         };
@@ -273,7 +342,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             #[unsafe(no_mangle)]
             #[allow(improper_gpu_kernel_arg, non_snake_case)]
             #( #other_attrs )*
-            #vis unsafe extern "gpu-kernel" fn #entry( #params ) #call
+            #vis unsafe extern "gpu-kernel" fn #entry( #params #barrier: *mut u32 ) #call
         }
     });
     let host_block = if tile.is_some() {

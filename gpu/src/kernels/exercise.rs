@@ -61,7 +61,7 @@ pub const fn one_block_less_one(threads_per_block: u32) -> usize {
 
 /// Day 8's bounds bug in the exercise kernel: the loop runs to n rounded up to
 /// whole blocks, as if every thread of the last block had an element. The only
-/// line that differs from `exercise_sum` is the `for`.
+/// line that differs from `exercise_sum` is the `while`'s bound.
 ///
 /// # Safety
 /// As `exercise_sum`, and the input's buffer extends a block's worth past `n`.

@@ -17,8 +17,11 @@ pub unsafe fn cluster_only() {
     this_cluster().sync();
     let rank = cg::this_cluster().block_rank();
     let _ = this_cluster().map_shared_rank(dynamic_shared::<f32>(), rank);
-    let token = this_cluster().barrier_arrive();
+    // SAFETY: waited on next.
+    let token = unsafe { this_cluster().barrier_arrive() };
     this_cluster().barrier_wait(token);
+    gpu::cg::this_cluster().sync();
+    ::gpu::cg::this_cluster().sync();
     let _ = takes_the_cluster(&this_cluster());
 }
 
@@ -29,6 +32,7 @@ pub unsafe fn cooperative_cluster() {
     this_cluster().sync();
     this_grid().sync();
     cg::this_grid().sync();
+    gpu::cg::this_grid().sync();
     let _ = this_grid().num_clusters();
 }
 

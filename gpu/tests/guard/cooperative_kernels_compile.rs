@@ -19,6 +19,9 @@ pub unsafe fn every_form() {
     grid.sync();
     this_grid().sync();
     cg::this_grid().sync();
+    // The full path is the declared grid too.
+    gpu::cg::this_grid().sync();
+    ::gpu::cg::this_grid().sync();
     let g = grid;
     takes_the_grid(&g);
     generic(&g);

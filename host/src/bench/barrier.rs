@@ -7,9 +7,9 @@
 //! residency at 32 threads, the many-block grids.
 
 use super::cpp;
-use crate::device::{ArgValue, Gpu, Module};
+use crate::device::{ArgValue, Gpu};
 use crate::driver::Shape;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::launch::RawKernel;
 use crate::text::plural;
 use crate::timing::{BarrierCost, BarrierLoop, barrier_cost};
@@ -31,53 +31,30 @@ pub fn grids(gpu: &Gpu) -> Result<Vec<(u32, u32)>> {
     Ok(g)
 }
 
-/// `grid_sync_loop`'s watched entry.
-const WATCHED_LOOP: &str = "grid_sync_loop__watched";
-
-/// This project's module loaded again, from a file, so that either entry of
-/// `grid_sync_loop` can be launched by name at any grid (a module from a file
-/// gets no entry chosen for it). `None` where modules cannot be loaded (the
-/// emulator).
-fn both_entries(gpu: &Gpu) -> Result<Option<Module>> {
-    let path = std::env::temp_dir().join(format!("cg-bench-entries-{}.ptx", std::process::id()));
-    std::fs::write(&path, crate::kernels().ptx.plain).map_err(|error| Error::Io { path: path.display().to_string(), error })?;
-    let module = gpu.load_module_file(&path);
-    let _ = std::fs::remove_file(&path);
-    match module {
-        Ok(m) => Ok(Some(m)),
-        Err(Error::NotOnEmulator(_)) => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// `k` barriers back to back by `f`, NVIDIA's `gridSyncLoop` or an entry of
-/// `grid_sync_loop`, launched cooperatively on `shape`.
-fn barrier_loop<'a>(f: &'a RawKernel<'_>, shape: Shape) -> impl FnMut(u32) -> Result<()> + 'a {
-    // SAFETY: each takes one count (gridSyncLoop's 64-bit, grid_sync_loop's
-    // 32-bit, the low bits of the same value) and touches no memory but its
-    // grid barrier's; it is launched cooperatively, on a grid the launch
-    // checks against its capacity.
+/// `k` barriers back to back by NVIDIA's `gridSyncLoop`, launched
+/// cooperatively on `shape`.
+fn nvidia_loop<'a>(f: &'a RawKernel<'_>, shape: Shape) -> impl FnMut(u32) -> Result<()> + 'a {
+    // SAFETY: it takes one 64-bit count and touches no memory but its grid
+    // barrier's; it is launched cooperatively, on a grid the launch checks
+    // against its capacity.
     move |k| unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
 }
 
 /// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it (the
 /// second value says why it is missing), and the barrier the launch did not
-/// choose.
+/// choose (`grid_sync_loop`'s other entry, with barrier memory of its own as
+/// any launch of it has).
 pub fn run(gpu: &Gpu) -> Result<(Vec<BarrierCost>, Option<String>)> {
     let built = cpp::build_barrier();
     let module = built.as_ref().ok().map(|b| gpu.load_module_file(&b.cubin)).transpose()?;
     let nvidia = module.as_ref().map(|m| gpu.raw_kernel_in(m, "gridSyncLoop")).transpose()?;
-    let ours = both_entries(gpu)?;
-    let (plain, watched) = match &ours {
-        Some(m) => (Some(gpu.raw_kernel_in(m, "grid_sync_loop")?), Some(gpu.raw_kernel_in(m, WATCHED_LOOP)?)),
-        None => (None, None),
-    };
+    let ours = gpu.cooperative_kernel(&crate::kernels().grid_sync_loop)?;
     let mut out = Vec::new();
     for (blocks, threads) in grids(gpu)? {
         let shape = Shape::new(blocks, threads, 0);
-        let mut theirs = nvidia.as_ref().map(|f| barrier_loop(f, shape));
-        let not_chosen = if is_watched(blocks) { plain.as_ref() } else { watched.as_ref() };
-        let mut other = not_chosen.map(|f| barrier_loop(f, shape));
+        let mut theirs = nvidia.as_ref().map(|f| nvidia_loop(f, shape));
+        let launch = ours.configure(blocks, threads)?;
+        let mut other = (!gpu.info.emulated).then_some(|k| launch.barriers_by(k, !is_watched(blocks)));
         out.push(barrier_cost(gpu, blocks, threads, theirs.as_mut().map(|f| f as BarrierLoop), other.as_mut().map(|f| f as BarrierLoop))?);
     }
     Ok((out, built.err()))

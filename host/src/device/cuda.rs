@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
-use gpu_core::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched};
+use gpu_core::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched, watched};
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::sync::{Arc, OnceLock};
@@ -36,6 +36,17 @@ pub(crate) struct Cuda {
     /// While a graph is being captured, the stream it is captured from:
     /// launches go there instead of `stream`.
     capturing: Cell<Option<sys::CUstream>>,
+    /// While a branch of [`Backend::in_parallel`] runs, its stream: launches
+    /// go there (it is in the capture too, during one).
+    branch: Cell<Option<sys::CUstream>>,
+    /// The branches' streams, made on first use and kept.
+    branch_streams: RefCell<Vec<Arc<CudaStream>>>,
+    /// The watched barrier's memory for launches outside a capture: one
+    /// block of `watched::BYTES` per stream (see [`GraphBarriers`] and `docs/abi.md`).
+    barriers: RefCell<Vec<(usize, cudarc::driver::CudaSlice<u8>)>>,
+    /// During a capture, the graph's own barrier memory, one block per
+    /// captured watched launch.
+    capture_barriers: RefCell<Option<GraphBarriers>>,
     /// Loads the traced build of the kernels; and reads each launch's trace, or not.
     traced: Option<super::Tracing>,
     /// With `Tracing::Unread`: the one buffer every launch records into.
@@ -43,6 +54,9 @@ pub(crate) struct Cuda {
     traces: RefCell<Vec<super::LaunchTrace>>,
     #[cfg(feature = "barrier-timeout")]
     barrier_report: OnceLock<driver::HostMapped>,
+    /// The mutant of the shared barrier memory ([`Backend::mutant_share_barrier_memory`]).
+    #[cfg(feature = "barrier-timeout")]
+    mutant_shared_barrier: Cell<bool>,
 }
 
 impl Cuda {
@@ -97,11 +111,17 @@ impl Cuda {
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
             capturing: Cell::new(None),
+            branch: Cell::new(None),
+            branch_streams: RefCell::new(Vec::new()),
+            barriers: RefCell::new(Vec::new()),
+            capture_barriers: RefCell::new(None),
             traced,
             unread: OnceLock::new(),
             traces: RefCell::new(Vec::new()),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
+            #[cfg(feature = "barrier-timeout")]
+            mutant_shared_barrier: Cell::new(false),
         };
         Ok((cuda, info))
     }
@@ -250,9 +270,45 @@ impl Cuda {
         Ok(())
     }
 
-    /// The stream launches go to: the capture stream while a graph is being captured.
+    /// The stream launches go to: a branch's own while one runs, else the
+    /// capture stream while a graph is being captured, else `stream`.
     fn launch_stream(&self) -> sys::CUstream {
-        self.capturing.get().unwrap_or(self.stream.cu_stream())
+        self.branch.get().or(self.capturing.get()).unwrap_or(self.stream.cu_stream())
+    }
+
+    /// Zeroed barrier memory for `blocks` launches at once, ready before
+    /// anything queued after this call.
+    fn barrier_memory(&self, blocks: usize) -> Result<cudarc::driver::CudaSlice<u8>> {
+        let m = self.stream.alloc_zeros::<u8>(blocks * watched::BYTES as usize).map_err(Error::driver("cuMemAllocAsync"))?;
+        // Launches on other streams are not ordered after the zeroing: wait for it.
+        self.finish()?;
+        Ok(m)
+    }
+
+    /// The watched barrier's memory for a launch now (`gpu_core::cg::barrier::watched`):
+    /// no other launch in flight may use it (see [`GraphBarriers`] and `docs/abi.md`).
+    fn watched_barrier(&self) -> Result<u64> {
+        if self.capturing.get().is_some() {
+            let mut slab = self.capture_barriers.borrow_mut();
+            let slab = slab.as_mut().expect("barrier memory for every capture");
+            if slab.taken == GRAPH_BARRIERS {
+                return Err(Error::GraphBarriersExhausted { kernel: self.last_kernel.get(), max: GRAPH_BARRIERS });
+            }
+            let (base, _) = slab.memory.device_ptr(&self.stream);
+            slab.taken += 1;
+            return Ok(base + ((slab.taken - 1) * watched::BYTES as usize) as u64);
+        }
+        let stream = self.launch_stream() as usize;
+        // Today's bug, kept as a test of the test: every stream's launches on one block.
+        #[cfg(feature = "barrier-timeout")]
+        let stream = if self.mutant_shared_barrier.get() { 0 } else { stream };
+        if let Some((_, m)) = self.barriers.borrow().iter().find(|(s, _)| *s == stream) {
+            return Ok(m.device_ptr(&self.stream).0);
+        }
+        let m = self.barrier_memory(1)?;
+        let address = m.device_ptr(&self.stream).0;
+        self.barriers.borrow_mut().push((stream, m));
+        Ok(address)
     }
 
     /// Queues run `r` of `work` between `events[r]`'s two records, for each `r` of `runs`.
@@ -482,23 +538,77 @@ impl Backend for Cuda {
 
     fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
         self.usable()?;
+        if self.capturing.get().is_some() || self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a graph capture" });
+        }
+        // Memory cannot be allocated during a capture: the graph's barrier
+        // memory is allocated first, and belongs to the graph.
+        let memory = self.barrier_memory(GRAPH_BARRIERS)?;
+        *self.capture_barriers.borrow_mut() = Some(GraphBarriers { memory, taken: 0 });
         let side = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
         side.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(Error::driver("cuStreamBeginCapture"))?;
         self.capturing.set(Some(side.cu_stream()));
         let made = work();
         self.capturing.set(None);
+        let barriers = self.capture_barriers.borrow_mut().take().expect("the capture's barrier memory");
         // End the capture whatever `work` did, so the stream leaves capture mode.
         // SAFETY: `side` is this context's, in capture since above.
         let ended = unsafe { driver::GraphExec::end_capture(side.cu_stream()) };
         made?;
-        let graph = ended?.ok_or(Error::EmptyGraph)?;
+        let exec = ended?.ok_or(Error::EmptyGraph)?;
         side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
-        Ok(Graph(Box::new(graph)))
+        Ok(Graph(Box::new(CudaGraph { exec, _barriers: barriers.memory })))
+    }
+
+    /// Fork and join with events: each branch's stream waits for what was
+    /// queued before, runs the branch's launches, and what is queued after
+    /// waits for every branch. During a capture the same calls make
+    /// parallel branches of the graph.
+    fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        self.usable()?;
+        if self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
+        }
+        while self.branch_streams.borrow().len() < branches {
+            let stream = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
+            self.branch_streams.borrow_mut().push(stream);
+        }
+        let origin = self.launch_stream();
+        let event = || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"));
+        let wait = |stream: sys::CUstream, e: &CudaEvent| {
+            // SAFETY: both are this context's, live for the call.
+            unsafe { cudarc::driver::result::stream::wait_event(stream, e.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+                .map_err(Error::driver("cuStreamWaitEvent"))
+        };
+        let fork = event()?;
+        // SAFETY: the event and the stream are this context's.
+        unsafe { driver::record_event(fork.cu_event(), origin) }.map_err(Error::driver("cuEventRecord"))?;
+        let streams: Vec<sys::CUstream> = self.branch_streams.borrow()[..branches].iter().map(|s| s.cu_stream()).collect();
+        let mut joins = Vec::with_capacity(branches);
+        let mut made = Ok(());
+        for (b, &stream) in streams.iter().enumerate() {
+            wait(stream, &fork)?;
+            self.branch.set(Some(stream));
+            made = work(b);
+            self.branch.set(None);
+            let join = event()?;
+            // SAFETY: as above.
+            unsafe { driver::record_event(join.cu_event(), stream) }.map_err(Error::driver("cuEventRecord"))?;
+            joins.push(join);
+            if made.is_err() {
+                break;
+            }
+        }
+        // Join whatever ran, so that a capture can end.
+        for join in &joins {
+            wait(origin, join)?;
+        }
+        made
     }
 
     fn launch_graph(&self, graph: &Graph) -> Result<()> {
         self.usable()?;
-        let g: &driver::GraphExec = graph.0.downcast_ref().expect("a CUDA graph on the CUDA backend");
+        let g = &graph.0.downcast_ref::<CudaGraph>().expect("a CUDA graph on the CUDA backend").exec;
         self.last_kernel.set("a captured graph");
         // SAFETY: the graph was captured and instantiated in this context, and
         // its kernels' buffers are the caller's to keep alive (as for a launch).
@@ -509,11 +619,38 @@ impl Backend for Cuda {
         std::mem::take(&mut *self.traces.borrow_mut())
     }
 
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_share_barrier_memory(&self) {
+        self.mutant_shared_barrier.set(true);
+    }
+
     fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
-        let g: &driver::GraphExec = graph.0.downcast_ref().expect("a CUDA graph on the CUDA backend");
+        let g = &graph.0.downcast_ref::<CudaGraph>().expect("a CUDA graph on the CUDA backend").exec;
         // SAFETY: the graph is live (owned by `g`) and of this context.
         unsafe { driver::graph_kernel_nodes_cooperative(g.graph) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
     }
+}
+
+/// A captured graph, and the barrier memory its watched launches use.
+struct CudaGraph {
+    exec: driver::GraphExec,
+    _barriers: cudarc::driver::CudaSlice<u8>,
+}
+
+/// The most watched launches one graph holds ([`GraphBarriers`]).
+const GRAPH_BARRIERS: usize = 8;
+
+/// Where the watched barrier's memory comes from (`gpu_core::cg::barrier::watched`,
+/// `docs/abi.md`): it must not be shared by two launches in flight. Outside
+/// a capture, launches on one stream run one after another and each leaves
+/// its memory at rest, so each stream has one block. A graph's launches may
+/// run beside launches on any stream, and beside each other on parallel
+/// branches, so each watched launch captured gets a block of the graph's
+/// own; a graph is never in flight twice (CUDA orders the launches of one
+/// executable graph).
+struct GraphBarriers {
+    memory: cudarc::driver::CudaSlice<u8>,
+    taken: usize,
 }
 
 /// Timed runs queued behind one hold.
@@ -535,11 +672,12 @@ struct CudaKernel<'g> {
 }
 
 impl CudaKernel<'_> {
-    /// The entry a launch of `shape` runs (`gpu::cg::barrier::is_watched`).
-    fn entry(&self, shape: Shape, cooperative: bool) -> &CudaFunction {
+    /// The entry a launch of `shape` runs (`gpu::cg::barrier::is_watched`),
+    /// and whether it is the watched one.
+    fn entry(&self, shape: Shape, cooperative: bool) -> (&CudaFunction, bool) {
         match &self.watched {
-            Some(w) if cooperative && is_watched(shape.blocks) => w,
-            _ => &self.function,
+            Some(w) if cooperative && is_watched(shape.blocks) => (w, true),
+            _ => (&self.function, false),
         }
     }
 }
@@ -555,8 +693,9 @@ impl Drop for CudaKernel<'_> {
     }
 }
 
-/// The most parameters a kernel of this project takes.
-const MAX_PARAMS: usize = 8;
+/// The most parameters an entry of this project takes (a watched entry's
+/// hidden barrier parameter included).
+const MAX_PARAMS: usize = 9;
 
 impl Function for CudaKernel<'_> {
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
@@ -582,10 +721,16 @@ impl Function for CudaKernel<'_> {
         unsafe { driver::max_active_clusters(self.function.cu_function(), shape) }.map_err(Error::driver("cuOccupancyMaxActiveClusters"))
     }
 
-    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
-        assert!(args.len() <= MAX_PARAMS, "{} parameters", args.len());
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()> {
+        assert!(args.len() < MAX_PARAMS, "{} parameters", args.len());
         self.cuda.usable()?;
         self.cuda.last_kernel.set(self.name);
+        let (entry, watched) = match (watched, &self.watched) {
+            (None, _) => self.entry(shape, cooperative),
+            (Some(true), Some(w)) => (w, true),
+            (Some(false), _) => (&self.function, false),
+            (Some(true), None) => return Err(Error::NoWatchedEntry { kernel: self.name }),
+        };
         // Each parameter's bits in a u64: the driver reads the parameter's own
         // size from its start, which on a little-endian host is the value.
         let mut bits = [0u64; MAX_PARAMS];
@@ -594,6 +739,12 @@ impl Function for CudaKernel<'_> {
                 ArgValue::In { address, .. } | ArgValue::Out { address, .. } => address,
                 ArgValue::Value(v) => v,
             };
+        }
+        let mut count = args.len();
+        if watched {
+            // The watched entry's last parameter: this launch's barrier memory.
+            bits[count] = self.cuda.watched_barrier()?;
+            count += 1;
         }
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
         for (p, b) in params.iter_mut().zip(bits.iter_mut()) {
@@ -607,12 +758,11 @@ impl Function for CudaKernel<'_> {
             }
             None => None,
         };
-        // SAFETY: one value per parameter (the caller's contract), each in a
-        // u64 that lives across the call; the function and stream are live.
-        unsafe {
-            driver::launch_kernel_ex(self.entry(shape, cooperative).cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..args.len()])
-        }
-        .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
+        // SAFETY: one value per parameter (the caller's contract, and the
+        // watched entry's barrier memory), each in a u64 that lives across the
+        // call; the function and stream are live.
+        unsafe { driver::launch_kernel_ex(entry.cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..count]) }
+            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
         if let Some(words) = words {
             self.cuda.end_trace(self.name, shape, cooperative, &words)?;
         }

@@ -45,6 +45,8 @@ pub(crate) struct Emulated {
     options: Cell<emu::Options>,
     /// While a graph is being captured, the launches made so far.
     recording: RefCell<Option<Vec<Recorded>>>,
+    /// Whether a branch of `in_parallel` is running.
+    in_branch: Cell<bool>,
     /// Whether launches record their blocks, and what they recorded.
     pub(super) tracing: Cell<bool>,
     traces: RefCell<Vec<super::LaunchTrace>>,
@@ -92,7 +94,17 @@ impl Emulated {
             emulated: true,
             seed: options.seed,
         };
-        (Emulated { device, options: Cell::new(options), recording: RefCell::new(None), tracing: Cell::new(false), traces: RefCell::new(Vec::new()) }, info)
+        (
+            Emulated {
+                device,
+                options: Cell::new(options),
+                recording: RefCell::new(None),
+                in_branch: Cell::new(false),
+                tracing: Cell::new(false),
+                traces: RefCell::new(Vec::new()),
+            },
+            info,
+        )
     }
 
     fn memory(mem: &Memory) -> &emu::Memory {
@@ -207,6 +219,9 @@ impl Backend for Emulated {
     }
 
     fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+        if self.in_branch.get() || self.recording.borrow().is_some() {
+            return Err(Error::NestedStreams { what: "a graph capture" });
+        }
         *self.recording.borrow_mut() = Some(Vec::new());
         let made = work();
         let launches = self.recording.borrow_mut().take().unwrap_or_default();
@@ -215,6 +230,18 @@ impl Backend for Emulated {
             return Err(Error::EmptyGraph);
         }
         Ok(Graph(Box::new(launches)))
+    }
+
+    /// One branch after another (see `Gpu::in_parallel`): each launch runs
+    /// to completion when made, with its own barrier state, so no branch can
+    /// wait on another.
+    fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        if self.in_branch.replace(true) {
+            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
+        }
+        let made = (0..branches).try_for_each(&mut *work);
+        self.in_branch.set(false);
+        made
     }
 
     /// Runs the recorded launches in order, each as when it was captured.
@@ -260,7 +287,10 @@ impl Function for EmulatedKernel<'_> {
         }
     }
 
-    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()> {
+        if watched.is_some() {
+            return Err(Error::NotOnEmulator("a launch of a chosen grid-barrier entry (the emulator chooses by the grid's size, as the host does)"));
+        }
         if let Some(recording) = self.emulated.recording.borrow_mut().as_mut() {
             recording.push(Recorded { spec: self.spec.clone(), shape, cooperative, args: args.to_vec() });
             return Ok(());

@@ -124,12 +124,24 @@ pub(crate) trait Function {
     /// memory) that fit on the device at once (`cuOccupancyMaxActiveClusters`).
     fn max_active_clusters(&self, shape: Shape) -> Result<u32>;
 
-    /// Launches it.
+    /// Launches it: a cooperative kernel's watched entry above
+    /// `WATCHED_ABOVE_BLOCKS` blocks, its plain entry otherwise.
     ///
     /// # Safety
     /// `args` hold one value per parameter, each of its kind, and the memory
     /// they address satisfies the kernel's contract for `shape`.
-    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()>;
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_entry(shape, cooperative, None, args) }
+    }
+
+    /// Launches it, running the watched entry if `watched` says so, the
+    /// plain one if it says not, or the one the grid's size chooses (`None`).
+    /// Only the bench forces an entry, to time the barrier a launch did not choose.
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()>;
 }
 
 /// A CUDA module from a file (see [`Gpu::load_module_file`]).
@@ -235,6 +247,9 @@ pub(crate) trait Backend {
     /// The launches `work` makes, captured into a graph and instantiated
     /// instead of run.
     fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph>;
+    /// Runs `work(b)`'s launches for each branch on a stream of its own, after
+    /// what was queued before and before what is queued after (see [`Gpu::in_parallel`]).
+    fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()>;
     /// Queues `graph`'s launches, in capture order, as one launch.
     fn launch_graph(&self, graph: &Graph) -> Result<()>;
     /// For each kernel launch in `graph`, whether it is cooperative, as the
@@ -242,6 +257,9 @@ pub(crate) trait Backend {
     fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>>;
     /// The launches traced since the last call (see [`Gpu::open_traced`]).
     fn take_traces(&self) -> Vec<LaunchTrace>;
+    /// See [`Gpu::mutant_share_barrier_memory`].
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_share_barrier_memory(&self) {}
 }
 
 /// An open device and its facts.
@@ -329,6 +347,35 @@ impl Gpu {
         self.backend.capture(work)
     }
 
+    /// Queues the launches `work(b)` makes for each branch `b` of `branches`
+    /// on a stream of the branch's own, so that the branches can run at once:
+    /// every branch starts after everything queued before this call, and
+    /// everything queued after it waits for every branch
+    /// (fork and join, with events). Inside [`capture`](Self::capture) the
+    /// branches become parallel branches of the graph. Each cooperative
+    /// launch has barrier memory of its own, as NVIDIA's has its own
+    /// workspace, so launches in flight together never wait for each other
+    /// (`docs/abi.md`). A branch holds launches; copies and timing belong
+    /// outside it. Branches do not nest.
+    ///
+    /// The emulator runs the branches one after another. That is what the
+    /// GPU may do too (the branches are independent), and no branch waits
+    /// on another, so nothing that hangs on a GPU runs on the emulator.
+    pub fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        self.backend.in_parallel(branches, work)
+    }
+
+    /// Broken on purpose, for the test that shows the concurrent-launch test
+    /// can fail: from now on every stream's watched launches share one block
+    /// of barrier memory, as every launch shared the module's static before
+    /// 2026-12-02 (two in flight together then count each other's arrivals
+    /// and never finish). Only in the diagnosing build, which names the hang.
+    #[cfg(feature = "barrier-timeout")]
+    #[doc(hidden)]
+    pub fn mutant_share_barrier_memory(&self) {
+        self.backend.mutant_share_barrier_memory();
+    }
+
     /// Queues a captured graph as one launch (`cuGraphLaunch`).
     ///
     /// # Safety
@@ -365,9 +412,15 @@ pub fn check_ordinal(requested: usize, count: usize) -> Result<()> {
     Ok(())
 }
 
-/// Cooperative launch needs compute capability 6.0+ and the device's support.
+/// The oldest GPU this project's PTX runs on: it targets sm_70, and uses
+/// instructions that need it (`ld.acquire`, `red.release`, `atom.acq_rel`,
+/// `barrier.sync`, `nanosleep`). Cooperative launch itself needs only 6.0.
+pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);
+
+/// Refuses, before anything is loaded, a GPU older than
+/// [`MIN_COMPUTE_CAPABILITY`] or one without cooperative launch.
 pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_launch: bool) -> Result<()> {
-    if major < 6 {
+    if (major, minor) < MIN_COMPUTE_CAPABILITY {
         return Err(Error::ComputeCapabilityTooLow { name: name.to_string(), major, minor });
     }
     if !cooperative_launch {
@@ -391,7 +444,17 @@ mod tests {
     fn old_or_unsupported_devices_are_refused_by_name() {
         assert!(check_cooperative("NVIDIA H200", (9, 0), true).is_ok());
         let old = check_cooperative("Tesla K80", (3, 7), true).unwrap_err().to_string();
-        assert!(old.contains("Tesla K80 is compute capability 3.7; cooperative launch needs 6.0"), "{old}");
+        assert!(old.contains("Tesla K80 is compute capability 3.7; this project's kernels need 7.0"), "{old}");
+        // Cooperative launch works from 6.0, but the PTX is sm_70: a Pascal
+        // GPU is refused here, by name, not by the driver's module load.
+        for (major, minor) in [(6, 0), (6, 1), (6, 2)] {
+            let pascal = check_cooperative("Tesla P100", (major, minor), true).unwrap_err().to_string();
+            assert!(pascal.contains(&format!("compute capability {major}.{minor}; this project's kernels need 7.0")), "{pascal}");
+            assert!(pascal.contains("sm_70"), "{pascal}");
+        }
+        for cc in [(7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0), (12, 0)] {
+            assert!(check_cooperative("a newer GPU", cc, true).is_ok(), "{cc:?}");
+        }
         let no = check_cooperative("Tesla T4", (7, 5), false).unwrap_err().to_string();
         assert!(no.contains("does not support cooperative launch"), "{no}");
     }

@@ -94,6 +94,15 @@ impl CooperativeLaunch<'_, '_, (u32,)> {
         // SAFETY: the kernel touches no memory but its grid barrier's.
         unsafe { self.go((barriers,)) }
     }
+
+    /// The same by the entry whose `grid.sync()` is the watched barrier, or
+    /// by the plain one, whatever the grid's size: to time the barrier a
+    /// launch of this grid does not choose (GPU only).
+    pub(crate) fn barriers_by(&self, barriers: u32, watched: bool) -> Result<()> {
+        // SAFETY: as above; either entry takes the same parameters, and the
+        // watched one's barrier memory comes with the launch.
+        unsafe { self.kernel.loaded.function.launch_entry(self.shape, true, Some(watched), (barriers,).values().as_ref()) }
+    }
 }
 
 impl CooperativeLaunch<'_, '_, (Out<u32>, Out<u32>, u32, u32)> {

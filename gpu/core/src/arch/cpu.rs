@@ -101,7 +101,7 @@ pub fn grid_workspace() -> *mut u32 {
 }
 #[track_caller]
 pub fn fence_acq_rel_gpu() {
-    thread::not_emulated("__threadfence()")
+    thread::not_emulated("thread_fence() (fence.acq_rel.gpu)")
 }
 pub fn cluster_ctaid() -> [u32; 3] {
     [thread::cluster_ctarank(), 0, 0]

@@ -66,16 +66,22 @@ pub fn global_timer() -> u64 {
     r
 }
 
-/// `bar.sync 0`: every thread of the block waits here, and the block's memory
-/// writes before it are visible to the block after it (`__syncthreads()`).
+/// `barrier.sync 0`: every thread of the block waits here, and the block's
+/// memory writes before it are visible to the block after it (`__syncthreads()`).
+///
+/// Not `bar.sync 0`, which nvcc emits for `__syncthreads()` and
+/// `core::arch::nvptx::_syncthreads` too: that is `barrier.sync.aligned 0`,
+/// whose behaviour PTX leaves undefined unless every thread of a warp
+/// executes the same barrier instruction, so in divergent code. This form
+/// (PTX ISA 6.0, sm_70+) counts arrivals per thread, from any instruction.
 ///
 /// # Safety
-/// Every thread of the block that has not exited reaches this barrier;
-/// otherwise the block hangs or the barrier pairs up unrelated calls.
+/// Every thread of the block that has not exited reaches a `barrier.sync 0`;
+/// otherwise the block hangs, or the barrier pairs up unrelated calls.
 #[inline(always)]
 pub unsafe fn sync_threads() {
     // SAFETY: the caller's contract.
-    unsafe { nvptx::_syncthreads() }
+    unsafe { asm!("barrier.sync 0;", options(nostack)) };
 }
 
 /// `bar.warp.sync mask`: the lanes in `mask` wait for each other, and their
@@ -203,9 +209,10 @@ pub fn mark_grid_sync() {
     unsafe { asm!("// cg::grid_group::sync", options(nomem, nostack, preserves_flags)) };
 }
 
-/// `atom.add.acq_rel.gpu.u32`: adds `v` at `p` and returns the old value,
-/// ordering this thread's accesses on both sides of it at GPU scope
-/// (`atomicAdd` between `__threadfence()`s).
+/// `atom.add.acq_rel.gpu.u32`: adds `v` at `p` and returns the old value; a
+/// release of this thread's earlier accesses and an acquire for its later
+/// ones, at GPU scope (C++: `cuda::atomic_ref<unsigned, cuda::thread_scope_device>`
+/// `fetch_add(v, cuda::memory_order_acq_rel)`; plain `atomicAdd` is relaxed).
 ///
 /// # Safety
 /// `p` is a valid, aligned global address.
@@ -217,8 +224,11 @@ pub unsafe fn atom_add_acq_rel_gpu(p: *mut u32, v: u32) -> u32 {
     old
 }
 
-/// `fence.acq_rel.gpu`: this thread's memory accesses before it are ordered
-/// before its accesses after it, at GPU scope (`__threadfence()`).
+/// `fence.acq_rel.gpu`: a release and an acquire fence at GPU scope. It
+/// orders this thread's earlier accesses before its later writes, and its
+/// earlier reads before its later accesses; it does not order an earlier
+/// write before a later read. `__threadfence()` is the stronger
+/// `fence.sc.gpu`, which does.
 #[inline(always)]
 pub fn fence_acq_rel_gpu() {
     // SAFETY: a fence has no preconditions.

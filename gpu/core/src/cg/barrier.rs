@@ -62,8 +62,13 @@ pub const fn is_watched(num_blocks: u32) -> bool {
 /// each counter's group through a flag of its own.
 ///
 /// Memory: `COUNTERS` counters and as many flags, each on its own 128-byte
-/// line, in the module's global memory (zero when the module loads). Between
-/// barriers every counter is 0 and every flag holds the same epoch.
+/// line ([`watched::BYTES`] in all), which the launch brings: the watched
+/// entry's last parameter points to it, and no other launch in flight may use
+/// it (NVIDIA's barrier word lives in the driver's per-launch workspace for
+/// the same reason: two launches that shared it would count each other's
+/// arrivals). It starts zeroed; between barriers every counter is 0 and
+/// every flag holds the same epoch, and a launch that completes leaves it so,
+/// so the next launch on the same stream can take it as it is.
 ///
 /// One barrier, for `n` blocks; block b belongs to group `b % COUNTERS`:
 /// 1. Thread 0 of every block reads its group's flag (the epoch `e`; it cannot
@@ -91,10 +96,18 @@ pub const fn is_watched(num_blocks: u32) -> bool {
 /// Nobody can pass a barrier before all `n` have added to their counters,
 /// because block 0 releases nobody before every counter holds its group's
 /// size, and sizes add up to `n`. A launch that traps mid-barrier leaves
-/// counters behind, but a trap also ends the context and its module.
+/// counters behind, but a trap also ends the context and its memory.
 pub mod watched {
     /// Counters, and flags: one per thread of block 0's first warp.
     pub const COUNTERS: u32 = 32;
+
+    /// Bytes of each counter's and each flag's line (and the memory's alignment).
+    pub const LINE_BYTES: u32 = 128;
+
+    /// Bytes of one launch's barrier memory: `COUNTERS` counter lines, then
+    /// `COUNTERS` flag lines; counter f is the first word of line f, flag f
+    /// the first word of line `COUNTERS + f`.
+    pub const BYTES: u32 = 2 * COUNTERS * LINE_BYTES;
 
     /// The group, counter and flag of block `block`.
     #[inline(always)]

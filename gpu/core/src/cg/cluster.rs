@@ -136,21 +136,39 @@ impl<L> ClusterGroup<L> {
         L: InCluster,
     {
         emu_call!("cluster.sync()");
-        let token = self.barrier_arrive();
+        // SAFETY: waited on at once.
+        let token = unsafe { self.barrier_arrive() };
         self.barrier_wait(token);
     }
 
     /// The first half of [`sync`](Self::sync): this thread has arrived and
     /// releases its writes, and may work on before it waits (`cluster.barrier_arrive()`).
+    ///
+    /// Unsafe because PTX leaves a second arrival before the wait undefined,
+    /// and no type can stop one: the token may be dropped or forgotten, and
+    /// `this_cluster()` hands out any number of handles. [`sync`](Self::sync)
+    /// is the safe whole. Arriving twice without safe code:
+    /// ```compile_fail,E0133
+    /// # use gpu_core as gpu;
+    /// fn arrives(cluster: &gpu::cg::ClusterGroup) {
+    ///     let _token = cluster.barrier_arrive();
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// This thread passes the returned token to [`barrier_wait`](Self::barrier_wait)
+    /// before it arrives at this cluster's barrier again in any way
+    /// (`barrier_arrive`, [`sync`](Self::sync), a helper that calls either).
+    /// The emulator names a second arrival (`cg-lesson --emulate`).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn barrier_arrive(&self) -> ArrivalToken
+    pub unsafe fn barrier_arrive(&self) -> ArrivalToken
     where
         L: InCluster,
     {
         emu_call!("cluster.barrier_arrive()");
         // SAFETY: every thread of a `#[kernel(cluster)]` kernel runs in a
-        // cluster, and the token makes each arrival wait once.
+        // cluster, and the caller waits on this arrival before the next.
         unsafe { arch::barrier_cluster_arrive_release() };
         ArrivalToken(())
     }

@@ -22,8 +22,11 @@ use core::marker::PhantomData;
 ///
 /// Counts and ranks over the whole grid are `usize` (C++: `unsigned long
 /// long`): they index memory, and a grid-stride index built from them passes
-/// 2^32 on a large input. (Computed in 32 bits and widened: every grid this
-/// project launches has fewer than 2^32 threads, [`LaunchKind`] says why.)
+/// 2^32 on a large input. They are computed in 32 bits and widened, which
+/// keeps the kernels' registers down ([`ranks`] says why); on a grid of 2^32
+/// threads or more, which a host other than ours could launch, `this_grid()`
+/// traps instead, so no rank ever wraps. (This project's host refuses such a
+/// grid by name, before launching.)
 /// Those of a block or a tile are `u32` (C++: `unsigned int`); widen one with
 /// `as usize` where it indexes memory, the place C++ converts without saying.
 ///
@@ -54,6 +57,11 @@ pub struct GridGroup<L = Cooperative> {
     /// constant of each entry, so each compiles one barrier.
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
     watched: bool,
+    /// In the watched entry, this launch's barrier memory: the entry's last
+    /// parameter (`cg::barrier::watched::BYTES`, ABI in `docs/abi.md`). Null in the
+    /// plain entry, whose barrier is the driver's per-launch workspace.
+    #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
+    barrier: *mut u32,
     _launch: PhantomData<L>,
 }
 
@@ -65,11 +73,7 @@ pub struct Cooperative;
 /// launched the ordinary way, so it has no [`GridGroup::sync`].
 pub struct Ordinary;
 
-/// [`Cooperative`] or [`Ordinary`]. Either grid has fewer than 2^32 threads,
-/// so its ranks are computed in 32 bits ([`ranks`] says why): a cooperative
-/// grid because every block is resident at once, an ordinary one because the
-/// host's launch path refuses a larger one (a grid-stride loop covers any n
-/// with fewer blocks).
+/// [`Cooperative`] or [`Ordinary`].
 pub trait LaunchKind: sealed::Sealed {}
 impl LaunchKind for Cooperative {}
 impl LaunchKind for Ordinary {}
@@ -95,7 +99,8 @@ impl CanSync for Cooperative {}
 /// ([`GridGroup<Cooperative>`]); elsewhere it is [`GridGroup<Ordinary>`].
 #[inline(always)]
 pub fn this_grid() -> GridGroup<Ordinary> {
-    GridGroup { workspace: arch::grid_workspace(), watched: false, _launch: PhantomData }
+    counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
+    GridGroup { workspace: arch::grid_workspace(), watched: false, barrier: core::ptr::null_mut(), _launch: PhantomData }
 }
 
 /// What `#[kernel(cooperative)]` puts in scope in its kernel's body, in place
@@ -109,7 +114,8 @@ pub mod cooperative_kernel {
     /// `cg::this_grid()` in a kernel declared `#[kernel(cooperative)]`.
     #[inline(always)]
     pub fn this_grid() -> GridGroup<Cooperative> {
-        GridGroup { workspace: arch::grid_workspace(), watched: false, _launch: PhantomData }
+        counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
+        GridGroup { workspace: arch::grid_workspace(), watched: false, barrier: core::ptr::null_mut(), _launch: PhantomData }
     }
 
     /// The `cg` module, with [`this_grid`] in place of the plain one.
@@ -122,10 +128,17 @@ pub mod cooperative_kernel {
     pub mod watched {
         use super::*;
 
-        /// `cg::this_grid()` in a cooperative kernel's watched entry.
+        /// `cg::this_grid()` in a cooperative kernel's watched entry, whose
+        /// last parameter, `barrier`, is this launch's barrier memory. A host
+        /// that passes null gets a trap here, not a barrier on address 0.
         #[inline(always)]
-        pub fn this_grid() -> GridGroup<Cooperative> {
-            GridGroup { workspace: arch::grid_workspace(), watched: true, _launch: PhantomData }
+        pub fn this_grid(barrier: *mut u32) -> GridGroup<Cooperative> {
+            #[cfg(target_arch = "nvptx64")]
+            if barrier.is_null() {
+                arch::trap();
+            }
+            counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
+            GridGroup { workspace: arch::grid_workspace(), watched: true, barrier, _launch: PhantomData }
         }
 
         /// The `cg` module, with [`this_grid`] in place of the plain one.
@@ -230,9 +243,11 @@ impl<L: LaunchKind> GridGroup<L> {
         use super::barrier::watched::{COUNTERS, group, group_size, next_epoch, released};
         let block = this_thread_block();
         let (b, t, threads) = (self.block_rank() as u32, block.thread_rank(), block.num_threads());
-        let lines = watched_lines();
+        let lines = self.barrier;
         // SAFETY (of every access below): counter f is line f and flag f line
-        // COUNTERS + f of `lines`, f < COUNTERS, in this module's global memory.
+        // COUNTERS + f of `lines`, f < COUNTERS: the launch's barrier memory,
+        // `watched::BYTES` of global memory no other launch in flight
+        // uses (the entry's contract, `docs/abi.md`).
         let counter = |f: u32| unsafe { lines.add(f as usize * LINE_WORDS) };
         let flag = |f: u32| unsafe { lines.add((COUNTERS + f) as usize * LINE_WORDS) };
         let arrived = || (0..COUNTERS).map(|f| unsafe { arch::ld_relaxed_gpu(counter(f)) }).sum::<u32>();
@@ -295,6 +310,7 @@ impl<L: LaunchKind> GridGroup<L> {
     pub fn thread_rank(&self) -> usize {
         let block = this_thread_block();
         let (index, dims, threads, rank) = (arch::block_idx(), grid_dim(), block.num_threads(), block.thread_rank());
+        // Exact: `this_grid()` checked that the grid has fewer than 2^32 threads.
         ranks::narrow_thread_rank(index, dims, threads, rank) as usize
     }
 
@@ -309,7 +325,9 @@ impl<L: LaunchKind> GridGroup<L> {
     #[inline(always)]
     pub fn num_threads(&self) -> usize {
         let threads = this_thread_block().num_threads();
-        ranks::narrow_thread_count(grid_dim(), threads) as usize
+        let [x, y, z] = grid_dim();
+        // Exact, as in `thread_rank`.
+        (x * y * z * threads) as usize
     }
 
     /// The number of blocks in the grid (`grid.num_blocks()`).
@@ -340,27 +358,7 @@ impl<L: LaunchKind> GridGroup<L> {
 
 /// Words in one 128-byte line.
 #[cfg(target_arch = "nvptx64")]
-const LINE_WORDS: usize = 32;
-
-/// A 128-byte line of the watched barrier's memory.
-#[cfg(target_arch = "nvptx64")]
-#[repr(C, align(128))]
-struct Line([u32; LINE_WORDS]);
-
-/// The watched barrier's counters and flags (`cg::barrier::watched`), one
-/// line each, zero when the module loads. One launch at a time uses them:
-/// each `Gpu` has one context and one stream, and a context's module has its
-/// own copy.
-#[cfg(target_arch = "nvptx64")]
-static mut WATCHED_BARRIER: [Line; 2 * super::barrier::watched::COUNTERS as usize] =
-    [const { Line([0; LINE_WORDS]) }; 2 * super::barrier::watched::COUNTERS as usize];
-
-/// The first word of [`WATCHED_BARRIER`].
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-fn watched_lines() -> *mut u32 {
-    (&raw mut WATCHED_BARRIER).cast()
-}
+const LINE_WORDS: usize = super::barrier::watched::LINE_BYTES as usize / 4;
 
 /// Where a diagnosing `grid.sync()` writes its report: four `u32` of
 /// host-mapped memory that the host sets before launching, or null.
@@ -385,6 +383,22 @@ fn give_up(block: u32, arrived: u32, expected: u32) -> ! {
         arch::fence_sys();
     }
     arch::trap()
+}
+
+/// The grid's thread count, or a trap for a grid of 2^32 threads or more,
+/// whose 32-bit ranks would wrap. Every `this_grid()` asks, once, so that a
+/// `GridGroup` exists only where its ranks are exact (asking at every rank
+/// instead cost the kernels registers).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn counted_in_32_bits(dims: [u32; 3], threads: u32) -> u32 {
+    match ranks::narrow_thread_count(dims, threads) {
+        Some(n) => n,
+        #[cfg(target_arch = "nvptx64")]
+        None => arch::trap(),
+        #[cfg(not(target_arch = "nvptx64"))]
+        None => panic!("a grid of 2^32 threads or more: this project's grid ranks are 32-bit"),
+    }
 }
 
 /// `%nctaid`, with CUDA's limits on it told to the compiler.

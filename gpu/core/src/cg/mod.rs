@@ -54,8 +54,14 @@ mod tile;
 
 pub use block::{Dim3, MAX_THREADS_PER_BLOCK, ThreadBlock, this_thread_block};
 
-/// Orders this thread's memory accesses before it before those after it, for
-/// every thread of the GPU (`__threadfence()`). Not modelled by the emulator.
+/// A release and acquire fence for every thread of the GPU (`fence.acq_rel.gpu`):
+/// this thread's accesses before it are ordered before its writes after
+/// it, and its reads before it before its accesses after it. That is what
+/// `__threadfence()` is used for between a write and the flag that publishes
+/// it, or between reading the flag and reading what it published. It is
+/// weaker than `__threadfence()` itself (`fence.sc.gpu`): it does not order a
+/// write before a later read, which no kernel here needs. Not modelled by the
+/// emulator.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn thread_fence() {

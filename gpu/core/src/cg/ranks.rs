@@ -9,12 +9,17 @@
 //! - any grid: CUDA caps `gridDim.y` and `gridDim.z` at [`MAX_GRID_DIM_YZ`],
 //!   so their products fit a `u32` and one wide multiply finishes each number;
 //! - a grid of fewer than 2^32 threads, every number fits a `u32` and is
-//!   widened once ([`narrow_thread_rank`], [`narrow_thread_count`]). A
-//!   cooperative grid is one (every block is resident at once, and an H200
-//!   holds 132 × 2,048 threads); the host refuses an ordinary launch of 2^32
-//!   threads or more, so every grid this project launches is one, and these
-//!   are what `GridGroup` uses. The 64-bit formulas are the reference they are
-//!   tested against.
+//!   widened once ([`narrow_thread_rank`], [`narrow_thread_count`]). This is
+//!   what `GridGroup` uses: 64-bit ranks cost every grid-stride kernel
+//!   registers (`ptxas -v` shows it), since the compiler can no longer keep
+//!   the loop's index narrow, and registers are blocks per SM. A cooperative
+//!   grid always qualifies (every block is resident at once; an H200 holds
+//!   132 × 2,048 threads), and so does every grid this project's host
+//!   launches (it refuses one of 2^32 threads or more, by name). The PTX is a
+//!   standalone artifact that any host may launch, so [`narrow_thread_count`]
+//!   says when a grid does not qualify, and `this_grid()` traps there, once,
+//!   rather than let any rank wrap.
+//!   The 64-bit formulas are the reference they are tested against.
 
 /// The most blocks a grid has along y or along z on any CUDA GPU (x allows
 /// 2^31 - 1).
@@ -46,16 +51,24 @@ pub const fn thread_count(dims: [u32; 3], block_threads: u32) -> u64 {
     (dims[1] * dims[2]) as u64 * (dims[0] as u64 * block_threads as u64)
 }
 
-/// [`thread_rank`] for a grid of fewer than 2^32 threads, in 32 bits.
+/// [`thread_rank`] for a grid of fewer than 2^32 threads (one that
+/// [`narrow_thread_count`] counts), in 32 bits.
 #[inline(always)]
 pub const fn narrow_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u32 {
     ((index[2] * dims[1] + index[1]) * dims[0] + index[0]) * block_threads + rank_in_block
 }
 
-/// [`thread_count`] for a grid of fewer than 2^32 threads, in 32 bits.
+/// [`thread_count`] in 32 bits, or `None` for a grid of 2^32 threads or
+/// more, whose ranks do not fit: two products and two comparisons.
 #[inline(always)]
-pub const fn narrow_thread_count(dims: [u32; 3], block_threads: u32) -> u32 {
-    dims[0] * dims[1] * dims[2] * block_threads
+pub const fn narrow_thread_count(dims: [u32; 3], block_threads: u32) -> Option<u32> {
+    // Below 2^32 each, so their product fits a u64.
+    let (row, planes) = (dims[0] as u64 * block_threads as u64, (dims[1] * dims[2]) as u64);
+    if row >= 1 << 32 {
+        return None;
+    }
+    let count = row * planes;
+    if count >= 1 << 32 { None } else { Some(count as u32) }
 }
 
 #[cfg(test)]
@@ -110,12 +123,31 @@ mod tests {
         ];
         for (dims, threads) in grids {
             assert!(thread_count(dims, threads) < 1 << 32);
-            assert_eq!(narrow_thread_count(dims, threads) as u64, thread_count(dims, threads));
+            assert_eq!(narrow_thread_count(dims, threads).map(u64::from), Some(thread_count(dims, threads)));
             for index in samples(dims) {
                 for t in [0, threads - 1] {
                     assert_eq!(narrow_thread_rank(index, dims, threads, t) as u64, thread_rank(index, dims, threads, t));
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_grid_of_2_to_the_32_threads_or_more_is_not_counted_in_32_bits() {
+        // The first grids past the bound, each way of reaching it, and the largest.
+        let grids = [
+            ([1 << 22, 1, 1], 1024),
+            ([1 << 24, 1, 1], 256),
+            ([(1 << 24) + 1, 1, 1], 256),
+            ([1 << 16, 1 << 8, 1], 256),
+            ([1, 1 << 16, 1 << 6], 1024),
+            ([2, 65_535, 65_535], 1),
+            ([X_MAX, MAX_GRID_DIM_YZ, MAX_GRID_DIM_YZ], 1024),
+        ];
+        for (dims, threads) in grids {
+            assert_eq!(narrow_thread_count(dims, threads), None, "{dims:?} x {threads}");
+        }
+        assert_eq!(narrow_thread_count([(1 << 24) - 1, 1, 1], 256), Some(u32::MAX - 255), "the last grid below the bound");
+        assert_eq!(narrow_thread_count([65_535, 65_535, 1], 1), Some(65_535 * 65_535));
     }
 }

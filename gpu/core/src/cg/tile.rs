@@ -213,8 +213,9 @@ pub fn reduce<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlock
         return r;
     }
     // The butterfly's steps over lane masks N / 2 down to 1, written out
-    // rather than as a loop, so that no unrolling setting of the build
-    // (`gpu/build.rs` sets one) can turn them back into one.
+    // rather than as a loop, so that the five shuffles are straight-line code
+    // whatever the optimizer decides about unrolling (the build sets no
+    // unrolling option); a step whose mask is not below N folds away.
     let step = |v: T, lane_mask: u32| if lane_mask < N { Op::combine(v, tile.shfl_xor(v, lane_mask)) } else { v };
     step(step(step(step(step(v, 16), 8), 4), 2), 1)
 }

@@ -1,0 +1,158 @@
+//! Cooperative launches in flight together: each has grid-barrier memory of
+//! its own (the driver's workspace for the single word, memory the launch
+//! brings for the watched barrier), as NVIDIA's `grid.sync()` has, so two or
+//! four of them at once, on streams or as parallel graph nodes, on either
+//! barrier, beside ordinary launches, never meet.
+
+use host::device::Gpu;
+use host::error::Error;
+
+mod concurrent_case;
+use concurrent_case::{Queue, stress_together};
+
+/// Blocks per launch for `launches` launches of `threads` that fit on the
+/// device together, on the side of the watched threshold `watched` asks for.
+fn blocks_each(gpu: &Gpu, launches: u32, threads: u32) -> u32 {
+    let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    kernel.limits(threads).unwrap().capacity() / launches
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn two_and_four_cooperative_launches_in_flight_together_find_no_stale_read_on_streams_or_in_a_graph_on_either_barrier() {
+    let gpu = Gpu::open(0).unwrap();
+    const ROUNDS: u32 = 100_000;
+    // Blocks of 256: the single word (a half or a quarter of the lesson's grid);
+    // blocks of 32: the watched barrier (a half or a quarter of 4,224 on an H200).
+    for (threads, watched) in [(256, false), (32, true)] {
+        for launches in [2u32, 4] {
+            let blocks = blocks_each(&gpu, launches, threads);
+            if gpu::cg::barrier::is_watched(blocks) != watched {
+                println!("{launches} x {blocks} blocks of {threads} do not take the barrier this case is for on this GPU: skipped");
+                continue;
+            }
+            let alone = stress_together(&gpu, 1, blocks, threads, ROUNDS, Queue::Streams).unwrap();
+            assert_eq!(alone.stale, vec![0]);
+            for queue in [Queue::Streams, Queue::Graph] {
+                let t = stress_together(&gpu, launches as usize, blocks, threads, ROUNDS, queue).unwrap();
+                println!(
+                    "{launches} x {blocks} blocks of {threads} ({}), {queue:?}: {} barriers each, stale reads {:?}, {:.3} s together, {:.3} s for one alone",
+                    if watched { "watched" } else { "single word" },
+                    2 * ROUNDS,
+                    t.stale,
+                    t.seconds,
+                    alone.seconds
+                );
+                assert!(t.stale.iter().all(|&s| s == 0), "{:?}", t.stale);
+                // In flight together: one after another would take `launches` times as long.
+                assert!(
+                    t.seconds < 0.75 * launches as f64 * alone.seconds,
+                    "{:.3} s for {launches}, {:.3} s for one: they ran one after another",
+                    t.seconds,
+                    alone.seconds
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
+    let gpu = Gpu::open(0).unwrap();
+    let (threads, rounds) = (32, 50_000);
+    // Half the cooperative ceiling: the ordinary kernel (hold_for, one block)
+    // and the watched launch fit on the device together.
+    let blocks = blocks_each(&gpu, 2, threads);
+    let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
+    let launch = kernel.configure(blocks, threads).unwrap();
+    let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
+    gpu.fill(&mut errors, u32::MAX).unwrap();
+    let start = std::time::Instant::now();
+    gpu.in_parallel(2, &mut |b| match b {
+        0 => gpu.hold(std::time::Duration::from_millis(200)),
+        _ => launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, false),
+    })
+    .unwrap();
+    gpu.finish().unwrap();
+    let stale: u64 = gpu.read(&errors).unwrap().iter().map(|&e| e as u64).sum();
+    println!("{blocks} blocks of {threads} beside a 200 ms ordinary kernel: {stale} stale reads, {:.3} s", start.elapsed().as_secs_f64());
+    assert_eq!(stale, 0);
+}
+
+/// On the emulator the branches run one after another, each launch with its
+/// own barrier state: the same answers, on both barriers.
+#[test]
+fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_nodes_find_no_stale_read() {
+    for (name, device, threads) in [("T4", gpu_core::emu::Device::T4, 256), ("H200", gpu_core::emu::Device::H200, 32)] {
+        let gpu = Gpu::emulated(device, gpu_core::emu::Options::default());
+        let blocks = blocks_each(&gpu, 2, threads);
+        let watched = gpu::cg::barrier::is_watched(blocks);
+        assert_eq!(watched, threads == 32, "{blocks} blocks of {threads}");
+        for queue in [Queue::Streams, Queue::Graph] {
+            let t = stress_together(&gpu, 2, blocks, threads, 3, queue).unwrap();
+            assert_eq!(t.stale, vec![0, 0], "{name}, {queue:?}");
+        }
+    }
+}
+
+#[test]
+fn branches_do_not_nest_and_a_capture_does_not_begin_in_a_branch() {
+    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let nested = gpu.in_parallel(2, &mut |_| gpu.in_parallel(2, &mut |_| Ok(()))).unwrap_err();
+    assert!(matches!(nested, Error::NestedStreams { .. }), "{nested}");
+    assert!(nested.to_string().contains("cannot begin inside a branch of in_parallel"), "{nested}");
+    let capture = gpu.in_parallel(2, &mut |_| gpu.capture(&mut || Ok(())).map(drop)).unwrap_err();
+    assert!(capture.to_string().starts_with("a graph capture cannot begin inside a branch"), "{capture}");
+    // The flag is cleared: a later call works.
+    gpu.in_parallel(3, &mut |_| Ok(())).unwrap();
+}
+
+/// Builds `host/cpp/abi_host.cu` (a C++ host on the driver API alone) and
+/// runs it on this project's PTX with `args`: its one output line.
+fn cpp_host(args: &[&str]) -> Option<String> {
+    let dir = std::env::temp_dir().join(format!("cg-abi-host-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (source, binary, ptx) = (dir.join("abi_host.cu"), dir.join("abi_host"), dir.join("gpu.ptx"));
+    std::fs::write(&source, include_str!("../cpp/abi_host.cu")).unwrap();
+    std::fs::write(&ptx, host::kernels().ptx.plain).unwrap();
+    let built = std::process::Command::new("nvcc").args(["-O2", "-std=c++17", "-o"]).arg(&binary).arg(&source).arg("-lcuda").output();
+    match built {
+        Err(e) => {
+            println!("nvcc could not be run ({e}): the C++ host is not built, so this test checks nothing here");
+            return None;
+        }
+        Ok(o) => assert!(o.status.success(), "nvcc: {}", String::from_utf8_lossy(&o.stderr)),
+    }
+    let run = std::process::Command::new(&binary).arg(&ptx).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout).trim().to_string();
+    println!("abi_host {}: {text} {}", args.join(" "), String::from_utf8_lossy(&run.stderr).trim());
+    Some(text)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_cpp_host_launching_our_ptx_by_its_documented_abi_runs_watched_launches_at_once_and_hangs_by_name_when_they_share_memory() {
+    // Each launch with barrier memory of its own, as docs/abi.md asks.
+    for launches in ["2", "4"] {
+        let Some(line) = cpp_host(&["--launches", launches, "--threads", "32", "--rounds", "100000"]) else { return };
+        assert!(line.starts_with("RESULT") && line.contains("entry=grid_sync_stress__watched"), "{line}");
+        let stale = line.split("stale=").nth(1).and_then(|s| s.split(' ').next()).unwrap();
+        assert!(stale.split(',').all(|s| s == "0"), "{line}");
+    }
+    // The bug the ABI forbids, made on purpose: one block of memory for both.
+    let Some(line) = cpp_host(&["--launches", "2", "--threads", "32", "--rounds", "100000", "--share", "--timeout", "10"]) else { return };
+    let caught = line.starts_with("HANG") || line.split("stale=").nth(1).is_some_and(|s| !s.starts_with("0,0 "));
+    assert!(caught, "launches sharing barrier memory passed: {line}");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_grid_of_2_to_the_32_threads_from_another_host_traps_instead_of_wrapping_a_rank() {
+    // 4,194,303 blocks of 1,024 is the last grid below 2^32 threads: it runs.
+    let Some(below) = cpp_host(&["--probe", "4194303", "--threads", "1024"]) else { return };
+    assert!(below.contains("status=CUDA_SUCCESS num_blocks=4194303"), "{below}");
+    // One block more: this_grid() traps, where 32-bit ranks would have wrapped.
+    let Some(at) = cpp_host(&["--probe", "4194304", "--threads", "1024"]) else { return };
+    assert!(at.starts_with("PROBE") && !at.contains("CUDA_SUCCESS"), "{at}");
+}
