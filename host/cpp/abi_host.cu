@@ -11,8 +11,9 @@
 // project's host refuses, traps in the kernel rather than wrap a rank.
 //
 // Build: nvcc -O2 -std=c++17 -o abi_host abi_host.cu -lcuda
-// Run:   abi_host gpu.ptx [--launches K] [--threads T] [--rounds R] [--share] [--timeout S]
+// Run:   abi_host gpu.ptx [--launches K] [--threads T] [--blocks B] [--rounds R] [--share] [--timeout S]
 //        abi_host gpu.ptx --probe B [--threads T]
+// (B blocks per launch; by default the cooperative ceiling shared among the K launches)
 // Prints one line: RESULT launches=K blocks=B threads=T entry=NAME stale=s0,s1,.. seconds=X
 // or:              HANG launches=K blocks=B threads=T entry=NAME after=S
 // or:              PROBE blocks=B threads=T status=CUDA_SUCCESS num_blocks=N (or status=the error)
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: %s gpu.ptx [--launches K] [--threads T] [--rounds R] [--share] [--timeout S]\n", argv[0]);
         return 2;
     }
-    unsigned launches = 2, threads = 32, rounds = 100000, probe = 0;
+    unsigned launches = 2, threads = 32, rounds = 100000, probe = 0, askedBlocks = 0;
     bool share = false;
     double timeout = 20.0;
     for (int i = 2; i < argc; ++i) {
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
         else if (a == "--rounds") rounds = std::atoi(next());
         else if (a == "--timeout") timeout = std::atof(next());
         else if (a == "--share") share = true;
+        else if (a == "--blocks") askedBlocks = (unsigned)std::strtoul(next(), nullptr, 10);
         else if (a == "--probe") probe = (unsigned)std::strtoul(next(), nullptr, 10);
         else { std::fprintf(stderr, "unknown argument %s\n", a.c_str()); return 2; }
     }
@@ -97,7 +99,11 @@ int main(int argc, char** argv) {
     CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSmPlain, plain, threads, 0));
     CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&perSmWatched, watched, threads, 0));
     unsigned capacity = (unsigned)std::min(perSmPlain, perSmWatched) * (unsigned)sms;
-    unsigned blocks = capacity / launches;
+    unsigned blocks = askedBlocks ? askedBlocks : capacity / launches;
+    if (blocks > capacity) {
+        std::fprintf(stderr, "%u blocks of %u: at most %u fit at once\n", blocks, threads, capacity);
+        return 2;
+    }
     // Either entry is correct on any grid that fits; the threshold is speed.
     bool useWatched = blocks > kWatchedAboveBlocks;
     CUfunction f = useWatched ? watched : plain;

@@ -10,11 +10,11 @@ use host::error::Error;
 mod concurrent_case;
 use concurrent_case::{Queue, stress_together};
 
-/// Blocks per launch for `launches` launches of `threads` that fit on the
-/// device together, on the side of the watched threshold `watched` asks for.
-fn blocks_each(gpu: &Gpu, launches: u32, threads: u32) -> u32 {
+/// Blocks per launch for `launches` launches of `threads` that share
+/// `fraction` of the device's cooperative ceiling.
+fn blocks_each(gpu: &Gpu, launches: u32, threads: u32, fraction: f64) -> u32 {
     let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
-    kernel.limits(threads).unwrap().capacity() / launches
+    (kernel.limits(threads).unwrap().capacity() as f64 * fraction / launches as f64) as u32
 }
 
 #[test]
@@ -22,11 +22,15 @@ fn blocks_each(gpu: &Gpu, launches: u32, threads: u32) -> u32 {
 fn two_and_four_cooperative_launches_in_flight_together_find_no_stale_read_on_streams_or_in_a_graph_on_either_barrier() {
     let gpu = Gpu::open(0).unwrap();
     const ROUNDS: u32 = 100_000;
-    // Blocks of 256: the single word (a half or a quarter of the lesson's grid);
-    // blocks of 32: the watched barrier (a half or a quarter of 4,224 on an H200).
-    for (threads, watched) in [(256, false), (32, true)] {
+    // The GPU decides whether launches that fit together run together. On an
+    // H200 (2026-12-02, host/cpp/abi_host.cu): blocks of 32 did even at the
+    // whole ceiling (2 x 2,112, 4 x 1,056 of 4,224), blocks of 256 at 2 x 400
+    // of 1,056 but one after the other from 2 x 480. So: 3/8 of the ceiling
+    // for the single word (blocks of 256), all of it for the watched barrier
+    // (blocks of 32, each launch above 960 blocks).
+    for (threads, fraction, watched) in [(256, 0.375, false), (32, 1.0, true)] {
         for launches in [2u32, 4] {
-            let blocks = blocks_each(&gpu, launches, threads);
+            let blocks = blocks_each(&gpu, launches, threads, fraction);
             if gpu::cg::barrier::is_watched(blocks) != watched {
                 println!("{launches} x {blocks} blocks of {threads} do not take the barrier this case is for on this GPU: skipped");
                 continue;
@@ -46,7 +50,7 @@ fn two_and_four_cooperative_launches_in_flight_together_find_no_stale_read_on_st
                 assert!(t.stale.iter().all(|&s| s == 0), "{:?}", t.stale);
                 // In flight together: one after another would take `launches` times as long.
                 assert!(
-                    t.seconds < 0.75 * launches as f64 * alone.seconds,
+                    t.seconds < 0.9 * launches as f64 * alone.seconds,
                     "{:.3} s for {launches}, {:.3} s for one: they ran one after another",
                     t.seconds,
                     alone.seconds
@@ -63,7 +67,7 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
     let (threads, rounds) = (32, 50_000);
     // Half the cooperative ceiling: the ordinary kernel (hold_for, one block)
     // and the watched launch fit on the device together.
-    let blocks = blocks_each(&gpu, 2, threads);
+    let blocks = blocks_each(&gpu, 2, threads, 1.0);
     let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_stress).unwrap();
     let launch = kernel.configure(blocks, threads).unwrap();
     let (mut slots, mut errors) = (gpu.zeros::<u32>(blocks as usize).unwrap(), gpu.zeros::<u32>(blocks as usize).unwrap());
@@ -86,7 +90,7 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
 fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_nodes_find_no_stale_read() {
     for (name, device, threads) in [("T4", gpu_core::emu::Device::T4, 256), ("H200", gpu_core::emu::Device::H200, 32)] {
         let gpu = Gpu::emulated(device, gpu_core::emu::Options::default());
-        let blocks = blocks_each(&gpu, 2, threads);
+        let blocks = blocks_each(&gpu, 2, threads, 1.0);
         let watched = gpu::cg::barrier::is_watched(blocks);
         assert_eq!(watched, threads == 32, "{blocks} blocks of {threads}");
         for queue in [Queue::Streams, Queue::Graph] {
@@ -108,23 +112,36 @@ fn branches_do_not_nest_and_a_capture_does_not_begin_in_a_branch() {
     gpu.in_parallel(3, &mut |_| Ok(())).unwrap();
 }
 
-/// Builds `host/cpp/abi_host.cu` (a C++ host on the driver API alone) and
-/// runs it on this project's PTX with `args`: its one output line.
+/// `host/cpp/abi_host.cu` (a C++ host on the driver API alone) built by
+/// nvcc, once per process, and this project's PTX beside it; `None` where
+/// nvcc cannot be run.
+fn built_cpp_host() -> Option<&'static (std::path::PathBuf, std::path::PathBuf)> {
+    static BUILT: std::sync::OnceLock<Option<(std::path::PathBuf, std::path::PathBuf)>> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("cg-abi-host-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let (source, binary, ptx) = (dir.join("abi_host.cu"), dir.join("abi_host"), dir.join("gpu.ptx"));
+            std::fs::write(&source, include_str!("../cpp/abi_host.cu")).unwrap();
+            std::fs::write(&ptx, host::kernels().ptx.plain).unwrap();
+            match std::process::Command::new("nvcc").args(["-O2", "-std=c++17", "-o"]).arg(&binary).arg(&source).arg("-lcuda").output() {
+                Err(e) => {
+                    println!("nvcc could not be run ({e}): the C++ host is not built, so this test checks nothing here");
+                    None
+                }
+                Ok(o) => {
+                    assert!(o.status.success(), "nvcc: {}", String::from_utf8_lossy(&o.stderr));
+                    Some((binary, ptx))
+                }
+            }
+        })
+        .as_ref()
+}
+
+/// Runs the C++ host on this project's PTX with `args`: its one output line.
 fn cpp_host(args: &[&str]) -> Option<String> {
-    let dir = std::env::temp_dir().join(format!("cg-abi-host-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (source, binary, ptx) = (dir.join("abi_host.cu"), dir.join("abi_host"), dir.join("gpu.ptx"));
-    std::fs::write(&source, include_str!("../cpp/abi_host.cu")).unwrap();
-    std::fs::write(&ptx, host::kernels().ptx.plain).unwrap();
-    let built = std::process::Command::new("nvcc").args(["-O2", "-std=c++17", "-o"]).arg(&binary).arg(&source).arg("-lcuda").output();
-    match built {
-        Err(e) => {
-            println!("nvcc could not be run ({e}): the C++ host is not built, so this test checks nothing here");
-            return None;
-        }
-        Ok(o) => assert!(o.status.success(), "nvcc: {}", String::from_utf8_lossy(&o.stderr)),
-    }
-    let run = std::process::Command::new(&binary).arg(&ptx).args(args).output().unwrap();
+    let (binary, ptx) = built_cpp_host()?;
+    let run = std::process::Command::new(binary).arg(ptx).args(args).output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout).trim().to_string();
     println!("abi_host {}: {text} {}", args.join(" "), String::from_utf8_lossy(&run.stderr).trim());
     Some(text)

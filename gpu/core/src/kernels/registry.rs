@@ -54,9 +54,10 @@ fn registers_in(ptxas: &str, kernel: &str) -> Option<u32> {
 /// Every kernel the host launches, each as `#[kernel]` defined it, and the
 /// PTX (`gpu::KERNELS` is the one instance).
 ///
-/// The host library takes this at start-up instead of depending on the
-/// kernels' crate, so that a kernel edit recompiles only that crate and the
-/// program.
+/// The host library does not depend on the kernels' crate: it names this
+/// table through a symbol that crate exports (`GPU_LESSON_KERNELS`, below),
+/// which the linker resolves when it links the program, so that a kernel
+/// edit recompiles only that crate and relinks the program.
 pub struct Kernels {
     pub ptx: Ptx,
     /// Threads `coalesced_demo` is launched with.
