@@ -438,6 +438,7 @@ fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_caus
             "{text}"
         );
         assert!(text.contains("while lane 0 waits at block.sync() at gpu/tests/emulator.rs:"), "{text}");
+        assert!(text.ends_with("keep it out of branches that some of those lanes skip"), "names the fix: {text}");
     }
 }
 
@@ -526,7 +527,7 @@ fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
     let mut out = vec![0f32; 96];
     let text = err_text(launch(&REDUCE_IN_HALF_A_TILE, 1, 96, false, &[output("out", &mut out, 0)]));
     assert!(text.starts_with("deadlock: in reduce_in_half_a_tile, lanes 0-15 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
-    assert!(text.ends_with(" over lanes 0-31, while lanes 16-31 exited"), "{text}");
+    assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited: every lane a collective names must reach it"), "names the fix: {text}");
 }
 
 /// Threads below 32 wait at one `block.sync()`, the rest at another.
@@ -637,4 +638,55 @@ fn the_last_block_sum_is_named_as_a_kernel_the_emulator_does_not_model() {
     let text = err_text(launch(&kernels::REDUCE_LAST_BLOCK, 8, THREADS, false, &args));
     assert!(text.contains("used thread_fence() (fence.acq_rel.gpu) at gpu/src/kernels/fast.rs:"), "{text}");
     assert!(text.ends_with("which the emulator does not model (blocks talking through atomics): run this kernel on a GPU"), "{text}");
+}
+
+/// The lesson's first stage with its partial written at the thread's grid
+/// rank instead of the block's index: one partial per block, indexed wrong.
+///
+/// # Safety
+/// `partials` holds one float per block.
+#[kernel]
+pub unsafe fn partial_at_thread_rank(partials: Out<f32>) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    if block.thread_rank() == 0 {
+        // SAFETY: none: the index is the mistake.
+        unsafe { partials.write(grid.thread_rank(), 1.0) };
+    }
+}
+
+/// A second stage whose loop over the partials runs to the grid's threads.
+///
+/// # Safety
+/// `partials` holds one float per block, `out` one.
+#[kernel]
+pub unsafe fn partials_looped_to_num_threads(partials: Out<f32>, out: Out<f32>) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    if block.group_index().x == 0 && block.thread_rank() == 0 {
+        let mut w = 0.0f32;
+        let mut i = 0;
+        while i < grid.num_threads() {
+            // SAFETY: none: the loop's bound is the mistake.
+            w += unsafe { partials.read(i) };
+            i += 1;
+        }
+        // SAFETY: out holds one float.
+        unsafe { out.write(0, w) };
+    }
+}
+
+#[test]
+fn a_per_block_buffer_indexed_past_the_grid_is_told_to_index_by_the_block() {
+    let mut partials = vec![0f32; 4];
+    let text = err_text(launch(&PARTIAL_AT_THREAD_RANK, 4, THREADS, false, &[output("partials", &mut partials, 0)]));
+    assert!(text.contains("wrote partials[64], past its 4 elements"), "{text}");
+    assert!(text.contains("partials holds one element per block of this grid of 4: index it by the block (`block.group_index().x`)"), "names the fix: {text}");
+    let (mut partials, mut out) = (vec![0f32; 4], [0f32]);
+    let text = err_text(launch(&PARTIALS_LOOPED_TO_NUM_THREADS, 4, THREADS, false, &[output("partials", &mut partials, 0), output("out", &mut out, 1)]));
+    assert!(text.contains("read partials[4], past its 4 elements") && text.contains("loop over it up to `grid.num_blocks()`"), "{text}");
+    // A buffer of another length gets no such note.
+    let mut one = vec![0f32; 3];
+    let text = err_text(launch(&PARTIAL_AT_THREAD_RANK, 4, THREADS, false, &[output("partials", &mut one, 0)]));
+    assert!(!text.contains("one element per block"), "{text}");
 }

@@ -69,7 +69,8 @@ pub struct MultiArgs {
     /// Threads per block: a multiple of 32, at most 1024.
     #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
     pub threads_per_block: u32,
-    /// Timed runs per way [default: 10 on GPUs, 1 on the emulator].
+    /// Timed runs per way [default: 10 on GPUs; 0 on the emulator, which
+    /// runs each way N more times and checks each total, but times nothing].
     #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
     pub runs: Option<u32>,
     /// Untimed warm-up runs [default: 3 on GPUs, 0 on the emulator].
@@ -261,6 +262,12 @@ pub struct BenchArgs {
     pub timeout_s: f64,
 }
 
+/// The flags that describe the emulated GPU, which need `--emulate`.
+const EMULATOR_ONLY: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
+
+/// Why `bench` does not run on the emulator.
+const BENCH_NEEDS_A_GPU: &str = "bench times a GPU, so it needs one: the emulator runs the lesson (`cg-lesson --emulate`) and the exercise (`cg-lesson exercise --emulate`), and times nothing";
+
 /// The lesson's own flags, which neither subcommand takes.
 const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmups"];
 
@@ -271,7 +278,15 @@ const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmu
 /// program's name.
 pub fn explain_misuse(args: &[String]) -> Option<String> {
     let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
+    if !args.iter().any(|a| a == "--emulate")
+        && let Some(flag) = args.iter().skip(1).map(flag_name).find(|f| EMULATOR_ONLY.contains(&f.as_str()))
+    {
+        return Some(format!("{flag} describes the emulated GPU: add --emulate (`cg-lesson --emulate {flag} ...`)"));
+    }
     let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| ["exercise", "bench", "trace", "occupancy", "multi-gpu"].contains(&a.as_str()))?;
+    if sub == "bench" && args.iter().any(|a| a == "--emulate") {
+        return Some(BENCH_NEEDS_A_GPU.to_string());
+    }
     let (before, after) = (&args[1..k], &args[k + 1..]);
     if before.iter().any(|a| a.starts_with('-')) {
         let moved: Vec<&str> = after.iter().chain(before).map(String::as_str).collect();
@@ -296,9 +311,6 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
         return Some(format!(
             "the exercise takes no {flag}: it runs the lesson's nine sizes, 0 to 67,108,864 floats, through your solve(), which chooses its own grid and block (run the lesson for one size: `cg-lesson {flag} ...`)"
         ));
-    }
-    if sub == "bench" && after.iter().any(|a| a == "--emulate") {
-        return Some("bench times a GPU, so it needs one: the emulator runs the lesson (`cg-lesson --emulate`) and the exercise (`cg-lesson exercise --emulate`), with CPU times".to_string());
     }
     None
 }
@@ -327,11 +339,18 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
 }
 
 fn parse_threads_per_block(s: &str) -> Result<u32, String> {
-    let v = parse_between::<1, 1024>(s)?;
-    if v % 32 != 0 {
-        return Err(format!("{v} is not a multiple of 32 (whole warps) from 32 to 1024"));
+    match parse_between::<32, 1024>(s) {
+        Ok(v) if v % 32 == 0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a multiple of 32 (whole warps) from 32 to 1024")),
+        Err(_) => Err(format!("'{s}' is not a multiple of 32 (whole warps) from 32 to 1024")),
     }
-    Ok(v)
+}
+
+/// clap's error as the one line a user reads: its message, with the usage
+/// and the pointer to `--help` that clap appends left out.
+pub fn one_line(clap_error: &str) -> String {
+    let message = clap_error.split("\n\n").next().unwrap_or(clap_error);
+    message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -345,6 +364,19 @@ fn parse_seed(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_block_size_names_the_rule_and_clap_errors_are_one_line() {
+        for bad in ["2048", "0", "48", "-32", "x"] {
+            let e = parse_threads_per_block(bad).unwrap_err();
+            assert!(e.ends_with("is not a multiple of 32 (whole warps) from 32 to 1024"), "{bad}: {e}");
+        }
+        assert_eq!(parse_threads_per_block("1024"), Ok(1024));
+        let clap = "error: invalid value '2048' for '--threads-per-block <N>': '2048' is not a multiple of 32\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line(clap), "error: invalid value '2048' for '--threads-per-block <N>': '2048' is not a multiple of 32");
+        let listed = "error: the following required arguments were not provided:\n  --rank <RANK>\n\nUsage: cg-lesson multi-gpu --rank <RANK>\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line(listed), "error: the following required arguments were not provided: --rank <RANK>");
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("cg-lesson").chain(args.iter().copied()))
@@ -427,6 +459,11 @@ mod tests {
         assert!(n.starts_with("the exercise takes no --n: it runs the lesson's nine sizes, 0 to 67,108,864 floats"), "{n}");
         assert!(explain(&["exercise", "--threads-per-block=64"]).unwrap().starts_with("the exercise takes no --threads-per-block"));
         assert!(explain(&["bench", "--emulate"]).unwrap().starts_with("bench times a GPU, so it needs one"));
+        // The emulator first, then bench: the same answer, not a suggestion that is itself refused.
+        assert_eq!(explain(&["--emulate", "bench"]), explain(&["bench", "--emulate"]));
+        assert_eq!(explain(&["--gpu", "h200"]).unwrap(), "--gpu describes the emulated GPU: add --emulate (`cg-lesson --emulate --gpu ...`)");
+        assert!(explain(&["exercise", "--sms=4"]).unwrap().starts_with("--sms describes the emulated GPU"));
+        assert_eq!(explain(&["--emulate", "--gpu", "h200"]), None);
         for fine in [&["exercise", "--emulate"][..], &["--emulate", "--n", "5"], &["bench", "--runs", "5"], &[]] {
             assert_eq!(explain(fine), None, "{fine:?}");
         }

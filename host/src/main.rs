@@ -19,7 +19,15 @@ fn main() -> ExitCode {
         eprintln!("error: {why}");
         return ExitCode::from(2);
     }
-    let cli = Cli::parse_from(args);
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        // Help and --version print as clap writes them; a mistake is one line.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", host::cli::one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         None => run_lesson(&cli),
         Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
@@ -64,7 +72,7 @@ fn run_lesson(cli: &Cli) -> Result<()> {
     let cfg = LessonConfig {
         n: l.n,
         threads_per_block: l.threads_per_block,
-        runs: l.runs.unwrap_or(if emulated { 1 } else { 10 }) as usize,
+        runs: l.runs.unwrap_or(if emulated { 0 } else { 10 }) as usize,
         warmups: l.warmups.unwrap_or(if emulated { 0 } else { 3 }) as usize,
     };
     let json = cli.target.json;

@@ -100,13 +100,12 @@ pub fn section(r: &LessonReport, s: Section) -> String {
         }
         Section::Timing => {
             if d.emulated {
-                let _ = writeln!(
-                    o,
-                    "\nTime, {} after {}, CPU wall time of the emulator ({} is the emulator's default: it times the CPU, not a GPU)",
-                    plural(r.runs, "run", "runs"),
-                    plural(r.warmups, "warm-up", "warm-ups"),
-                    if r.runs == 1 { "one run" } else { "this" }
+                o.push_str(
+                    "\nTime: not measured on the emulator. It runs every thread on the CPU, so a way's CPU time says how much\n  work the emulator does for it (a cooperative launch parks every block at grid.sync()), not how fast a GPU runs it:\n  on a GPU this section times each way with CUDA events, and a grid.sync() against a launch.\n",
                 );
+                if r.runs > 0 {
+                    let _ = writeln!(o, "  (--runs {}: each way runs {} more, every total checked below)", r.runs, plural(r.runs, "time", "times"));
+                }
             } else {
                 let _ = writeln!(
                     o,
@@ -116,10 +115,10 @@ pub fn section(r: &LessonReport, s: Section) -> String {
                 );
                 o.push_str("  (GPU time: runs queued, then run back to back; to completion: the host waits for each run before the next)\n");
             }
-            if r.timing.is_empty() {
+            if r.timing.is_empty() && !d.emulated {
                 o.push_str(if r.runs == 0 { "  nothing timed (--runs 0)\n" } else { "  nothing timed (n = 0: nothing to launch)\n" });
             }
-            for t in &r.timing {
+            for t in r.timing.iter().filter(|_| !d.emulated) {
                 let ms = |s: &Option<Stats>| {
                     s.map_or("-".to_string(), |s| format!("{:.4} ms (min {:.4}, median {:.4}, max {:.4})", s.mean_ms, s.min_ms, s.median_ms, s.max_ms))
                 };
@@ -163,6 +162,7 @@ pub fn lesson(r: &LessonReport) -> String {
 fn clusters(o: &mut String, r: &LessonReport) {
     let Some(c) = &r.clusters else { return };
     o.push_str("\nThe level between block and grid: clusters\n");
+    o.push_str("  a cluster is up to 8 blocks that the GPU runs at once, side by side, with a barrier of their own and each\n  other's shared memory (compute capability 9.0 and later; docs/clusters.md explains this section)\n");
     if let Some(why) = &c.unavailable {
         let _ = writeln!(o, "  {why}");
         return;
@@ -185,7 +185,7 @@ fn clusters(o: &mut String, r: &LessonReport) {
     }
     for p in &c.probes {
         let what = p.error.clone().unwrap_or_else(|| "ran".into());
-        let _ = writeln!(o, "  cooperative, clusters of {}, {:>5} blocks, no check before the device: {what}", p.cluster, p.blocks);
+        let _ = writeln!(o, "  cooperative, clusters of {}, {:>5} blocks, past the host's check, straight to the driver: {what}", p.cluster, p.blocks);
     }
     if c.runs.is_empty() {
         o.push_str("  n = 0: nothing to sum\n");

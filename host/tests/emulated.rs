@@ -73,10 +73,13 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
         (Variant::Reference, vec![]),
         (Variant::GridFromN, vec![4_194_915]),
         (Variant::ZeroGrid, vec![0]),
-        (Variant::RoundDown, vec![1, 31]),
+        // n / 256 rounded down: 0 blocks for 1 and 31, and 2 where 611 takes 3.
+        (Variant::RoundDown, vec![1, 31, 611]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
         // 160 blocks: block 0's `if` reads every partial on the T4...
         (Variant::PartialsIf, vec![]),
+        // 4 blocks, one SM's worth: right sums, and too few blocks from 4,096 up.
+        (Variant::PerSm, vec![4096, 40960, 4_194_915]),
     ] {
         let r = exercise::run_sizes(&gpu, variant, sizes, &mut |_| {}).unwrap();
         let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
@@ -90,6 +93,17 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
             let e = r.cases[1].launch_error.as_deref().unwrap();
             assert!(e.contains("n = 1 has elements to sum") && e.contains("round the division up"), "names the fix: {e}");
             assert!(!e.contains("return without launching"), "the n = 0 advice is not this case's: {e}");
+        }
+        if variant == Variant::PerSm {
+            let c = r.cases.iter().find(|c| c.n == 4096).unwrap();
+            let g = c.grid.as_deref().unwrap();
+            assert!(g.contains("the sum is right, but the grid is too small: 4 blocks (that is blocks per SM alone"), "{g}");
+            assert!(exercise::render(&r).contains("FAIL: the sum is right, but the grid is too small"));
+            assert!(r.verdict().is_err(), "no 'all checks passed' for a grid one SM wide");
+        }
+        if variant == Variant::RoundDown {
+            let g = r.cases.iter().find(|c| c.n == 611).unwrap().grid.as_deref().unwrap();
+            assert!(g.contains("2 blocks (n / threads rounded down: round the division up)"), "{g}");
         }
         if variant == Variant::ZeroGrid {
             let e = r.cases[0].launch_error.as_deref().unwrap();
@@ -111,6 +125,10 @@ fn the_exercise_runs_again_on_a_larger_device_where_an_if_for_the_partials_loop_
     let r = exercise::run_sizes(&larger, Variant::PartialsIf, &sizes, &mut |_| {}).unwrap();
     let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
     assert_eq!(failing, vec![4_194_915]);
+    // The harness tells from the sum which mistake it is, and names the fix.
+    let h = r.cases[1].hint.as_deref().unwrap();
+    assert!(h.contains("the first 256 of the 1056 block partials") && h.contains("not an `if`"), "{h}");
+    assert!(exercise::render(&r).contains("FAIL: wrong sum: the total is the sum of the first 256"));
     assert!(exercise::run_sizes(&larger, Variant::Reference, &sizes, &mut |_| {}).unwrap().verdict().is_ok());
 }
 
@@ -327,6 +345,18 @@ fn every_block_writing_the_total_is_told_to_have_one_block_write_it() {
     assert!(err.contains("data race on out[0]") && err.contains("wrote it too"), "{err}");
     assert!(err.contains("have one block write it"), "names the fix: {err}");
     assert!(!err.contains("with no grid.sync() between"), "another grid.sync() would not fix it: {err}");
+}
+
+#[test]
+fn every_thread_writing_the_blocks_partial_is_told_to_have_one_thread_write_it() {
+    let gpu = t4();
+    let stage1 = gpu.kernel(&gpu::kernels::mutants::MUTANT_EVERY_THREAD_WRITES_PARTIAL).unwrap();
+    let input = gpu.upload(&vec![1.0f32; 4096]).unwrap();
+    let mut partials = gpu.zeros::<f32>(16).unwrap();
+    let err = stage1.reduce(16, 256, &input.slice(..), partials.slice_mut(..)).unwrap_err().to_string();
+    assert!(err.contains("data race on partials[") && err.contains("wrote it at gpu/src/kernels/mutants.rs:"), "{err}");
+    assert!(err.contains("have one thread write it (`if block.thread_rank() == 0`)"), "names the fix: {err}");
+    assert!(!err.contains("with no barrier between"), "a barrier would not fix it: {err}");
 }
 
 #[test]

@@ -114,8 +114,9 @@ fn the_exercise_solution_passes_and_each_mistake_fails_exactly_the_cases_the_les
         (Variant::Reference, vec![]),
         (Variant::GridFromN, vec![4_194_915u64, 67_108_864]),
         (Variant::ZeroGrid, vec![0]),
-        (Variant::RoundDown, vec![1, 31]),
+        (Variant::RoundDown, vec![1, 31, 611]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
+        (Variant::PerSm, vec![4096, 40960, 4_194_915, 67_108_864]),
     ] {
         let r = exercise::run_sizes(&gpu, variant, &LADDER, &mut |_| {}).unwrap();
         print!("{}", exercise::render(&r));

@@ -276,3 +276,28 @@ pub unsafe fn mutant_tile_sync_for_block_sync<const TILE: u32 = 32>(input: In<f3
         }
     }
 }
+
+/// `reduce_blocks_to_partials` with its `if block.thread_rank() == 0`
+/// deleted: every thread of a block writes the block's partial. A learner's
+/// mistake in the exercise; the emulator names the fix (one writer).
+///
+/// # Safety
+/// As `reduce_blocks_to_partials`.
+#[kernel(shared_memory = one_f32_per_tile)]
+pub unsafe fn mutant_every_thread_writes_partial<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let total = block_sum(&block, &tile, v);
+    // SAFETY: partials holds one float per block (that every thread writes it is the mutation).
+    unsafe { partials.write(block.group_index().x as usize, total) };
+}

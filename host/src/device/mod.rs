@@ -266,13 +266,46 @@ pub(crate) trait Backend {
 pub struct Gpu {
     backend: Box<dyn Backend>,
     pub info: DeviceInfo,
+    /// While [`Gpu::recording_launches`] runs, every launch made through a
+    /// kernel's definition.
+    launches: std::cell::RefCell<Option<Vec<Launched>>>,
+}
+
+/// One launch as the launch path made it: which kernel, on what grid, how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Launched {
+    pub kernel: &'static str,
+    pub blocks: u32,
+    pub threads_per_block: u32,
+    pub cooperative: bool,
+}
+
+impl Gpu {
+    fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Gpu {
+        Gpu { backend, info, launches: std::cell::RefCell::new(None) }
+    }
+
+    /// Runs `work`, and returns with its result every launch it made through
+    /// a kernel's definition (what the exercise's harness checks a `Solved` against).
+    pub fn recording_launches<R>(&self, work: impl FnOnce() -> R) -> (R, Vec<Launched>) {
+        let before = self.launches.replace(Some(Vec::new()));
+        let r = work();
+        let made = self.launches.replace(before).unwrap_or_default();
+        (r, made)
+    }
+
+    pub(crate) fn note_launch(&self, launch: Launched) {
+        if let Some(l) = self.launches.borrow_mut().as_mut() {
+            l.push(launch);
+        }
+    }
 }
 
 impl Gpu {
     /// Opens CUDA device `ordinal`, refusing one that cannot run a cooperative launch.
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let (backend, info) = cuda::Cuda::open(ordinal, None)?;
-        Ok(Gpu { backend: Box::new(backend), info })
+        Ok(Gpu::with(Box::new(backend), info))
     }
 
     /// Opens CUDA device `ordinal` with the traced build of the kernels
@@ -281,14 +314,14 @@ impl Gpu {
     /// For pictures, not timings.
     pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {
         let (backend, info) = cuda::Cuda::open(ordinal, Some(tracing))?;
-        Ok(Gpu { backend: Box::new(backend), info })
+        Ok(Gpu::with(Box::new(backend), info))
     }
 
     /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
     pub fn emulated_traced(device: gpu_core::emu::Device, options: gpu_core::emu::Options) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         backend.tracing.set(true);
-        Gpu { backend: Box::new(backend), info }
+        Gpu::with(Box::new(backend), info)
     }
 
     /// The launches traced since the last call (none unless opened traced).
@@ -299,7 +332,7 @@ impl Gpu {
     /// The emulated device (see `gpu_core::emu`): the same kernels, run on the CPU.
     pub fn emulated(device: gpu_core::emu::Device, options: gpu_core::emu::Options) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
-        Gpu { backend: Box::new(backend), info }
+        Gpu::with(Box::new(backend), info)
     }
 
     pub(crate) fn backend(&self) -> &dyn Backend {

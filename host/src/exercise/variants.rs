@@ -92,6 +92,21 @@ fn launch_unless_empty(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>, sizing: 
     Ok(Solved { blocks: 0, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms })
 }
 
+/// `per-sm`: the grid is the kernel's blocks per SM, not times the SM count
+/// (and no launch for n = 0). Every sum is right; the grid is one SM's worth.
+pub fn per_sm(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    let kernel = gpu.cooperative_kernel(&crate::kernels().exercise_sum)?;
+    let limits = kernel.limits(THREADS_PER_BLOCK)?;
+    let solved = Solved { blocks: limits.blocks_per_sm, threads_per_block: THREADS_PER_BLOCK, blocks_per_sm: limits.blocks_per_sm, sms: limits.sms };
+    if input.is_empty() {
+        return Ok(Solved { blocks: 0, ..solved });
+    }
+    let launch = kernel.configure(solved.blocks, THREADS_PER_BLOCK)?;
+    let mut partials = gpu.zeros::<f32>(solved.blocks as usize)?;
+    launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?;
+    Ok(solved)
+}
+
 /// `bounds-bug`: the right grid (and no launch for n = 0), the kernel whose
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {

@@ -26,7 +26,7 @@ impl<P: Params> CooperativeLaunch<'_, '_, P> {
     /// `args` satisfy the kernel's contract for this launch's shape.
     unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
         // SAFETY: the caller's contract.
-        unsafe { self.kernel.loaded.function.launch(self.shape, true, args.values().as_ref()) }
+        unsafe { self.kernel.loaded.launch(self.shape, true, args.values().as_ref()) }
     }
 }
 
@@ -136,7 +136,7 @@ impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
         ensure_len(l.def.name(), "out", shape.blocks as usize, out.len())?;
         let n = input.len();
         // SAFETY: the kernel reads input[..n] and writes out[..blocks], checked above.
-        unsafe { l.function.launch(shape, false, (input, out, n).values().as_ref()) }
+        unsafe { l.launch(shape, false, (input, out, n).values().as_ref()) }
     }
 }
 
@@ -149,7 +149,7 @@ impl Kernel<'_, (Out<f32>, usize, usize)> {
         let shape = l.shape(blocks, threads)?;
         let n = out.len();
         // SAFETY: the kernel writes out[..n] and nothing else.
-        unsafe { l.function.launch(shape, false, (out, first, n).values().as_ref()) }
+        unsafe { l.launch(shape, false, (out, first, n).values().as_ref()) }
     }
 }
 
@@ -166,7 +166,7 @@ impl Kernel<'_, ()> {
     pub fn launch(&self, blocks: u32, threads_per_block: u32) -> Result<()> {
         let shape = self.loaded.shape(blocks, threads_per_block)?;
         // SAFETY: the kernel takes no parameters and touches no memory.
-        unsafe { self.loaded.function.launch(shape, false, &[]) }
+        unsafe { self.loaded.launch(shape, false, &[]) }
     }
 }
 
@@ -191,7 +191,7 @@ impl Kernel<'_, LastBlockParams> {
         let n = input.len();
         // SAFETY: the kernel reads input[..n], writes partials[..blocks],
         // ticket[0] and out[0], checked above; the ticket's 0 is the caller's.
-        unsafe { l.function.launch(shape, false, (input, partials, ticket, out, n).values().as_ref()) }
+        unsafe { l.launch(shape, false, (input, partials, ticket, out, n).values().as_ref()) }
     }
 }
 
@@ -223,7 +223,7 @@ impl Kernel<'_, (Out<u32>,)> {
         let shape = l.shape(blocks, threads_per_block)?;
         let mut out = l.gpu.zeros::<u32>(len)?;
         // SAFETY: the caller's contract.
-        unsafe { l.function.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
+        unsafe { l.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
         l.gpu.read(&out)
     }
 }
@@ -248,7 +248,7 @@ impl Gpu {
         let shape = l.shape(blocks, threads_per_block)?;
         let mut out = self.zeros::<u32>(2)?;
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        let graph = self.capture(&mut || unsafe { l.function.launch(shape, true, (out.slice_mut(..),).values().as_ref()) })?;
+        let graph = self.capture(&mut || unsafe { l.launch(shape, true, (out.slice_mut(..),).values().as_ref()) })?;
         let cooperative_nodes = self.graph_cooperative_launches(&graph)?;
         // SAFETY: `out`, the one buffer the graph addresses, lives to the end.
         unsafe { self.launch_graph(&graph)? };

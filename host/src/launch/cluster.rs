@@ -180,7 +180,7 @@ impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
     /// `args` satisfy the kernel's contract for this launch's shape.
     unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
         // SAFETY: the caller's contract; cooperative exactly when the kernel calls grid.sync().
-        unsafe { self.kernel.loaded.function.launch(self.shape, G::GRID_SYNC, args.values().as_ref()) }
+        unsafe { self.kernel.loaded.launch(self.shape, G::GRID_SYNC, args.values().as_ref()) }
     }
 
     fn ensure(&self, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
@@ -221,7 +221,7 @@ impl ClusterKernel<'_, (u32,), NoGridSync> {
         let mut shape = self.loaded.shape(blocks, threads_per_block)?;
         shape.cluster = Some(cluster);
         // SAFETY: the kernel takes one u32 and, with no barriers, touches nothing and waits for no one.
-        unsafe { self.loaded.function.launch(shape, true, (0u32,).values().as_ref()) }
+        unsafe { self.loaded.launch(shape, true, (0u32,).values().as_ref()) }
     }
 }
 

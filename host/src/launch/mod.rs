@@ -32,11 +32,21 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The way that compiles for the cooperative kernel: size the grid from the kernel, then launch.
+//! The calls that compile for the cooperative kernel, each on its own (how
+//! many blocks to launch is the exercise's question, not answered here).
+//! What the device holds of this kernel at this block size:
 //! ```no_run
-//! # fn f(gpu: &host::device::Gpu, input: &host::launch::DeviceInput) -> host::error::Result<()> {
+//! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
 //! let kernel = gpu.cooperative_kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID)?;
-//! let launch = kernel.configure(kernel.limits(256)?.capacity(), 256)?;
+//! let limits = kernel.limits(256)?;
+//! println!("{} blocks/SM x {} SMs", limits.blocks_per_sm, limits.sms);
+//! # Ok(()) }
+//! ```
+//! A launch of a grid you chose, refused by name if it cannot be resident:
+//! ```no_run
+//! # fn f(gpu: &host::device::Gpu, input: &host::launch::DeviceInput, blocks: u32) -> host::error::Result<()> {
+//! # let kernel = gpu.cooperative_kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID)?;
+//! let launch = kernel.configure(blocks, 256)?;
 //! let (mut partials, mut out) = (gpu.zeros(launch.blocks() as usize)?, gpu.zeros(1)?);
 //! launch.sum(input, partials.slice_mut(..), out.slice_mut(..))?;
 //! # Ok(()) }
@@ -120,6 +130,21 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             block: BlockResources { threads_per_block, registers_per_thread: o.registers_per_thread, shared_bytes: o.static_shared_bytes + shared },
             sm: self.gpu.info.sm,
         })
+    }
+
+    /// Launches the kernel, noting the launch for the Gpu's record ([`Gpu::recording_launches`]).
+    ///
+    /// # Safety
+    /// As `Function::launch`.
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[crate::device::ArgValue]) -> Result<()> {
+        self.gpu.note_launch(crate::device::Launched {
+            kernel: self.def.name(),
+            blocks: shape.blocks,
+            threads_per_block: shape.threads_per_block,
+            cooperative,
+        });
+        // SAFETY: the caller's contract.
+        unsafe { self.function.launch(shape, cooperative, args) }
     }
 
     fn shape(&self, blocks: u32, threads_per_block: u32) -> Result<Shape> {

@@ -40,12 +40,13 @@ pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
 /// the single word above. The host chooses at launch, by the grid's size: a
 /// `#[kernel(cooperative)]` kernel has both entries, `name` and
 /// `name__watched`, and the emulator makes the same choice. Measured on an
-/// H200 (`docs/bench/barrier/README.md`, both entries at every grid): the
-/// word's cost grows with the blocks contending for it (0.81 µs at 132
-/// blocks, 1.07 at 528, 1.79 at 924, 2.11 at 1,056, 8.5 at 4,224); the
-/// watched barrier's is about flat, 1.8-2.2 µs from 132 to 4,224 blocks
-/// (1.89 at 1,056), so the word wins up to 924 blocks and the watched
-/// barrier from 1,056.
+/// H200 with both entries at every grid (2026-12-02,
+/// `records/2026-12-02-h200-per-launch-barrier/barrier.txt`): the word's
+/// cost grows with the blocks contending for it (0.94 µs at 132 blocks,
+/// 1.19 at 528, 1.85 at 924, 2.18 at 1,056, 8.98 at 4,224); the watched
+/// barrier's is about flat, 1.9-2.5 µs from 132 to 4,224 blocks (2.13 at
+/// 1,056), so the word wins up to 924 blocks and the watched barrier from
+/// 1,056.
 pub const WATCHED_ABOVE_BLOCKS: u32 = 960;
 
 /// The suffix of a cooperative kernel's watched entry.

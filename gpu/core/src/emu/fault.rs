@@ -184,6 +184,14 @@ impl fmt::Display for Fault {
             Fault::Misaligned { thread, site, buffer, index, alignment } => {
                 write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
             }
+            Fault::Race { word, first, second, partial: None }
+                if first.access == Access::Write && second.access == Access::Write && first.site == second.site =>
+            {
+                write!(
+                    f,
+                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); have one thread write it (`if block.thread_rank() == 0`)"
+                )
+            }
             Fault::Race { word, first, second, partial: None } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
             Fault::Race { word, first, second, partial: Some(p) } => {
                 write!(f, "data race on {word}: {first}, and {second}; {}", p.reaching(second.thread.thread))

@@ -20,7 +20,7 @@ impl Block {
                 let first = 32 * w as u32 + r.arrived.trailing_zeros();
                 let missing: Vec<u32> = (0..32).filter(|l| r.mask & !r.arrived & (1 << l) != 0).map(|l| 32 * w as u32 + l).collect();
                 return Fault::Deadlock(format!(
-                    "in {kernel}, lanes {} of warp {w} in block {} called {} over lanes {}, while {}",
+                    "in {kernel}, lanes {} of warp {w} in block {} called {} over lanes {}, while {}: every lane a collective names must reach it, so keep it out of branches that some of those lanes skip",
                     lanes(r.arrived),
                     self.id,
                     site_of(first),
@@ -33,7 +33,7 @@ impl Block {
         if !at_barrier.is_empty() {
             let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_barrier.contains(t)).collect();
             return Fault::Deadlock(format!(
-                "in {kernel}, threads {} of block {} wait at {} for the block's other threads, while {}",
+                "in {kernel}, threads {} of block {} wait at {} for the block's other threads, while {}: every thread of the block must reach a block barrier, so keep it out of branches that some threads skip",
                 ranges(at_barrier.iter().copied()),
                 self.id,
                 site_of(at_barrier[0]),

@@ -183,7 +183,14 @@ fn checkpoint() {
 #[track_caller]
 pub fn out_of_bounds(buffer: &'static str, index: usize, len: usize, access: Access) -> ! {
     let b = block();
-    b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access, note: None })
+    // A buffer as long as the grid has blocks holds one element per block:
+    // the lesson's partials, indexed by a thread's rank or looped past the grid.
+    let note = (len > 1 && len == b.info().launch.grid as usize).then(|| {
+        format!(
+            "{buffer} holds one element per block of this grid of {len}: index it by the block (`block.group_index().x`), not by a thread's rank, and loop over it up to `grid.num_blocks()`"
+        )
+    });
+    b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access, note })
 }
 
 /// Reports a vector load from a misaligned address.
