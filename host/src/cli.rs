@@ -249,9 +249,10 @@ pub struct BenchArgs {
     /// Skip the grid-size and block-size sweeps.
     #[arg(long)]
     pub no_sweeps: bool,
-    /// Also time the lesson's kernels as NVlabs cuda-oxide built them, from
-    /// this PTX file (../shared/peers/cuda-oxide/lesson_oxide.ptx), through
-    /// the same launch path.
+    /// Also time the lesson's kernels as NVlabs cuda-oxide builds them, from
+    /// this PTX file (the lesson's three kernels compiled with cuda-oxide for
+    /// sm_90: not in this repository; docs/benchmarks.md says what it holds),
+    /// through the same launch path.
     #[arg(long, value_name = "PTX")]
     pub oxide: Option<PathBuf>,
     /// Print the results as one JSON object on stdout instead of text.
@@ -415,7 +416,7 @@ mod tests {
             (&["--n", "18446744073709551616"], "more than this machine can count"),
             (&["--threads-per-block", "0"], "--threads-per-block"),
             (&["--threads-per-block", "100"], "multiple of 32"),
-            (&["--threads-per-block", "2048"], "1..=1024"),
+            (&["--threads-per-block", "2048"], "multiple of 32 (whole warps) from 32 to 1024"),
             (&["--runs", "100001"], "--runs"),
             (&["--runs", "-3"], "--runs"),
             (&["--device", "x"], "--device"),

@@ -14,7 +14,7 @@ use crate::reference::Reference;
 use crate::sums::{Path, Scratch, Sums};
 use crate::timing::{Repeats, Timing, time_runs};
 
-/// The lesson's kernels in cuda-oxide's PTX (`../shared/peers/cuda-oxide/lesson_oxide.ptx`).
+/// The lesson's kernels in cuda-oxide's PTX (a file given to `bench --oxide`; `docs/benchmarks.md` says what it holds).
 pub struct Oxide<'g> {
     stage1: RawKernel<'g>,
     stage2: RawKernel<'g>,

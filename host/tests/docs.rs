@@ -1,0 +1,134 @@
+//! The README and the chapters under `docs/` point only at what exists: every
+//! relative link, and every repository path written in backticks (a file, a
+//! folder, a recorded run), names something in this repository.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The README and every Markdown chapter directly under `docs/`.
+fn documents() -> Vec<PathBuf> {
+    let mut docs = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs.push(path);
+        }
+    }
+    docs
+}
+
+/// Targets of Markdown links `[text](target)` that point into the repository.
+fn relative_links(text: &str) -> Vec<String> {
+    let mut links = Vec::new();
+    let mut rest = text;
+    while let Some(k) = rest.find("](") {
+        rest = &rest[k + 2..];
+        let Some(end) = rest.find(')') else { break };
+        let target = &rest[..end];
+        let external = ["http://", "https://", "mailto:", "#"].iter().any(|p| target.starts_with(p));
+        if !external && !target.contains(' ') {
+            links.push(target.split('#').next().unwrap().to_string());
+        }
+    }
+    links
+}
+
+/// Repository paths anywhere in the text, in backticks or not: a word that
+/// starts with one of the repository's top folders (or leaves the
+/// repository with `../`, or names the `shared/` beside it), with the call
+/// written just before it when it reads `call() at path:line:column`. A word
+/// with a placeholder in it (`{1,2,3}`, `*`, `<n>`) is not a path.
+fn paths(text: &str) -> Vec<(String, Option<String>)> {
+    const TOP: [&str; 7] = ["gpu/", "host/", "docs/", "scripts/", "records/", "../", "shared/"];
+    let is_path_char = |c: char| c.is_ascii_alphanumeric() || "_./-:".contains(c);
+    let bytes: Vec<char> = text.chars().collect();
+    let mut found = Vec::new();
+    let mut k = 0;
+    while k < bytes.len() {
+        let starts_word = k == 0 || !(is_path_char(bytes[k - 1]) || bytes[k - 1] == '$');
+        let rest: String = bytes[k..bytes.len().min(k + 8)].iter().collect();
+        if !(starts_word && TOP.iter().any(|t| rest.starts_with(t))) {
+            k += 1;
+            continue;
+        }
+        let mut end = k;
+        while end < bytes.len() && is_path_char(bytes[end]) {
+            end += 1;
+        }
+        let word: String = bytes[k..end].iter().collect::<String>().trim_end_matches(['.', ':', ',', '-']).to_string();
+        let placeholder = end < bytes.len() && "{*<".contains(bytes[end]);
+        if !placeholder && word.len() > 4 {
+            let before: String = bytes[k.saturating_sub(40)..k].iter().collect();
+            let call = before.strip_suffix(" at ").and_then(|b| b.rsplit(' ').next()).filter(|c| c.ends_with("()")).map(str::to_string);
+            found.push((word, call));
+        }
+        k = end;
+    }
+    found
+}
+
+/// Whether `target` (a path, or `path:line[:column]`) names a file or
+/// folder of the repository from `base`, and the line, if given, is in it
+/// and holds `call` where the text says the call is there.
+fn exists(base: &Path, target: &str, call: Option<&str>) -> bool {
+    let mut parts = target.split(':');
+    let path = parts.next().unwrap_or(target);
+    let full = base.join(path);
+    let inside = full.canonicalize().is_ok_and(|f| f.starts_with(root().canonicalize().unwrap()));
+    if !inside {
+        return false;
+    }
+    match parts.next().and_then(|l| l.parse::<usize>().ok()) {
+        Some(line) => std::fs::read_to_string(&full).is_ok_and(|t| {
+            let Some(text) = t.lines().nth(line.wrapping_sub(1)) else { return false };
+            call.is_none_or(|c| text.contains(c.trim_start_matches("cg::")))
+        }),
+        None => true,
+    }
+}
+
+#[test]
+fn every_relative_link_and_repository_path_in_the_readme_and_docs_exists() {
+    let mut missing = Vec::new();
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let dir = doc.parent().unwrap();
+        let name = doc.strip_prefix(root()).unwrap_or(&doc).display().to_string();
+        for link in relative_links(&text) {
+            if !exists(dir, &link, None) {
+                missing.push(format!("{name}: link ({link})"));
+            }
+        }
+        // Inside a fenced block a path:line is a transcript, often of an
+        // edited file (a mistake made on purpose): only the file must exist.
+        let prose: String = text.split("```").step_by(2).collect::<Vec<_>>().join("\n");
+        let fenced: String = text.split("```").skip(1).step_by(2).collect::<Vec<_>>().join("\n");
+        let in_transcripts = paths(&fenced).into_iter().map(|(p, _)| (p.split(':').next().unwrap().to_string(), None));
+        for (path, call) in paths(&prose).into_iter().chain(in_transcripts) {
+            if !exists(&root(), &path, call.as_deref()) {
+                missing.push(format!("{name}: {path}{}", call.map(|c| format!(" (said to hold {c})")).unwrap_or_default()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "these point at nothing in the repository:\n{}", missing.join("\n"));
+}
+
+#[test]
+fn the_check_sees_a_missing_link_a_missing_path_a_wrong_line_and_a_path_outside() {
+    let text = "see [the chapter](gone.md#part) and `docs/no-such-record/run.txt`, grid.sync() at gpu/src/kernels/lesson.rs:92:10, \
+                [a site](https://example.com), `cargo run -p host`, records/runs{1,2}.txt, ../shared/peers/x.ptx";
+    assert_eq!(relative_links(text), vec!["gone.md".to_string()]);
+    let found = paths(text);
+    let words: Vec<&str> = found.iter().map(|(w, _)| w.as_str()).collect();
+    assert_eq!(words, vec!["docs/no-such-record/run.txt", "gpu/src/kernels/lesson.rs:92:10", "../shared/peers/x.ptx"]);
+    assert_eq!(found[1].1.as_deref(), Some("grid.sync()"));
+    assert!(!exists(&root().join("docs"), "gone.md", None));
+    assert!(!exists(&root(), "docs/no-such-record/run.txt", None));
+    assert!(exists(&root(), "gpu/src/kernels/lesson.rs:1", None), "a path with a line number is the file");
+    assert!(!exists(&root(), "gpu/src/kernels/lesson.rs:100000", None), "a line past the file's end");
+    assert!(!exists(&root(), "gpu/src/kernels/lesson.rs:1", Some("grid.sync()")), "a line that does not hold the call");
+    assert!(!exists(&root(), "../shared/lesson.md", None), "outside the repository");
+}
