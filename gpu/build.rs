@@ -31,6 +31,14 @@ fn main() {
     if !arch.starts_with("sm_") {
         fail(&format!("GPU_PTX_ARCH={arch} is not a PTX target"), "set it to an architecture such as sm_70, sm_80 or sm_90, or unset it");
     }
+    if std::env::var_os("CARGO_FEATURE_EMULATOR_ONLY").is_some() {
+        // `cargo emulate`: the emulator runs the kernels on the CPU and needs no PTX.
+        for name in ["gpu.ptx", "gpu_traced.ptx", "gpu_sm90.ptx"] {
+            write_or_fail(&out_dir.join(name), "");
+        }
+        write_or_fail(&out_dir.join("ptxas_sm75.rs"), &format!("Err({:?})", "built for the emulator only (cargo emulate): no PTX"));
+        return;
+    }
     let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
     let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
     // The sm_90 module (every kernel, the cluster ones too) builds in a
@@ -50,8 +58,12 @@ fn main() {
         Ok(report) => format!("Ok({report:?})"),
         Err(why) => format!("Err({why:?})"),
     };
-    if let Err(e) = std::fs::write(out_dir.join("ptxas_sm75.rs"), text) {
-        fail(&format!("could not write to {}: {e}", out_dir.display()), "check the build folder's permissions");
+    write_or_fail(&out_dir.join("ptxas_sm75.rs"), &text);
+}
+
+fn write_or_fail(path: &Path, text: &str) {
+    if let Err(e) = std::fs::write(path, text) {
+        fail(&format!("could not write {}: {e}", path.display()), "check the build folder's permissions");
     }
 }
 

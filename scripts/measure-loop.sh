@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The learner's loop, timed as a learner meets it: a fresh clone of this
-# repository, PTXAS unset, then the real commands after real edits.
-#   1. the first build (`cargo build --release -p host`), crates already downloaded;
-#   2. a kernel edit (the lesson's tile, 32 to 16, in gpu/src/kernels/lesson.rs),
-#      then the emulator's whole lesson (`cargo run --release -p host -- --emulate`);
-#   3. the same edit back, then the GPU build (`cargo build --release -p host`);
-#   4. a written solve() (ours, copied in), built once, then an edit to it
-#      (blocks of 128 for 256), then the exercise on the emulator
-#      (`cargo run --release -p host -- exercise --emulate`).
+# The learner's loop, timed as a learner meets it: fresh clones of this
+# repository, PTXAS unset, crates already downloaded, then the README's
+# commands after real edits.
+#   1. the first build for a GPU (`cargo build --release -p host`), in one clone;
+#   2. in another, the first run on the emulator (`cargo emulate`, which builds
+#      the program without PTX and runs the lesson on the emulated T4);
+#   3. a kernel edit (the lesson's tile, 32 to 16, in gpu/src/kernels/lesson.rs),
+#      then `cargo emulate` again, and the same edit then the GPU build;
+#   4. a written solve() (ours, copied into exercise/solve.rs), built once, then
+#      an edit to it (a line added, then taken out again), then
+#      `cargo emulate exercise`.
 # Each edit-to-answer time includes the build the edit causes. Prints a
 # table with the date and the machine, for the README to quote.
 # Usage: scripts/measure-loop.sh [repetitions, default 3]
@@ -16,9 +18,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 reps=${1:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+git clone -q "$repo" "$work/gpu"
 git clone -q "$repo" "$work/clone"
-cd "$work/clone"
-unset PTXAS
+unset PTXAS CARGO_TARGET_DIR
 export CARGO_TERM_QUIET=true
 
 # Seconds `$@` takes, its output kept in $work/last.log; fails the script if it fails.
@@ -36,20 +38,26 @@ seconds() {
 
 # The range of what `$@` prints over the repetitions: "min-max s".
 range() {
-  sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (lo == hi) printf "%.1f s", lo; else printf "%.1f-%.1f s", lo, hi }'
+  sort -n | awk 'NR == 1 { lo = sprintf("%.1f", $1) } { hi = sprintf("%.1f", $1) } END { if (lo == hi) printf "%s s", lo; else printf "%s-%s s", lo, hi }'
 }
 
+cd "$work/gpu"
 cargo fetch -q
-first=$(seconds cargo build --release -p host)
+first_gpu=$(seconds cargo build --release -p host)
+cd "$work/clone"
+first_emulated=$(seconds cargo emulate)
+grep -q "checks passed" "$work/last.log" || { echo "error: the emulated lesson did not pass" >&2; exit 1; }
 
 lesson=gpu/src/kernels/lesson.rs
 kernel_edit=$(for _ in $(seq "$reps"); do
   sed -i 's/<const TILE: u32 = 32>/<const TILE: u32 = 16>/' "$lesson"
-  seconds cargo run --release -p host -- --emulate
+  seconds cargo emulate
   grep -q "checks passed" "$work/last.log" || { echo "error: the edited lesson did not pass" >&2; exit 1; }
   sed -i 's/<const TILE: u32 = 16>/<const TILE: u32 = 32>/' "$lesson"
-  cargo build --release -p host -q
+  cargo emulate >/dev/null 2>&1
 done | range)
+
+cargo build --release -p host -q
 
 gpu_build=$(for _ in $(seq "$reps"); do
   sed -i 's/<const TILE: u32 = 32>/<const TILE: u32 = 16>/' "$lesson"
@@ -59,7 +67,7 @@ gpu_build=$(for _ in $(seq "$reps"); do
 done | range)
 
 # A written solve(): ours, from variants.rs, in place of the unwritten one.
-solve=host/src/exercise/solve.rs
+solve=exercise/solve.rs
 python3 - "$solve" host/src/exercise/variants.rs <<'PY'
 import re, sys
 solve_path, variants_path = sys.argv[1], sys.argv[2]
@@ -72,20 +80,20 @@ for k, c in enumerate(body):
     if depth == 0:
         end = k
         break
-body = body[:end].replace("THREADS_PER_BLOCK", "256")
+body = body[:end].replace("THREADS_PER_BLOCK", "256").replace("crate::", "host::")
 s = open(solve_path).read()
 s = re.sub(r"\{\n    // Delete this line and write your solve\(\) here\.\n    super::unwritten\(gpu, input, total\)\n\}", "{" + body + "}", s)
-s = s.replace("use super::Solved;", "use super::Solved;\n")
 open(solve_path, "w").write(s)
 PY
 grep -q "kernel.configure" "$solve" || { echo "error: could not write solve() into $solve" >&2; exit 1; }
-cargo build --release -p host -q
+cargo emulate exercise >/dev/null 2>&1
 solve_edit=$(for _ in $(seq "$reps"); do
-  sed -i 's/\b256\b/128/g' "$solve"
-  seconds cargo run --release -p host -- exercise --emulate
+  sed -i 's|^pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {$|&\n    let _edited = input.len();|' "$solve"
+  grep -q "_edited" "$solve" || { echo "error: could not edit $solve" >&2; exit 1; }
+  seconds cargo emulate exercise
   grep -q "checks passed" "$work/last.log" || { cat "$work/last.log" >&2; echo "error: the written solve() did not pass" >&2; exit 1; }
-  sed -i 's/\b128\b/256/g' "$solve"
-  cargo build --release -p host -q
+  sed -i '/let _edited = input.len();/d' "$solve"
+  cargo emulate exercise >/dev/null 2>&1
 done | range)
 
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
@@ -93,7 +101,8 @@ echo "The learner's loop, $(date -u +'%Y-%m-%d %H:%M UTC'), $(nproc) cores ($cpu
 echo
 echo "| from | to | time |"
 echo "|---|---|---|"
-echo "| a fresh clone, crates downloaded | \`cargo build --release -p host\` done | $(printf '%.0f s' "$first") |"
-echo "| saving a kernel edit (\`gpu/src/kernels/lesson.rs\`) | the emulator's answer (\`cargo run --release -p host -- --emulate\`, whole lesson) | $kernel_edit |"
+echo "| a fresh clone, crates downloaded | \`cargo build --release -p host\` done (for a GPU) | $(printf '%.0f s' "$first_gpu") |"
+echo "| a fresh clone, crates downloaded | \`cargo emulate\`: built without PTX, and the lesson's answer on the emulated T4 | $(printf '%.0f s' "$first_emulated") |"
+echo "| saving a kernel edit (\`gpu/src/kernels/lesson.rs\`) | the emulator's answer (\`cargo emulate\`, whole lesson) | $kernel_edit |"
 echo "| saving a kernel edit | the GPU build (\`cargo build --release -p host\`) | $gpu_build |"
-echo "| saving an edit to a written \`solve()\` | the exercise's answer on the emulator (\`cargo run --release -p host -- exercise --emulate\`) | $solve_edit |"
+echo "| saving an edit to a written \`solve()\` (\`exercise/solve.rs\`) | the exercise's answer on the emulator (\`cargo emulate exercise\`) | $solve_edit |"

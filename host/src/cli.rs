@@ -22,7 +22,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the exercise's harness against solve() in host/src/exercise/solve.rs.
+    /// Run the exercise's harness against solve() in exercise/solve.rs.
     Exercise {
         /// Which solver to run: yours, or one that makes a mistake the lesson describes.
         #[arg(long, value_enum, default_value_t = Variant::Solve)]
@@ -263,6 +263,9 @@ pub struct BenchArgs {
     pub timeout_s: f64,
 }
 
+/// The subcommands, by name.
+pub const SUBCOMMANDS: [&str; 5] = ["exercise", "bench", "trace", "occupancy", "multi-gpu"];
+
 /// The flags that describe the emulated GPU, which need `--emulate`.
 const EMULATOR_ONLY: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
 
@@ -284,7 +287,7 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
     {
         return Some(format!("{flag} describes the emulated GPU: add --emulate (`cg-lesson --emulate {flag} ...`)"));
     }
-    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| ["exercise", "bench", "trace", "occupancy", "multi-gpu"].contains(&a.as_str()))?;
+    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| SUBCOMMANDS.contains(&a.as_str()))?;
     if sub == "bench" && args.iter().any(|a| a == "--emulate") {
         return Some(BENCH_NEEDS_A_GPU.to_string());
     }

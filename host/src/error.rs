@@ -10,6 +10,8 @@ use std::fmt;
 pub enum Error {
     /// `libcuda` could not be loaded.
     NoDriver,
+    /// A GPU asked of the program `cargo emulate` built, which has no PTX.
+    EmulatorOnlyBuild,
     /// A graph capture that captured no launch.
     EmptyGraph,
     /// `bench` on a machine without the NVIDIA driver.
@@ -150,6 +152,10 @@ impl fmt::Display for Error {
             Error::ForeignGridTooLarge { kernel, requested, capacity } => {
                 write!(f, "cooperative launch of {kernel} with {requested} blocks refused: at most {capacity} can be resident at once")
             }
+            Error::EmulatorOnlyBuild => write!(
+                f,
+                "this program was built for the emulator only (`cargo emulate`), so it holds no PTX for a GPU: add --emulate, or build it for the GPU with `cargo run --release -p host`"
+            ),
             Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::BenchNeedsGpu => write!(
                 f,
@@ -207,7 +213,7 @@ impl fmt::Display for Error {
             }
             Error::SolveUnwritten => write!(
                 f,
-                "solve() is yours to write, in host/src/exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (--variant reference runs ours)"
+                "solve() is yours to write, in exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (--variant reference runs ours)"
             ),
             Error::GridTooManyThreads { kernel, blocks, threads_per_block } => write!(
                 f,

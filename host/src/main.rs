@@ -13,8 +13,18 @@ use std::time::Duration;
 // The kernels, which the host library reaches through `host::kernels()`.
 use gpu as _;
 
+/// The learner's `solve()`: compiled into this program, not the library, so
+/// that an edit to it rebuilds only this small crate.
+#[path = "../../exercise/solve.rs"]
+mod solve;
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    // `cargo emulate exercise` runs `cg-lesson --emulate exercise`: the one
+    // flag that may come first, moved after the subcommand.
+    if args.get(1).is_some_and(|a| a == "--emulate") && args.get(2).is_some_and(|a| host::cli::SUBCOMMANDS.contains(&a.as_str())) {
+        args.swap(1, 2);
+    }
     if let Some(why) = host::cli::explain_misuse(&args) {
         eprintln!("error: {why}");
         return ExitCode::from(2);
@@ -104,7 +114,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     let gpu = open(target)?;
     // A device that cannot run the exercise's block at all is one error, not nine.
     gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
-    let mut r = exercise_ladder(&gpu, variant, target.json)?;
+    let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json)?;
     if exercise::needs_larger_device(&gpu)? {
         let options = gpu_core::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
@@ -112,7 +122,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
             let capacity = larger.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?.capacity();
             emit(&exercise::larger_device_header(capacity));
         }
-        r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, target.json)?));
+        r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, &exercise::LARGER_DEVICE_SIZES, target.json)?));
         r.status = host::checks::Status::of(r.verdict().is_ok());
     }
     if target.json {
@@ -121,14 +131,14 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     r.verdict()
 }
 
-/// The exercise's ladder on `gpu`, each row printed as it is judged.
-fn exercise_ladder(gpu: &Gpu, variant: Variant, json: bool) -> Result<exercise::ExerciseReport> {
+/// The exercise's `sizes` on `gpu`, each row printed as it is judged.
+fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool) -> Result<exercise::ExerciseReport> {
     let progress = Progress::new(json);
-    let bar = progress.bar(exercise::LADDER.len() as u64, "cases");
+    let bar = progress.bar(sizes.len() as u64, "cases");
     // The header waits for the first case: an unwritten solve() stops the
     // ladder before it, with one line.
     let mut first = true;
-    let r = exercise::run_sizes(gpu, variant, &exercise::LADDER, &mut |case| {
+    let r = exercise::run_sizes(gpu, variant, solve::solve, sizes, &mut |case| {
         bar.advance(format!("n = {}", case.n));
         if !json {
             if std::mem::take(&mut first) {

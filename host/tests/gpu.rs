@@ -7,6 +7,10 @@ use gpu::kernels::{GridSync, KernelDef, REDUCE_COOPERATIVE_GRID};
 use host::device::Gpu;
 use host::error::Error;
 use host::exercise::{self, LADDER, Variant};
+
+/// The learner's `solve()`, as the program compiles it.
+#[path = "../../exercise/solve.rs"]
+mod solve;
 use host::launch::{DeviceInput, SumParams};
 use host::lesson;
 use host::reference::{self, Reference};
@@ -118,7 +122,7 @@ fn the_exercise_solution_passes_and_each_mistake_fails_exactly_the_cases_the_les
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
         (Variant::PerSm, vec![4096, 40960, 4_194_915, 67_108_864]),
     ] {
-        let r = exercise::run_sizes(&gpu, variant, &LADDER, &mut |_| {}).unwrap();
+        let r = exercise::run_sizes(&gpu, variant, solve::solve, &LADDER, &mut |_| {}).unwrap();
         print!("{}", exercise::render(&r));
         let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
         assert_eq!(failing, expected, "{variant:?}");

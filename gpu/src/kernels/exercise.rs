@@ -1,5 +1,5 @@
 //! The exercise's kernel, yours to edit: a single cooperative launch whose
-//! total lands in `out[0]`. `host/src/exercise/solve.rs` sizes its grid.
+//! total lands in `out[0]`. `exercise/solve.rs` sizes its grid.
 //!
 //! It starts as a copy of the lesson's `reduce_cooperative_grid`; changing it
 //! changes nothing else. `exercise_sum_bounds_bug` is the same kernel with one

@@ -68,6 +68,9 @@ impl Cuda {
     }
 
     pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
+        if crate::kernels().ptx.plain.is_empty() {
+            return Err(Error::EmulatorOnlyBuild);
+        }
         let count = Self::device_count()?;
         super::check_ordinal(ordinal, count)?;
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;

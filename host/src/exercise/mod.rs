@@ -1,10 +1,7 @@
 //! The exercise's harness: the case ladder, each case against a double
 //! reference, the smallest failure first.
 
-mod solve;
 pub mod variants;
-
-pub use solve::solve;
 
 use crate::checks::{self, Check, Status};
 use crate::device::{Buffer, Gpu, Launched};
@@ -21,7 +18,7 @@ pub const LADDER: [u64; 9] = [0, 1, 31, 611, 1024, 4096, 40960, 4_194_915, 67_10
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
-    /// solve() as written in host/src/exercise/solve.rs.
+    /// solve() as written in exercise/solve.rs (compiled into the program, not this library).
     Solve,
     /// Our solution, to compare against yours.
     Reference,
@@ -283,9 +280,15 @@ impl ExerciseReport {
     }
 }
 
-/// The emulated device the exercise runs its ladder on a second time: an
-/// H200's shape, 1056 cooperative blocks of 256 threads.
+/// The emulated device the exercise runs a second time: an H200's shape,
+/// 1056 cooperative blocks of 256 threads.
 pub const LARGER_DEVICE: gpu_core::emu::Device = gpu_core::emu::Device::H200;
+
+/// The sizes it runs there: one whose grid is smaller than a block's
+/// threads, and the lesson's n, whose 1056 blocks are more than a block has
+/// threads (the case the second run is for; the ladder's largest size adds
+/// nothing there but a second of the learner's wait).
+pub const LARGER_DEVICE_SIZES: [u64; 2] = [40_960, 4_194_915];
 
 /// Whether the ladder also runs on [`LARGER_DEVICE`]: on an emulated device
 /// whose cooperative grid of the exercise kernel (256 threads a block) is no
@@ -303,14 +306,16 @@ pub fn needs_larger_device(gpu: &Gpu) -> Result<bool> {
 /// The line before the second ladder.
 pub fn larger_device_header(capacity: u32) -> String {
     format!(
-        "\nThe same ladder on a larger emulated GPU: {capacity} cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials\n"
+        "\nTwo sizes again, on a larger emulated GPU: {capacity} cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials\n"
     )
 }
 
-/// Runs `sizes` on the device against the chosen solver; `each` sees every case as it is judged.
-pub fn run_sizes(gpu: &Gpu, variant: Variant, sizes: &[u64], each: &mut dyn FnMut(&Case)) -> Result<ExerciseReport> {
+/// Runs `sizes` on the device against the chosen solver, `yours` for
+/// [`Variant::Solve`] (the program passes the learner's `solve()`, which it
+/// compiles from `exercise/solve.rs`); `each` sees every case as it is judged.
+pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each: &mut dyn FnMut(&Case)) -> Result<ExerciseReport> {
     let solver: Solver = match variant {
-        Variant::Solve => solve,
+        Variant::Solve => yours,
         Variant::Reference => variants::reference,
         Variant::GridFromN => variants::grid_from_n,
         Variant::ZeroGrid => variants::zero_grid,

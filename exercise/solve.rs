@@ -6,10 +6,13 @@
 //! (`gpu/src/kernels/exercise.rs`, yours to edit too), on a grid you size
 //! yourself, and return what you launched as a [`Solved`].
 //!
+//! This file is compiled into the `cg-lesson` program only, so an edit to it
+//! rebuilds the program's own small crate and relinks, nothing else.
+//!
 //! The calls you need, in the order you will make them:
-//! - `gpu.cooperative_kernel(&crate::kernels().exercise_sum)?`: the kernel,
+//! - `gpu.cooperative_kernel(&host::kernels().exercise_sum)?`: the kernel,
 //!   loaded; a cooperative kernel launches only cooperatively.
-//! - `kernel.limits(threads_per_block)?`: a [`Limits`](crate::sizing::Limits)
+//! - `kernel.limits(threads_per_block)?`: a `host::sizing::Limits`
 //!   for this kernel at this block size with its shared memory:
 //!   `blocks_per_sm` (the occupancy API's answer), `sms`, and `capacity()`.
 //! - `kernel.configure(blocks, threads_per_block)?`: checks the grid against
@@ -22,14 +25,14 @@
 //! Check it: `cargo run --release -p host -- exercise` (add `--emulate`
 //! without a GPU). `--variant reference` runs a solution written by us.
 
-use super::Solved;
-use crate::device::{Buffer, Gpu};
-use crate::error::Result;
-use crate::launch::DeviceInput;
+use host::device::{Buffer, Gpu};
+use host::error::Result;
+use host::exercise::Solved;
+use host::launch::DeviceInput;
 
 /// Your single-launch sum: launch the exercise kernel once, cooperatively,
 /// so that `total[0]` holds the sum of `input`, and return what you launched.
 pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
     // Delete this line and write your solve() here.
-    super::unwritten(gpu, input, total)
+    host::exercise::unwritten(gpu, input, total)
 }
