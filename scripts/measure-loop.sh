@@ -82,11 +82,11 @@ for k, c in enumerate(body):
         break
 body = body[:end].replace("THREADS_PER_BLOCK", "256").replace("crate::", "host::")
 s = open(solve_path).read()
-s = re.sub(r"\{\n    // Delete this line and write your solve\(\) here\.\n    super::unwritten\(gpu, input, total\)\n\}", "{" + body + "}", s)
+s = re.sub(r"\{\n    // Delete this line and write your solve\(\) here\.\n    host::exercise::unwritten\(gpu, input, total\)\n\}", "{" + body + "}", s)
 open(solve_path, "w").write(s)
 PY
-grep -q "kernel.configure" "$solve" || { echo "error: could not write solve() into $solve" >&2; exit 1; }
-cargo emulate exercise >/dev/null 2>&1
+grep -q "let launch = kernel.configure" "$solve" || { echo "error: could not write solve() into $solve" >&2; exit 1; }
+cargo emulate exercise >"$work/last.log" 2>&1 || { cat "$work/last.log" >&2; echo "error: the written solve() did not build or pass" >&2; exit 1; }
 solve_edit=$(for _ in $(seq "$reps"); do
   sed -i 's|^pub fn solve(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {$|&\n    let _edited = input.len();|' "$solve"
   grep -q "_edited" "$solve" || { echo "error: could not edit $solve" >&2; exit 1; }
