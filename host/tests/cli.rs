@@ -103,9 +103,24 @@ fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
 }
 
 #[test]
+fn emulate_may_come_before_the_subcommand_as_cargo_emulate_puts_it() {
+    let o = run(&["--emulate", "exercise", "--variant", "zero-grid"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("Exercise: single-launch sum, solver zero-grid, on emulated Tesla T4"), "{out}{}", stderr(&o));
+}
+
+#[test]
 fn flags_in_the_wrong_place_get_the_command_to_write_instead() {
     for (args, expected) in [
-        (&["--emulate", "exercise"][..], "error: flags go after the subcommand: write `cg-lesson exercise --emulate`"),
+        // --emulate alone may come first (`cargo emulate exercise` runs this); other flags may not.
+        (&["--json", "exercise"][..], "error: flags go after the subcommand: write `cg-lesson exercise --json`"),
+        (&["--emulate", "--json", "exercise"], "error: flags go after the subcommand: write `cg-lesson exercise --emulate --json`"),
+        (&["--emulate", "bench"], "error: bench times a GPU, so it needs one"),
+        (&["--gpu", "h200"], "error: --gpu describes the emulated GPU: add --emulate"),
+        (
+            &["--threads-per-block", "2048"],
+            "error: invalid value '2048' for '--threads-per-block <THREADS_PER_BLOCK>': '2048' is not a multiple of 32 (whole warps) from 32 to 1024",
+        ),
         (&["exercise", "--n", "5", "--emulate"], "error: the exercise takes no --n: it runs the lesson's nine sizes"),
         (&["bench", "--emulate"], "error: bench times a GPU, so it needs one"),
     ] {

@@ -60,6 +60,20 @@ pub fn rows(trace: &[BlockTrace]) -> (Vec<u32>, u32) {
     (row, first)
 }
 
+/// The smallest of 1, 2, 5, 10, 20, 50, ... that labels `count` places
+/// with at most `labels` labels.
+fn round_step(count: u32, labels: u32) -> u32 {
+    let mut scale = 1;
+    loop {
+        for m in [1, 2, 5] {
+            if count.div_ceil(m * scale) <= labels {
+                return m * scale;
+            }
+        }
+        scale *= 10;
+    }
+}
+
 /// The line under the title: the device, and how many blocks ever started.
 fn caption(t: &LaunchTrace, device: &str) -> String {
     let started = t.trace.len();
@@ -92,6 +106,7 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     for (b, &r) in b.iter().zip(&row) {
         place_of_row[r as usize] = if t.cluster.is_some() { b.block } else { b.place };
     }
+    let step = round_step(place_of_row.iter().copied().max().unwrap_or(0) + 1, 12);
     let height = (n_rows + 220).clamp(480, 1400);
     let (unit, mut place) = match t.unit {
         TraceUnit::Nanoseconds => ("time since the first block started, ns (%globaltimer)", "SM (%smid), one row per block it held at once"),
@@ -118,10 +133,16 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
         .disable_y_mesh()
         .x_desc(unit)
         .y_desc(place)
-        .y_labels((n_rows as usize + 1).min(12))
+        // A key point per row, so that each label can sit on the first row of
+        // its place; only places on a round step get one, the rest are blank.
+        .y_labels(n_rows as usize + 1)
+        .set_tick_mark_size(LabelAreaPosition::Left, 0)
         .y_label_formatter(&|y| {
             let r = (n_rows as f64 - y).floor() as usize;
-            place_of_row.get(r).map_or(String::new(), |p| p.to_string())
+            match place_of_row.get(r) {
+                Some(&p) if p % step == 0 && (r == 0 || place_of_row[r - 1] != p) => p.to_string(),
+                _ => String::new(),
+            }
         })
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
@@ -204,7 +225,10 @@ fn draw(t: &LaunchTrace, title: &str, device: &str, path: &Path) -> Result<(), S
     }
     if has_barrier {
         chart.draw_series(waiting).map_err(|e| fail(&e))?.label("waiting at grid.sync()").legend(legend(WAITING));
-        chart.draw_series(after).map_err(|e| fail(&e))?.label("after grid.sync() (block 0: the second stage)").legend(legend(AFTER));
+        // Keyed only where some block got past the barrier (not in a deadlock).
+        if !after.is_empty() {
+            chart.draw_series(after).map_err(|e| fail(&e))?.label("after grid.sync() (block 0: the second stage)").legend(legend(AFTER));
+        }
         let all_arrived = b.len() as u32 == t.blocks && b.iter().all(|b| b.arrive.is_some());
         if all_arrived && let Some(completes) = b.iter().filter_map(|b| b.arrive).max() {
             let cx = x(completes);
@@ -239,5 +263,13 @@ mod tests {
         let (rows, n) = rows(&t);
         assert_eq!(rows, vec![0, 1, 0, 2]);
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn place_labels_fall_on_round_steps() {
+        assert_eq!(round_step(132, 12), 20, "the H200's 132 SMs: 0, 20, ... 120");
+        assert_eq!(round_step(40, 12), 5, "the T4's 40");
+        assert_eq!(round_step(8, 12), 1);
+        assert_eq!(round_step(1056, 12), 100);
     }
 }
