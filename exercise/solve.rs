@@ -3,7 +3,7 @@
 //! You get the device, the input already on it (`input.len()` is n, and the
 //! only place n comes from) and `total`, one zeroed `f32`. Leave the sum of
 //! the input in `total[0]` with one cooperative launch of the exercise kernel
-//! (`gpu/src/kernels/exercise.rs`, yours to edit too), on a grid you size
+//! (`gpu/src/lesson/exercise.rs`, yours to edit too), on a grid you size
 //! yourself, and return what you launched as a [`Solved`].
 //!
 //! This file is compiled into the `cg-lesson` program only, so an edit to it

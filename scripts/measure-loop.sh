@@ -5,7 +5,7 @@
 #   1. the first build for a GPU (`cargo build --release -p host`), in one clone;
 #   2. in another, the first run on the emulator (`cargo emulate`, which builds
 #      the program without PTX and runs the lesson on the emulated T4);
-#   3. a kernel edit (the lesson's tile, 32 to 16, in gpu/src/kernels/lesson.rs),
+#   3. a kernel edit (the lesson's tile, 32 to 16, in gpu/src/lesson/lesson.rs),
 #      then `cargo emulate` again, and the same edit then the GPU build;
 #   4. a written solve() (ours, copied into exercise/solve.rs), built once, then
 #      an edit to it (a line added, then taken out again), then
@@ -48,7 +48,7 @@ cd "$work/clone"
 first_emulated=$(seconds cargo emulate)
 grep -q "checks passed" "$work/last.log" || { echo "error: the emulated lesson did not pass" >&2; exit 1; }
 
-lesson=gpu/src/kernels/lesson.rs
+lesson=gpu/src/lesson/lesson.rs
 kernel_edit=$(for _ in $(seq "$reps"); do
   sed -i 's/<const TILE: u32 = 32>/<const TILE: u32 = 16>/' "$lesson"
   seconds cargo emulate
@@ -103,6 +103,6 @@ echo "| from | to | time |"
 echo "|---|---|---|"
 echo "| a fresh clone, crates downloaded | \`cargo build --release -p host\` done (for a GPU) | $(printf '%.0f s' "$first_gpu") |"
 echo "| a fresh clone, crates downloaded | \`cargo emulate\`: built without PTX, and the lesson's answer on the emulated T4 | $(printf '%.0f s' "$first_emulated") |"
-echo "| saving a kernel edit (\`gpu/src/kernels/lesson.rs\`) | the emulator's answer (\`cargo emulate\`, whole lesson) | $kernel_edit |"
+echo "| saving a kernel edit (\`gpu/src/lesson/lesson.rs\`) | the emulator's answer (\`cargo emulate\`, whole lesson) | $kernel_edit |"
 echo "| saving a kernel edit | the GPU build (\`cargo build --release -p host\`) | $gpu_build |"
 echo "| saving an edit to a written \`solve()\` (\`exercise/solve.rs\`) | the exercise's answer on the emulator (\`cargo emulate exercise\`) | $solve_edit |"

@@ -33,10 +33,10 @@ if [ "${1:-}" != "--no-tiles" ]; then
   copy=$(mktemp -d)
   git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} "$copy"
   for t in 1 2 4 8 16; do
-    sed -i "s/<const TILE: u32 = 32>/<const TILE: u32 = $t>/" "$copy/gpu/src/kernels/lesson.rs"
+    sed -i "s/<const TILE: u32 = 32>/<const TILE: u32 = $t>/" "$copy/gpu/src/lesson/lesson.rs"
     (cd "$copy" && CARGO_TARGET_DIR="$PWD/../tile-target" cargo build --release -q -p host)
     cp "$copy/../tile-target/release/cg-lesson" ".device/cg-lesson-tile$t"
-    sed -i "s/<const TILE: u32 = $t>/<const TILE: u32 = 32>/" "$copy/gpu/src/kernels/lesson.rs"
+    sed -i "s/<const TILE: u32 = $t>/<const TILE: u32 = 32>/" "$copy/gpu/src/lesson/lesson.rs"
   done
   rm -rf "$copy"
 fi

@@ -21,6 +21,7 @@ pub use gpu_core::emu;
 pub use gpu_core::{cg, mem, trace};
 
 pub mod kernels;
+pub mod lesson;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub use kernels::KERNELS;

@@ -147,7 +147,7 @@ fn a_grid_sync_under_an_ordinary_launch_is_a_named_fault() {
     let text = err.to_string();
     assert!(matches!(err, Fault::GridSyncNotCooperative { .. }), "{text}");
     // Lanes run until they wait, so lane 31, which completes each shuffle, gets there first.
-    assert!(text.starts_with("thread 31 of block 0 (warp 0, lane 31) called grid.sync() at gpu/src/kernels/lesson.rs:"), "{text}");
+    assert!(text.starts_with("thread 31 of block 0 (warp 0, lane 31) called grid.sync() at gpu/src/lesson/lesson.rs:"), "{text}");
     assert!(
         text.contains(
             "but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false): launch a kernel declared #[kernel(cooperative)]"
@@ -337,8 +337,8 @@ fn the_bounds_bug_reads_as_a_read_past_the_input_not_a_wrong_sum() {
     let xs = vec![1.0f32; n + 1024];
     let (mut partials, mut out) = (vec![0f32; 3], [0f32]);
     let args = [input("input", &xs[..n]), output("partials", &mut partials, 0), output("out", &mut out, 1), Arg::Value(n as u64)];
-    let text = err_text(launch_with(&Device::T4, &kernels::EXERCISE_SUM_BOUNDS_BUG, 3, 256, true, &args, Options::default()));
-    assert!(text.starts_with("thread 99 of block 2 (warp 3, lane 3) read input[611], past its 611 elements, at gpu/src/kernels/exercise.rs:"), "{text}");
+    let text = err_text(launch_with(&Device::T4, &kernels::mutants::EXERCISE_SUM_BOUNDS_BUG, 3, 256, true, &args, Options::default()));
+    assert!(text.starts_with("thread 99 of block 2 (warp 3, lane 3) read input[611], past its 611 elements, at gpu/src/kernels/mutants.rs:"), "{text}");
 }
 
 /// Thread 0 writes past `out`, or reads `input` 16 bytes at a time from `offset`.
@@ -484,7 +484,7 @@ fn deleting_grid_sync_is_named_as_a_race_between_blocks() {
     let text = err_text(launch(&kernels::mutants::MUTANT_WITHOUT_GRID_SYNC, 8, THREADS, true, &args));
     assert_eq!(
         text,
-        "data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:32:27 and block 0 read it at gpu/src/kernels/mutants.rs:41:36 with no grid.sync() between (blocks see each other's writes only after one)"
+        "data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:35:27 and block 0 read it at gpu/src/kernels/mutants.rs:44:36 with no grid.sync() between (blocks see each other's writes only after one)"
     );
 }
 

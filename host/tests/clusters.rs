@@ -66,7 +66,7 @@ fn deleting_the_first_cluster_sync_is_a_race_on_a_blocks_shared_memory_named_wit
     let msg = e.to_string();
     assert!(matches!(fault(&e), Fault::ClusterRace { .. }), "{msg}");
     assert!(msg.contains("block 1's shared memory word") && msg.contains("no cluster.sync() between"), "{msg}");
-    assert!(msg.contains("gpu/src/kernels/cluster.rs:"), "names the source lines: {msg}");
+    assert!(msg.contains("gpu/src/lesson/cluster.rs:"), "names the source lines: {msg}");
 }
 
 #[test]

@@ -118,17 +118,17 @@ fn every_relative_link_and_repository_path_in_the_readme_and_docs_exists() {
 
 #[test]
 fn the_check_sees_a_missing_link_a_missing_path_a_wrong_line_and_a_path_outside() {
-    let text = "see [the chapter](gone.md#part) and `docs/no-such-record/run.txt`, grid.sync() at gpu/src/kernels/lesson.rs:92:10, \
+    let text = "see [the chapter](gone.md#part) and `docs/no-such-record/run.txt`, grid.sync() at gpu/src/lesson/lesson.rs:92:10, \
                 [a site](https://example.com), `cargo run -p host`, records/runs{1,2}.txt, ../shared/peers/x.ptx";
     assert_eq!(relative_links(text), vec!["gone.md".to_string()]);
     let found = paths(text);
     let words: Vec<&str> = found.iter().map(|(w, _)| w.as_str()).collect();
-    assert_eq!(words, vec!["docs/no-such-record/run.txt", "gpu/src/kernels/lesson.rs:92:10", "../shared/peers/x.ptx"]);
+    assert_eq!(words, vec!["docs/no-such-record/run.txt", "gpu/src/lesson/lesson.rs:92:10", "../shared/peers/x.ptx"]);
     assert_eq!(found[1].1.as_deref(), Some("grid.sync()"));
     assert!(!exists(&root().join("docs"), "gone.md", None));
     assert!(!exists(&root(), "docs/no-such-record/run.txt", None));
-    assert!(exists(&root(), "gpu/src/kernels/lesson.rs:1", None), "a path with a line number is the file");
-    assert!(!exists(&root(), "gpu/src/kernels/lesson.rs:100000", None), "a line past the file's end");
-    assert!(!exists(&root(), "gpu/src/kernels/lesson.rs:1", Some("grid.sync()")), "a line that does not hold the call");
+    assert!(exists(&root(), "gpu/src/lesson/lesson.rs:1", None), "a path with a line number is the file");
+    assert!(!exists(&root(), "gpu/src/lesson/lesson.rs:100000", None), "a line past the file's end");
+    assert!(!exists(&root(), "gpu/src/lesson/lesson.rs:1", Some("grid.sync()")), "a line that does not hold the call");
     assert!(!exists(&root(), "../shared/lesson.md", None), "outside the repository");
 }

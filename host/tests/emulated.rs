@@ -151,7 +151,7 @@ fn the_lessons_cooperative_check_fails_a_kernel_without_grid_sync() {
     let err = cooperative_check(&t4(), MUTANT_WITHOUT_GRID_SYNC, 100_003).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "mutant_without_grid_sync on the emulated device: data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:32:27 and block 0 read it at gpu/src/kernels/mutants.rs:41:36 with no grid.sync() between (blocks see each other's writes only after one)"
+        "mutant_without_grid_sync on the emulated device: data race on partials[1]: block 1 wrote it at gpu/src/kernels/mutants.rs:35:27 and block 0 read it at gpu/src/kernels/mutants.rs:44:36 with no grid.sync() between (blocks see each other's writes only after one)"
     );
 }
 

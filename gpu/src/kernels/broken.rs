@@ -4,9 +4,9 @@
 //! one that reaches `grid.sync()` around the compile-time guard; and one made
 //! to break each of compute-sanitizer's tools (`scripts/sanitize.sh`).
 
-use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{self, Plus, this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
+use crate::lesson::sum::{block_sum, one_f32_per_tile};
 use crate::mem::{In, Out, dynamic_shared};
 
 /// Every block but the last waits at `grid.sync()`; the last one returns.

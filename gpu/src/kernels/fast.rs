@@ -9,9 +9,9 @@
 //!   finish adds the partials (a fence and an atomic ticket instead of a
 //!   grid barrier).
 
-use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, thread_fence, tiled_partition};
 use crate::kernel;
+use crate::lesson::sum::{block_sum, one_f32_per_tile};
 use crate::mem::{In, Out, dynamic_shared};
 
 /// 16-byte loads each thread keeps in flight per loop trip (the loop body

@@ -11,25 +11,18 @@
 
 mod broken;
 mod checks;
-mod cluster;
-mod exercise;
 pub mod fast;
-mod lesson;
 mod multi;
 pub mod mutants;
-mod sum;
 mod timing;
 
+pub use crate::lesson::*;
 pub use broken::*;
 pub use checks::*;
-pub use cluster::*;
-pub use exercise::*;
 pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_cooperative_fast, reduce_last_block, reduce_single_block};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
-pub use lesson::*;
 pub use multi::*;
-pub use sum::{block_sum, one_f32_per_tile};
 pub use timing::*;
 
 pub use gpu_core::kernels::*;
@@ -53,8 +46,8 @@ pub const KERNELS: Kernels = Kernels {
     probe_cooperative: PROBE_COOPERATIVE,
     coalesced_demo: COALESCED_DEMO,
     exercise_sum: EXERCISE_SUM,
-    exercise_sum_bounds_bug: EXERCISE_SUM_BOUNDS_BUG,
-    exercise_sum_partials_if: EXERCISE_SUM_PARTIALS_IF,
+    exercise_sum_bounds_bug: mutants::EXERCISE_SUM_BOUNDS_BUG,
+    exercise_sum_partials_if: mutants::EXERCISE_SUM_PARTIALS_IF,
     reduce_cooperative_fast: REDUCE_COOPERATIVE_FAST,
     reduce_last_block: REDUCE_LAST_BLOCK,
     reduce_single_block: REDUCE_SINGLE_BLOCK,
@@ -81,9 +74,9 @@ pub const KERNELS: Kernels = Kernels {
     reduce_cluster_grid: REDUCE_CLUSTER_GRID,
     reduce_clusters_to_partials: REDUCE_CLUSTERS_TO_PARTIALS,
     cluster_sync_loop: CLUSTER_SYNC_LOOP,
-    mutant_cluster_without_first_sync: MUTANT_CLUSTER_WITHOUT_FIRST_SYNC,
-    mutant_cluster_wrong_rank: MUTANT_CLUSTER_WRONG_RANK,
-    mutant_cluster_exits_early: MUTANT_CLUSTER_EXITS_EARLY,
+    mutant_cluster_without_first_sync: mutants::MUTANT_CLUSTER_WITHOUT_FIRST_SYNC,
+    mutant_cluster_wrong_rank: mutants::MUTANT_CLUSTER_WRONG_RANK,
+    mutant_cluster_exits_early: mutants::MUTANT_CLUSTER_EXITS_EARLY,
 };
 #[cfg(test)]
 mod tests {
@@ -101,7 +94,7 @@ mod tests {
         assert!(REDUCE_COOPERATIVE_GRID.with_tile(3).is_none());
         assert!(REDUCE_COOPERATIVE_GRID.with_tile(32).unwrap().in_ptx());
         assert_eq!(PROBE_COOPERATIVE.shared_bytes(1024), 0);
-        assert_eq!(EXERCISE_SUM_BOUNDS_BUG.overread(256), 255);
+        assert_eq!(mutants::EXERCISE_SUM_BOUNDS_BUG.overread(256), 255);
         assert_eq!(EXERCISE_SUM.overread(256), 0);
     }
 

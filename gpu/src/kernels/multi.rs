@@ -3,9 +3,9 @@
 //! as the lesson's kernel does, then a barrier across GPUs, then GPU 0's
 //! block 0 adds every GPU's total (`cg::this_multi_grid`).
 
-use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{this_grid, this_multi_grid, this_thread_block, tiled_partition};
 use crate::kernel;
+use crate::lesson::sum::{block_sum, one_f32_per_tile};
 use crate::mem::{In, Out};
 
 /// `reduce_cooperative_grid` on this GPU's shard, then across GPUs: each

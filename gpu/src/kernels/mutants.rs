@@ -2,9 +2,12 @@
 //! should catch those mistakes are shown to (host tests launch them on the
 //! GPU and on the emulator). Nothing else launches them.
 
-use super::sum::{block_sum, one_f32_per_tile};
-use crate::cg::{self, Plus, ThreadBlock, ThreadBlockTile, this_grid, this_multi_grid, this_thread_block, tiled_partition};
+use crate::cg::{self, Plus, ThreadBlock, ThreadBlockTile, this_cluster, this_grid, this_multi_grid, this_thread_block, tiled_partition};
 use crate::kernel;
+use crate::lesson::cluster::{
+    block_0_adds_the_partials, grid_stride_sum, one_f32_per_tile_and_the_block_total, rank_0_writes_the_cluster_partial, share_block_total,
+};
+use crate::lesson::sum::{block_sum, one_f32_per_tile};
 use crate::mem::{In, Out, dynamic_shared};
 
 /// `reduce_cooperative_grid` with its `grid.sync()` deleted: block 0 reads the
@@ -300,4 +303,151 @@ pub unsafe fn mutant_every_thread_writes_partial<const TILE: u32 = 32>(input: In
     let total = block_sum(&block, &tile, v);
     // SAFETY: partials holds one float per block (that every thread writes it is the mutation).
     unsafe { partials.write(block.group_index().x as usize, total) };
+}
+
+/// Elements `exercise_sum_bounds_bug` may read past its input: one block's
+/// worth, less one.
+pub const fn one_block_less_one(threads_per_block: u32) -> usize {
+    threads_per_block as usize - 1
+}
+
+/// Day 8's bounds bug in the exercise kernel: the loop runs to n rounded up to
+/// whole blocks, as if every thread of the last block had an element. The only
+/// line that differs from `exercise_sum` is the `while`'s bound.
+///
+/// # Safety
+/// As `exercise_sum`, and the input's buffer extends a block's worth past `n`.
+#[kernel(cooperative, shared_memory = one_f32_per_tile, overread = one_block_less_one)]
+pub unsafe fn exercise_sum_bounds_bug<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n.next_multiple_of(block.num_threads() as usize) {
+        // SAFETY: not for i >= n: this is the bug (the guard after the input keeps the GPU's reads inside the allocation).
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        while i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}
+
+/// The second stage written with an `if` where `exercise_sum` has a loop:
+/// block 0's threads read one partial each, so a grid of more blocks than
+/// a block has threads loses the rest. The only line that differs from
+/// `exercise_sum` is the `if`. On the lesson's T4 the grid is 160 blocks of
+/// 256 and every case passes; a grid of 1056 (an H200) fails.
+///
+/// # Safety
+/// As `exercise_sum`.
+#[allow(unused_assignments)] // `i` steps past the one partial it reads, as the loop's would.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn exercise_sum_partials_if<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+
+    let step = grid.num_threads();
+    let mut v = 0.0f32;
+    let mut i = grid.thread_rank();
+    while i < n {
+        // SAFETY: i < n, and the input holds n floats.
+        v += unsafe { input.read(i) };
+        i += step;
+    }
+    let mut total = block_sum(&block, &tile, v);
+    if block.thread_rank() == 0 {
+        // SAFETY: partials holds one float per block.
+        unsafe { partials.write(block.group_index().x as usize, total) };
+    }
+
+    grid.sync();
+
+    if block.group_index().x == 0 {
+        let m = grid.num_blocks();
+        let mut w = 0.0f32;
+        let mut i = block.thread_rank() as usize;
+        if i < m {
+            // SAFETY: i < m, and every block wrote its partial before grid.sync().
+            w += unsafe { partials.read(i) };
+            i += block.num_threads() as usize;
+        }
+        total = block_sum(&block, &tile, w);
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, total) };
+        }
+    }
+}
+
+/// `reduce_cluster_grid` with its first `cluster.sync()` deleted: rank 0
+/// reads the other blocks' totals whether or not they have written them.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_without_first_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
+    cluster.sync();
+    grid.sync();
+    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
+}
+
+/// `reduce_cluster_grid` reading rank `r + 1` where it means `r`: the last
+/// read is past the cluster.
+///
+/// # Safety
+/// As `reduce_cluster_grid`.
+#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_wrong_rank<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    cluster.sync();
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 1);
+    cluster.sync();
+    grid.sync();
+    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
+}
+
+/// `reduce_clusters_to_partials` with its second `cluster.sync()` deleted:
+/// the blocks other than rank 0 exit while rank 0 may still read their
+/// shared memory.
+///
+/// # Safety
+/// As `reduce_clusters_to_partials`.
+#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
+    cluster.sync();
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
 }

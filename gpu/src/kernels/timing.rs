@@ -2,7 +2,7 @@
 //! one that holds the GPU while the host queues the runs it times.
 
 use crate::arch;
-use crate::cg::{this_grid, this_thread_block};
+use crate::cg::{this_cluster, this_grid, this_thread_block};
 use crate::kernel;
 use crate::mem::Out;
 
@@ -89,5 +89,17 @@ pub unsafe fn grid_sync_stress(slots: Out<u32>, errors: Out<u32>, rounds: u32, s
     if block.thread_rank() == 0 {
         // SAFETY: one count per block, each block its own.
         unsafe { errors.write(b, wrong) };
+    }
+}
+
+/// `barriers` cluster barriers back to back: what one `cluster.sync()` costs.
+///
+/// # Safety
+/// None beyond a cluster launch.
+#[kernel(cluster)]
+pub unsafe fn cluster_sync_loop(barriers: u32) {
+    let cluster = this_cluster();
+    for _ in 0..barriers {
+        cluster.sync();
     }
 }

@@ -1,5 +1,21 @@
-//! The arithmetic of the driver's grid barrier (what `grid.sync()` runs).
+//! The grid barrier: its protocols, their arithmetic, and which one a launch
+//! runs ([`is_watched`], the one place that choice is made, for the host and
+//! the emulator alike).
 //!
+//! Where the rest of it is:
+//! - the GPU code of both barriers, and the barrier memory a watched launch
+//!   brings: `cg/grid.rs` (`GridGroup::sync`);
+//! - the hidden parameter that carries that memory: `#[kernel(cooperative)]`
+//!   (`gpu/macros`), documented for any host in `docs/abi.md`;
+//! - the host's launch of the chosen entry, and the memory per stream and per
+//!   graph node: `host/src/device/cuda.rs` (`CudaKernel::launch_entry`,
+//!   `Cuda::watched_barrier`);
+//! - the emulator's stepping of either barrier: `emu/launch.rs`, with
+//!   [`watched::Memory`];
+//! - the model that checks every interleaving of the watched protocol: the
+//!   tests below and `gpu/core/tests/barrier_model.rs`.
+//!
+//! The single word, as the driver defines it (what the plain entry runs):
 //! A cooperative launch gives the kernel a workspace word, `barrier`. At each
 //! sync one thread per block adds its [`arrival`] to it with an atomic and
 //! keeps the old value; block 0's arrival is chosen so that the arrivals of

@@ -24,13 +24,13 @@ pub const fn one_f32_per_tile_and_the_block_total(threads_per_block: u32, tile: 
 
 /// Where the block's total sits in its shared memory: after the tile totals.
 #[inline(always)]
-fn block_total_slot(block: &ThreadBlock, tile: u32) -> usize {
+pub(crate) fn block_total_slot(block: &ThreadBlock, tile: u32) -> usize {
     block.num_threads().div_ceil(tile) as usize
 }
 
 /// This thread's grid-stride share of `input`, added up.
 #[inline(always)]
-fn grid_stride_sum<L: LaunchKind>(grid: &GridGroup<L>, input: In<f32>, n: usize) -> f32 {
+pub(crate) fn grid_stride_sum<L: LaunchKind>(grid: &GridGroup<L>, input: In<f32>, n: usize) -> f32 {
     let step = grid.num_threads();
     let mut v = 0.0f32;
     let mut i = grid.thread_rank();
@@ -46,7 +46,7 @@ fn grid_stride_sum<L: LaunchKind>(grid: &GridGroup<L>, input: In<f32>, n: usize)
 /// block's shared memory (`*cluster.map_shared_rank(blockTotal, r)`), then
 /// reduced over rank 0's block. Every thread of rank 0's block calls it.
 #[inline(always)]
-fn add_cluster_totals<const TILE: u32>(cluster: &ClusterGroup, block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, rank_offset: u32) -> f32 {
+pub(crate) fn add_cluster_totals<const TILE: u32>(cluster: &ClusterGroup, block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, rank_offset: u32) -> f32 {
     let totals = dynamic_shared::<f32>();
     let slot = block_total_slot(block, TILE);
     let mut w = 0.0f32;
@@ -62,7 +62,7 @@ fn add_cluster_totals<const TILE: u32>(cluster: &ClusterGroup, block: &ThreadBlo
 
 /// Writes the block's total (in thread 0) to the slot rank 0 reads.
 #[inline(always)]
-fn share_block_total<const TILE: u32>(block: &ThreadBlock, total: f32) {
+pub(crate) fn share_block_total<const TILE: u32>(block: &ThreadBlock, total: f32) {
     if block.thread_rank() == 0 {
         // SAFETY: the launch gives one f32 past the tile totals; only thread 0 writes it.
         unsafe { dynamic_shared::<f32>().write(block_total_slot(block, TILE), total) };
@@ -135,22 +135,10 @@ pub unsafe fn reduce_clusters_to_partials<const TILE: u32 = 32>(input: In<f32>, 
     cluster.sync();
 }
 
-/// `barriers` cluster barriers back to back: what one `cluster.sync()` costs.
-///
-/// # Safety
-/// None beyond a cluster launch.
-#[kernel(cluster)]
-pub unsafe fn cluster_sync_loop(barriers: u32) {
-    let cluster = this_cluster();
-    for _ in 0..barriers {
-        cluster.sync();
-    }
-}
-
 /// In rank 0 of each cluster: the cluster's partial, from every block's
 /// total (read at rank `r + rank_offset`), to `partials[grid.cluster_rank()]`.
 #[inline(always)]
-fn rank_0_writes_the_cluster_partial<const TILE: u32, L: LaunchKind>(
+pub(crate) fn rank_0_writes_the_cluster_partial<const TILE: u32, L: LaunchKind>(
     grid: &GridGroup<L>,
     cluster: &ClusterGroup,
     block: &ThreadBlock,
@@ -169,7 +157,13 @@ fn rank_0_writes_the_cluster_partial<const TILE: u32, L: LaunchKind>(
 
 /// After `grid.sync()`: block 0 adds the cluster partials into `out[0]`.
 #[inline(always)]
-fn block_0_adds_the_partials<const TILE: u32>(grid: &GridGroup, block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, partials: Out<f32>, out: Out<f32>) {
+pub(crate) fn block_0_adds_the_partials<const TILE: u32>(
+    grid: &GridGroup,
+    block: &ThreadBlock,
+    tile: &ThreadBlockTile<TILE>,
+    partials: Out<f32>,
+    out: Out<f32>,
+) {
     if grid.block_rank() == 0 {
         let mut w = 0.0f32;
         let mut i = block.thread_rank() as usize;
@@ -184,52 +178,4 @@ fn block_0_adds_the_partials<const TILE: u32>(grid: &GridGroup, block: &ThreadBl
             unsafe { out.write(0, total) };
         }
     }
-}
-
-/// `reduce_cluster_grid` with its first `cluster.sync()` deleted: rank 0
-/// reads the other blocks' totals whether or not they have written them.
-///
-/// # Safety
-/// As `reduce_cluster_grid`.
-#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_without_first_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
-    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
-    let tile = tiled_partition::<TILE>(&block);
-    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
-    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
-    cluster.sync();
-    grid.sync();
-    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
-}
-
-/// `reduce_cluster_grid` reading rank `r + 1` where it means `r`: the last
-/// read is past the cluster.
-///
-/// # Safety
-/// As `reduce_cluster_grid`.
-#[kernel(cooperative, cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_wrong_rank<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) {
-    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
-    let tile = tiled_partition::<TILE>(&block);
-    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
-    cluster.sync();
-    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 1);
-    cluster.sync();
-    grid.sync();
-    block_0_adds_the_partials(&grid, &block, &tile, partials, out);
-}
-
-/// `reduce_clusters_to_partials` with its second `cluster.sync()` deleted:
-/// the blocks other than rank 0 exit while rank 0 may still read their
-/// shared memory.
-///
-/// # Safety
-/// As `reduce_clusters_to_partials`.
-#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
-pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
-    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
-    let tile = tiled_partition::<TILE>(&block);
-    share_block_total::<TILE>(&block, block_sum(&block, &tile, grid_stride_sum(&grid, input, n)));
-    cluster.sync();
-    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
 }
