@@ -99,8 +99,7 @@ impl CanSync for Cooperative {}
 /// ([`GridGroup<Cooperative>`]); elsewhere it is [`GridGroup<Ordinary>`].
 #[inline(always)]
 pub fn this_grid() -> GridGroup<Ordinary> {
-    counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
-    GridGroup { workspace: arch::grid_workspace(), watched: false, barrier: core::ptr::null_mut(), _launch: PhantomData }
+    GridGroup::new(false, core::ptr::null_mut())
 }
 
 /// What `#[kernel(cooperative)]` puts in scope in its kernel's body, in place
@@ -114,8 +113,7 @@ pub mod cooperative_kernel {
     /// `cg::this_grid()` in a kernel declared `#[kernel(cooperative)]`.
     #[inline(always)]
     pub fn this_grid() -> GridGroup<Cooperative> {
-        counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
-        GridGroup { workspace: arch::grid_workspace(), watched: false, barrier: core::ptr::null_mut(), _launch: PhantomData }
+        GridGroup::new(false, core::ptr::null_mut())
     }
 
     /// The `cg` module, with [`this_grid`] in place of the plain one.
@@ -137,8 +135,7 @@ pub mod cooperative_kernel {
             if barrier.is_null() {
                 arch::trap();
             }
-            counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
-            GridGroup { workspace: arch::grid_workspace(), watched: true, barrier, _launch: PhantomData }
+            GridGroup::new(true, barrier)
         }
 
         /// The `cg` module, with [`this_grid`] in place of the plain one.
@@ -150,6 +147,14 @@ pub mod cooperative_kernel {
 }
 
 impl<L: LaunchKind> GridGroup<L> {
+    /// The grid of every `this_grid()`: only where its ranks are exact
+    /// (`counted_in_32_bits` traps otherwise, once per kernel).
+    #[inline(always)]
+    fn new(watched: bool, barrier: *mut u32) -> Self {
+        counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
+        GridGroup { workspace: arch::grid_workspace(), watched, barrier, _launch: PhantomData }
+    }
+
     /// Whether this grid can synchronize (`grid.is_valid()`): the launch handed
     /// the kernel a barrier workspace.
     ///
@@ -386,9 +391,9 @@ fn give_up(block: u32, arrived: u32, expected: u32) -> ! {
 }
 
 /// The grid's thread count, or a trap for a grid of 2^32 threads or more,
-/// whose 32-bit ranks would wrap. Every `this_grid()` asks, once, so that a
-/// `GridGroup` exists only where its ranks are exact (asking at every rank
-/// instead cost the kernels registers).
+/// whose 32-bit ranks would wrap. `GridGroup::new`, behind every
+/// `this_grid()`, asks once, so that a `GridGroup` exists only where its
+/// ranks are exact (asking at every rank instead cost the kernels registers).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 fn counted_in_32_bits(dims: [u32; 3], threads: u32) -> u32 {
