@@ -1,8 +1,8 @@
 //! Compiles this crate to PTX with rustc's `nvptx64-nvidia-cuda` target (the
 //! job rust-cuda's `cuda_builder` does): the module the lesson runs, a
 //! traced twin, and an sm_90 module that adds the `#[kernel(cluster)]`
-//! kernels, built into `OUT_DIR`, where `kernels::KERNELS`
-//! embeds them; then, where `ptxas` is found, asks it how many registers
+//! kernels, built into `OUT_DIR`, where `kernels/mod.rs`
+//! embeds and registers them; then, where `ptxas` is found, asks it how many registers
 //! each kernel takes on the lesson's T4 (sm_75), for the emulated occupancy.
 
 use std::path::{Path, PathBuf};

@@ -5,7 +5,9 @@
 //! are written in (the cooperative-groups API [`cg`], [`mem`], the emulator
 //! [`emu`]) lives in `gpu-core` and is re-exported here under the same
 //! names, so that a kernel edit rebuilds only this crate and the program.
-//! The host receives the kernels and their PTX as one value, [`KERNELS`].
+//! Each `#[kernel]` registers itself, and the crate its PTX, in lists the
+//! linker gathers (`gpu_core::kernels::registered`): the host finds them by
+//! name, and no file lists the kernels by hand.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 // A kernel is an `unsafe fn`, but each access inside it still says why it is
 // in bounds: a read or write outside `unsafe { }` is an error, not a warning.
@@ -23,8 +25,6 @@ pub use gpu_core::{cg, mem, trace};
 pub mod kernels;
 pub mod lesson;
 
-#[cfg(not(target_arch = "nvptx64"))]
-pub use kernels::KERNELS;
 
 /// Declares a GPU kernel: the C++ `__global__`, plus what the host needs to
 /// launch it correctly.
@@ -101,7 +101,3 @@ pub use kernels::KERNELS;
 #[doc(inline)]
 pub use gpu_macros::kernel;
 
-/// [`KERNELS`] under the name `gpu_core::kernels::linked` finds it by.
-#[cfg(not(target_arch = "nvptx64"))]
-#[unsafe(export_name = "gpu_lesson_kernels")]
-pub static LINKED_KERNELS: kernels::Kernels = KERNELS;

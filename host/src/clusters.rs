@@ -8,7 +8,9 @@ use crate::error::Result;
 use crate::launch::{ClusterKernel, ClusterLimits, ClusterShape, Input, Kernel};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{Limits, ordinary_blocks};
-use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync, StageParams, SumParams};
+use crate::kernels::StageParams;
+use crate::launch::SumParams;
+use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
 use serde::Serialize;
 
 /// The cluster sizes the lesson's ceiling table shows: the portable ones, and 16 (non-portable).

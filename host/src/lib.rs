@@ -28,6 +28,7 @@ pub mod driver;
 pub mod error;
 pub mod exercise;
 pub mod json;
+pub mod kernels;
 pub mod launch;
 pub mod lesson;
 pub mod multi;
@@ -42,13 +43,13 @@ pub mod text;
 pub mod timing;
 pub mod trace;
 
-// The unit tests link the kernels as the program does (`gpu_core::kernels::linked`).
+// The unit tests link the kernels as the program does (`kernels::linked`).
 #[cfg(test)]
 use gpu as _;
 
 /// The lesson's kernels and their PTX, from the `gpu` crate linked into the
-/// program (`gpu_core::kernels::linked`: this library never names that crate,
-/// so that a kernel edit does not recompile it).
-pub fn kernels() -> &'static gpu_core::kernels::Kernels {
-    gpu_core::kernels::linked()
+/// program ([`kernels::linked`]: this library never names that crate, so
+/// that a kernel edit does not recompile it).
+pub fn kernels() -> &'static kernels::Kernels {
+    kernels::linked()
 }

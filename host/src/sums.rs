@@ -8,10 +8,9 @@ use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{self, Limits, cooperative_grid};
 use gpu_core::kernels::{KernelDef, NoGridSync};
-use gpu_core::mem::{In, Out};
 use serde::Serialize;
 
-type StageParams = (In<f32>, Out<f32>, usize);
+use crate::kernels::StageParams;
 
 /// Which sum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

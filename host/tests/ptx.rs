@@ -14,6 +14,16 @@ use std::process::Command;
 
 const ARCHS: [&str; 4] = ["sm_70", "sm_75", "sm_80", "sm_90"];
 
+/// The PTX modules the kernels' crate registered.
+fn modules() -> &'static gpu::kernels::Ptx {
+    gpu::kernels::ptx().expect("the gpu crate is linked")
+}
+
+/// The registered kernels' names: the cluster kernels' or the others'.
+fn names(cluster: bool) -> Vec<&'static str> {
+    gpu::kernels::registered().iter().filter(|r| r.cluster() == cluster).map(|r| r.name()).collect()
+}
+
 fn find_ptxas() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
         return Some(p.into());
@@ -60,14 +70,14 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
     let ptxas = find_ptxas().expect(
         "ptxas not found, so the PTX cannot be checked: run the README's test command, bash scripts/test.sh (it installs ptxas under target/), or set PTXAS",
     );
-    assert!(!gpu::KERNELS.ptx.plain.contains(".extern .func"), "the PTX calls an external function");
-    for name in gpu::KERNELS.names() {
-        assert!(gpu::KERNELS.ptx.plain.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
+    assert!(!modules().plain.contains(".extern .func"), "the PTX calls an external function");
+    for name in names(false) {
+        assert!(modules().plain.contains(&format!(".visible .entry {name}(")), "no entry {name} in the PTX");
     }
     let dir = std::env::temp_dir().join(format!("cg-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ptx = dir.join("gpu.ptx");
-    std::fs::write(&ptx, gpu::KERNELS.ptx.plain).unwrap();
+    std::fs::write(&ptx, modules().plain).unwrap();
     let mut assembled = 0;
     for arch in ARCHS {
         let Some(entries) = assemble(&ptxas, &ptx, arch) else {
@@ -77,19 +87,19 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
             continue;
         };
         assembled += 1;
-        for name in gpu::KERNELS.names() {
+        for name in names(false) {
             assert!(entries.iter().any(|(e, _, _)| e == name), "{arch}: ptxas compiled no {name}");
         }
         // A cooperative kernel's watched entry, under the name the host
         // loads it by; a grid is sized by the smaller of its entries' ceilings,
         // so the register bound below holds for both.
         let watched = |name: &str| format!("{name}{WATCHED_ENTRY_SUFFIX}");
-        for def in [&gpu::KERNELS.reduce_cooperative_grid, &gpu::KERNELS.exercise_sum] {
+        for def in [&gpu::kernels::REDUCE_COOPERATIVE_GRID, &gpu::kernels::EXERCISE_SUM] {
             assert!(def.grid_sync() && entries.iter().any(|(e, _, _)| *e == watched(def.name())), "{arch}: no entry {}", watched(def.name()));
         }
         for (name, _, _) in &entries {
             if let Some(plain) = name.strip_suffix(WATCHED_ENTRY_SUFFIX) {
-                assert!(gpu::KERNELS.names().contains(&plain), "{arch}: {name} is the watched entry of no registered kernel");
+                assert!(names(false).contains(&plain), "{arch}: {name} is the watched entry of no registered kernel");
             }
         }
         for (name, regs, spill) in &entries {
@@ -108,11 +118,11 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
 #[test]
 fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
     let ptxas = find_ptxas().expect("ptxas not found: run bash scripts/test.sh (it installs ptxas under target/), or set PTXAS");
-    let sm90 = gpu::KERNELS.ptx.sm90;
+    let sm90 = modules().sm90;
     assert!(sm90.contains(".target sm_90"), "the cluster module targets sm_90");
-    for name in gpu::KERNELS.cluster_names() {
+    for name in names(true) {
         assert!(sm90.contains(&format!(".visible .entry {name}(")), "no entry {name} in the sm_90 PTX");
-        assert!(!gpu::KERNELS.ptx.plain.contains(&format!(".entry {name}(")), "{name} is in the sm_70 module, which cannot hold it");
+        assert!(!modules().plain.contains(&format!(".entry {name}(")), "{name} is in the sm_70 module, which cannot hold it");
     }
     for instruction in
         ["barrier.cluster.arrive;", "barrier.cluster.wait;", "mapa.shared::cluster.u32", "ld.shared::cluster.b32", "%cluster_ctarank", "%nclusterid.x"]
@@ -124,7 +134,7 @@ fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
     let ptx = dir.join("gpu_sm90.ptx");
     std::fs::write(&ptx, sm90).unwrap();
     let entries = assemble(&ptxas, &ptx, "sm_90").expect("this ptxas knows sm_90");
-    for name in gpu::KERNELS.names().into_iter().chain(gpu::KERNELS.cluster_names()) {
+    for name in names(false).into_iter().chain(names(true)) {
         assert!(entries.iter().any(|(e, _, _)| e == name), "sm_90: ptxas compiled no {name}");
     }
     for (name, regs, spill) in &entries {
@@ -132,6 +142,30 @@ fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
         assert_eq!(*spill, 0, "sm_90 {name} spills");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_registry_is_every_entry_of_the_ptx_and_nothing_else() {
+    // The linker gathers each #[kernel]; no list is kept by hand. Every
+    // entry of the sm_90 module (which holds all) is a registered kernel or
+    // a cooperative one's watched entry, and every registered kernel is there.
+    let registered = gpu::kernels::registered();
+    let mut entries: Vec<&str> = modules()
+        .sm90
+        .lines()
+        .filter_map(|l| l.strip_prefix(".visible .entry "))
+        .map(|l| l.split('(').next().unwrap())
+        .filter(|n| !n.ends_with(WATCHED_ENTRY_SUFFIX))
+        .collect();
+    let mut names: Vec<&str> = registered.iter().map(|r| r.name()).collect();
+    entries.sort();
+    names.sort();
+    assert_eq!(entries, names);
+    assert!(names.len() >= 38, "{} kernels", names.len());
+    // The kernel added in one place: registered, with its watched entry.
+    let alone = registered.iter().find(|r| r.name() == "registered_alone").expect("registered_alone is registered");
+    assert!(alone.grid_sync() && !alone.cluster());
+    assert!(modules().plain.contains(".visible .entry registered_alone__watched("));
 }
 
 /// The parameter lines of entry `name` in `ptx` (`.param .u64 ...`), in order.
@@ -146,7 +180,7 @@ fn entry_params<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
 fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_module_wide() {
     // docs/abi.md: a cooperative kernel's watched entry takes the plain
     // entry's parameters, then a pointer to its launch's barrier memory.
-    for (module, ptx) in [("sm_70", gpu::KERNELS.ptx.plain), ("sm_90", gpu::KERNELS.ptx.sm90), ("traced", gpu::KERNELS.ptx.traced)] {
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
         let mut watched = 0;
         for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {
             let name = line.trim_start_matches(".visible .entry ").trim_end_matches('(');
@@ -177,7 +211,7 @@ fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_mod
 fn every_block_barrier_is_the_non_aligned_barrier_sync_which_divergent_code_may_reach() {
     // `bar.sync` is `barrier.sync.aligned`: undefined when the threads of a
     // warp reach it from different places. The kernels use `barrier.sync`.
-    for (module, ptx) in [("sm_70", gpu::KERNELS.ptx.plain), ("sm_90", gpu::KERNELS.ptx.sm90), ("traced", gpu::KERNELS.ptx.traced)] {
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
         let instructions = |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
         assert_eq!(instructions("bar.sync"), 0, "{module} has an aligned block barrier");
         assert_eq!(instructions("barrier.sync.aligned"), 0, "{module} has an aligned block barrier");

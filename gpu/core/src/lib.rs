@@ -6,9 +6,9 @@
 //! The kernels themselves are in the `gpu` crate, which re-exports all of
 //! this; they are apart so that editing a kernel rebuilds only the kernels'
 //! crate and the program, never this crate or the host library, which
-//! depend on it alone: the host library names the kernels' table,
-//! [`kernels::Kernels`], through a symbol (`GPU_LESSON_KERNELS`) that the
-//! `gpu` crate exports and the linker resolves when it links the program.
+//! depend on it alone. This crate names no kernel: each `#[kernel]` adds
+//! itself to a list the linker gathers when it links the program
+//! ([`kernels::registered`]), where the host finds it by name.
 //!
 //! Layers: `arch` holds one small function per PTX instruction (the only
 //! inline assembly) and, on the host, the emulator's version of each; [`cg`]

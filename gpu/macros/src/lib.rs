@@ -359,6 +359,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     };
     let def_doc = format!("The launch definition of [`{name_str}`]: its PTX entry name, parameters, launch contract and dynamic shared memory.");
     let entry_name = &name_str;
+    let registered = format_ident!("__REGISTERED_{}", def);
     Ok(quote! {
         #generic_body
         #sizing_checks
@@ -395,6 +396,11 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                 )
             }
         };
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[::gpu::kernels::linkme::distributed_slice(::gpu::kernels::REGISTERED)]
+        #[linkme(crate = ::gpu::kernels::linkme)]
+        static #registered: ::gpu::kernels::Registered = ::gpu::kernels::Registered::new(&#def);
     })
 }
 

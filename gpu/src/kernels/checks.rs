@@ -1,7 +1,7 @@
 //! Kernels that record what the hardware does, for comparing the emulator
 //! with a GPU (`host/tests/gpu.rs` runs them there; `gpu/tests/emulator.rs` here).
 
-use crate::cg::{this_thread_block, tiled_partition};
+use crate::cg::{this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::Out;
 
@@ -52,4 +52,21 @@ pub fn shuffle_out_of_range_expected() -> [u32; 32 * SHUFFLE_PROBES] {
         out[SHUFFLE_PROBES * lane as usize..][..SHUFFLE_PROBES].copy_from_slice(&row);
     }
     out
+}
+
+/// A kernel named nowhere but here: the tests find it by name among the
+/// kernels the linker gathered (`gpu_core::kernels::registered`), which is
+/// how adding a kernel is one edit. After a grid barrier, each block writes
+/// `1000 +` the number of blocks it saw arrive.
+///
+/// # Safety
+/// `out` holds one `u32` per block.
+#[kernel(cooperative)]
+pub unsafe fn registered_alone(out: Out<u32>) {
+    let grid = this_grid();
+    grid.sync();
+    if this_thread_block().thread_rank() == 0 {
+        // SAFETY: one u32 per block.
+        unsafe { out.write(grid.block_rank(), 1000 + grid.num_blocks() as u32) };
+    }
 }

@@ -29,7 +29,9 @@ use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::Limits;
 use gpu_core::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
-use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params, StageParams, SumParams};
+use super::SumParams;
+use crate::kernels::StageParams;
+use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params};
 use serde::Serialize;
 use std::cell::Cell;
 

@@ -1,21 +1,60 @@
-//! The kernels as the `gpu` crate hands them to the host: one typed
-//! definition per kernel, and the PTX built from them.
+//! The kernels linked into the program, gathered by the linker: each
+//! `#[kernel]` adds its [`KernelDef`] to [`REGISTERED`], and the kernels'
+//! crate adds its PTX to [`PTX_MODULES`] and its launch constants to
+//! [`CONSTANTS`]. This crate names no kernel; the host finds them by name,
+//! with the types it launches them with checked ([`kernel`]).
 
-use super::{Cluster, GridSync, KernelDef, NoGridSync};
-use crate::mem::{In, Out};
+use super::{Contract, KernelDef, Params};
+use core::any::{Any, type_name};
+use core::fmt;
 
-/// The parameters of a sum in one launch: input, partials, total, n.
-pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
-/// The parameters of one stage of the two-launch sum: input, output, n.
-pub type StageParams = (In<f32>, Out<f32>, usize);
-/// One output buffer of `u32`.
-pub type OneOut = (Out<u32>,);
-/// `reduce_last_block`: input, partials, ticket, total, n.
-pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
-/// The sum across GPUs: input, partials, total, every GPU's total, the barrier's flags, rank, GPUs, n.
-pub type MultiGpuParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
-/// The barrier across GPUs alone: flags, rank, GPUs.
-pub type BarrierParams = (Out<u32>, u32, u32);
+#[doc(hidden)]
+pub use linkme;
+
+/// Every kernel `#[kernel]` declared in the crates linked into this program.
+#[linkme::distributed_slice]
+pub static REGISTERED: [Registered];
+
+/// The PTX modules of the kernels' crate: one entry in a program that links it.
+#[linkme::distributed_slice]
+pub static PTX_MODULES: [Ptx];
+
+/// Numbers the kernels' crate shares with the host (how many threads a
+/// demo is launched with, say), by name.
+#[linkme::distributed_slice]
+pub static CONSTANTS: [(&'static str, u64)];
+
+/// One kernel in [`REGISTERED`]: its definition, whatever its parameters.
+pub struct Registered {
+    name: &'static str,
+    grid_sync: bool,
+    cluster: bool,
+    def: &'static (dyn Any + Send + Sync),
+    type_name: fn() -> &'static str,
+}
+
+impl Registered {
+    /// The entry `#[kernel]` adds for `def`.
+    #[doc(hidden)]
+    pub const fn new<P: Params + 'static, C: Contract + 'static>(def: &'static KernelDef<P, C>) -> Self {
+        Registered { name: def.name(), grid_sync: C::GRID_SYNC, cluster: C::CLUSTER, def, type_name: type_name::<KernelDef<P, C>> }
+    }
+
+    /// The PTX entry name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether it is `#[kernel(cooperative)]`, so has a `name__watched` entry too.
+    pub fn grid_sync(&self) -> bool {
+        self.grid_sync
+    }
+
+    /// Whether it is `#[kernel(cluster)]`, so only in the sm_90 module.
+    pub fn cluster(&self) -> bool {
+        self.cluster
+    }
+}
 
 /// The PTX modules built from the kernels, and what `ptxas` said of them.
 #[derive(Clone, Copy, Debug)]
@@ -51,125 +90,56 @@ fn registers_in(ptxas: &str, kernel: &str) -> Option<u32> {
     })
 }
 
-/// Every kernel the host launches, each as `#[kernel]` defined it, and the
-/// PTX (`gpu::KERNELS` is the one instance).
-///
-/// The host library does not depend on the kernels' crate: it names this
-/// table through a symbol that crate exports (`GPU_LESSON_KERNELS`, below),
-/// which the linker resolves when it links the program, so that a kernel
-/// edit recompiles only that crate and relinks the program.
-pub struct Kernels {
-    pub ptx: Ptx,
-    /// Threads `coalesced_demo` is launched with.
-    pub coalesced_demo_threads: u32,
-    /// Results each lane of `shuffle_out_of_range` writes.
-    pub shuffle_probes: usize,
-    /// Floats each thread of the fast sums adds per loop trip.
-    pub fast_floats_per_trip: u32,
-    pub reduce_blocks_to_partials: KernelDef<StageParams, NoGridSync>,
-    pub reduce_partials_to_total: KernelDef<StageParams, NoGridSync>,
-    pub reduce_cooperative_grid: KernelDef<SumParams, GridSync>,
-    pub probe_cooperative: KernelDef<OneOut, NoGridSync>,
-    pub coalesced_demo: KernelDef<OneOut, NoGridSync>,
-    pub exercise_sum: KernelDef<SumParams, GridSync>,
-    pub exercise_sum_bounds_bug: KernelDef<SumParams, GridSync>,
-    pub exercise_sum_partials_if: KernelDef<SumParams, GridSync>,
-    pub reduce_cooperative_fast: KernelDef<SumParams, GridSync>,
-    pub reduce_last_block: KernelDef<LastBlockParams, NoGridSync>,
-    pub reduce_single_block: KernelDef<StageParams, NoGridSync>,
-    pub mutant_without_grid_sync: KernelDef<SumParams, GridSync>,
-    pub mutant_dropping_last_block: KernelDef<SumParams, GridSync>,
-    pub mutant_multi_gpu_without_barrier: KernelDef<MultiGpuParams, GridSync>,
-    pub mutant_every_block_writes_total: KernelDef<SumParams, GridSync>,
-    pub mutant_tile_sync_for_block_sync: KernelDef<SumParams, GridSync>,
-    pub shuffle_out_of_range: KernelDef<OneOut, NoGridSync>,
-    pub empty: KernelDef<(), NoGridSync>,
-    pub empty_cooperative: KernelDef<(), GridSync>,
-    pub grid_sync_loop: KernelDef<(u32,), GridSync>,
-    pub grid_sync_stress: KernelDef<(Out<u32>, Out<u32>, u32, u32), GridSync>,
-    pub hold_for: KernelDef<(usize,), NoGridSync>,
-    pub grid_sync_missing_block: KernelDef<OneOut, GridSync>,
-    pub undeclared_grid_sync: KernelDef<OneOut, NoGridSync>,
-    pub sanitizer_reads_past_n: KernelDef<StageParams, NoGridSync>,
-    pub sanitizer_block_sum_race: KernelDef<StageParams, NoGridSync>,
-    pub sanitizer_divergent_block_sync: KernelDef<StageParams, NoGridSync>,
-    pub reduce_multi_gpu: KernelDef<MultiGpuParams, GridSync>,
-    pub fill_lesson_input: KernelDef<(Out<f32>, usize, usize), NoGridSync>,
-    pub multi_grid_barrier: KernelDef<BarrierParams, GridSync>,
-    pub multi_grid_barrier_unbounded: KernelDef<BarrierParams, GridSync>,
-    pub reduce_cluster_grid: KernelDef<SumParams, Cluster<GridSync>>,
-    pub reduce_clusters_to_partials: KernelDef<StageParams, Cluster<NoGridSync>>,
-    pub cluster_sync_loop: KernelDef<(u32,), Cluster<NoGridSync>>,
-    pub mutant_cluster_without_first_sync: KernelDef<SumParams, Cluster<GridSync>>,
-    pub mutant_cluster_wrong_rank: KernelDef<SumParams, Cluster<GridSync>>,
-    pub mutant_cluster_exits_early: KernelDef<StageParams, Cluster<NoGridSync>>,
+/// Why a kernel, a module or a constant was not found in the program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotLinked {
+    /// No kernels' crate is linked: the program needs `use gpu as _;`.
+    NoKernelsCrate,
+    /// No `#[kernel]` of this name is linked.
+    Kernel(String),
+    /// The kernel is declared with other parameters or another contract.
+    Type { kernel: String, declared: &'static str, asked: &'static str },
+    /// No constant of this name is shared.
+    Constant(String),
 }
 
-impl Kernels {
-    /// The PTX entry names of every kernel in the plain module.
-    pub fn names(&self) -> [&'static str; 31] {
-        [
-            self.reduce_blocks_to_partials.name(),
-            self.reduce_partials_to_total.name(),
-            self.reduce_cooperative_grid.name(),
-            self.probe_cooperative.name(),
-            self.coalesced_demo.name(),
-            self.exercise_sum.name(),
-            self.exercise_sum_bounds_bug.name(),
-            self.exercise_sum_partials_if.name(),
-            self.reduce_cooperative_fast.name(),
-            self.reduce_last_block.name(),
-            self.reduce_single_block.name(),
-            self.mutant_without_grid_sync.name(),
-            self.mutant_dropping_last_block.name(),
-            self.mutant_multi_gpu_without_barrier.name(),
-            self.mutant_every_block_writes_total.name(),
-            self.mutant_tile_sync_for_block_sync.name(),
-            self.shuffle_out_of_range.name(),
-            self.empty.name(),
-            self.empty_cooperative.name(),
-            self.grid_sync_loop.name(),
-            self.grid_sync_stress.name(),
-            self.hold_for.name(),
-            self.grid_sync_missing_block.name(),
-            self.undeclared_grid_sync.name(),
-            self.sanitizer_reads_past_n.name(),
-            self.sanitizer_block_sum_race.name(),
-            self.sanitizer_divergent_block_sync.name(),
-            self.reduce_multi_gpu.name(),
-            self.fill_lesson_input.name(),
-            self.multi_grid_barrier.name(),
-            self.multi_grid_barrier_unbounded.name(),
-        ]
-    }
-
-    /// The PTX entry names of the `#[kernel(cluster)]` kernels, only in the sm_90 module.
-    pub fn cluster_names(&self) -> [&'static str; 6] {
-        [
-            self.reduce_cluster_grid.name(),
-            self.reduce_clusters_to_partials.name(),
-            self.cluster_sync_loop.name(),
-            self.mutant_cluster_without_first_sync.name(),
-            self.mutant_cluster_wrong_rank.name(),
-            self.mutant_cluster_exits_early.name(),
-        ]
+impl fmt::Display for NotLinked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotLinked::NoKernelsCrate => write!(f, "no kernels are linked into this program: add `use gpu as _;` to it"),
+            NotLinked::Kernel(k) => write!(f, "no #[kernel] named `{k}` is linked into this program"),
+            NotLinked::Type { kernel, declared, asked } => write!(f, "kernel `{kernel}` is declared as {declared}, but was asked for as {asked}"),
+            NotLinked::Constant(c) => write!(f, "the kernels share no constant named `{c}`"),
+        }
     }
 }
 
-unsafe extern "Rust" {
-    /// The `gpu` crate's `KERNELS`, exported under this name: a program or
-    /// test built on the host library links it with `use gpu as _;`.
-    #[link_name = "gpu_lesson_kernels"]
-    static GPU_LESSON_KERNELS: Kernels;
+impl std::error::Error for NotLinked {}
+
+/// Every kernel linked into this program, in no particular order.
+pub fn registered() -> &'static [Registered] {
+    &REGISTERED
 }
 
-/// The kernels of the `gpu` crate linked into this program: how the host
-/// library reaches them without depending on that crate, so that a kernel
-/// edit recompiles only the kernels and the program. A program that does not
-/// link the `gpu` crate fails to link, naming `gpu_lesson_kernels`.
-pub fn linked() -> &'static Kernels {
-    // SAFETY: the `gpu` crate defines the symbol as a `Kernels`, immutable.
-    unsafe { &GPU_LESSON_KERNELS }
+/// The kernel named `name`, as the host launches it: its parameters `P` and
+/// contract `C` must be the ones `#[kernel]` declared.
+pub fn kernel<P: Params + 'static, C: Contract + 'static>(name: &str) -> Result<KernelDef<P, C>, NotLinked> {
+    let r = REGISTERED.iter().find(|r| r.name == name).ok_or_else(|| NotLinked::Kernel(name.into()))?;
+    r.def.downcast_ref::<KernelDef<P, C>>().copied().ok_or_else(|| NotLinked::Type {
+        kernel: name.into(),
+        declared: (r.type_name)(),
+        asked: type_name::<KernelDef<P, C>>(),
+    })
+}
+
+/// The kernels' PTX modules.
+pub fn ptx() -> Result<&'static Ptx, NotLinked> {
+    PTX_MODULES.first().ok_or(NotLinked::NoKernelsCrate)
+}
+
+/// The constant the kernels' crate shares as `name`.
+pub fn constant(name: &str) -> Result<u64, NotLinked> {
+    CONSTANTS.iter().find(|(n, _)| *n == name).map(|&(_, v)| v).ok_or_else(|| NotLinked::Constant(name.into()))
 }
 
 #[cfg(test)]

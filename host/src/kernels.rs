@@ -1,0 +1,111 @@
+//! The kernels this library launches, found by name among those linked into
+//! the program (`gpu_core::kernels::registered`), each with the parameters
+//! and contract the library launches it with. The library never names the
+//! kernels' crate, so that a kernel edit does not recompile it; the program
+//! links that crate (`use gpu as _;`), and the linker gathers its kernels.
+//!
+//! A kernel only a test launches needs no line here: it is found by name
+//! (`gpu_core::kernels::kernel`). The first call checks every line below
+//! against its `#[kernel]`, so a wrong type is one named error, at once.
+
+use crate::launch::{LastBlockParams, MultiParams, SumParams};
+use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx};
+use gpu_core::mem::{In, Out};
+use std::sync::OnceLock;
+
+/// One stage of the two-launch sum: input, output, n.
+pub type StageParams = (In<f32>, Out<f32>, usize);
+/// One output buffer of `u32`.
+pub type OneOut = (Out<u32>,);
+/// The barrier across GPUs alone: flags, rank, GPUs.
+pub type BarrierParams = (Out<u32>, u32, u32);
+
+macro_rules! launched {
+    ($( $name:ident: $params:ty, $contract:ty; )*) => {
+        /// The kernels the library launches, and what it needs to know of them.
+        pub struct Kernels {
+            /// The PTX modules.
+            pub ptx: &'static Ptx,
+            /// Threads `coalesced_demo` is launched with.
+            pub coalesced_demo_threads: u32,
+            /// Results each lane of `shuffle_out_of_range` writes.
+            pub shuffle_probes: usize,
+            /// Floats each thread of the fast sums adds per loop trip.
+            pub fast_floats_per_trip: u32,
+            $( #[allow(missing_docs)] pub $name: KernelDef<$params, $contract>, )*
+        }
+
+        impl Kernels {
+            fn find() -> Result<Self, NotLinked> {
+                let ptx = ptx()?;
+                Ok(Kernels {
+                    ptx,
+                    coalesced_demo_threads: constant("COALESCED_DEMO_THREADS")? as u32,
+                    shuffle_probes: constant("SHUFFLE_PROBES")? as usize,
+                    fast_floats_per_trip: constant("FAST_FLOATS_PER_TRIP")? as u32,
+                    $( $name: kernel(stringify!($name))?, )*
+                })
+            }
+        }
+    };
+}
+
+launched! {
+    reduce_blocks_to_partials: StageParams, NoGridSync;
+    reduce_partials_to_total: StageParams, NoGridSync;
+    reduce_cooperative_grid: SumParams, GridSync;
+    probe_cooperative: OneOut, NoGridSync;
+    coalesced_demo: OneOut, NoGridSync;
+    exercise_sum: SumParams, GridSync;
+    exercise_sum_bounds_bug: SumParams, GridSync;
+    exercise_sum_partials_if: SumParams, GridSync;
+    reduce_cooperative_fast: SumParams, GridSync;
+    reduce_last_block: LastBlockParams, NoGridSync;
+    reduce_single_block: StageParams, NoGridSync;
+    mutant_multi_gpu_without_barrier: MultiParams, GridSync;
+    shuffle_out_of_range: OneOut, NoGridSync;
+    empty: (), NoGridSync;
+    empty_cooperative: (), GridSync;
+    grid_sync_loop: (u32,), GridSync;
+    grid_sync_stress: (Out<u32>, Out<u32>, u32, u32), GridSync;
+    hold_for: (usize,), NoGridSync;
+    grid_sync_missing_block: OneOut, GridSync;
+    undeclared_grid_sync: OneOut, NoGridSync;
+    reduce_multi_gpu: MultiParams, GridSync;
+    fill_lesson_input: (Out<f32>, usize, usize), NoGridSync;
+    multi_grid_barrier: BarrierParams, GridSync;
+    multi_grid_barrier_unbounded: BarrierParams, GridSync;
+    reduce_cluster_grid: SumParams, Cluster<GridSync>;
+    reduce_clusters_to_partials: StageParams, Cluster<NoGridSync>;
+    cluster_sync_loop: (u32,), Cluster<NoGridSync>;
+    mutant_cluster_without_first_sync: SumParams, Cluster<GridSync>;
+    mutant_cluster_wrong_rank: SumParams, Cluster<GridSync>;
+    mutant_cluster_exits_early: StageParams, Cluster<NoGridSync>;
+}
+
+/// The kernels linked into this program. A program that links no kernels,
+/// or whose `#[kernel]` disagrees with a line above, stops here with that
+/// named: a build mistake, not a user's.
+pub fn linked() -> &'static Kernels {
+    static KERNELS: OnceLock<Kernels> = OnceLock::new();
+    KERNELS.get_or_init(|| Kernels::find().unwrap_or_else(|e| panic!("{e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_the_library_launches_is_linked_with_its_types() {
+        let k = Kernels::find().unwrap();
+        assert_eq!(k.exercise_sum.name(), "exercise_sum");
+        assert!(!k.ptx.plain.is_empty() || cfg!(feature = "emulator-only"));
+    }
+
+    #[test]
+    fn a_kernel_asked_for_with_other_types_or_name_is_a_named_error() {
+        let wrong = kernel::<StageParams, GridSync>("exercise_sum").map(|_| ()).unwrap_err();
+        assert!(wrong.to_string().contains("kernel `exercise_sum` is declared as"), "{wrong}");
+        assert_eq!(kernel::<(), NoGridSync>("no_such_kernel").map(|_| ()).unwrap_err(), NotLinked::Kernel("no_such_kernel".into()));
+    }
+}
