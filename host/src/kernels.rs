@@ -8,11 +8,16 @@
 //! (`gpu_core::kernels::kernel`). The first call checks every line below
 //! against its `#[kernel]`, so a wrong type is one named error, at once.
 
-use crate::launch::{LastBlockParams, MultiParams, SumParams};
 use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx};
 use gpu_core::mem::{In, Out};
 use std::sync::OnceLock;
 
+/// The parameters of the single-launch sums: `(input, partials, out, n)`.
+pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
+/// The parameters of the last-block sum: `(input, partials, ticket, out, n)`.
+pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
+/// The parameters of the sum across GPUs: `(input, partials, totals, out, barrier, rank, gpus, n)`.
+pub type MultiParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
 /// One stage of the two-launch sum: input, output, n.
 pub type StageParams = (In<f32>, Out<f32>, usize);
 /// One output buffer of `u32`.

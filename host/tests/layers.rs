@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "text",
     "json",
     "error",
+    "kernels",
     "checks",
     "reference",
     "driver",

@@ -8,11 +8,7 @@ use gpu_core::kernels::Params;
 use gpu_core::mem::{In, Out};
 use serde::Serialize;
 
-/// The parameters of the single-launch sums: `(input, partials, out, n)`.
-pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
-
-/// The parameters of the last-block sum: `(input, partials, ticket, out, n)`.
-pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
+pub use crate::kernels::{LastBlockParams, MultiParams, SumParams};
 
 pub(super) fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
     if got < needed {
@@ -46,8 +42,6 @@ impl CooperativeLaunch<'_, '_, SumParams> {
     }
 }
 
-/// The parameters of the sum across GPUs: `(input, partials, totals, out, barrier, rank, gpus, n)`.
-pub type MultiParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
 
 /// Where the GPUs of a sum across GPUs meet: the barrier's words and the
 /// exchanged totals, both in memory every GPU reaches, and this GPU's place.
