@@ -78,6 +78,9 @@ pub enum Error {
     NotInPtx { kernel: &'static str, tile: Option<u32> },
     /// Something only a CUDA GPU has was asked of the emulator.
     NotOnEmulator(&'static str),
+    /// A handle (a module, a graph, queued runs, a communicator, memory)
+    /// given to a device other than the one that made it.
+    OtherDevice { what: &'static str },
     /// A file could not be written.
     Io { path: String, error: std::io::Error },
     /// One or more of the run's checks failed; each is listed by name above.
@@ -269,6 +272,7 @@ impl fmt::Display for Error {
                 None => write!(f, "{kernel} is not in the PTX module"),
             },
             Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
+            Error::OtherDevice { what } => write!(f, "{what} was made by another device than the one it was given to: use it on the device that made it"),
             Error::Io { path, error } => write!(f, "could not write {path}: {error}"),
             Error::ChecksFailed { failed, total } => write!(f, "{} of {total} failed (listed above)", plural(*failed, "check", "checks")),
             Error::NoNccl { why } => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),

@@ -455,3 +455,20 @@ fn a_kernel_added_in_one_place_is_found_by_name_and_runs() {
     kernel.configure(6, 64).unwrap().per_block(out.slice_mut(..)).unwrap();
     assert_eq!(gpu.read(&out).unwrap(), [1006; 6]);
 }
+
+#[test]
+fn a_graph_or_queued_runs_given_to_another_device_are_refused_by_name() {
+    // Each handle knows the device that made it; the backend holds typed
+    // handles (no downcast), and another device's is a named error.
+    let (a, b) = (t4(), t4());
+    let kernel = a.kernel(&host::kernels().empty).unwrap();
+    let graph = a.capture(&mut || kernel.launch(1, 32)).unwrap();
+    // SAFETY: the graph's launch addresses no buffer.
+    unsafe { a.launch_graph(&graph) }.unwrap();
+    let err = unsafe { b.launch_graph(&graph) }.unwrap_err();
+    assert!(matches!(err, Error::OtherDevice { what: "a captured graph" }), "{err}");
+    assert!(b.graph_cooperative_launches(&graph).is_err());
+    let queued = a.queue_timed(2, &mut |_| Ok(())).unwrap();
+    let err = b.queued_times(queued).unwrap_err();
+    assert!(err.to_string().contains("runs queued was made by another device"), "{err}");
+}

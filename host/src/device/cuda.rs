@@ -1,7 +1,8 @@
 //! The CUDA backend: cudarc's safe layer for the context, stream, modules,
 //! functions and events, and [`crate::driver`] for the rest.
 
-use super::{ArgValue, Backend, DeviceInfo, Function, Graph, KernelSpec, Memory, Module, Occupancy};
+use super::group::Comm;
+use super::{ArgValue, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
 use crate::driver::{self, Shape};
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
@@ -347,14 +348,14 @@ impl Backend for Cuda {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
         let (address, _) = slice.device_ptr(&self.stream);
-        Ok(Memory { address, bytes, owner: Box::new(slice) })
+        Ok(Memory { address, bytes, owner: Owner::Cuda(slice) })
     }
 
-    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn std::any::Any + Send + Sync>, u64, *mut u8)> {
+    fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
         self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
         let m = driver::HostMapped::new(bytes)?;
         let (address, host) = (m.device_address(), m.host());
-        Ok((Box::new(m), address, host))
+        Ok((SharedOwner::Cuda(m), address, host))
     }
 
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
@@ -362,7 +363,7 @@ impl Backend for Cuda {
         // (a `Pod` type), never as host values that would need to be initialized.
         let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(Error::driver("cuMemAllocAsync"))?;
         let (address, _) = slice.device_ptr(&self.stream);
-        Ok(Memory { address, bytes, owner: Box::new(slice) })
+        Ok(Memory { address, bytes, owner: Owner::Cuda(slice) })
     }
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
@@ -411,7 +412,7 @@ impl Backend for Cuda {
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
         let module_is_ours = module.is_none();
         let module: &Arc<CudaModule> = match module {
-            Some(m) => m.0.downcast_ref().expect("a CUDA module on the CUDA backend"),
+            Some(m) => &m.cuda,
             None => {
                 if !spec.in_ptx {
                     return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
@@ -433,9 +434,8 @@ impl Backend for Cuda {
         Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched }))
     }
 
-    fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
-        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))?;
-        Ok(Module(Box::new(m)))
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
+        self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))
     }
 
     fn finish(&self) -> Result<()> {
@@ -502,32 +502,32 @@ impl Backend for Cuda {
             .collect()
     }
 
-    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn std::any::Any>> {
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Queued> {
         let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
         self.queue_between(&events, 0..runs, work)?;
-        Ok(Box::new(events))
+        Ok(Queued::Cuda(events))
     }
 
-    fn queued_times(&self, queued: Box<dyn std::any::Any>) -> Result<Vec<f64>> {
-        let events: Box<Vec<(CudaEvent, CudaEvent)>> = queued.downcast().expect("runs queued on the CUDA backend");
+    fn queued_times(&self, queued: Queued) -> Result<Vec<f64>> {
+        let Queued::Cuda(events) = queued else { return Err(Error::OtherDevice { what: "runs the emulator queued" }) };
         if let Some((_, last)) = events.last() {
             self.wait_for(last)?;
         }
         events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
     }
 
-    fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Box<dyn std::any::Any>> {
+    fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Comm> {
         let super::CommId::Nccl(id) = id else {
             return Err(Error::Nccl { call: "ncclCommInitRank", error: "given the emulator's stand-in instead of an NCCL id".to_string() });
         };
         self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
         // SAFETY: this device's context is current on this thread, just above.
-        Ok(Box::new(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }))
+        Ok(Comm::Nccl(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }))
     }
 
     fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
         self.usable()?;
-        let comm: &crate::nccl::Comm = comm.inner.downcast_ref().expect("an NCCL communicator on the CUDA backend");
+        let Comm::Nccl(comm) = &comm.inner else { return Err(Error::OtherDevice { what: "the emulator's stand-in communicator" }) };
         let (src, dst) = (src.at(src_offset, count * 4), dst.at(dst_offset, count * 4));
         self.last_kernel.set("ncclAllReduce");
         // SAFETY: both ranges lie inside this device's allocations, checked
@@ -539,7 +539,7 @@ impl Backend for Cuda {
         self.timeout.set(timeout);
     }
 
-    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Captured> {
         self.usable()?;
         if self.capturing.get().is_some() || self.branch.get().is_some() {
             return Err(Error::NestedStreams { what: "a graph capture" });
@@ -560,7 +560,7 @@ impl Backend for Cuda {
         made?;
         let exec = ended?.ok_or(Error::EmptyGraph)?;
         side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
-        Ok(Graph(Box::new(CudaGraph { exec, _barriers: barriers.memory })))
+        Ok(Captured::Cuda(CudaGraph { exec, _barriers: barriers.memory }))
     }
 
     /// Fork and join with events: each branch's stream waits for what was
@@ -609,9 +609,9 @@ impl Backend for Cuda {
         made
     }
 
-    fn launch_graph(&self, graph: &Graph) -> Result<()> {
+    fn launch_graph(&self, graph: &Captured) -> Result<()> {
         self.usable()?;
-        let g = &graph.0.downcast_ref::<CudaGraph>().expect("a CUDA graph on the CUDA backend").exec;
+        let g = &Self::cuda_graph(graph)?.exec;
         self.last_kernel.set("a captured graph");
         // SAFETY: the graph was captured and instantiated in this context, and
         // its kernels' buffers are the caller's to keep alive (as for a launch).
@@ -627,17 +627,26 @@ impl Backend for Cuda {
         self.mutant_shared_barrier.set(true);
     }
 
-    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
-        let g = &graph.0.downcast_ref::<CudaGraph>().expect("a CUDA graph on the CUDA backend").exec;
+    fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>> {
+        let g = &Self::cuda_graph(graph)?.exec;
         // SAFETY: the graph is live (owned by `g`) and of this context.
         unsafe { driver::graph_kernel_nodes_cooperative(g.graph) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
     }
 }
 
 /// A captured graph, and the barrier memory its watched launches use.
-struct CudaGraph {
+pub(crate) struct CudaGraph {
     exec: driver::GraphExec,
     _barriers: cudarc::driver::CudaSlice<u8>,
+}
+
+impl Cuda {
+    fn cuda_graph(graph: &Captured) -> Result<&CudaGraph> {
+        match graph {
+            Captured::Cuda(g) => Ok(g),
+            Captured::Emulated(_) => Err(Error::OtherDevice { what: "a graph the emulator captured" }),
+        }
+    }
 }
 
 /// The most watched launches one graph holds ([`GraphBarriers`]).

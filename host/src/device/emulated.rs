@@ -1,7 +1,8 @@
 //! The emulated backend: `gpu_core::emu`'s device, memory and launches, with CPU
 //! wall time for timings.
 
-use super::{ArgValue, Backend, DeviceInfo, Function, Graph, KernelSpec, Memory, Module, Occupancy};
+use super::group::Comm;
+use super::{ArgValue, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
 use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
@@ -54,7 +55,7 @@ pub(crate) struct Emulated {
 
 /// One launch in an emulated graph.
 #[derive(Clone)]
-struct Recorded {
+pub(crate) struct Recorded {
     spec: KernelSpec,
     shape: Shape,
     cooperative: bool,
@@ -107,8 +108,18 @@ impl Emulated {
         )
     }
 
-    fn memory(mem: &Memory) -> &emu::Memory {
-        mem.owner.downcast_ref().expect("emulated memory on the emulated backend")
+    fn memory(mem: &Memory) -> Result<&emu::Memory> {
+        match &mem.owner {
+            Owner::Emulated(m) => Ok(m),
+            _ => Err(Error::OtherDevice { what: "memory a GPU allocated" }),
+        }
+    }
+
+    fn recorded(graph: &Captured) -> Result<&[Recorded]> {
+        match graph {
+            Captured::Emulated(launches) => Ok(launches),
+            Captured::Cuda(_) => Err(Error::OtherDevice { what: "a graph a GPU captured" }),
+        }
     }
 
     fn time(runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
@@ -125,13 +136,13 @@ impl Emulated {
 impl Backend for Emulated {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
         let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
-        Ok(Memory { address: mem.address() as u64, bytes, owner: Box::new(mem) })
+        Ok(Memory { address: mem.address() as u64, bytes, owner: Owner::Emulated(mem) })
     }
 
-    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn std::any::Any + Send + Sync>, u64, *mut u8)> {
+    fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
         let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
         let address = mem.address();
-        Ok((Box::new(mem), address as u64, address as *mut u8))
+        Ok((SharedOwner::Emulated(mem), address as u64, address as *mut u8))
     }
 
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
@@ -139,22 +150,22 @@ impl Backend for Emulated {
     }
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
-        Self::memory(dst).write(offset, src);
+        Self::memory(dst)?.write(offset, src);
         Ok(())
     }
 
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
-        Self::memory(src).read(offset, dst);
+        Self::memory(src)?.read(offset, dst);
         Ok(())
     }
 
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
-        Self::memory(dst).copy_from(dst_offset, Self::memory(src), src_offset, bytes);
+        Self::memory(dst)?.copy_from(dst_offset, Self::memory(src)?, src_offset, bytes);
         Ok(())
     }
 
     fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
-        Self::memory(dst).fill32(offset, value, count);
+        Self::memory(dst)?.fill32(offset, value, count);
         Ok(())
     }
 
@@ -169,7 +180,7 @@ impl Backend for Emulated {
         Ok(Box::new(EmulatedKernel { emulated: self, spec: spec.clone() }))
     }
 
-    fn load_module_file(&self, _path: &std::path::Path) -> Result<Module> {
+    fn load_module_file(&self, _path: &std::path::Path) -> Result<std::sync::Arc<cudarc::driver::CudaModule>> {
         Err(Error::NotOnEmulator("loading a CUDA module"))
     }
 
@@ -191,23 +202,26 @@ impl Backend for Emulated {
         Self::time(runs, work)
     }
 
-    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn std::any::Any>> {
-        Ok(Box::new(Self::time(runs, work)?))
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Queued> {
+        Ok(Queued::Emulated(Self::time(runs, work)?))
     }
 
-    fn queued_times(&self, queued: Box<dyn std::any::Any>) -> Result<Vec<f64>> {
-        Ok(*queued.downcast::<Vec<f64>>().expect("runs timed on the emulator"))
+    fn queued_times(&self, queued: Queued) -> Result<Vec<f64>> {
+        match queued {
+            Queued::Emulated(times) => Ok(times),
+            Queued::Cuda(_) => Err(Error::OtherDevice { what: "runs a GPU queued" }),
+        }
     }
 
-    fn communicator(&self, id: &super::CommId, _rank: u32, _ranks: u32) -> Result<Box<dyn std::any::Any>> {
+    fn communicator(&self, id: &super::CommId, _rank: u32, _ranks: u32) -> Result<Comm> {
         match id {
-            super::CommId::StandIn(s) => Ok(Box::new(s.clone()) as Box<dyn std::any::Any>),
+            super::CommId::StandIn(s) => Ok(Comm::StandIn(s.clone())),
             super::CommId::Nccl(_) => Err(Error::NotOnEmulator("NCCL")),
         }
     }
 
     fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
-        let stand_in: &std::sync::Arc<super::StandIn> = comm.inner.downcast_ref().expect("the stand-in on the emulator");
+        let Comm::StandIn(stand_in) = &comm.inner else { return Err(Error::OtherDevice { what: "an NCCL communicator" }) };
         let mut bytes = vec![0u8; count * 4];
         self.read(src, src_offset, &mut bytes)?;
         let sum = stand_in.all_reduce_sum(comm.rank(), bytemuck::cast_slice(&bytes).to_vec())?;
@@ -218,7 +232,7 @@ impl Backend for Emulated {
         self.options.set(emu::Options { timeout, ..self.options.get() });
     }
 
-    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Captured> {
         if self.in_branch.get() || self.recording.borrow().is_some() {
             return Err(Error::NestedStreams { what: "a graph capture" });
         }
@@ -229,7 +243,7 @@ impl Backend for Emulated {
         if launches.is_empty() {
             return Err(Error::EmptyGraph);
         }
-        Ok(Graph(Box::new(launches)))
+        Ok(Captured::Emulated(launches))
     }
 
     /// One branch after another (see `Gpu::in_parallel`): each launch runs
@@ -245,8 +259,8 @@ impl Backend for Emulated {
     }
 
     /// Runs the recorded launches in order, each as when it was captured.
-    fn launch_graph(&self, graph: &Graph) -> Result<()> {
-        let launches: &Vec<Recorded> = graph.0.downcast_ref().expect("an emulated graph on the emulator");
+    fn launch_graph(&self, graph: &Captured) -> Result<()> {
+        let launches = Self::recorded(graph)?;
         for l in launches {
             // SAFETY: each was a checked launch when captured, and the caller
             // keeps its buffers alive as for a launch.
@@ -259,8 +273,8 @@ impl Backend for Emulated {
         std::mem::take(&mut *self.traces.borrow_mut())
     }
 
-    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
-        let launches: &Vec<Recorded> = graph.0.downcast_ref().expect("an emulated graph on the emulator");
+    fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>> {
+        let launches = Self::recorded(graph)?;
         Ok(launches.iter().map(|l| l.cooperative).collect())
     }
 }

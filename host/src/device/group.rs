@@ -5,7 +5,6 @@
 
 use super::{Gpu, View, ViewMut};
 use crate::error::{Error, Result};
-use std::any::Any;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -130,8 +129,15 @@ impl CommId {
 
 /// One rank's membership of a group that sums buffers across its devices.
 pub struct Communicator {
-    pub(crate) inner: Box<dyn Any>,
+    made_by: super::DeviceKey,
+    pub(crate) inner: Comm,
     rank: u32,
+}
+
+/// A communicator, by backend.
+pub(crate) enum Comm {
+    Nccl(crate::nccl::Comm),
+    StandIn(Arc<StandIn>),
 }
 
 impl Communicator {
@@ -144,13 +150,14 @@ impl Gpu {
     /// Joins rank `rank` of `ranks` (`ncclCommInitRank`; on the emulator the
     /// stand-in): returns once every rank has joined.
     pub fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<Communicator> {
-        Ok(Communicator { inner: self.backend().communicator(id, rank, ranks)?, rank })
+        Ok(Communicator { made_by: self.key, inner: self.backend().communicator(id, rank, ranks)?, rank })
     }
 
     /// Queues the sum across every rank of `src` into `dst` (`ncclAllReduce`,
     /// `ncclSum`); every rank must call it.
     pub fn all_reduce_sum(&self, comm: &Communicator, src: &View<'_, f32>, dst: ViewMut<'_, f32>) -> Result<()> {
         assert_eq!(src.len(), dst.len(), "an all-reduce writes as many floats as it reads");
+        self.owns(comm.made_by, "a communicator")?;
         self.backend().all_reduce_sum(comm, src.mem, src.offset * 4, dst.mem, dst.offset * 4, src.len())
     }
 }

@@ -23,7 +23,7 @@ pub struct Buffer<T> {
 /// needed), host memory on the emulator. What GPUs exchange through the
 /// barrier across them. Launches take it through [`Shared::handle`].
 pub struct Shared<T> {
-    _owner: Box<dyn std::any::Any + Send + Sync>,
+    _owner: super::SharedOwner,
     address: u64,
     host: *mut T,
     len: usize,
@@ -39,7 +39,7 @@ impl<T: Pod> Shared<T> {
     /// A [`Buffer`] naming this memory, for launches on any device of the
     /// process (it owns nothing: `self` must outlive its launches).
     pub fn handle(&self) -> Buffer<T> {
-        Buffer { mem: Memory { address: self.address, bytes: self.len * size_of::<T>(), owner: Box::new(()) }, len: self.len, _t: PhantomData }
+        Buffer { mem: Memory { address: self.address, bytes: self.len * size_of::<T>(), owner: super::Owner::Borrowed }, len: self.len, _t: PhantomData }
     }
 
     /// The elements as they are now (read while no kernel writes them, or

@@ -14,7 +14,6 @@ use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::SmResources;
 use serde::Serialize;
-use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,11 +44,40 @@ pub struct DeviceInfo {
 }
 
 /// An allocation of device memory: its address as kernels see it, its size,
-/// and whatever keeps it alive.
+/// and what keeps it alive.
 pub(crate) struct Memory {
     pub address: u64,
     pub bytes: usize,
-    owner: Box<dyn Any>,
+    owner: Owner,
+}
+
+/// What keeps an allocation alive, by the backend that made it.
+#[allow(dead_code, reason = "a GPU's allocation is held only to be freed when dropped")]
+pub(crate) enum Owner {
+    Cuda(cudarc::driver::CudaSlice<u8>),
+    Emulated(gpu_core::emu::Memory),
+    /// A view of memory something else owns ([`Shared::handle`]).
+    Borrowed,
+}
+
+/// What keeps memory every device reaches alive ([`Shared`]), by backend.
+#[allow(dead_code, reason = "held only to be freed when dropped")]
+pub(crate) enum SharedOwner {
+    Cuda(crate::driver::HostMapped),
+    Emulated(gpu_core::emu::Memory),
+}
+
+/// Which open device made a handle (a module, a graph, queued runs, a
+/// communicator): a handle given to another device is refused by name
+/// ([`Error::OtherDevice`]), never used in a context it does not belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceKey(u64);
+
+impl DeviceKey {
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        DeviceKey(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Memory {
@@ -144,8 +172,11 @@ pub(crate) trait Function {
     unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()>;
 }
 
-/// A CUDA module from a file (see [`Gpu::load_module_file`]).
-pub struct Module(pub(crate) Box<dyn Any>);
+/// A CUDA module from a file (see [`Gpu::load_module_file`]); only a GPU loads one.
+pub struct Module {
+    made_by: DeviceKey,
+    pub(crate) cuda: Arc<cudarc::driver::CudaModule>,
+}
 
 pub use gpu_core::emu::BlockTrace;
 
@@ -186,7 +217,18 @@ pub struct LaunchTrace {
 }
 
 /// Runs queued with their events, not yet waited for (see [`Gpu::queue_timed`]).
-pub struct QueuedRuns(Box<dyn Any>);
+pub struct QueuedRuns {
+    made_by: DeviceKey,
+    runs: Queued,
+}
+
+/// Queued runs, by backend.
+pub(crate) enum Queued {
+    /// Each run's start and end events.
+    Cuda(Vec<(cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)>),
+    /// The emulator ran them when queued: their milliseconds.
+    Emulated(Vec<f64>),
+}
 
 impl Gpu {
     /// Queues `runs` runs of `work`, each between two CUDA events, neither
@@ -194,19 +236,30 @@ impl Gpu {
     /// together behind a gate the caller queued (on the emulator, the runs
     /// are made now). [`queued_times`](Self::queued_times) reads the times.
     pub fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<QueuedRuns> {
-        Ok(QueuedRuns(self.backend.queue_timed(runs, work)?))
+        Ok(QueuedRuns { made_by: self.key, runs: self.backend.queue_timed(runs, work)? })
     }
 
     /// Waits (at most the timeout) for runs queued by [`queue_timed`](Self::queue_timed):
     /// each run's milliseconds, GPU time (CPU wall time on the emulator).
     pub fn queued_times(&self, queued: QueuedRuns) -> Result<Vec<f64>> {
-        self.backend.queued_times(queued.0)
+        self.owns(queued.made_by, "runs queued")?;
+        self.backend.queued_times(queued.runs)
     }
 }
 
 /// Launches captured once and replayed as one (a CUDA graph, instantiated:
 /// `cudaGraphExec_t`); see [`Gpu::capture`].
-pub struct Graph(pub(crate) Box<dyn Any>);
+pub struct Graph {
+    made_by: DeviceKey,
+    launches: Captured,
+}
+
+/// A captured graph, by backend.
+pub(crate) enum Captured {
+    Cuda(cuda::CudaGraph),
+    /// The launches, in capture order, to run again in that order.
+    Emulated(Vec<emulated::Recorded>),
+}
 
 /// What a device does.
 pub(crate) trait Backend {
@@ -215,14 +268,14 @@ pub(crate) trait Backend {
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory>;
     /// Zeroed memory every device of the process reaches at one address,
     /// and the host too: its owner, that address, and the host's pointer.
-    fn alloc_shared(&self, bytes: usize) -> Result<(Box<dyn Any + Send + Sync>, u64, *mut u8)>;
+    fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)>;
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
     fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()>;
     fn free_memory(&self) -> Result<u64>;
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>>;
-    fn load_module_file(&self, path: &std::path::Path) -> Result<Module>;
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<cudarc::driver::CudaModule>>;
     /// Waits, at most the timeout, for everything queued so far.
     fn finish(&self) -> Result<()>;
     /// Queues `hold_for(time)`: work queued after it starts once the GPU has
@@ -236,25 +289,25 @@ pub(crate) trait Backend {
     /// Queues `runs` runs of `work`, each between two events, without
     /// holding the GPU or waiting; [`queued_times`](Backend::queued_times)
     /// reads their times. (The emulator runs them now.)
-    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Box<dyn Any>>;
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Queued>;
     /// Waits for runs queued by [`queue_timed`](Backend::queue_timed); the milliseconds of each.
-    fn queued_times(&self, queued: Box<dyn Any>) -> Result<Vec<f64>>;
+    fn queued_times(&self, queued: Queued) -> Result<Vec<f64>>;
     /// This device's rank of a group made from `id` (see [`Gpu::communicator`]).
-    fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<Box<dyn Any>>;
+    fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<group::Comm>;
     /// Queues the sum across the group of `count` floats (see [`Gpu::all_reduce_sum`]).
     fn all_reduce_sum(&self, comm: &Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()>;
     fn set_timeout(&self, timeout: Duration);
     /// The launches `work` makes, captured into a graph and instantiated
     /// instead of run.
-    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph>;
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Captured>;
     /// Runs `work(b)`'s launches for each branch on a stream of its own, after
     /// what was queued before and before what is queued after (see [`Gpu::in_parallel`]).
     fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()>;
     /// Queues `graph`'s launches, in capture order, as one launch.
-    fn launch_graph(&self, graph: &Graph) -> Result<()>;
+    fn launch_graph(&self, graph: &Captured) -> Result<()>;
     /// For each kernel launch in `graph`, whether it is cooperative, as the
     /// graph itself records it.
-    fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>>;
+    fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>>;
     /// The launches traced since the last call (see [`Gpu::open_traced`]).
     fn take_traces(&self) -> Vec<LaunchTrace>;
     /// See [`Gpu::mutant_share_barrier_memory`].
@@ -265,6 +318,7 @@ pub(crate) trait Backend {
 /// An open device and its facts.
 pub struct Gpu {
     backend: Box<dyn Backend>,
+    key: DeviceKey,
     pub info: DeviceInfo,
     /// While [`Gpu::recording_launches`] runs, every launch made through a
     /// kernel's definition.
@@ -282,7 +336,20 @@ pub struct Launched {
 
 impl Gpu {
     fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Gpu {
-        Gpu { backend, info, launches: std::cell::RefCell::new(None) }
+        Gpu { backend, key: DeviceKey::new(), info, launches: std::cell::RefCell::new(None) }
+    }
+
+    /// Refuses a handle another device made.
+    fn owns(&self, made_by: DeviceKey, what: &'static str) -> Result<()> {
+        if made_by == self.key { Ok(()) } else { Err(Error::OtherDevice { what }) }
+    }
+
+    /// Loads a kernel, from `module` if given (one this device loaded).
+    pub(crate) fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        if let Some(m) = module {
+            self.owns(m.made_by, "a CUDA module")?;
+        }
+        self.backend.load(spec, module)
     }
 
     /// Runs `work`, and returns with its result every launch it made through
@@ -377,7 +444,7 @@ impl Gpu {
     /// same typed calls as outside a capture, so a kernel that calls
     /// `grid.sync()` is captured only as a cooperative launch that fits.
     pub fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
-        self.backend.capture(work)
+        Ok(Graph { made_by: self.key, launches: self.backend.capture(work)? })
     }
 
     /// Queues the launches `work(b)` makes for each branch `b` of `branches`
@@ -415,20 +482,22 @@ impl Gpu {
     /// Every buffer the captured launches address is still allocated: a
     /// graph holds their addresses, not the buffers.
     pub unsafe fn launch_graph(&self, graph: &Graph) -> Result<()> {
-        self.backend.launch_graph(graph)
+        self.owns(graph.made_by, "a captured graph")?;
+        self.backend.launch_graph(&graph.launches)
     }
 
     /// Whether each kernel launch in `graph` is cooperative, as the graph
     /// records it (`cuGraphKernelNodeGetAttribute` with
     /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
     pub fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
-        self.backend.graph_cooperative_launches(graph)
+        self.owns(graph.made_by, "a captured graph")?;
+        self.backend.graph_cooperative_launches(&graph.launches)
     }
 
     /// Loads a module that another compiler built (a cubin or PTX file), for
     /// launching its kernels through the same path as this project's.
     pub fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
-        self.backend.load_module_file(path)
+        Ok(Module { made_by: self.key, cuda: self.backend.load_module_file(path)? })
     }
 }
 

@@ -97,7 +97,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             // parameter, each of its kind, built from a checked launch.
             emulated: Arc::new(move |args: &[gpu_core::emu::Arg]| unsafe { P::call(entry, args) }),
         };
-        let function = gpu.backend().load(&spec, module)?;
+        let function = gpu.load(&spec, module)?;
         Ok(Loaded { gpu, def: *def, function, limits: Cell::new(None) })
     }
 
@@ -281,7 +281,7 @@ impl Gpu {
             tile: None,
             emulated: Arc::new(|_: &[gpu_core::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),
         };
-        Ok(RawKernel { gpu: self, name, function: self.backend().load(&spec, Some(module))? })
+        Ok(RawKernel { gpu: self, name, function: self.load(&spec, Some(module))? })
     }
 }
 
