@@ -25,7 +25,6 @@ pub use gpu_core::{cg, mem, trace};
 pub mod kernels;
 pub mod lesson;
 
-
 /// Declares a GPU kernel: the C++ `__global__`, plus what the host needs to
 /// launch it correctly.
 ///
@@ -100,4 +99,3 @@ pub mod lesson;
 /// ```
 #[doc(inline)]
 pub use gpu_macros::kernel;
-

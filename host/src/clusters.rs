@@ -5,11 +5,11 @@
 
 use crate::device::{Buffer, Gpu};
 use crate::error::Result;
+use crate::kernels::StageParams;
+use crate::launch::SumParams;
 use crate::launch::{ClusterKernel, ClusterLimits, ClusterShape, Input, Kernel};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{Limits, ordinary_blocks};
-use crate::kernels::StageParams;
-use crate::launch::SumParams;
 use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
 use serde::Serialize;
 

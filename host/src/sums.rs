@@ -73,14 +73,14 @@ pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
 /// Threads of the single block of [`Path::SingleBlock`] for `n` floats: one
 /// loop trip each (`fast_floats_per_trip` floats, from the kernels), at least 256 and at most
 /// 1024 (or the device's largest block). Measured on the H200 (2026-11-30,
-/// `docs/bench/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
+/// `records/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
 /// 8,192, 1024 from 16,384.
 pub fn single_block_threads(n: usize, max_threads_per_block: u32) -> u32 {
     sizing::single_block_threads(n, crate::kernels().fast_floats_per_trip, max_threads_per_block)
 }
 
 /// Threads per SM the fast cooperative grid aims at: 3 blocks of 256. A
-/// grid sweep on the H200 (2026-11-30, `docs/bench/NOTES.md`) found 3 blocks
+/// grid sweep on the H200 (2026-11-30, `records/NOTES.md`) found 3 blocks
 /// of 256 per SM fastest from 2^21 to 2^25 floats and within 0.5% of the
 /// best above: fewer blocks arrive at the grid barrier and write partials,
 /// and four 16-byte loads in flight per thread keep the memory busy.
@@ -230,7 +230,7 @@ impl<'g> Sums<'g> {
 
     /// Which fast path suits `n`: one block of one ordinary launch for small
     /// inputs, one cooperative launch past them. Chosen from three whole
-    /// benchmark runs on the H200 (`docs/bench/NOTES.md`): one block wins up
+    /// benchmark runs on the H200 (`records/NOTES.md`): one block wins up
     /// to 32,768 floats, and the cooperative launch is at least as fast as the
     /// last-block launch at every size above.
     pub fn fast_choice(&self, n: usize) -> Path {

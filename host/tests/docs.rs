@@ -8,13 +8,20 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The README and every Markdown chapter directly under `docs/`.
+/// The README, every Markdown chapter directly under `docs/`, and the
+/// README of every record under `records/` (which says what its files are).
 fn documents() -> Vec<PathBuf> {
     let mut docs = vec![root().join("README.md")];
     for entry in std::fs::read_dir(root().join("docs")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {
             docs.push(path);
+        }
+    }
+    for entry in std::fs::read_dir(root().join("records")).unwrap() {
+        let readme = entry.unwrap().path().join("README.md");
+        if readme.exists() {
+            docs.push(readme);
         }
     }
     docs
@@ -48,7 +55,9 @@ fn paths(text: &str) -> Vec<(String, Option<String>)> {
     let mut found = Vec::new();
     let mut k = 0;
     while k < bytes.len() {
-        let starts_word = k == 0 || !(is_path_char(bytes[k - 1]) || bytes[k - 1] == '$');
+        // A link's target is checked from the document's folder, as a link.
+        let link_target = k >= 2 && bytes[k - 2] == ']' && bytes[k - 1] == '(';
+        let starts_word = !link_target && (k == 0 || !(is_path_char(bytes[k - 1]) || bytes[k - 1] == '$'));
         let rest: String = bytes[k..bytes.len().min(k + 8)].iter().collect();
         if !(starts_word && TOP.iter().any(|t| rest.starts_with(t))) {
             k += 1;

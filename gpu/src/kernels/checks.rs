@@ -12,7 +12,7 @@ use crate::mem::Out;
 /// `gpu/tests/emulator.rs` the emulator). The lesson's two were recorded on
 /// 2026-11-29 and again on 2026-11-30; the fast sum's changed on 2026-11-30
 /// when its loop went to one accumulator, and again when it went
-/// warp-striped (`docs/bench/NOTES.md`).
+/// warp-striped (`records/NOTES.md`).
 pub const ORDER_SENSITIVE_H200_BITS: [u32; 3] = [0x480a_2528, 0x480a_2528, 0x480a_2522];
 
 /// Results each lane of [`shuffle_out_of_range`] writes.

@@ -45,7 +45,7 @@ const _: () = assert!(UNROLL == 4, "thread_sum's loop body is written out for fo
 /// address, so the loop keeps one pointer live instead of one per load.
 /// All four loads of a trip are written before any addition: with each load
 /// added as it came, ptxas issued two, waited, then the other two
-/// (`docs/bench/NOTES.md`).
+/// (`records/NOTES.md`).
 ///
 /// # Safety
 /// `input` holds `n` floats.

@@ -42,7 +42,6 @@ impl CooperativeLaunch<'_, '_, SumParams> {
     }
 }
 
-
 /// Where the GPUs of a sum across GPUs meet: the barrier's words and the
 /// exchanged totals, both in memory every GPU reaches, and this GPU's place.
 pub struct Meeting<'a> {

@@ -23,14 +23,14 @@
 //! # Ok(()) }
 //! ```
 
+use super::SumParams;
 use super::{Args, Input, Loaded};
 use crate::device::{Gpu, ViewMut};
 use crate::driver::Shape;
 use crate::error::{Error, Result};
+use crate::kernels::StageParams;
 use crate::sizing::Limits;
 use gpu_core::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
-use super::SumParams;
-use crate::kernels::StageParams;
 use gpu_core::kernels::{Cluster, Contract, GridSync, KernelDef, NoGridSync, Params};
 use serde::Serialize;
 use std::cell::Cell;

@@ -219,7 +219,7 @@ impl<L: LaunchKind> GridGroup<L> {
     /// Two things differ from `sync.h`: the arrival is an acquire-release add,
     /// so the first poll cannot race the add to the same word (one that did
     /// cost 0.9 µs per barrier on an H200 once the blocks arrive together,
-    /// `docs/bench/NOTES.md`, 2026-12-01); and the block that arrives last
+    /// `records/NOTES.md`, 2026-12-01); and the block that arrives last
     /// sees from the add's result that the barrier is complete, and does not
     /// poll.
     #[cfg(target_arch = "nvptx64")]

@@ -21,7 +21,7 @@ pub struct Device {
 /// Clusters a device holds at once, by blocks per SM and cluster size:
 /// `cudaOccupancyMaxActiveClusters` as measured on a GPU, carried as a
 /// table because no grouping of SMs into GPCs tried reproduced it
-/// (`docs/bench/cluster/README.md`).
+/// (`records/2026-12-01-h200-cluster-probe/README.md`).
 #[derive(Debug, PartialEq, Eq)]
 pub struct ClusterCeilings {
     /// Rows `(blocks per SM, clusters of 1, 2, ..., 16 that fit)`, blocks per SM ascending.
@@ -47,7 +47,7 @@ impl ClusterCeilings {
 }
 
 /// `cudaOccupancyMaxActiveClusters` on an NVIDIA H200 (132 SMs, driver
-/// 580.159.04), 2026-12-01: `docs/bench/cluster/2026-12-01-h200-probe.txt`.
+/// 580.159.04), 2026-12-01: `records/2026-12-01-h200-cluster-probe/2026-12-01-h200-probe.txt`.
 pub const H200_CLUSTERS: ClusterCeilings = ClusterCeilings {
     rows: &[
         (1, [132, 66, 39, 30, 22, 17, 15, 15, 9, 7, 7, 7, 7, 7, 7, 7]),
