@@ -33,6 +33,10 @@ pub enum Command {
     /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
     /// copy, and against C++ and CUB where nvcc is on PATH (needs a GPU).
     Bench(BenchArgs),
+    /// Solve A x = b by conjugate gradient three ways (a launch per step, a
+    /// CUDA graph, one persistent cooperative kernel), each checked against
+    /// the CPU; with --bench, time them over N.
+    ConjugateGradient(ConjugateGradientArgs),
     /// Draw where and when each block ran (SVG): the cooperative launch, the
     /// two launches, an ordinary launch sized to n, and (emulator only) an
     /// ordinary launch of the cooperative kernel, which deadlocks.
@@ -200,6 +204,38 @@ impl EmulationArgs {
             ..base
         }
     }
+}
+
+/// The conjugate-gradient solver's flags.
+#[derive(Debug, Args)]
+pub struct ConjugateGradientArgs {
+    /// Rows of the matrix, 1024 ..= 16777216 (at most 16384 on the emulator);
+    /// default 1048576 on a GPU, 4096 on the emulator.
+    #[arg(long, value_parser = parse_count::<usize>, allow_negative_numbers = true)]
+    pub n: Option<usize>,
+    /// Stop when the residual's norm is at most this.
+    #[arg(long, default_value_t = 1e-5, allow_negative_numbers = true)]
+    pub tolerance: f64,
+    /// Give up after this many iterations.
+    #[arg(long, default_value_t = 10_000, value_parser = parse_count::<u32>, allow_negative_numbers = true)]
+    pub max_iterations: u32,
+    /// Seed of the random matrix.
+    #[arg(long, default_value_t = 1, value_parser = parse_count::<u64>, allow_negative_numbers = true)]
+    pub matrix_seed: u64,
+    /// Time the three paths at every N = 2^10 ..= 2^max-log2 instead (a GPU only).
+    #[arg(long)]
+    pub bench: bool,
+    /// Largest N of the benchmark, as a power of two.
+    #[arg(long, default_value_t = 24, value_parser = parse_between::<10, 24>, requires = "bench")]
+    pub max_log2: u32,
+    /// Timed rounds per N of the benchmark (each runs the three paths, in rotating order).
+    #[arg(long, default_value_t = 10, value_parser = parse_between::<1, 1000>, requires = "bench")]
+    pub rounds: u32,
+    /// Folder for the benchmark's JSON and SVG.
+    #[arg(long, default_value = "target/conjugate-gradient", requires = "bench")]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// The benchmark's flags (a CUDA GPU only).

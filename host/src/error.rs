@@ -78,6 +78,12 @@ pub enum Error {
     NotInPtx { kernel: &'static str, tile: Option<u32> },
     /// Something only a CUDA GPU has was asked of the emulator.
     NotOnEmulator(&'static str),
+    /// A sparse matrix whose offsets or columns would read outside it.
+    BadMatrix { why: String },
+    /// A conjugate-gradient problem the solver refuses: the reason.
+    BadSystem { why: String },
+    /// A conjugate-gradient solve that stopped at its iteration limit.
+    DidNotConverge { path: &'static str, iterations: u32, residual: f64, tolerance: f64 },
     /// A handle (a module, a graph, queued runs, a communicator, memory)
     /// given to a device other than the one that made it.
     OtherDevice { what: &'static str },
@@ -272,6 +278,12 @@ impl fmt::Display for Error {
                 None => write!(f, "{kernel} is not in the PTX module"),
             },
             Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
+            Error::BadMatrix { why } => write!(f, "not a sparse matrix the solver can read: {why}"),
+            Error::BadSystem { why } => write!(f, "{why}"),
+            Error::DidNotConverge { path, iterations, residual, tolerance } => write!(
+                f,
+                "{path} did not converge: after {iterations} iterations the residual's norm is {residual:.3e}, above the tolerance {tolerance:.1e}: raise --max-iterations or the tolerance"
+            ),
             Error::OtherDevice { what } => write!(f, "{what} was made by another device than the one it was given to: use it on the device that made it"),
             Error::Io { path, error } => write!(f, "could not write {path}: {error}"),
             Error::ChecksFailed { failed, total } => write!(f, "{} of {total} failed (listed above)", plural(*failed, "check", "checks")),

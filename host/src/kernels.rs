@@ -18,6 +18,16 @@ pub type SumParams = (In<f32>, Out<f32>, Out<f32>, usize);
 pub type LastBlockParams = (In<f32>, Out<f32>, Out<u32>, Out<f32>, usize);
 /// The parameters of the sum across GPUs: `(input, partials, totals, out, barrier, rank, gpus, n)`.
 pub type MultiParams = (In<f32>, Out<f32>, Out<f32>, Out<f32>, Out<u32>, u32, u32, usize);
+/// The conjugate-gradient steps over the vectors: vectors, state, n.
+pub type VectorParams = (Out<f32>, Out<f64>, usize);
+/// The conjugate-gradient SpMV and the persistent solve: matrix, values, vectors, state, n.
+pub type StepParams = (In<u32>, In<f32>, Out<f32>, Out<f64>, usize);
+/// The persistent conjugate-gradient solve (the SpMV's parameters).
+pub type PersistentParams = StepParams;
+/// The conjugate-gradient steps of one block over the partials: state, partials.
+pub type StateParams = (Out<f64>, usize);
+/// Where the conjugate-gradient state's partials start (`gpu::kernels::conjugate_gradient::PARTIALS`).
+pub const PARTIALS: usize = 8;
 /// One stage of the two-launch sum: input, output, n.
 pub type StageParams = (In<f32>, Out<f32>, usize);
 /// One output buffer of `u32`.
@@ -86,6 +96,14 @@ launched! {
     mutant_cluster_without_first_sync: SumParams, Cluster<GridSync>;
     mutant_cluster_wrong_rank: SumParams, Cluster<GridSync>;
     mutant_cluster_exits_early: StageParams, Cluster<NoGridSync>;
+    conjugate_gradient_update_p: VectorParams, NoGridSync;
+    conjugate_gradient_spmv_dot: StepParams, NoGridSync;
+    conjugate_gradient_alpha: StateParams, NoGridSync;
+    conjugate_gradient_axpy: VectorParams, NoGridSync;
+    conjugate_gradient_next: StateParams, NoGridSync;
+    conjugate_gradient_persistent: PersistentParams, GridSync;
+    mutant_conjugate_gradient_no_sync_before_dot: PersistentParams, GridSync;
+    mutant_conjugate_gradient_sync_in_a_branch: PersistentParams, GridSync;
 }
 
 /// The kernels linked into this program. A program that links no kernels,

@@ -23,6 +23,7 @@ pub mod bench;
 pub mod checks;
 pub mod cli;
 pub mod clusters;
+pub mod conjugate_gradient;
 pub mod device;
 pub mod driver;
 pub mod error;

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Bench(ref args)) => run_bench(args),
         Some(Command::Trace { ref out, ref target }) => run_trace(out, target),
         Some(Command::Occupancy { ref target }) => run_occupancy(target),
+        Some(Command::ConjugateGradient(ref args)) => run_conjugate_gradient(args),
         Some(Command::MultiGpu(ref args)) => run_multi(args),
     };
     match result {
@@ -169,6 +170,35 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
         host::trace::run(&gpu, Some((&plain, &unread)), None, n, out)?
     };
     emit(&host::trace::render(&r));
+    Ok(())
+}
+
+fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()> {
+    use host::conjugate_gradient as solver;
+    let gpu = open(&args.target)?;
+    let emulated = gpu.info.emulated;
+    let n = args.n.unwrap_or(if emulated { 4096 } else { solver::DEFAULT_N });
+    let settings = solver::Settings { n, tolerance: args.tolerance, max_iterations: args.max_iterations, seed: args.matrix_seed };
+    if !args.bench {
+        let r = solver::run(&gpu, settings, &solver::Path::ALL, &host::kernels().conjugate_gradient_persistent)?;
+        emit(&if args.target.json { json::to_string(&r) + "\n" } else { solver::render(&r) });
+        return r.verdict();
+    }
+    if emulated {
+        return Err(Error::NotOnEmulator("timing the conjugate-gradient paths"));
+    }
+    let sizes: Vec<usize> = (10..=args.max_log2).map(|k| 1usize << k).collect();
+    let rows = solver::bench(&gpu, &sizes, args.rounds as usize, settings, &mut |r| {
+        if !args.target.json {
+            eprintln!("N = {}: done", r.n);
+        }
+    })?;
+    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
+    let json_path = args.out.join("conjugate-gradient.json");
+    let body = json::to_string(&serde_json::json!({ "device": gpu.info.name, "driver": gpu.info.driver_version, "rounds": args.rounds, "settings": settings, "rows": rows }));
+    std::fs::write(&json_path, &body).map_err(|error| Error::Io { path: json_path.display().to_string(), error })?;
+    solver::svg(&gpu.info.name, &rows, &args.out.join("conjugate-gradient.svg"))?;
+    emit(&if args.target.json { body + "\n" } else { solver::render_bench(&gpu.info.name, &rows) });
     Ok(())
 }
 

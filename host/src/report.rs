@@ -145,6 +145,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
         Section::Checks => {
             o.push('\n');
             checks::render(&mut o, &r.checks);
+            o.push_str("Next: where a grid barrier pays, a conjugate-gradient solve in one cooperative kernel (`cg-lesson conjugate-gradient`, docs/conjugate-gradient.md)\n");
         }
     }
     o

@@ -472,3 +472,46 @@ fn a_graph_or_queued_runs_given_to_another_device_are_refused_by_name() {
     let err = b.queued_times(queued).unwrap_err();
     assert!(err.to_string().contains("runs queued was made by another device"), "{err}");
 }
+
+fn conjugate_gradient(
+    def: &gpu::kernels::KernelDef<host::kernels::PersistentParams, GridSync>,
+    paths: &[host::conjugate_gradient::Path],
+    max_iterations: u32,
+) -> Result<host::conjugate_gradient::Report, Error> {
+    let settings = host::conjugate_gradient::Settings { n: 4096, tolerance: 1e-5, max_iterations, seed: 1 };
+    host::conjugate_gradient::run(&t4(), settings, paths, def)
+}
+
+#[test]
+fn the_conjugate_gradient_solve_converges_three_ways_on_the_emulator_as_on_the_cpu() {
+    use host::conjugate_gradient::Path;
+    let r = conjugate_gradient(&host::kernels().conjugate_gradient_persistent, &Path::ALL, 10_000).unwrap();
+    r.verdict().unwrap();
+    let iterations: Vec<u32> = r.solves.iter().map(|s| s.iterations).collect();
+    assert!(iterations.iter().all(|&k| k.abs_diff(r.reference.iterations) <= 1), "{iterations:?} against {:?}", r.reference);
+    assert!(r.solves.iter().all(|s| s.true_residual < 1e-3), "{:?}", r.solves);
+}
+
+#[test]
+fn a_conjugate_gradient_without_the_sync_before_its_dot_product_is_a_named_race() {
+    use host::conjugate_gradient::Path;
+    let err = conjugate_gradient(&host::kernels().mutant_conjugate_gradient_no_sync_before_dot, &[Path::Persistent], 10_000).unwrap_err().to_string();
+    assert!(err.contains("data race on state["), "{err}");
+    assert!(err.contains("conjugate_gradient.rs"), "names the line: {err}");
+}
+
+#[test]
+fn a_conjugate_gradient_grid_sync_that_block_0_skips_is_a_named_deadlock() {
+    use host::conjugate_gradient::Path;
+    let err = conjugate_gradient(&host::kernels().mutant_conjugate_gradient_sync_in_a_branch, &[Path::Persistent], 10_000).unwrap_err().to_string();
+    assert!(err.contains("grid.sync()"), "{err}");
+    assert!(err.contains("block 0"), "names the block that never arrives: {err}");
+}
+
+#[test]
+fn a_conjugate_gradient_that_runs_out_of_iterations_is_a_named_error() {
+    use host::conjugate_gradient::Path;
+    let r = conjugate_gradient(&host::kernels().conjugate_gradient_persistent, &Path::ALL, 2).unwrap();
+    let err = r.verdict().unwrap_err().to_string();
+    assert!(err.contains("did not converge: after 2 iterations"), "{err}");
+}

@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "lesson",
     "exercise",
     "bench",
+    "conjugate_gradient",
     "multi",
     "trace",
     "occupancy",

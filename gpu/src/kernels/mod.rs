@@ -11,6 +11,7 @@
 
 mod broken;
 mod checks;
+pub mod conjugate_gradient;
 pub mod fast;
 mod multi;
 pub mod mutants;

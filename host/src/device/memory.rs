@@ -10,6 +10,7 @@ use std::ops::{Bound, Range, RangeBounds};
 pub trait Pod: bytemuck::Pod + gpu_core::mem::Word {}
 impl Pod for f32 {}
 impl Pod for u32 {}
+impl Pod for f64 {}
 
 /// A buffer of `T` in device memory.
 pub struct Buffer<T> {

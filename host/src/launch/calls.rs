@@ -20,7 +20,7 @@ pub(super) fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usi
 impl<P: Params> CooperativeLaunch<'_, '_, P> {
     /// # Safety
     /// `args` satisfy the kernel's contract for this launch's shape.
-    unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
+    pub(super) unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
         // SAFETY: the caller's contract.
         unsafe { self.kernel.loaded.launch(self.shape, true, args.values().as_ref()) }
     }

@@ -54,6 +54,7 @@
 
 mod args;
 mod calls;
+pub mod conjugate_gradient;
 mod cluster;
 mod input;
 

@@ -1,0 +1,605 @@
+//! Where a grid barrier pays: a conjugate-gradient solve of A x = b, the
+//! problem of NVIDIA's cuda-samples (`conjugateGradient`,
+//! `conjugateGradientCudaGraphs`, `conjugateGradientMultiBlockCG`), three
+//! ways on the same data, each checked against a double-precision solve on
+//! the CPU (`docs/conjugate-gradient.md`).
+
+use crate::bench::paired::{interval, median};
+use crate::device::{Buffer, Gpu};
+use crate::error::{Error, Result};
+use crate::kernels::PARTIALS;
+use crate::launch::conjugate_gradient::{Csr, DeviceSystem};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// Smallest and largest N the subcommand takes, and the samples' N.
+pub const MIN_N: usize = 1 << 10;
+pub const MAX_N: usize = 1 << 24;
+pub const DEFAULT_N: usize = 1 << 20;
+/// The largest N the emulator is asked to solve.
+pub const MAX_EMULATED_N: usize = 1 << 14;
+/// Threads per block of every kernel of the solve.
+pub const THREADS_PER_BLOCK: u32 = 256;
+/// Iterations per CUDA graph of the graph path.
+pub const ITERATIONS_PER_GRAPH: u32 = 8;
+/// The `state` scalars (`gpu::kernels::conjugate_gradient`).
+const R1: usize = 0;
+const ITERATIONS: usize = 3;
+const DONE: usize = 4;
+const TOLERANCE_SQUARED: usize = 5;
+const MAX_ITERATIONS: usize = 6;
+
+/// What to solve.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Settings {
+    pub n: usize,
+    pub tolerance: f64,
+    pub max_iterations: u32,
+    pub seed: u64,
+}
+
+impl Settings {
+    /// The settings, or the named reason they are refused.
+    pub fn checked(self, emulated: bool) -> Result<Settings> {
+        let why = |why: String| Err(Error::BadSystem { why });
+        if self.n == 0 {
+            return why("N = 0: there is nothing to solve; give --n between 1024 and 16777216".into());
+        }
+        if !(MIN_N..=MAX_N).contains(&self.n) {
+            return why(format!("N = {} is outside 1024 ..= 16777216 (2^10 ..= 2^24)", self.n));
+        }
+        if emulated && self.n > MAX_EMULATED_N {
+            return why(format!("N = {} is too large for the emulator, which solves up to N = {MAX_EMULATED_N}", self.n));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
+            return why(format!("the tolerance must be a positive number, not {}", self.tolerance));
+        }
+        if self.max_iterations == 0 {
+            return why("--max-iterations must be at least 1".into());
+        }
+        Ok(self)
+    }
+}
+
+/// A small, fixed, seedable stream (SplitMix64), so a seed gives the same matrix everywhere.
+struct Stream(u64);
+
+impl Stream {
+    /// A float in [0, 1).
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// The samples' matrix: symmetric tridiagonal, diagonal in [10, 11),
+/// off-diagonals in [0, 1), `n` rows.
+pub fn tridiagonal(n: usize, seed: u64) -> Result<Csr> {
+    let mut s = Stream(seed);
+    let (mut offsets, mut columns, mut values) = (vec![0u32], Vec::with_capacity(3 * n), Vec::with_capacity(3 * n));
+    let mut upper = 0.0f32;
+    for i in 0..n {
+        if i > 0 {
+            columns.push(i as u32 - 1);
+            values.push(upper);
+        }
+        columns.push(i as u32);
+        values.push(10.0 + s.next());
+        if i + 1 < n {
+            upper = s.next();
+            columns.push(i as u32 + 1);
+            values.push(upper);
+        }
+        offsets.push(values.len() as u32);
+    }
+    Csr::new(n, offsets, columns, values)
+}
+
+/// The CPU's double-precision solve: its iterations and final residual norm.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Reference {
+    pub iterations: u32,
+    pub residual: f64,
+}
+
+fn times(a: &Csr, v: &[f64], out: &mut [f64]) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = a.row(i).map(|(c, x)| x as f64 * v[c]).sum();
+    }
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The same algorithm as the kernels, in `f64` throughout, from x = 0, b = 1.
+pub fn reference(a: &Csr, s: &Settings) -> Reference {
+    let n = a.n();
+    let (mut x, mut r, mut p, mut ap) = (vec![0.0; n], vec![1.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut r1 = dot(&r, &r);
+    let (mut r0, mut k) = (0.0, 0);
+    while r1 > s.tolerance * s.tolerance && k < s.max_iterations {
+        let beta = if k == 0 { 0.0 } else { r1 / r0 };
+        k += 1;
+        for (p, r) in p.iter_mut().zip(&r) {
+            *p = r + beta * *p;
+        }
+        times(a, &p, &mut ap);
+        let alpha = r1 / dot(&p, &ap);
+        for i in 0..n {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * ap[i];
+        }
+        r0 = r1;
+        r1 = dot(&r, &r);
+    }
+    let _ = x;
+    Reference { iterations: k, residual: r1.sqrt() }
+}
+
+/// ‖b − A x‖ for the GPU's `x`, computed in `f64`.
+pub fn true_residual(a: &Csr, x: &[f32]) -> f64 {
+    let x: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+    let mut ax = vec![0.0; a.n()];
+    times(a, &x, &mut ax);
+    ax.iter().map(|v| (1.0 - v) * (1.0 - v)).sum::<f64>().sqrt()
+}
+
+/// The three ways the GPU solves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Path {
+    /// Five launches per iteration, r·r read back after each (`conjugateGradient`).
+    LaunchPerStep,
+    /// The same launches, [`ITERATIONS_PER_GRAPH`] iterations per CUDA graph,
+    /// r·r read after each graph (`conjugateGradientCudaGraphs`).
+    Graph,
+    /// One cooperative launch, three `grid.sync()` per iteration (`conjugateGradientMultiBlockCG`).
+    Persistent,
+}
+
+impl Path {
+    pub const ALL: [Path; 3] = [Path::LaunchPerStep, Path::Graph, Path::Persistent];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::LaunchPerStep => "a launch per step",
+            Path::Graph => "CUDA graph",
+            Path::Persistent => "one persistent cooperative kernel",
+        }
+    }
+
+    /// Grid-wide barriers per iteration: `grid.sync()` in the persistent
+    /// kernel, kernel boundaries (each an implicit one) in the others.
+    pub fn barriers_per_iteration(self) -> u32 {
+        match self {
+            Path::Persistent => 3,
+            _ => 5,
+        }
+    }
+}
+
+/// One solve on the GPU.
+#[derive(Clone, Debug, Serialize)]
+pub struct Solved {
+    pub path: Path,
+    pub blocks: u32,
+    pub iterations: u32,
+    /// √(r·r) as the GPU computed it.
+    pub residual: f64,
+    /// ‖b − A x‖ of the GPU's x, on the CPU.
+    pub true_residual: f64,
+    /// Milliseconds from the first launch to the answer on the host.
+    pub ms: f64,
+}
+
+/// The device side of one problem: the matrix, the vectors, the scalars,
+/// and the kernels.
+pub struct Solver<'g> {
+    gpu: &'g Gpu,
+    system: DeviceSystem,
+    settings: Settings,
+    vectors: Buffer<f32>,
+    state: Buffer<f64>,
+    steps: crate::launch::Kernel<'g, crate::kernels::VectorParams>,
+    spmv: crate::launch::Kernel<'g, crate::kernels::StepParams>,
+    alpha: crate::launch::Kernel<'g, crate::kernels::StateParams>,
+    axpy: crate::launch::Kernel<'g, crate::kernels::VectorParams>,
+    next: crate::launch::Kernel<'g, crate::kernels::StateParams>,
+    persistent: crate::launch::CooperativeKernel<'g, crate::kernels::PersistentParams>,
+    step_blocks: u32,
+    persistent_blocks: u32,
+}
+
+impl<'g> Solver<'g> {
+    /// Uploads the problem; the persistent kernel is `persistent` (the
+    /// solver, or one of its named mistakes).
+    pub fn new(
+        gpu: &'g Gpu,
+        a: &Csr,
+        settings: Settings,
+        persistent: &gpu_core::kernels::KernelDef<crate::kernels::PersistentParams, gpu_core::kernels::GridSync>,
+    ) -> Result<Solver<'g>> {
+        let k = crate::kernels();
+        let n = a.n();
+        let persistent = gpu.cooperative_kernel(persistent)?;
+        let capacity = persistent.limits(THREADS_PER_BLOCK)?.capacity();
+        let wanted = crate::sizing::ordinary_blocks(n, THREADS_PER_BLOCK);
+        let persistent_blocks = wanted.min(capacity as u64) as u32;
+        let step_blocks = wanted.min(gpu.info.sms as u64 * 8) as u32;
+        let state_len = PARTIALS + 2 * persistent_blocks.max(step_blocks) as usize;
+        gpu.ensure_free(a.device_bytes() + 16 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
+            Error::OutOfDeviceMemory { needed, free } => {
+                Error::BadSystem { why: format!("N = {n} needs {needed} bytes of device memory and {free} are free: give a smaller --n") }
+            }
+            e => e,
+        })?;
+        Ok(Solver {
+            gpu,
+            system: DeviceSystem::upload(gpu, a)?,
+            settings,
+            vectors: gpu.zeros(4 * n)?,
+            state: gpu.zeros(state_len)?,
+            steps: gpu.kernel(&k.conjugate_gradient_update_p)?,
+            spmv: gpu.kernel(&k.conjugate_gradient_spmv_dot)?,
+            alpha: gpu.kernel(&k.conjugate_gradient_alpha)?,
+            axpy: gpu.kernel(&k.conjugate_gradient_axpy)?,
+            next: gpu.kernel(&k.conjugate_gradient_next)?,
+            persistent,
+            step_blocks,
+            persistent_blocks,
+        })
+    }
+
+    /// x = 0, r = b = 1, p = 0, and the scalars for a new solve.
+    fn reset(&mut self) -> Result<()> {
+        let n = self.system.n();
+        let mut v = vec![0.0f32; 4 * n];
+        v[n..2 * n].fill(1.0);
+        self.gpu.write(&mut self.vectors, 0, &v)?;
+        let tolerance_squared = self.settings.tolerance * self.settings.tolerance;
+        let r1 = n as f64;
+        let mut state = vec![0.0f64; PARTIALS];
+        state[R1] = r1;
+        state[DONE] = if r1 <= tolerance_squared { 1.0 } else { 0.0 };
+        state[TOLERANCE_SQUARED] = tolerance_squared;
+        state[MAX_ITERATIONS] = self.settings.max_iterations as f64;
+        self.gpu.write(&mut self.state, 0, &state)?;
+        self.gpu.finish()
+    }
+
+    /// One iteration's five launches.
+    fn iteration(&mut self) -> Result<()> {
+        let (b, t, n) = (self.step_blocks, THREADS_PER_BLOCK, self.system.n());
+        self.steps.vector_step(b, t, self.vectors.slice_mut(..), self.state.slice_mut(..), n)?;
+        self.spmv.spmv_dot(b, t, &self.system, self.vectors.slice_mut(..), self.state.slice_mut(..))?;
+        self.alpha.over_partials(t, self.state.slice_mut(..), b as usize)?;
+        self.axpy.vector_step(b, t, self.vectors.slice_mut(..), self.state.slice_mut(..), n)?;
+        self.next.over_partials(t, self.state.slice_mut(..), b as usize)
+    }
+
+    /// The GPU's x after the last solve.
+    pub fn x(&self) -> Result<Vec<f32>> {
+        self.gpu.read_view(&self.vectors.slice(..self.system.n()))
+    }
+
+    fn scalars(&self) -> Result<Vec<f64>> {
+        self.gpu.read_view(&self.state.slice(..PARTIALS))
+    }
+
+    /// Solves along `path`, timing from the first launch to the answer on
+    /// the host; the true residual is the CPU's, from the GPU's x.
+    pub fn solve(&mut self, a: &Csr, path: Path) -> Result<Solved> {
+        self.reset()?;
+        let gpu = self.gpu;
+        // The graph is captured before the clock starts, as the samples do.
+        let graph = match path {
+            Path::Graph => Some(gpu.capture(&mut || (0..ITERATIONS_PER_GRAPH).try_for_each(|_| self.iteration()))?),
+            _ => None,
+        };
+        let start = std::time::Instant::now();
+        let scalars = match (path, &graph) {
+            (Path::Persistent, _) => {
+                let launch = self.persistent.configure(self.persistent_blocks, THREADS_PER_BLOCK)?;
+                launch.solve(&self.system, self.vectors.slice_mut(..), self.state.slice_mut(..))?;
+                self.scalars()?
+            }
+            (_, graph) => loop {
+                match graph {
+                    // SAFETY: the graph's launches address this solver's buffers, alive while it is.
+                    Some(g) => unsafe { gpu.launch_graph(g)? },
+                    None => self.iteration()?,
+                }
+                let s = self.scalars()?;
+                if s[DONE] != 0.0 {
+                    break s;
+                }
+            },
+        };
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        let x = gpu.read_view(&self.vectors.slice(..self.system.n()))?;
+        Ok(Solved {
+            path,
+            blocks: if path == Path::Persistent { self.persistent_blocks } else { self.step_blocks },
+            iterations: scalars[ITERATIONS] as u32,
+            residual: scalars[R1].max(0.0).sqrt(),
+            true_residual: true_residual(a, &x),
+            ms,
+        })
+    }
+}
+
+/// One solve per path, checked.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub device: String,
+    pub settings: Settings,
+    pub stored_values: usize,
+    pub reference: Reference,
+    /// The largest ‖b − A x‖ float32 vectors can be held to: the tolerance,
+    /// plus 2^-24 · √N · ‖A‖∞ · ‖x‖∞ · 16 for the rounding of x itself.
+    pub true_residual_bound: f64,
+    pub solves: Vec<Solved>,
+}
+
+impl Report {
+    /// Each solve's failed checks, by name.
+    pub fn failures(&self) -> Vec<String> {
+        let mut f = Vec::new();
+        for s in &self.solves {
+            let name = s.path.name();
+            if s.iterations.abs_diff(self.reference.iterations) > 1 {
+                f.push(format!("{name}: {} iterations, the CPU's f64 solve {} (more than 1 apart)", s.iterations, self.reference.iterations));
+            }
+            if !(s.residual <= self.settings.tolerance) {
+                f.push(format!("{name}: residual {:.3e} is not below the tolerance {:.1e}", s.residual, self.settings.tolerance));
+            }
+            if !(s.true_residual <= self.true_residual_bound) {
+                f.push(format!("{name}: ‖b − A x‖ = {:.3e} on the CPU, above {:.3e}", s.true_residual, self.true_residual_bound));
+            }
+        }
+        f
+    }
+
+    /// The answer, or the first failure as an error.
+    pub fn verdict(&self) -> Result<()> {
+        if let Some(s) = self.solves.iter().find(|s| s.iterations >= self.settings.max_iterations && s.residual > self.settings.tolerance) {
+            return Err(Error::DidNotConverge { path: s.path.name(), iterations: s.iterations, residual: s.residual, tolerance: self.settings.tolerance });
+        }
+        let failed = self.failures();
+        if failed.is_empty() { Ok(()) } else { Err(Error::ChecksFailed { failed: failed.len(), total: 3 * self.solves.len() }) }
+    }
+}
+
+/// Solves the samples' problem along each path (`paths`) with the solver's
+/// persistent kernel `persistent` (the solver or a named mistake), and checks each.
+pub fn run(
+    gpu: &Gpu,
+    settings: Settings,
+    paths: &[Path],
+    persistent: &gpu_core::kernels::KernelDef<crate::kernels::PersistentParams, gpu_core::kernels::GridSync>,
+) -> Result<Report> {
+    let settings = settings.checked(gpu.info.emulated)?;
+    let a = tridiagonal(settings.n, settings.seed)?;
+    let reference = reference(&a, &settings);
+    let mut solver = Solver::new(gpu, &a, settings, persistent)?;
+    let solves = paths.iter().map(|&p| solver.solve(&a, p)).collect::<Result<Vec<_>>>()?;
+    let x_max = solver.x()?.iter().fold(0.0f64, |m, v| m.max(v.abs() as f64));
+    let a_norm = (0..a.n()).map(|i| a.row(i).map(|(_, v)| v.abs() as f64).sum::<f64>()).fold(0.0, f64::max);
+    let bound = settings.tolerance + 16.0 * 2f64.powi(-24) * (a.n() as f64).sqrt() * a_norm * x_max;
+    Ok(Report {
+        device: gpu.info.name.clone(),
+        settings,
+        stored_values: a.row_count_values(),
+        reference,
+        true_residual_bound: bound,
+        solves,
+    })
+}
+
+/// The report as text.
+pub fn render(r: &Report) -> String {
+    let mut o = String::new();
+    let s = &r.settings;
+    let _ = writeln!(o, "Conjugate gradient on {}: A x = b, A symmetric tridiagonal, N = {} ({} stored values), seed {}", r.device, s.n, r.stored_values, s.seed);
+    let _ = writeln!(o, "b = 1, x0 = 0, tolerance {:.1e} on the residual's norm, at most {} iterations", s.tolerance, s.max_iterations);
+    let _ = writeln!(o, "CPU, f64 throughout: {} iterations, residual {:.3e}", r.reference.iterations, r.reference.residual);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "{:<34} {:>7} {:>12} {:>10} {:>11} {:>13} {:>10} {:>12}", "path", "blocks", "barriers/it", "iterations", "residual", "|b - Ax| CPU", "ms", "us/iteration");
+    for v in &r.solves {
+        let timing = |x: f64| if r.device.contains("emulated") { "-".to_string() } else { format!("{x:.3}") };
+        let _ = writeln!(
+            o,
+            "{:<34} {:>7} {:>12} {:>10} {:>11.3e} {:>13.3e} {:>10} {:>12}",
+            v.path.name(),
+            v.blocks,
+            v.path.barriers_per_iteration(),
+            v.iterations,
+            v.residual,
+            v.true_residual,
+            timing(v.ms),
+            timing(v.ms * 1e3 / v.iterations.max(1) as f64)
+        );
+    }
+    let _ = writeln!(o, "barriers/it: grid.sync() per iteration in the persistent kernel; launches (each a grid-wide boundary) in the others");
+    let failed = r.failures();
+    if failed.is_empty() {
+        let _ = writeln!(o, "checks: every path within 1 iteration of the CPU, residual below the tolerance, |b - Ax| below {:.3e}: pass", r.true_residual_bound);
+    } else {
+        for f in failed {
+            let _ = writeln!(o, "FAIL {f}");
+        }
+    }
+    o
+}
+
+/// One size of the benchmark: each path's times over the rounds, and the
+/// persistent kernel's ratio to each other path, round by round.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub n: usize,
+    pub iterations: [u32; 3],
+    pub persistent_blocks: u32,
+    /// Median milliseconds to solution, per path, in [`Path::ALL`] order.
+    pub median_ms: [f64; 3],
+    /// Persistent / launch per step: median and 95% interval.
+    pub vs_launch_per_step: (f64, f64, f64),
+    /// Persistent / graph: median and 95% interval.
+    pub vs_graph: (f64, f64, f64),
+    /// Every round's milliseconds, per path.
+    pub rounds_ms: [Vec<f64>; 3],
+}
+
+/// Times each path at each `n`, `rounds` rounds, the order of the paths
+/// rotating from round to round (after one untimed solve of each).
+pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
+    let persistent = crate::kernels().conjugate_gradient_persistent;
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
+        let a = tridiagonal(n, settings.seed)?;
+        let reference = reference(&a, &settings);
+        let mut solver = Solver::new(gpu, &a, settings, &persistent)?;
+        let mut times: [Vec<f64>; 3] = Default::default();
+        let mut iterations = [0u32; 3];
+        for round in 0..=rounds {
+            for k in 0..3 {
+                let p = (round + k) % 3;
+                let s = solver.solve(&a, Path::ALL[p])?;
+                if s.iterations.abs_diff(reference.iterations) > 1 || !(s.residual <= settings.tolerance) {
+                    return Err(Error::BadSystem {
+                        why: format!("at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})", s.path.name(), s.iterations, s.residual, reference.iterations),
+                    });
+                }
+                iterations[p] = s.iterations;
+                if round > 0 {
+                    times[p].push(s.ms);
+                }
+            }
+        }
+        let ratios = |other: usize| interval(&times[2].iter().zip(&times[other]).map(|(c, o)| c / o).collect::<Vec<_>>());
+        let row = BenchRow {
+            n,
+            iterations,
+            persistent_blocks: solver.persistent_blocks,
+            median_ms: [median(&times[0]), median(&times[1]), median(&times[2])],
+            vs_launch_per_step: ratios(0),
+            vs_graph: ratios(1),
+            rounds_ms: times,
+        };
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The benchmark as a table.
+pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "Conjugate gradient on {device}: milliseconds to solution (median over the rounds), and the persistent kernel's ratio to each path (median [95% interval])");
+    let _ = writeln!(
+        o,
+        "{:>9} {:>6} {:>7} {:>12} {:>12} {:>12} {:>24} {:>24}",
+        "N", "iters", "blocks", "per step", "graph", "persistent", "persistent / per step", "persistent / graph"
+    );
+    for r in rows {
+        let ci = |(m, lo, hi): (f64, f64, f64)| format!("{m:.3} [{lo:.3}, {hi:.3}]");
+        let _ = writeln!(
+            o,
+            "{:>9} {:>6} {:>7} {:>12.4} {:>12.4} {:>12.4} {:>24} {:>24}",
+            r.n, r.iterations[2], r.persistent_blocks, r.median_ms[0], r.median_ms[1], r.median_ms[2], ci(r.vs_launch_per_step), ci(r.vs_graph)
+        );
+    }
+    o
+}
+
+/// The benchmark's picture: milliseconds to solution against N, one line per path.
+pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()> {
+    use plotters::prelude::*;
+    let io = |e: String| Error::Io { path: path.display().to_string(), error: std::io::Error::other(e) };
+    let (t0, t1) = rows.iter().flat_map(|r| r.median_ms).fold((f64::MAX, 0.0f64), |(a, b), t| (a.min(t), b.max(t)));
+    let (x0, x1) = (rows.first().map_or(10.0, |r| (r.n as f64).log2()), rows.last().map_or(24.0, |r| (r.n as f64).log2()));
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| io(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("Conjugate gradient to 1e-5 on {device}: time to solution"), ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, (t0 * 0.8..t1 * 1.25).log_scale())
+        .map_err(|e| io(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("N (rows)")
+        .y_desc("ms to solution (median)")
+        .x_label_formatter(&|x| format!("2^{x:.0}"))
+        .draw()
+        .map_err(|e| io(e.to_string()))?;
+    let colours = [RGBColor(213, 94, 0), RGBColor(0, 114, 178), RGBColor(0, 0, 0)];
+    for (k, p) in Path::ALL.iter().enumerate() {
+        let points: Vec<(f64, f64)> = rows.iter().map(|r| ((r.n as f64).log2(), r.median_ms[k])).collect();
+        let c = colours[k];
+        chart
+            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+            .map_err(|e| io(e.to_string()))?
+            .label(p.name())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart.draw_series(points.into_iter().map(|xy| Circle::new(xy, 3, c.filled()))).map_err(|e| io(e.to_string()))?;
+    }
+    chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| io(e.to_string()))?;
+    root.present().map_err(|e| io(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(n: usize) -> Settings {
+        Settings { n, tolerance: 1e-5, max_iterations: 10_000, seed: 1 }
+    }
+
+    #[test]
+    fn the_matrix_is_the_samples_symmetric_tridiagonal_one_and_the_seed_fixes_it() {
+        let a = tridiagonal(1024, 7).unwrap();
+        assert_eq!(a.row_count_values(), 3 * 1024 - 2);
+        for i in 0..1024 {
+            for (c, v) in a.row(i) {
+                assert!(c.abs_diff(i) <= 1);
+                if c == i {
+                    assert!((10.0..11.0).contains(&v), "diagonal {v}");
+                } else {
+                    assert!((0.0..1.0).contains(&v), "off-diagonal {v}");
+                    assert_eq!(a.row(c).find(|&(cc, _)| cc == i).unwrap().1, v, "symmetric at {i},{c}");
+                }
+            }
+        }
+        let same = |s| tridiagonal(1024, s).unwrap().row(5).map(|(_, v)| v).collect::<Vec<_>>();
+        assert_eq!(same(7), same(7));
+        assert_ne!(same(7), same(8));
+    }
+
+    #[test]
+    fn the_cpu_solve_converges_and_a_solution_has_a_small_true_residual() {
+        let a = tridiagonal(4096, 1).unwrap();
+        let r = reference(&a, &settings(4096));
+        assert!(r.residual <= 1e-5 && (4..30).contains(&r.iterations), "{r:?}");
+        // x = 0 leaves ‖b‖ = √N.
+        assert_eq!(true_residual(&a, &vec![0.0; 4096]), 64.0);
+    }
+
+    #[test]
+    fn bad_settings_and_bad_matrices_are_named() {
+        let err = |s: Settings| s.checked(false).unwrap_err().to_string();
+        assert!(err(settings(0)).contains("N = 0"));
+        assert!(err(settings(MAX_N * 2)).contains("outside"));
+        assert!(err(Settings { tolerance: 0.0, ..settings(1024) }).contains("positive"));
+        assert!(err(Settings { tolerance: f64::NAN, ..settings(1024) }).contains("NaN"));
+        assert!(settings(MAX_N).checked(true).unwrap_err().to_string().contains("emulator"));
+        assert!(Csr::new(2, vec![0, 1, 2], vec![0, 2], vec![1.0, 1.0]).unwrap_err().to_string().contains("column 2"));
+        assert!(Csr::new(2, vec![0, 2, 1], vec![0, 1], vec![1.0, 1.0]).is_err());
+        assert!(Csr::new(2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).is_ok());
+    }
+}

@@ -1,0 +1,131 @@
+//! Safe launches of the conjugate-gradient kernels
+//! (`gpu::kernels::conjugate_gradient`): a matrix reaches the GPU only as a
+//! [`DeviceSystem`], made from a [`Csr`] whose every offset and column was
+//! checked, so no launch can read outside its buffers.
+
+use super::Args;
+use super::calls::ensure_len;
+use super::{CooperativeLaunch, Kernel};
+use crate::device::{Buffer, Gpu, ViewMut};
+use crate::error::{Error, Result};
+use crate::kernels::{PARTIALS, PersistentParams, StepParams, StateParams, VectorParams};
+
+/// A square sparse matrix in compressed sparse rows, checked: row offsets
+/// that start at 0, never decrease and end at the number of values, and
+/// every column below the row count.
+#[derive(Clone, Debug)]
+pub struct Csr {
+    n: usize,
+    offsets: Vec<u32>,
+    columns: Vec<u32>,
+    values: Vec<f32>,
+}
+
+impl Csr {
+    /// The matrix of `n` rows whose row `i` holds `values[offsets[i]..offsets[i + 1]]`
+    /// at `columns[...]`, or why it is not one.
+    pub fn new(n: usize, offsets: Vec<u32>, columns: Vec<u32>, values: Vec<f32>) -> Result<Csr> {
+        let bad = |why: String| Err(Error::BadMatrix { why });
+        if offsets.len() != n + 1 || columns.len() != values.len() {
+            return bad(format!("{} offsets and {} columns for {} values and {n} rows", offsets.len(), columns.len(), values.len()));
+        }
+        if offsets[0] != 0 || offsets[n] as usize != values.len() || offsets.windows(2).any(|w| w[1] < w[0]) {
+            return bad("the row offsets do not run from 0 up to the number of values".into());
+        }
+        if let Some(c) = columns.iter().find(|&&c| c as usize >= n) {
+            return bad(format!("column {c} in a matrix of {n} columns"));
+        }
+        Ok(Csr { n, offsets, columns, values })
+    }
+
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Row `i`'s (column, value) pairs.
+    pub fn row(&self, i: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+        let (start, end) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        self.columns[start..end].iter().zip(&self.values[start..end]).map(|(&c, &v)| (c as usize, v))
+    }
+
+    /// Values stored.
+    pub fn row_count_values(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Bytes the matrix takes on the device.
+    pub fn device_bytes(&self) -> u64 {
+        4 * (self.offsets.len() + self.columns.len() + self.values.len()) as u64
+    }
+}
+
+/// A checked matrix on the device: the offsets then the columns in one
+/// buffer, the values in another.
+pub struct DeviceSystem {
+    n: usize,
+    matrix: Buffer<u32>,
+    values: Buffer<f32>,
+}
+
+impl DeviceSystem {
+    pub fn upload(gpu: &Gpu, csr: &Csr) -> Result<DeviceSystem> {
+        let matrix: Vec<u32> = csr.offsets.iter().chain(&csr.columns).copied().collect();
+        Ok(DeviceSystem { n: csr.n, matrix: gpu.upload(&matrix)?, values: gpu.upload(&csr.values)? })
+    }
+
+    pub fn n(&self) -> usize {
+        self.n
+    }
+}
+
+fn vectors_and_state(kernel: &'static str, n: usize, vectors: &ViewMut<'_, f32>, state: &ViewMut<'_, f64>, partials: usize) -> Result<()> {
+    ensure_len(kernel, "vectors (x, r, p, Ap)", 4 * n, vectors.len())?;
+    ensure_len(kernel, "state", PARTIALS + partials, state.len())
+}
+
+impl Kernel<'_, VectorParams> {
+    /// `conjugate_gradient_update_p` or `conjugate_gradient_axpy` over `n` rows.
+    pub fn vector_step(&self, blocks: u32, threads_per_block: u32, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>, n: usize) -> Result<()> {
+        let l = &self.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        vectors_and_state(l.def.name(), n, &vectors, &state, blocks as usize)?;
+        // SAFETY: the kernel touches rows below n of four vectors, the scalars
+        // and one partial per block, checked above.
+        unsafe { l.launch(shape, false, (vectors, state, n).values().as_ref()) }
+    }
+}
+
+impl Kernel<'_, StepParams> {
+    /// `conjugate_gradient_spmv_dot`: A p, and a partial p·Ap per block.
+    pub fn spmv_dot(&self, blocks: u32, threads_per_block: u32, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+        let l = &self.loaded;
+        let shape = l.shape(blocks, threads_per_block)?;
+        vectors_and_state(l.def.name(), system.n, &vectors, &state, blocks as usize)?;
+        let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
+        // SAFETY: a DeviceSystem is a checked CSR matrix of n rows, and the
+        // vectors and partials were checked above.
+        unsafe { l.launch(shape, false, (&matrix, &values, vectors, state, system.n).values().as_ref()) }
+    }
+}
+
+impl Kernel<'_, StateParams> {
+    /// `conjugate_gradient_alpha` or `conjugate_gradient_next`: one block
+    /// adding the `partials` of the step before.
+    pub fn over_partials(&self, threads_per_block: u32, state: ViewMut<'_, f64>, partials: usize) -> Result<()> {
+        let l = &self.loaded;
+        let shape = l.shape(1, threads_per_block)?;
+        ensure_len(l.def.name(), "state", PARTIALS + partials, state.len())?;
+        // SAFETY: the kernel reads the scalars and `partials` partials, checked above.
+        unsafe { l.launch(shape, false, (state, partials).values().as_ref()) }
+    }
+}
+
+impl CooperativeLaunch<'_, '_, PersistentParams> {
+    /// `conjugate_gradient_persistent`: the whole solve, in this launch.
+    pub fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+        vectors_and_state(self.kernel.loaded.def.name(), system.n, &vectors, &state, 2 * self.shape.blocks as usize)?;
+        let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
+        // SAFETY: as `spmv_dot`, with two partials per block, checked above.
+        unsafe { self.go((&matrix, &values, vectors, state, system.n)) }
+    }
+}
