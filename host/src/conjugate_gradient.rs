@@ -390,25 +390,23 @@ pub fn run(
     let x_max = solver.x()?.iter().fold(0.0f64, |m, v| m.max(v.abs() as f64));
     let a_norm = (0..a.n()).map(|i| a.row(i).map(|(_, v)| v.abs() as f64).sum::<f64>()).fold(0.0, f64::max);
     let bound = settings.tolerance + 16.0 * 2f64.powi(-24) * (a.n() as f64).sqrt() * a_norm * x_max;
-    Ok(Report {
-        device: gpu.info.name.clone(),
-        settings,
-        stored_values: a.row_count_values(),
-        reference,
-        true_residual_bound: bound,
-        solves,
-    })
+    Ok(Report { device: gpu.info.name.clone(), settings, stored_values: a.row_count_values(), reference, true_residual_bound: bound, solves })
 }
 
 /// The report as text.
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let s = &r.settings;
-    let _ = writeln!(o, "Conjugate gradient on {}: A x = b, A symmetric tridiagonal, N = {} ({} stored values), seed {}", r.device, s.n, r.stored_values, s.seed);
+    let _ =
+        writeln!(o, "Conjugate gradient on {}: A x = b, A symmetric tridiagonal, N = {} ({} stored values), seed {}", r.device, s.n, r.stored_values, s.seed);
     let _ = writeln!(o, "b = 1, x0 = 0, tolerance {:.1e} on the residual's norm, at most {} iterations", s.tolerance, s.max_iterations);
     let _ = writeln!(o, "CPU, f64 throughout: {} iterations, residual {:.3e}", r.reference.iterations, r.reference.residual);
     let _ = writeln!(o);
-    let _ = writeln!(o, "{:<34} {:>7} {:>12} {:>10} {:>11} {:>13} {:>10} {:>12}", "path", "blocks", "barriers/it", "iterations", "residual", "|b - Ax| CPU", "ms", "us/iteration");
+    let _ = writeln!(
+        o,
+        "{:<34} {:>7} {:>12} {:>10} {:>11} {:>13} {:>10} {:>12}",
+        "path", "blocks", "barriers/it", "iterations", "residual", "|b - Ax| CPU", "ms", "us/iteration"
+    );
     for v in &r.solves {
         let timing = |x: f64| if r.device.contains("emulated") { "-".to_string() } else { format!("{x:.3}") };
         let _ = writeln!(
@@ -427,7 +425,8 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "barriers/it: grid.sync() per iteration in the persistent kernel; launches (each a grid-wide boundary) in the others");
     let failed = r.failures();
     if failed.is_empty() {
-        let _ = writeln!(o, "checks: every path within 1 iteration of the CPU, residual below the tolerance, |b - Ax| below {:.3e}: pass", r.true_residual_bound);
+        let _ =
+            writeln!(o, "checks: every path within 1 iteration of the CPU, residual below the tolerance, |b - Ax| below {:.3e}: pass", r.true_residual_bound);
     } else {
         for f in failed {
             let _ = writeln!(o, "FAIL {f}");
@@ -471,7 +470,13 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, prog
                 let s = solver.solve(&a, Path::ALL[p])?;
                 if s.iterations.abs_diff(reference.iterations) > 1 || !(s.residual <= settings.tolerance) {
                     return Err(Error::BadSystem {
-                        why: format!("at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})", s.path.name(), s.iterations, s.residual, reference.iterations),
+                        why: format!(
+                            "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",
+                            s.path.name(),
+                            s.iterations,
+                            s.residual,
+                            reference.iterations
+                        ),
                     });
                 }
                 iterations[p] = s.iterations;
@@ -499,7 +504,10 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, prog
 /// The benchmark as a table.
 pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "Conjugate gradient on {device}: milliseconds to solution (median over the rounds), and the persistent kernel's ratio to each path (median [95% interval])");
+    let _ = writeln!(
+        o,
+        "Conjugate gradient on {device}: milliseconds to solution (median over the rounds), and the persistent kernel's ratio to each path (median [95% interval])"
+    );
     let _ = writeln!(
         o,
         "{:>9} {:>6} {:>7} {:>12} {:>12} {:>12} {:>24} {:>24}",
@@ -510,7 +518,14 @@ pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
         let _ = writeln!(
             o,
             "{:>9} {:>6} {:>7} {:>12.4} {:>12.4} {:>12.4} {:>24} {:>24}",
-            r.n, r.iterations[2], r.persistent_blocks, r.median_ms[0], r.median_ms[1], r.median_ms[2], ci(r.vs_launch_per_step), ci(r.vs_graph)
+            r.n,
+            r.iterations[2],
+            r.persistent_blocks,
+            r.median_ms[0],
+            r.median_ms[1],
+            r.median_ms[2],
+            ci(r.vs_launch_per_step),
+            ci(r.vs_graph)
         );
     }
     o

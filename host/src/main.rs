@@ -195,7 +195,9 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
     })?;
     std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
     let json_path = args.out.join("conjugate-gradient.json");
-    let body = json::to_string(&serde_json::json!({ "device": gpu.info.name, "driver": gpu.info.driver_version, "rounds": args.rounds, "settings": settings, "rows": rows }));
+    let body = json::to_string(
+        &serde_json::json!({ "device": gpu.info.name, "driver": gpu.info.driver_version, "rounds": args.rounds, "settings": settings, "rows": rows }),
+    );
     std::fs::write(&json_path, &body).map_err(|error| Error::Io { path: json_path.display().to_string(), error })?;
     solver::svg(&gpu.info.name, &rows, &args.out.join("conjugate-gradient.svg"))?;
     emit(&if args.target.json { body + "\n" } else { solver::render_bench(&gpu.info.name, &rows) });

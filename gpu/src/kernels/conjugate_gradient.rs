@@ -364,13 +364,7 @@ pub unsafe fn conjugate_gradient_persistent<const TILE: u32 = 32>(matrix: In<u32
 /// # Safety
 /// As [`conjugate_gradient_persistent`].
 #[kernel(cooperative, shared_memory = one_f64_per_tile)]
-pub unsafe fn mutant_conjugate_gradient_no_sync_before_dot<const TILE: u32 = 32>(
-    matrix: In<u32>,
-    vals: In<f32>,
-    vectors: Out<f32>,
-    state: Out<f64>,
-    n: usize,
-) {
+pub unsafe fn mutant_conjugate_gradient_no_sync_before_dot<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
     let grid = this_grid();
     // SAFETY: the caller's contract.
     unsafe { solve::<TILE, { mistake::NO_SYNC_BEFORE_DOT }>(&grid, matrix, vals, vectors, state, n) }
@@ -382,13 +376,7 @@ pub unsafe fn mutant_conjugate_gradient_no_sync_before_dot<const TILE: u32 = 32>
 /// # Safety
 /// As [`conjugate_gradient_persistent`].
 #[kernel(cooperative, shared_memory = one_f64_per_tile)]
-pub unsafe fn mutant_conjugate_gradient_sync_in_a_branch<const TILE: u32 = 32>(
-    matrix: In<u32>,
-    vals: In<f32>,
-    vectors: Out<f32>,
-    state: Out<f64>,
-    n: usize,
-) {
+pub unsafe fn mutant_conjugate_gradient_sync_in_a_branch<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
     let grid = this_grid();
     // SAFETY: the caller's contract.
     unsafe { solve::<TILE, { mistake::SYNC_IN_A_BRANCH }>(&grid, matrix, vals, vectors, state, n) }

@@ -8,7 +8,7 @@ use super::calls::ensure_len;
 use super::{CooperativeLaunch, Kernel};
 use crate::device::{Buffer, Gpu, ViewMut};
 use crate::error::{Error, Result};
-use crate::kernels::{PARTIALS, PersistentParams, StepParams, StateParams, VectorParams};
+use crate::kernels::{PARTIALS, PersistentParams, StateParams, StepParams, VectorParams};
 
 /// A square sparse matrix in compressed sparse rows, checked: row offsets
 /// that start at 0, never decrease and end at the number of values, and
