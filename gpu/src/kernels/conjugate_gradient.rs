@@ -94,6 +94,27 @@ unsafe fn row_times_p(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, n: usiz
     }
 }
 
+/// Ap = A p for rows `first, first + stride, ...` below `n`, and those
+/// rows' part of p·Ap, in f64.
+///
+/// # Safety
+/// As [`row_times_p`], for every row named.
+#[inline(always)]
+unsafe fn spmv_and_dot(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, n: usize, first: usize, stride: usize) -> f64 {
+    let mut part = 0.0f64;
+    let mut i = first;
+    while i < n {
+        // SAFETY: i < n, the caller's contract.
+        unsafe {
+            let ap = row_times_p(matrix, vals, vectors, n, i);
+            vectors.write(3 * n + i, ap);
+            part += (vectors.read(2 * n + i) * ap) as f64;
+        }
+        i += stride;
+    }
+    part
+}
+
 /// Whether the solve has finished (`state[DONE]`), read by every thread.
 #[inline(always)]
 fn done(state: Out<f64>) -> bool {
@@ -134,17 +155,8 @@ pub unsafe fn conjugate_gradient_spmv_dot<const TILE: u32 = 32>(matrix: In<u32>,
     }
     let (grid, block) = (this_grid(), this_thread_block());
     let tile = tiled_partition::<TILE>(&block);
-    let mut part = 0.0f64;
-    let mut i = grid.thread_rank();
-    while i < n {
-        // SAFETY: i < n, the caller's contract.
-        unsafe {
-            let ap = row_times_p(matrix, vals, vectors, n, i);
-            vectors.write(3 * n + i, ap);
-            part += (vectors.read(2 * n + i) * ap) as f64;
-        }
-        i += grid.num_threads();
-    }
+    // SAFETY: the caller's contract.
+    let part = unsafe { spmv_and_dot(matrix, vals, vectors, n, grid.thread_rank(), grid.num_threads()) };
     let total = block_total(&block, &tile, part);
     if block.thread_rank() == 0 {
         // SAFETY: one partial per block.
@@ -299,16 +311,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
             i += grid.num_threads();
         }
         grid.sync(); // (1) the SpMV reads p from every block
-        let mut part = 0.0f64;
-        let mut i = grid.thread_rank();
-        while i < n {
-            unsafe {
-                let ap = row_times_p(matrix, vals, vectors, n, i);
-                vectors.write(3 * n + i, ap);
-                part += (vectors.read(2 * n + i) * ap) as f64;
-            }
-            i += grid.num_threads();
-        }
+        let part = unsafe { spmv_and_dot(matrix, vals, vectors, n, grid.thread_rank(), grid.num_threads()) };
         let total = block_total(&block, &tile, part);
         if block.thread_rank() == 0 {
             unsafe { state.write(dots + grid.block_rank(), total) };
