@@ -354,10 +354,10 @@ impl Report {
             if s.iterations.abs_diff(self.reference.iterations) > 1 {
                 f.push(format!("{name}: {} iterations, the CPU's f64 solve {} (more than 1 apart)", s.iterations, self.reference.iterations));
             }
-            if !(s.residual <= self.settings.tolerance) {
+            if s.residual.partial_cmp(&self.settings.tolerance).is_none_or(|o| o.is_gt()) {
                 f.push(format!("{name}: residual {:.3e} is not below the tolerance {:.1e}", s.residual, self.settings.tolerance));
             }
-            if !(s.true_residual <= self.true_residual_bound) {
+            if s.true_residual.partial_cmp(&self.true_residual_bound).is_none_or(|o| o.is_gt()) {
                 f.push(format!("{name}: ‖b − A x‖ = {:.3e} on the CPU, above {:.3e}", s.true_residual, self.true_residual_bound));
             }
         }
@@ -468,7 +468,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, prog
             for k in 0..3 {
                 let p = (round + k) % 3;
                 let s = solver.solve(&a, Path::ALL[p])?;
-                if s.iterations.abs_diff(reference.iterations) > 1 || !(s.residual <= settings.tolerance) {
+                if s.iterations.abs_diff(reference.iterations) > 1 || s.residual.partial_cmp(&settings.tolerance).is_none_or(|o| o.is_gt()) {
                     return Err(Error::BadSystem {
                         why: format!(
                             "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",
