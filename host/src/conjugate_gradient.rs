@@ -7,7 +7,6 @@
 use crate::bench::paired::{interval, median};
 use crate::device::{Buffer, Gpu};
 use crate::error::{Error, Result};
-use crate::kernels::PARTIALS;
 use crate::launch::conjugate_gradient::{Csr, DeviceSystem};
 use serde::Serialize;
 use std::fmt::Write;
@@ -22,12 +21,6 @@ pub const MAX_EMULATED_N: usize = 1 << 14;
 pub const THREADS_PER_BLOCK: u32 = 256;
 /// Iterations per CUDA graph of the graph path.
 pub const ITERATIONS_PER_GRAPH: u32 = 8;
-/// The `state` scalars (`gpu::kernels::conjugate_gradient`).
-const R1: usize = 0;
-const ITERATIONS: usize = 3;
-const DONE: usize = 4;
-const TOLERANCE_SQUARED: usize = 5;
-const MAX_ITERATIONS: usize = 6;
 
 /// What to solve.
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -230,7 +223,7 @@ impl<'g> Solver<'g> {
         let wanted = crate::sizing::ordinary_blocks(n, THREADS_PER_BLOCK);
         let persistent_blocks = wanted.min(capacity as u64) as u32;
         let step_blocks = wanted.min(gpu.info.sms as u64 * 8) as u32;
-        let state_len = PARTIALS + 2 * persistent_blocks.max(step_blocks) as usize;
+        let state_len = k.solver_state.partials + 2 * persistent_blocks.max(step_blocks) as usize;
         gpu.ensure_free(a.device_bytes() + 16 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
             Error::OutOfDeviceMemory { needed, free } => {
                 Error::BadSystem { why: format!("N = {n} needs {needed} bytes of device memory and {free} are free: give a smaller --n") }
@@ -262,11 +255,12 @@ impl<'g> Solver<'g> {
         self.gpu.write(&mut self.vectors, 0, &v)?;
         let tolerance_squared = self.settings.tolerance * self.settings.tolerance;
         let r1 = n as f64;
-        let mut state = vec![0.0f64; PARTIALS];
-        state[R1] = r1;
-        state[DONE] = if r1 <= tolerance_squared { 1.0 } else { 0.0 };
-        state[TOLERANCE_SQUARED] = tolerance_squared;
-        state[MAX_ITERATIONS] = self.settings.max_iterations as f64;
+        let at = crate::kernels().solver_state;
+        let mut state = vec![0.0f64; at.partials];
+        state[at.r1] = r1;
+        state[at.done] = if r1 <= tolerance_squared { 1.0 } else { 0.0 };
+        state[at.tolerance_squared] = tolerance_squared;
+        state[at.max_iterations] = self.settings.max_iterations as f64;
         self.gpu.write(&mut self.state, 0, &state)?;
         self.gpu.finish()
     }
@@ -287,7 +281,7 @@ impl<'g> Solver<'g> {
     }
 
     fn scalars(&self) -> Result<Vec<f64>> {
-        self.gpu.read_view(&self.state.slice(..PARTIALS))
+        self.gpu.read_view(&self.state.slice(..crate::kernels().solver_state.partials))
     }
 
     /// Solves along `path`, timing from the first launch to the answer on
@@ -314,7 +308,7 @@ impl<'g> Solver<'g> {
                     None => self.iteration()?,
                 }
                 let s = self.scalars()?;
-                if s[DONE] != 0.0 {
+                if s[crate::kernels().solver_state.done] != 0.0 {
                     break s;
                 }
             },
@@ -324,8 +318,8 @@ impl<'g> Solver<'g> {
         Ok(Solved {
             path,
             blocks: if path == Path::Persistent { self.persistent_blocks } else { self.step_blocks },
-            iterations: scalars[ITERATIONS] as u32,
-            residual: scalars[R1].max(0.0).sqrt(),
+            iterations: scalars[crate::kernels().solver_state.iterations] as u32,
+            residual: scalars[crate::kernels().solver_state.r1].max(0.0).sqrt(),
             true_residual: true_residual(a, &x),
             ms,
         })

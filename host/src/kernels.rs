@@ -26,8 +26,18 @@ pub type StepParams = (In<u32>, In<f32>, Out<f32>, Out<f64>, usize);
 pub type PersistentParams = StepParams;
 /// The conjugate-gradient steps of one block over the partials: state, partials.
 pub type StateParams = (Out<f64>, usize);
-/// Where the conjugate-gradient state's partials start (`gpu::kernels::conjugate_gradient::PARTIALS`).
-pub const PARTIALS: usize = 8;
+/// Where each scalar of the conjugate-gradient kernels' `state` buffer is,
+/// as `gpu::kernels::conjugate_gradient` lays it out (shared by name).
+#[derive(Clone, Copy, Debug)]
+pub struct SolverState {
+    pub r1: usize,
+    pub iterations: usize,
+    pub done: usize,
+    pub tolerance_squared: usize,
+    pub max_iterations: usize,
+    /// The first partial; the scalars are `state[..partials]`.
+    pub partials: usize,
+}
 /// One stage of the two-launch sum: input, output, n.
 pub type StageParams = (In<f32>, Out<f32>, usize);
 /// One output buffer of `u32`.
@@ -47,6 +57,8 @@ macro_rules! launched {
             pub shuffle_probes: usize,
             /// Floats each thread of the fast sums adds per loop trip.
             pub fast_floats_per_trip: u32,
+            /// The conjugate-gradient kernels' `state` layout.
+            pub solver_state: SolverState,
             $( #[allow(missing_docs)] pub $name: KernelDef<$params, $contract>, )*
         }
 
@@ -58,6 +70,14 @@ macro_rules! launched {
                     coalesced_demo_threads: constant("COALESCED_DEMO_THREADS")? as u32,
                     shuffle_probes: constant("SHUFFLE_PROBES")? as usize,
                     fast_floats_per_trip: constant("FAST_FLOATS_PER_TRIP")? as u32,
+                    solver_state: SolverState {
+                        r1: constant("CONJUGATE_GRADIENT_R1")? as usize,
+                        iterations: constant("CONJUGATE_GRADIENT_ITERATIONS")? as usize,
+                        done: constant("CONJUGATE_GRADIENT_DONE")? as usize,
+                        tolerance_squared: constant("CONJUGATE_GRADIENT_TOLERANCE_SQUARED")? as usize,
+                        max_iterations: constant("CONJUGATE_GRADIENT_MAX_ITERATIONS")? as usize,
+                        partials: constant("CONJUGATE_GRADIENT_PARTIALS")? as usize,
+                    },
                     $( $name: kernel(stringify!($name))?, )*
                 })
             }

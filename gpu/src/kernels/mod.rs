@@ -44,14 +44,26 @@ static PTX: Ptx = Ptx {
 /// (`gpu_core::kernels::constant`).
 #[cfg(not(target_arch = "nvptx64"))]
 mod shared {
+    use super::conjugate_gradient as solver;
+
     macro_rules! share {
-        ($($name:ident),*) => {$(
+        ($($name:ident = $value:expr),*) => {$(
             #[gpu_core::kernels::linkme::distributed_slice(gpu_core::kernels::CONSTANTS)]
             #[linkme(crate = gpu_core::kernels::linkme)]
-            static $name: (&str, u64) = (stringify!($name), super::$name as u64);
+            static $name: (&str, u64) = (stringify!($name), $value as u64);
         )*};
     }
-    share!(COALESCED_DEMO_THREADS, SHUFFLE_PROBES, FAST_FLOATS_PER_TRIP);
+    share!(
+        COALESCED_DEMO_THREADS = super::COALESCED_DEMO_THREADS,
+        SHUFFLE_PROBES = super::SHUFFLE_PROBES,
+        FAST_FLOATS_PER_TRIP = super::FAST_FLOATS_PER_TRIP,
+        CONJUGATE_GRADIENT_R1 = solver::R1,
+        CONJUGATE_GRADIENT_ITERATIONS = solver::ITERATIONS,
+        CONJUGATE_GRADIENT_DONE = solver::DONE,
+        CONJUGATE_GRADIENT_TOLERANCE_SQUARED = solver::TOLERANCE_SQUARED,
+        CONJUGATE_GRADIENT_MAX_ITERATIONS = solver::MAX_ITERATIONS,
+        CONJUGATE_GRADIENT_PARTIALS = solver::PARTIALS
+    );
 }
 
 #[cfg(test)]

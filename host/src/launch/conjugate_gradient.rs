@@ -8,7 +8,7 @@ use super::calls::ensure_len;
 use super::{CooperativeLaunch, Kernel};
 use crate::device::{Buffer, Gpu, ViewMut};
 use crate::error::{Error, Result};
-use crate::kernels::{PARTIALS, PersistentParams, StateParams, StepParams, VectorParams};
+use crate::kernels::{PersistentParams, StateParams, StepParams, VectorParams};
 
 /// A square sparse matrix in compressed sparse rows, checked: row offsets
 /// that start at 0, never decrease and end at the number of values, and
@@ -80,7 +80,7 @@ impl DeviceSystem {
 
 fn vectors_and_state(kernel: &'static str, n: usize, vectors: &ViewMut<'_, f32>, state: &ViewMut<'_, f64>, partials: usize) -> Result<()> {
     ensure_len(kernel, "vectors (x, r, p, Ap)", 4 * n, vectors.len())?;
-    ensure_len(kernel, "state", PARTIALS + partials, state.len())
+    ensure_len(kernel, "state", crate::kernels().solver_state.partials + partials, state.len())
 }
 
 impl Kernel<'_, VectorParams> {
@@ -114,7 +114,7 @@ impl Kernel<'_, StateParams> {
     pub fn over_partials(&self, threads_per_block: u32, state: ViewMut<'_, f64>, partials: usize) -> Result<()> {
         let l = &self.loaded;
         let shape = l.shape(1, threads_per_block)?;
-        ensure_len(l.def.name(), "state", PARTIALS + partials, state.len())?;
+        ensure_len(l.def.name(), "state", crate::kernels().solver_state.partials + partials, state.len())?;
         // SAFETY: the kernel reads the scalars and `partials` partials, checked above.
         unsafe { l.launch(shape, false, (state, partials).values().as_ref()) }
     }
