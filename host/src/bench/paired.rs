@@ -23,11 +23,11 @@ pub fn median(xs: &[f64]) -> f64 {
 }
 
 /// SplitMix64: a fixed, seedable stream, so an interval is the same for the
-/// same rounds on every machine.
-struct SplitMix(u64);
+/// same rounds on every machine (and a seeded matrix the same everywhere).
+pub(crate) struct SplitMix(pub(crate) u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
