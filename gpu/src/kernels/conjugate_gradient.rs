@@ -61,6 +61,20 @@ fn block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE
     total
 }
 
+/// Thread 0 writes the block's total of `part` to `state[slot]` (every
+/// thread must call it): the block's partial of a dot product.
+///
+/// # Safety
+/// `slot` lies in `state`.
+#[inline(always)]
+unsafe fn write_block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, part: f64, state: Out<f64>, slot: usize) {
+    let total = block_total(block, tile, part);
+    if block.thread_rank() == 0 {
+        // SAFETY: the caller's contract.
+        unsafe { state.write(slot, total) };
+    }
+}
+
 /// The sum of `values[first..first + count]`, in every thread of the block,
 /// added in the same order by every block (so that every block decides the
 /// same thing from it).
@@ -157,11 +171,8 @@ pub unsafe fn conjugate_gradient_spmv_dot<const TILE: u32 = 32>(matrix: In<u32>,
     let tile = tiled_partition::<TILE>(&block);
     // SAFETY: the caller's contract.
     let part = unsafe { spmv_and_dot(matrix, vals, vectors, n, grid.thread_rank(), grid.num_threads()) };
-    let total = block_total(&block, &tile, part);
-    if block.thread_rank() == 0 {
-        // SAFETY: one partial per block.
-        unsafe { state.write(PARTIALS + grid.block_rank(), total) };
-    }
+    // SAFETY: one partial per block.
+    unsafe { write_block_total(&block, &tile, part, state, PARTIALS + grid.block_rank()) };
 }
 
 /// Step 3 (one block): alpha = r1 / p·Ap from the blocks' partials.
@@ -202,11 +213,8 @@ pub unsafe fn conjugate_gradient_axpy<const TILE: u32 = 32>(vectors: Out<f32>, s
         unsafe { part += update_x_and_r(vectors, n, i, alpha) };
         i += grid.num_threads();
     }
-    let total = block_total(&block, &tile, part);
-    if block.thread_rank() == 0 {
-        // SAFETY: one partial per block.
-        unsafe { state.write(PARTIALS + grid.block_rank(), total) };
-    }
+    // SAFETY: one partial per block.
+    unsafe { write_block_total(&block, &tile, part, state, PARTIALS + grid.block_rank()) };
 }
 
 /// x[i] += alpha p[i]; r[i] -= alpha Ap[i]; returns r[i]², in f64.
@@ -294,10 +302,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
         part += (r * r) as f64;
         i += grid.num_threads();
     }
-    let total = block_total(&block, &tile, part);
-    if block.thread_rank() == 0 {
-        unsafe { state.write(squares + grid.block_rank(), total) };
-    }
+    unsafe { write_block_total(&block, &tile, part, state, squares + grid.block_rank()) };
     grid.sync();
     let mut r1 = total_of(&block, &tile, state, squares, blocks);
     let mut r0 = 0.0f64;
@@ -312,10 +317,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
         }
         grid.sync(); // (1) the SpMV reads p from every block
         let part = unsafe { spmv_and_dot(matrix, vals, vectors, n, grid.thread_rank(), grid.num_threads()) };
-        let total = block_total(&block, &tile, part);
-        if block.thread_rank() == 0 {
-            unsafe { state.write(dots + grid.block_rank(), total) };
-        }
+        unsafe { write_block_total(&block, &tile, part, state, dots + grid.block_rank()) };
         if MISTAKE != mistake::NO_SYNC_BEFORE_DOT {
             grid.sync(); // (2) p·Ap from every block
         }
@@ -326,10 +328,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
             part += unsafe { update_x_and_r(vectors, n, i, alpha) };
             i += grid.num_threads();
         }
-        let total = block_total(&block, &tile, part);
-        if block.thread_rank() == 0 {
-            unsafe { state.write(squares + grid.block_rank(), total) };
-        }
+        unsafe { write_block_total(&block, &tile, part, state, squares + grid.block_rank()) };
         if MISTAKE != mistake::SYNC_IN_A_BRANCH || grid.block_rank() != 0 {
             grid.sync(); // (3) r·r from every block
         }
