@@ -111,7 +111,8 @@ impl Emulated {
     fn memory(mem: &Memory) -> Result<&emu::Memory> {
         match &mem.owner {
             Owner::Emulated(m) => Ok(m),
-            _ => Err(Error::OtherDevice { what: "memory a GPU allocated" }),
+            Owner::Cuda(_) => Err(Error::OtherDevice { what: "memory a GPU allocated" }),
+            Owner::Borrowed => Err(Error::OtherDevice { what: "a handle of shared memory (read it with Shared::read)" }),
         }
     }
 
