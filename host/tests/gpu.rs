@@ -249,14 +249,10 @@ fn a_kernel_added_in_one_place_is_found_by_name_and_runs() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn the_conjugate_gradient_solve_converges_three_ways_on_the_gpu_and_its_mistakes_are_caught() {
+fn the_conjugate_gradient_solve_converges_three_ways_on_the_gpu() {
     use host::conjugate_gradient::{Path, Settings, run};
     let gpu = gpu();
     let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
     let r = run(&gpu, settings, &Path::ALL, &host::kernels().conjugate_gradient_persistent).unwrap();
     r.verdict().unwrap();
-    // Without the barrier before the dot product the blocks add partials
-    // not yet written: a wrong alpha, so more iterations or a wrong x.
-    let broken = run(&gpu, Settings { max_iterations: 200, ..settings }, &[Path::Persistent], &host::kernels().mutant_conjugate_gradient_no_sync_before_dot);
-    println!("without the sync before the dot: {:?}", broken.as_ref().map(|b| (b.solves[0].iterations, b.solves[0].true_residual)));
 }
