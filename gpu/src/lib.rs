@@ -55,6 +55,9 @@ pub mod lesson;
 ///   `const fn f(threads_per_block: u32, tile: u32) -> u32`; the launch and
 ///   the occupancy query both use it. Needs a `<const TILE: u32 = N>`
 ///   parameter.
+/// - `emulator`: no GPU entry is built; the kernel runs only on the
+///   emulator, and a GPU refuses to load it by name. For a mistake kept for
+///   the emulator to name that would hang or silently mislead on a GPU.
 /// - `overread = f`: `const fn f(threads_per_block: u32) -> usize`, elements
 ///   the kernel may read past its input (only for a kernel that shows the
 ///   bounds bug; the host pads the buffer so the GPU stays in bounds).

@@ -74,7 +74,8 @@ pub enum Error {
     Emulated { kernel: &'static str, fault: Box<gpu_core::emu::Fault> },
     /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
     UndeclaredGridSync { kernel: &'static str },
-    /// A kernel built with a tile the PTX module does not hold.
+    /// A kernel built with a tile the PTX module does not hold, or (no
+    /// tile) one declared `#[kernel(emulator)]`, which has no GPU entry.
     NotInPtx { kernel: &'static str, tile: Option<u32> },
     /// Something only a CUDA GPU has was asked of the emulator.
     NotOnEmulator(&'static str),
@@ -275,7 +276,7 @@ impl fmt::Display for Error {
             ),
             Error::NotInPtx { kernel, tile } => match tile {
                 Some(t) => write!(f, "{kernel} with tiles of {t} exists only on the emulator: change the tile in the kernel's source to run it on the GPU"),
-                None => write!(f, "{kernel} is not in the PTX module"),
+                None => write!(f, "{kernel} is declared #[kernel(emulator)]: it has no GPU entry and runs only on the emulator (--emulate)"),
             },
             Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
             Error::BadMatrix { why } => write!(f, "not a sparse matrix the solver can read: {why}"),

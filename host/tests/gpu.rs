@@ -256,3 +256,10 @@ fn the_conjugate_gradient_solve_converges_three_ways_on_the_gpu() {
     let r = run(&gpu, settings, &Path::ALL, &host::kernels().conjugate_gradient_persistent).unwrap();
     r.verdict().unwrap();
 }
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_declared_for_the_emulator_only_is_refused_by_name_on_the_gpu() {
+    let err = gpu().cooperative_kernel(&host::kernels().mutant_conjugate_gradient_sync_in_a_branch).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("is declared #[kernel(emulator)]") && err.contains("--emulate"), "{err}");
+}

@@ -20,7 +20,9 @@
 //! is built only when the target is sm_90 or newer; its contract is `Cluster<...>`),
 //! `shared_memory = f` (`const fn(threads_per_block: u32, tile: u32) -> u32`, bytes of dynamic shared
 //! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
-//! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug).
+//! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug),
+//! `emulator` (no GPU entry: a mistake kept for the emulator to name, which the PTX need not carry;
+//! a GPU refuses to load it by name).
 //!
 //! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
 //! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
@@ -39,6 +41,7 @@ const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 #[derive(Default)]
 struct Options {
     cooperative: bool,
+    emulator: bool,
     cluster: bool,
     shared_memory: Option<Path>,
     overread: Option<Path>,
@@ -49,6 +52,8 @@ fn parse_options(attr: Tokens) -> Result<Options> {
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("cooperative") {
             o.cooperative = true;
+        } else if meta.path.is_ident("emulator") {
+            o.emulator = true;
         } else if meta.path.is_ident("cluster") {
             o.cluster = true;
         } else if meta.path.is_ident("shared_memory") {
@@ -56,7 +61,7 @@ fn parse_options(attr: Tokens) -> Result<Options> {
         } else if meta.path.is_ident("overread") {
             o.overread = Some(meta.value()?.parse()?);
         } else {
-            return Err(meta.error("expected `cooperative`, `cluster`, `shared_memory = f` or `overread = f`"));
+            return Err(meta.error("expected `cooperative`, `cluster`, `emulator`, `shared_memory = f` or `overread = f`"));
         }
         Ok(())
     });
@@ -266,8 +271,15 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let contract = if options.cooperative { quote!(::gpu::kernels::GridSync) } else { quote!(::gpu::kernels::NoGridSync) };
     let contract = if options.cluster { quote!(::gpu::kernels::Cluster<#contract>) } else { contract };
     // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
-    let gpu_cfg =
-        if options.cluster { quote!(#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]) } else { quote!(#[cfg(target_arch = "nvptx64")]) };
+    // An `emulator` kernel has no GPU entry at all.
+    let gpu_cfg = if options.emulator {
+        quote!(#[cfg(any())])
+    } else if options.cluster {
+        quote!(#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))])
+    } else {
+        quote!(#[cfg(target_arch = "nvptx64")])
+    };
+    let emulator_only = if options.emulator { quote!(.emulator_only()) } else { quote!() };
     let overread = match &options.overread {
         Some(p) => quote!(#p),
         None => quote!(::gpu::kernels::no_overread),
@@ -395,6 +407,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                     #overread,
                 )
             }
+            #emulator_only
         };
 
         #[cfg(not(target_arch = "nvptx64"))]

@@ -362,10 +362,11 @@ pub unsafe fn conjugate_gradient_persistent<const TILE: u32 = 32>(matrix: In<u32
 
 /// [`conjugate_gradient_persistent`] without the `grid.sync()` between the
 /// SpMV's partial dot products and their sum: a race the emulator names.
+/// Emulator only: on a GPU the race gives a plausible wrong alpha, not a name.
 ///
 /// # Safety
 /// As [`conjugate_gradient_persistent`].
-#[kernel(cooperative, shared_memory = one_f64_per_tile)]
+#[kernel(cooperative, emulator, shared_memory = one_f64_per_tile)]
 pub unsafe fn mutant_conjugate_gradient_no_sync_before_dot<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
     let grid = this_grid();
     // SAFETY: the caller's contract.
@@ -373,11 +374,12 @@ pub unsafe fn mutant_conjugate_gradient_no_sync_before_dot<const TILE: u32 = 32>
 }
 
 /// [`conjugate_gradient_persistent`] whose last `grid.sync()` of an
-/// iteration block 0 skips: a deadlock the emulator names.
+/// iteration block 0 skips: a deadlock the emulator names. Emulator only:
+/// on a GPU it would hang.
 ///
 /// # Safety
 /// As [`conjugate_gradient_persistent`].
-#[kernel(cooperative, shared_memory = one_f64_per_tile)]
+#[kernel(cooperative, emulator, shared_memory = one_f64_per_tile)]
 pub unsafe fn mutant_conjugate_gradient_sync_in_a_branch<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
     let grid = this_grid();
     // SAFETY: the caller's contract.

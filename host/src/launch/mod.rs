@@ -93,7 +93,8 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             grid_sync,
             cluster: def.cluster(),
             in_ptx: def.in_ptx(),
-            tile: def.tile(),
+            // No tile to blame for a kernel that has no GPU entry at any tile.
+            tile: if def.is_emulator_only() { None } else { def.tile() },
             // SAFETY (of the call): the emulator passes one argument per
             // parameter, each of its kind, built from a checked launch.
             emulated: Arc::new(move |args: &[gpu_core::emu::Arg]| unsafe { P::call(entry, args) }),

@@ -34,6 +34,8 @@ pub struct KernelDef<P: Params, C> {
     tile: Option<TileInfo<P>>,
     overread: fn(u32) -> usize,
     in_ptx: bool,
+    /// Declared `#[kernel(emulator)]`: no GPU entry at any tile.
+    emulator_only: bool,
     /// Dynamic shared memory asked for on top of the kernel's own.
     extra_shared: u32,
     _contract: PhantomData<fn(P, C)>,
@@ -61,7 +63,18 @@ impl<P: Params, C> KernelDef<P, C> {
         tile: Option<TileInfo<P>>,
         overread: fn(u32) -> usize,
     ) -> Self {
-        KernelDef { name, params, entry, tile, overread, in_ptx: true, extra_shared: 0, _contract: PhantomData }
+        KernelDef { name, params, entry, tile, overread, in_ptx: true, emulator_only: false, extra_shared: 0, _contract: PhantomData }
+    }
+
+    /// The same definition without a GPU entry, as `#[kernel(emulator)]` emits it.
+    #[doc(hidden)]
+    pub const fn emulator_only(self) -> Self {
+        KernelDef { in_ptx: false, emulator_only: true, ..self }
+    }
+
+    /// Whether it is declared `#[kernel(emulator)]`, so runs only on the emulator.
+    pub const fn is_emulator_only(&self) -> bool {
+        self.emulator_only
     }
 
     /// The PTX entry name: the kernel function's own name.
@@ -104,7 +117,7 @@ impl<P: Params, C> KernelDef<P, C> {
 
     /// Whether the PTX module holds this kernel as defined. A definition made
     /// by [`with_tile`](Self::with_tile) with another tile exists only on the emulator.
-    pub fn in_ptx(&self) -> bool {
+    pub const fn in_ptx(&self) -> bool {
         self.in_ptx
     }
 

@@ -29,6 +29,7 @@ pub struct Registered {
     name: &'static str,
     grid_sync: bool,
     cluster: bool,
+    in_ptx: bool,
     def: &'static (dyn Any + Send + Sync),
     type_name: fn() -> &'static str,
 }
@@ -37,7 +38,7 @@ impl Registered {
     /// The entry `#[kernel]` adds for `def`.
     #[doc(hidden)]
     pub const fn new<P: Params + 'static, C: Contract + 'static>(def: &'static KernelDef<P, C>) -> Self {
-        Registered { name: def.name(), grid_sync: C::GRID_SYNC, cluster: C::CLUSTER, def, type_name: type_name::<KernelDef<P, C>> }
+        Registered { name: def.name(), grid_sync: C::GRID_SYNC, cluster: C::CLUSTER, in_ptx: def.in_ptx(), def, type_name: type_name::<KernelDef<P, C>> }
     }
 
     /// The PTX entry name.
@@ -48,6 +49,11 @@ impl Registered {
     /// Whether it is `#[kernel(cooperative)]`, so has a `name__watched` entry too.
     pub fn grid_sync(&self) -> bool {
         self.grid_sync
+    }
+
+    /// Whether it has a GPU entry (not `#[kernel(emulator)]`).
+    pub fn in_ptx(&self) -> bool {
+        self.in_ptx
     }
 
     /// Whether it is `#[kernel(cluster)]`, so only in the sm_90 module.
