@@ -2,6 +2,7 @@
 //! host code, no GPU (these run in CI). Inputs, references and bounds are the
 //! host's own (`host::reference`).
 
+mod registry_case;
 use gpu::emu::{Device, Options};
 use gpu::kernels::GridSync;
 use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_EVERY_BLOCK_WRITES_TOTAL, MUTANT_TILE_SYNC_FOR_BLOCK_SYNC, MUTANT_WITHOUT_GRID_SYNC};
@@ -447,14 +448,7 @@ fn a_block_skipping_the_watched_barrier_is_a_named_deadlock_not_a_hang() {
 
 #[test]
 fn a_kernel_added_in_one_place_is_found_by_name_and_runs() {
-    // `registered_alone` is named only by its #[kernel]: the linker's list
-    // holds it, with the type it was declared with.
-    let gpu = t4();
-    let def = gpu::kernels::kernel::<(gpu::mem::Out<u32>,), GridSync>("registered_alone").unwrap();
-    let kernel = gpu.cooperative_kernel(&def).unwrap();
-    let mut out = gpu.zeros::<u32>(6).unwrap();
-    kernel.configure(6, 64).unwrap().per_block(out.slice_mut(..)).unwrap();
-    assert_eq!(gpu.read(&out).unwrap(), [1006; 6]);
+    registry_case::run_the_kernel_named_nowhere_else(&t4());
 }
 
 #[test]

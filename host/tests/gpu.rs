@@ -2,6 +2,7 @@
 //! them as ignored by name; run them with `cargo test -- --include-ignored`
 //! on a machine with a GPU (`scripts/gpu-check.sh` does, from staged binaries).
 
+mod registry_case;
 use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
 use gpu::kernels::{GridSync, KernelDef, REDUCE_COOPERATIVE_GRID};
 use host::device::Gpu;
@@ -237,14 +238,7 @@ fn a_million_grid_barriers_each_followed_by_a_neighbours_read_find_no_stale_valu
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_kernel_added_in_one_place_is_found_by_name_and_runs() {
-    // `registered_alone` is named only by its #[kernel]: the linker's list
-    // holds it, with the type it was declared with.
-    let gpu = gpu();
-    let def = gpu::kernels::kernel::<(gpu::mem::Out<u32>,), GridSync>("registered_alone").unwrap();
-    let kernel = gpu.cooperative_kernel(&def).unwrap();
-    let mut out = gpu.zeros::<u32>(6).unwrap();
-    kernel.configure(6, 64).unwrap().per_block(out.slice_mut(..)).unwrap();
-    assert_eq!(gpu.read(&out).unwrap(), [1006; 6]);
+    registry_case::run_the_kernel_named_nowhere_else(&gpu());
 }
 
 #[test]

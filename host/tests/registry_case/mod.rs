@@ -1,0 +1,17 @@
+//! The kernel added in one place, found by name and run (`mod registry_case;`):
+//! what the emulator's test and the GPU's share.
+
+use gpu::kernels::GridSync;
+use gpu::mem::Out;
+use host::device::Gpu;
+
+/// `registered_alone` is named only by its `#[kernel]`: the linker's list
+/// holds it, with the type it was declared with. Six blocks each write
+/// 1000 + the blocks they saw.
+pub fn run_the_kernel_named_nowhere_else(gpu: &Gpu) {
+    let def = gpu::kernels::kernel::<(Out<u32>,), GridSync>("registered_alone").unwrap();
+    let kernel = gpu.cooperative_kernel(&def).unwrap();
+    let mut out = gpu.zeros::<u32>(6).unwrap();
+    kernel.configure(6, 64).unwrap().per_block(out.slice_mut(..)).unwrap();
+    assert_eq!(gpu.read(&out).unwrap(), [1006; 6]);
+}
