@@ -87,10 +87,59 @@ fn take_ptx(output: std::io::Result<std::process::Output>, target_dir: &Path, to
             fail("building the GPU crate for nvptx64-nvidia-cuda failed", &fix);
         }
         let ptx = target_dir.join("nvptx64-nvidia-cuda/release/deps/gpu.s");
-        if let Err(e) = std::fs::copy(&ptx, to) {
-            fail(&format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again");
+        let text = match std::fs::read_to_string(&ptx) {
+            Ok(text) => text,
+            Err(e) => fail(&format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again"),
+        };
+        match with_launch_bounds(&text) {
+            Ok(text) => write_or_fail(to, &text),
+            Err(why) => fail(&format!("launch bounds: {why}"), "report this: `#[kernel(launch_bounds(...))]` and gpu/build.rs disagree"),
         }
     }
+}
+
+/// The PTX with each `#[kernel(launch_bounds(max, min))]` applied: the
+/// macro's global `__launch_bounds__<name>` (two little-endian u32, which
+/// the PTX lists as bytes, trailing zeros left out) is removed, and every
+/// entry of that kernel (`name`, `name__watched`) gets `.maxntid max, 1, 1`
+/// and `.minnctapersm min` between its parameters and its body, where
+/// nvcc writes `__launch_bounds__`.
+fn with_launch_bounds(ptx: &str) -> Result<String, String> {
+    const PREFIX: &str = ".visible .global .align 4 .b8 __launch_bounds__";
+    let mut bounds = Vec::new();
+    let mut kept = String::with_capacity(ptx.len());
+    for line in ptx.split_inclusive('\n') {
+        let Some(rest) = line.strip_prefix(PREFIX) else {
+            kept.push_str(line);
+            continue;
+        };
+        let bad = || format!("unreadable line: {}", line.trim_end());
+        let (name, rest) = rest.split_once("[8]").ok_or_else(bad)?;
+        let list = rest.split_once('{').and_then(|(_, r)| r.split_once('}')).map(|(l, _)| l).ok_or_else(bad)?;
+        let mut bytes = [0u8; 8];
+        for (i, b) in list.split(',').enumerate() {
+            *bytes.get_mut(i).ok_or_else(bad)? = b.trim().parse().map_err(|_| bad())?;
+        }
+        let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+        bounds.push((name.to_string(), word(0), word(4)));
+    }
+    for (name, max, min) in bounds {
+        let mut directives = format!(".maxntid {max}, 1, 1\n");
+        if min > 0 {
+            directives.push_str(&format!(".minnctapersm {min}\n"));
+        }
+        let mut found = 0;
+        for entry in [name.clone(), format!("{name}__watched")] {
+            let Some(start) = kept.find(&format!(".entry {entry}(\n")) else { continue };
+            let body = start + kept[start..].find("\n)\n{").ok_or_else(|| format!("no body after .entry {entry}"))? + 3;
+            kept.insert_str(body, &directives);
+            found += 1;
+        }
+        if found == 0 {
+            return Err(format!("no .entry {name} for its launch bounds"));
+        }
+    }
+    Ok(kept)
 }
 
 /// Starts `cargo rustc` building this crate to PTX with `features`, into `target_dir`.

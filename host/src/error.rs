@@ -52,6 +52,8 @@ pub enum Error {
     GridTooManyThreads { kernel: &'static str, blocks: u32, threads_per_block: u32 },
     /// Threads per block this device cannot use.
     BadThreadsPerBlock { threads_per_block: u32, why: BadBlock },
+    /// A block larger than the kernel's `launch_bounds` (`.maxntid`), which CUDA would refuse.
+    OverLaunchBounds { kernel: &'static str, threads_per_block: u32, max_threads: u32 },
     /// Not one block of this kernel fits on an SM.
     BlockDoesNotFit { kernel: &'static str, limits: Box<Limits> },
     /// A buffer is shorter than the kernel's contract needs.
@@ -235,6 +237,10 @@ impl fmt::Display for Error {
                 BadBlock::NotWarps => write!(f, "--threads-per-block {threads_per_block}: use a multiple of 32 (whole warps)"),
                 BadBlock::OverDeviceMax(max) => write!(f, "--threads-per-block {threads_per_block}: this device runs at most {max} threads per block"),
             },
+            Error::OverLaunchBounds { kernel, threads_per_block, max_threads } => write!(
+                f,
+                "blocks of {threads_per_block} threads refused: {kernel} is declared `launch_bounds({max_threads}, ...)` (C++'s __launch_bounds__), so its PTX runs blocks of at most {max_threads} threads"
+            ),
             Error::BlockDoesNotFit { kernel, limits } => write!(
                 f,
                 "one block of {kernel} ({} threads, {} B of shared memory) does not fit on an SM of this device: limited by {}",
@@ -338,6 +344,7 @@ mod tests {
             Error::OutOfHostMemory { needed: 1 << 40 },
             Error::InputTooLarge { n: usize::MAX },
             Error::BadThreadsPerBlock { threads_per_block: 48, why: BadBlock::NotWarps },
+            Error::OverLaunchBounds { kernel: "conjugate_gradient_persistent", threads_per_block: 512, max_threads: 256 },
             Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
             Error::DeviceStuck { kernel: "exercise_sum" },
             Error::ChecksFailed { failed: 1, total: 5 },

@@ -104,7 +104,7 @@ fn ptx_assembles_for_four_architectures_with_every_kernel_and_no_spills() {
         }
         for (name, regs, spill) in &entries {
             println!("{arch} {name}: {regs} registers, {spill} spill bytes");
-            assert_eq!(*spill, 0, "{arch} {name} spills");
+            fits_its_bounds_or_does_not_spill(modules().plain, arch, name, *regs, *spill);
             let lesson = ["reduce_blocks_to_partials", "reduce_partials_to_total", "reduce_cooperative_grid", "exercise_sum"];
             if arch == "sm_90" && lesson.iter().any(|l| *name == *l || *name == watched(l)) {
                 assert!(*regs <= 32, "{name} needs {regs} registers: more than 32 costs the H200 blocks per SM at 256 threads");
@@ -139,7 +139,7 @@ fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
     }
     for (name, regs, spill) in &entries {
         println!("sm_90 module {name}: {regs} registers, {spill} spill bytes");
-        assert_eq!(*spill, 0, "sm_90 {name} spills");
+        fits_its_bounds_or_does_not_spill(sm90, "sm_90", name, *regs, *spill);
     }
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -175,6 +175,49 @@ fn the_registry_is_every_entry_of_the_ptx_and_nothing_else() {
 }
 
 /// The parameter lines of entry `name` in `ptx` (`.param .u64 ...`), in order.
+/// A kernel with launch bounds trades spills for blocks per SM, as nvcc's
+/// does: where `arch` can hold its `min` blocks of `max` threads (64K
+/// registers per SM; 1,024 threads per SM on sm_75, 2,048 on the others
+/// here), its registers must let them fit; it may spill. Where it cannot
+/// (8 blocks of 256 on sm_75), ptxas ignores the bound. Any other entry
+/// must not spill.
+fn fits_its_bounds_or_does_not_spill(ptx: &str, arch: &str, name: &str, regs: u32, spill: u32) {
+    match launch_bounds(ptx, name) {
+        Some((max, min)) if min > 0 => {
+            let threads_per_sm = if arch == "sm_75" { 1024 } else { 2048 };
+            if max * min <= threads_per_sm {
+                assert!(regs * max * min <= 65536, "{arch} {name}: {regs} registers do not fit {min} blocks of {max} threads per SM");
+            }
+        }
+        _ => assert_eq!(spill, 0, "{arch} {name} spills"),
+    }
+}
+
+/// The `.maxntid` and `.minnctapersm` of entry `name` (0 for one not given),
+/// or `None` if it declares neither.
+fn launch_bounds(ptx: &str, name: &str) -> Option<(u32, u32)> {
+    let start = ptx.find(&format!(".entry {name}(\n"))?;
+    let header = &ptx[start..start + ptx[start..].find("\n{")?];
+    let value = |directive: &str| header.lines().find_map(|l| l.strip_prefix(directive)).map(|v| v.split(',').next().unwrap().trim().parse::<u32>().unwrap());
+    match (value(".maxntid "), value(".minnctapersm ")) {
+        (None, None) => None,
+        (max, min) => Some((max.unwrap_or(0), min.unwrap_or(0))),
+    }
+}
+
+#[test]
+fn launch_bounds_reach_both_entries_of_the_kernel_that_declares_them_and_no_other() {
+    let k = gpu::kernels::kernel::<(gpu::mem::Out<u32>,), gpu::kernels::GridSync>("launch_bounded").unwrap();
+    assert_eq!(k.launch_bounds(), Some((128, 4)));
+    for ptx in [modules().plain, modules().sm90] {
+        for entry in [k.name().to_string(), format!("{}{WATCHED_ENTRY_SUFFIX}", k.name())] {
+            assert_eq!(launch_bounds(ptx, &entry), Some((128, 4)), "{entry}");
+        }
+        assert!(!ptx.contains("__launch_bounds__"), "the macro's global is left in the PTX");
+        assert_eq!(ptx.matches(".maxntid").count(), 2, "only launch_bounded's two entries have launch bounds");
+    }
+}
+
 fn entry_params<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
     let header = format!(".visible .entry {name}(");
     let start = ptx.find(&header).unwrap_or_else(|| panic!("no entry {name}")) + header.len();

@@ -22,7 +22,11 @@
 //! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
 //! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug),
 //! `emulator` (no GPU entry: a mistake kept for the emulator to name, which the PTX need not carry;
-//! a GPU refuses to load it by name).
+//! a GPU refuses to load it by name), `launch_bounds(max_threads, min_blocks)` (C++'s
+//! `__launch_bounds__`: every entry of the kernel gets `.maxntid max_threads` and `.minnctapersm
+//! min_blocks`, so ptxas keeps its registers low enough for `min_blocks` blocks of `max_threads` per
+//! SM; the host refuses a larger block by name. Rust has no attribute for these directives: the
+//! macro leaves a `__launch_bounds__<name>` global in the PTX, which `gpu/build.rs` turns into them).
 //!
 //! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
 //! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
@@ -32,6 +36,7 @@
 use proc_macro::TokenStream;
 use proc_macro2::{Delimiter, TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
+use syn::parse::Parse;
 use syn::spanned::Spanned;
 use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
 
@@ -45,6 +50,8 @@ struct Options {
     cluster: bool,
     shared_memory: Option<Path>,
     overread: Option<Path>,
+    /// `launch_bounds(max_threads, min_blocks)`, min_blocks 0 if not given.
+    launch_bounds: Option<(u32, u32)>,
 }
 
 fn parse_options(attr: Tokens) -> Result<Options> {
@@ -60,8 +67,20 @@ fn parse_options(attr: Tokens) -> Result<Options> {
             o.shared_memory = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("overread") {
             o.overread = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("launch_bounds") {
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let numbers = content.parse_terminated(syn::LitInt::parse, syn::Token![,])?;
+            let bounds = numbers.iter().map(syn::LitInt::base10_parse::<u32>).collect::<Result<Vec<u32>>>()?;
+            o.launch_bounds = match bounds[..] {
+                [max] | [max, 0] if max > 0 => Some((max, 0)),
+                [max, min] if max > 0 => Some((max, min)),
+                _ => return Err(meta.error("expected `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`, max_threads above 0")),
+            };
         } else {
-            return Err(meta.error("expected `cooperative`, `cluster`, `emulator`, `shared_memory = f` or `overread = f`"));
+            return Err(
+                meta.error("expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f` or `launch_bounds(max_threads, min_blocks)`")
+            );
         }
         Ok(())
     });
@@ -280,6 +299,25 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         quote!(#[cfg(target_arch = "nvptx64")])
     };
     let emulator_only = if options.emulator { quote!(.emulator_only()) } else { quote!() };
+    let (bounds_def, bounds_global) = match options.launch_bounds {
+        Some((max, min)) => {
+            let global = format_ident!("__launch_bounds__{}", name);
+            (
+                quote!(.with_launch_bounds(#max, #min)),
+                quote! {
+                    // Read and removed by gpu/build.rs, which writes `.maxntid` and
+                    // `.minnctapersm` into this kernel's entries.
+                    #gpu_cfg
+                    #[unsafe(no_mangle)]
+                    #[used]
+                    #[doc(hidden)]
+                    #[allow(non_upper_case_globals)]
+                    pub static #global: [u32; 2] = [#max, #min];
+                },
+            )
+        }
+        None => (quote!(), quote!()),
+    };
     let overread = match &options.overread {
         Some(p) => quote!(#p),
         None => quote!(::gpu::kernels::no_overread),
@@ -408,7 +446,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                 )
             }
             #emulator_only
+            #bounds_def
         };
+        #bounds_global
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[::gpu::kernels::linkme::distributed_slice(::gpu::kernels::REGISTERED)]

@@ -70,3 +70,21 @@ pub unsafe fn registered_alone(out: Out<u32>) {
         unsafe { out.write(grid.block_rank(), 1000 + grid.num_blocks() as u32) };
     }
 }
+
+/// A kernel with launch bounds (C++'s `__launch_bounds__(128, 4)`): its
+/// PTX entries say `.maxntid 128, 1, 1` and `.minnctapersm 4`, and the host
+/// refuses a larger block by name. Each block writes its threads after a
+/// grid barrier.
+///
+/// # Safety
+/// `out` holds one `u32` per block.
+#[kernel(cooperative, launch_bounds(128, 4))]
+pub unsafe fn launch_bounded(out: Out<u32>) {
+    let grid = this_grid();
+    grid.sync();
+    let block = this_thread_block();
+    if block.thread_rank() == 0 {
+        // SAFETY: one u32 per block.
+        unsafe { out.write(grid.block_rank(), block.num_threads()) };
+    }
+}

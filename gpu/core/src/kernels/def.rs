@@ -38,6 +38,8 @@ pub struct KernelDef<P: Params, C> {
     emulator_only: bool,
     /// Dynamic shared memory asked for on top of the kernel's own.
     extra_shared: u32,
+    /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, or `(0, 0)`.
+    launch_bounds: (u32, u32),
     _contract: PhantomData<fn(P, C)>,
 }
 
@@ -63,13 +65,29 @@ impl<P: Params, C> KernelDef<P, C> {
         tile: Option<TileInfo<P>>,
         overread: fn(u32) -> usize,
     ) -> Self {
-        KernelDef { name, params, entry, tile, overread, in_ptx: true, emulator_only: false, extra_shared: 0, _contract: PhantomData }
+        KernelDef { name, params, entry, tile, overread, in_ptx: true, emulator_only: false, extra_shared: 0, launch_bounds: (0, 0), _contract: PhantomData }
     }
 
     /// The same definition without a GPU entry, as `#[kernel(emulator)]` emits it.
     #[doc(hidden)]
     pub const fn emulator_only(self) -> Self {
         KernelDef { in_ptx: false, emulator_only: true, ..self }
+    }
+
+    /// The same definition with the launch bounds its PTX entries carry, as
+    /// `#[kernel(launch_bounds(max_threads, min_blocks))]` emits it.
+    #[doc(hidden)]
+    pub const fn with_launch_bounds(self, max_threads: u32, min_blocks: u32) -> Self {
+        KernelDef { launch_bounds: (max_threads, min_blocks), ..self }
+    }
+
+    /// `__launch_bounds__(max_threads, min_blocks)`: the most threads a block
+    /// of this kernel may have (its PTX entries say `.maxntid`, and CUDA
+    /// refuses a larger block), and the blocks per SM the compiler was asked
+    /// to fit (`.minnctapersm`, which caps its registers). `None` if the
+    /// kernel declares no bounds.
+    pub const fn launch_bounds(&self) -> Option<(u32, u32)> {
+        if self.launch_bounds.0 == 0 { None } else { Some(self.launch_bounds) }
     }
 
     /// Whether it is declared `#[kernel(emulator)]`, so runs only on the emulator.
