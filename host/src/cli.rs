@@ -222,7 +222,8 @@ pub struct ConjugateGradientArgs {
     /// Seed of the random matrix.
     #[arg(long, default_value_t = 1, value_parser = parse_count::<u64>, allow_negative_numbers = true)]
     pub matrix_seed: u64,
-    /// Time the three paths at every N = 2^10 ..= 2^max-log2 instead (a GPU only).
+    /// Time the three paths and the persistent kernel's C++ twin at every
+    /// N = 2^10 ..= 2^max-log2 instead (a GPU only).
     #[arg(long)]
     pub bench: bool,
     /// Largest N of the benchmark, as a power of two.
@@ -234,6 +235,9 @@ pub struct ConjugateGradientArgs {
     /// Folder for the benchmark's JSON and SVG.
     #[arg(long, default_value = "target/conjugate-gradient", requires = "bench")]
     pub out: PathBuf,
+    /// Leave out the C++ twin (built with nvcc, which the benchmark otherwise needs).
+    #[arg(long, requires = "bench")]
+    pub no_cpp: bool,
     #[command(flatten)]
     pub target: TargetArgs,
 }

@@ -180,7 +180,7 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
     let n = args.n.unwrap_or(if emulated { 4096 } else { solver::DEFAULT_N });
     let settings = solver::Settings { n, tolerance: args.tolerance, max_iterations: args.max_iterations, seed: args.matrix_seed };
     if !args.bench {
-        let r = solver::run(&gpu, settings, &solver::Path::ALL, &host::kernels().conjugate_gradient_persistent)?;
+        let r = solver::run(&gpu, settings, &solver::Path::ALL, &host::kernels().conjugate_gradient_persistent, None)?;
         emit(&if args.target.json { json::to_string(&r) + "\n" } else { solver::render(&r) });
         return r.verdict();
     }
@@ -188,19 +188,32 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
         return Err(Error::NotOnEmulator("timing the conjugate-gradient paths"));
     }
     let sizes: Vec<usize> = (10..=args.max_log2).map(|k| 1usize << k).collect();
-    let rows = solver::bench(&gpu, &sizes, args.rounds as usize, settings, &mut |r| {
+    let twin = if args.no_cpp { Err("--no-cpp".to_string()) } else { solver::Twin::build(&gpu)? };
+    if let Err(why) = &twin {
+        eprintln!("note: the C++ twin is left out: {why}");
+    }
+    let rows = solver::bench(&gpu, &sizes, args.rounds as usize, settings, twin.as_ref().ok(), &mut |r| {
         if !args.target.json {
             eprintln!("N = {}: done", r.n);
         }
     })?;
     std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
     let json_path = args.out.join("conjugate-gradient.json");
-    let body = json::to_string(
-        &serde_json::json!({ "device": gpu.info.name, "driver": gpu.info.driver_version, "rounds": args.rounds, "settings": settings, "rows": rows }),
-    );
+    let report = solver::BenchReport {
+        device: gpu.info.name.clone(),
+        driver: gpu.info.driver_version.clone(),
+        rounds: args.rounds,
+        threads_per_block: solver::THREADS_PER_BLOCK,
+        tolerance: settings.tolerance,
+        max_iterations: settings.max_iterations,
+        matrix_seed: settings.seed,
+        cpp_twin_left_out: twin.as_ref().err().cloned(),
+        rows,
+    };
+    let body = json::to_string(&report);
     std::fs::write(&json_path, &body).map_err(|error| Error::Io { path: json_path.display().to_string(), error })?;
-    solver::svg(&gpu.info.name, &rows, &args.out.join("conjugate-gradient.svg"))?;
-    emit(&if args.target.json { body + "\n" } else { solver::render_bench(&gpu.info.name, &rows) });
+    solver::svg(&gpu.info.name, &report.rows, &args.out.join("conjugate-gradient.svg"))?;
+    emit(&if args.target.json { body + "\n" } else { solver::render_bench(&gpu.info.name, &report.rows) });
     Ok(())
 }
 

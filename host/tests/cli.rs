@@ -227,3 +227,52 @@ fn bench_json_carries_each_targets_interval_as_its_schema_says() {
     assert_eq!(lines.len(), 1);
     assert!(lines[0].starts_with("NOT RESOLVED: t (") && lines[0].contains("rounds would resolve it"), "{}", lines[0]);
 }
+
+#[test]
+fn conjugate_gradient_bench_json_follows_its_schema_and_the_recorded_runs_do_too() {
+    use host::conjugate_gradient::{BenchReport, BenchRow, Path, PathTimes, Ratio};
+    let times = |path: Path, registers_per_thread: Option<u32>| PathTimes {
+        path,
+        blocks: 4,
+        registers_per_thread,
+        iterations: 6,
+        median_ms: 0.1,
+        median_us_per_iteration: 16.7,
+        rounds_ms: vec![0.1, 0.11],
+    };
+    let report = BenchReport {
+        device: "test".into(),
+        driver: None,
+        rounds: 2,
+        threads_per_block: 256,
+        tolerance: 1e-5,
+        max_iterations: 10_000,
+        matrix_seed: 1,
+        cpp_twin_left_out: Some("--no-cpp".into()),
+        rows: vec![BenchRow {
+            n: 1024,
+            paths: vec![times(Path::LaunchPerStep, None), times(Path::Graph, None), times(Path::Persistent, Some(32))],
+            ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.8, low: 0.75, high: 0.85 }],
+        }],
+    };
+    let text = host::json::to_string(&report);
+    assert_matches_schema(&text, "conjugate-gradient.schema.json");
+    // The schema is not a rubber stamp: a row without its ratios is refused.
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["rows"][0].as_object_mut().unwrap().remove("ratios");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema/conjugate-gradient.schema.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(!jsonschema::validator_for(&schema).unwrap().is_valid(&v));
+    let records = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../records");
+    let mut recorded = 0;
+    for dir in std::fs::read_dir(&records).unwrap() {
+        let file = dir.unwrap().path().join("conjugate-gradient.json");
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            assert_matches_schema(&text, "conjugate-gradient.schema.json");
+            recorded += 1;
+        }
+    }
+    assert!(recorded >= 1, "no recorded run of the benchmark (records/*/conjugate-gradient.json)");
+}

@@ -474,7 +474,7 @@ fn conjugate_gradient(
     max_iterations: u32,
 ) -> Result<host::conjugate_gradient::Report, Error> {
     let settings = host::conjugate_gradient::Settings { n: 4096, tolerance: 1e-5, max_iterations, seed: 1 };
-    host::conjugate_gradient::run(&t4(), settings, paths, def)
+    host::conjugate_gradient::run(&t4(), settings, paths, def, None)
 }
 
 #[test]
@@ -509,4 +509,9 @@ fn a_conjugate_gradient_that_runs_out_of_iterations_is_a_named_error() {
     let r = conjugate_gradient(&host::kernels().conjugate_gradient_persistent, &Path::ALL, 2).unwrap();
     let err = r.verdict().unwrap_err().to_string();
     assert!(err.contains("did not converge: after 2 iterations"), "{err}");
+}
+
+#[test]
+fn a_kernel_with_launch_bounds_runs_within_them_and_a_larger_block_is_refused_by_name() {
+    registry_case::run_the_kernel_with_launch_bounds(&t4());
 }

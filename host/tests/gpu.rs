@@ -247,8 +247,29 @@ fn the_conjugate_gradient_solve_converges_three_ways_on_the_gpu() {
     use host::conjugate_gradient::{Path, Settings, run};
     let gpu = gpu();
     let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
-    let r = run(&gpu, settings, &Path::ALL, &host::kernels().conjugate_gradient_persistent).unwrap();
+    let r = run(&gpu, settings, &Path::ALL, &host::kernels().conjugate_gradient_persistent, None).unwrap();
     r.verdict().unwrap();
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU and nvcc"]
+fn the_conjugate_gradient_c_plus_plus_twin_converges_through_the_same_launch_path() {
+    use host::conjugate_gradient::{Path, Settings, Twin, run};
+    let gpu = gpu();
+    let twin = Twin::build(&gpu).unwrap().unwrap();
+    let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
+    let r = run(&gpu, settings, &[Path::Persistent, Path::CppTwin], &host::kernels().conjugate_gradient_persistent, Some(&twin)).unwrap();
+    r.verdict().unwrap();
+    for s in &r.solves {
+        println!("{}: {} blocks, {:?} registers, {} iterations, residual {:.3e}", s.path.name(), s.blocks, s.registers_per_thread, s.iterations, s.residual);
+    }
+    assert_eq!(r.solves[0].iterations, r.solves[1].iterations, "the twin is the same algorithm in the same order");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_with_launch_bounds_runs_within_them_and_a_larger_block_is_refused_by_name_on_the_gpu() {
+    registry_case::run_the_kernel_with_launch_bounds(&gpu());
 }
 
 #[test]

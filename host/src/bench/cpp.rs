@@ -11,6 +11,7 @@ const LESSON: &str = include_str!("../../cpp/lesson.cu");
 const BENCH: &str = include_str!("../../cpp/bench.cu");
 const BARRIER: &str = include_str!("../../cpp/barrier.cu");
 const CLUSTER: &str = include_str!("../../cpp/cluster.cu");
+const CONJUGATE_GRADIENT: &str = include_str!("../../cpp/conjugate_gradient.cu");
 
 /// A folder of sources written for nvcc and what it built there, removed
 /// when dropped.
@@ -66,6 +67,27 @@ pub fn build_cluster() -> Result<ClusterCubin, String> {
     let cubin = dir.0.join("cluster.cubin");
     nvcc(&["-O3", "-std=c++17", "-arch=native", "-cubin"], &cubin, &dir.0.join("cluster.cu"))?;
     Ok(ClusterCubin { _dir: dir, cubin })
+}
+
+/// The C++ twin of the persistent conjugate-gradient kernel
+/// (`host/cpp/conjugate_gradient.cu`), built to a cubin for this machine's GPU.
+pub struct ConjugateGradientCubin {
+    _dir: WorkDir,
+    pub cubin: std::path::PathBuf,
+}
+
+/// The twin's kernel in [`ConjugateGradientCubin`].
+pub const CONJUGATE_GRADIENT_KERNEL: &str = "conjugateGradientPersistent";
+
+/// Builds [`ConjugateGradientCubin`], with `__launch_bounds__(max_threads,
+/// min_blocks)` where the Rust kernel declares `bounds`; `Err` says why it could not be.
+pub fn build_conjugate_gradient(bounds: Option<(u32, u32)>) -> Result<ConjugateGradientCubin, String> {
+    let dir = work_dir("conjugate-gradient", &[("conjugate_gradient.cu", CONJUGATE_GRADIENT)])?;
+    let cubin = dir.0.join("conjugate_gradient.cubin");
+    let defines: Vec<String> = bounds.map_or(Vec::new(), |(max, min)| vec![format!("-DMAX_THREADS={max}"), format!("-DMIN_BLOCKS={min}")]);
+    let flags: Vec<&str> = ["-O3", "-std=c++17", "-arch=native", "-cubin"].into_iter().chain(defines.iter().map(String::as_str)).collect();
+    nvcc(&flags, &cubin, &dir.0.join("conjugate_gradient.cu"))?;
+    Ok(ConjugateGradientCubin { _dir: dir, cubin })
 }
 
 /// The C++ kernels' names in the cubin: stage 1, stage 2, cooperative.
@@ -245,5 +267,6 @@ mod tests {
         for k in KERNELS {
             assert!(LESSON.contains(&format!("extern \"C\" __global__ void {k}(")), "{k}");
         }
+        assert!(CONJUGATE_GRADIENT.contains(&format!("extern \"C\" __global__ void BOUNDS {CONJUGATE_GRADIENT_KERNEL}(")));
     }
 }

@@ -6,7 +6,7 @@
 
 pub mod barrier;
 pub mod clusters;
-mod cpp;
+pub(crate) mod cpp;
 pub mod launch_cost;
 pub mod paired;
 mod peer;

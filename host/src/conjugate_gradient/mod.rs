@@ -4,12 +4,18 @@
 //! ways on the same data, each checked against a double-precision solve on
 //! the CPU (`docs/conjugate-gradient.md`).
 
-use crate::bench::paired::{SplitMix, interval, median};
-use crate::device::{Buffer, Gpu};
+use crate::bench::paired::SplitMix;
+use crate::device::{Buffer, Gpu, Module};
 use crate::error::{Error, Result};
+use crate::kernels::PersistentParams;
+use crate::launch::CooperativeKernel;
 use crate::launch::conjugate_gradient::{Csr, DeviceSystem};
+use gpu_core::kernels::{GridSync, KernelDef};
 use serde::Serialize;
 use std::fmt::Write;
+
+mod bench;
+pub use bench::{BenchReport, BenchRow, PathTimes, Ratio, bench, render_bench, svg};
 
 /// Smallest and largest N the subcommand takes, and the samples' N.
 pub const MIN_N: usize = 1 << 10;
@@ -131,7 +137,7 @@ pub fn true_residual(a: &Csr, x: &[f32]) -> f64 {
     ax.iter().map(|v| (1.0 - v) * (1.0 - v)).sum::<f64>().sqrt()
 }
 
-/// The three ways the GPU solves it.
+/// The ways the GPU solves it: three in Rust, and the persistent kernel's C++ twin.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Path {
@@ -142,9 +148,13 @@ pub enum Path {
     Graph,
     /// One cooperative launch, three `grid.sync()` per iteration (`conjugateGradientMultiBlockCG`).
     Persistent,
+    /// [`Path::Persistent`]'s C++ twin (`host/cpp/conjugate_gradient.cu`),
+    /// built by nvcc, launched the same way on the same buffers.
+    CppTwin,
 }
 
 impl Path {
+    /// The Rust paths.
     pub const ALL: [Path; 3] = [Path::LaunchPerStep, Path::Graph, Path::Persistent];
 
     pub fn name(self) -> &'static str {
@@ -152,16 +162,38 @@ impl Path {
             Path::LaunchPerStep => "a launch per step",
             Path::Graph => "CUDA graph",
             Path::Persistent => "one persistent cooperative kernel",
+            Path::CppTwin => "its C++ twin (nvcc)",
         }
     }
 
+    /// One cooperative launch for the whole solve.
+    pub fn is_persistent(self) -> bool {
+        !matches!(self, Path::LaunchPerStep | Path::Graph)
+    }
+
     /// Grid-wide barriers per iteration: `grid.sync()` in the persistent
-    /// kernel, kernel boundaries (each an implicit one) in the others.
+    /// kernels, kernel boundaries (each an implicit one) in the others.
     pub fn barriers_per_iteration(self) -> u32 {
-        match self {
-            Path::Persistent => 3,
-            _ => 5,
-        }
+        if self.is_persistent() { 3 } else { 5 }
+    }
+}
+
+/// The persistent kernel's C++ twin, built by nvcc and loaded as a module.
+pub struct Twin {
+    _cubin: crate::bench::cpp::ConjugateGradientCubin,
+    module: Module,
+}
+
+impl Twin {
+    /// Builds and loads the twin, with the Rust kernel's launch bounds if it
+    /// declares any; `Ok(Err(why))` where nvcc cannot build it.
+    pub fn build(gpu: &Gpu) -> Result<std::result::Result<Twin, String>> {
+        let cubin = match crate::bench::cpp::build_conjugate_gradient(crate::kernels().conjugate_gradient_persistent.launch_bounds()) {
+            Ok(c) => c,
+            Err(why) => return Ok(Err(why)),
+        };
+        let module = gpu.load_module_file(&cubin.cubin)?;
+        Ok(Ok(Twin { _cubin: cubin, module }))
     }
 }
 
@@ -170,6 +202,8 @@ impl Path {
 pub struct Solved {
     pub path: Path,
     pub blocks: u32,
+    /// Registers per thread of the persistent kernel (the driver's answer).
+    pub registers_per_thread: Option<u32>,
     pub iterations: u32,
     /// √(r·r) as the GPU computed it.
     pub residual: f64,
@@ -177,6 +211,14 @@ pub struct Solved {
     pub true_residual: f64,
     /// Milliseconds from the first launch to the answer on the host.
     pub ms: f64,
+}
+
+/// A persistent kernel the solver can launch, and the grid it launches.
+struct PersistentKernel<'g> {
+    path: Path,
+    kernel: CooperativeKernel<'g, PersistentParams>,
+    blocks: u32,
+    registers_per_thread: Option<u32>,
 }
 
 /// The device side of one problem: the matrix, the vectors, the scalars,
@@ -192,35 +234,28 @@ pub struct Solver<'g> {
     alpha: crate::launch::Kernel<'g, crate::kernels::StateParams>,
     axpy: crate::launch::Kernel<'g, crate::kernels::VectorParams>,
     next: crate::launch::Kernel<'g, crate::kernels::StateParams>,
-    persistent: crate::launch::CooperativeKernel<'g, crate::kernels::PersistentParams>,
+    persistent: Vec<PersistentKernel<'g>>,
     step_blocks: u32,
-    persistent_blocks: u32,
 }
 
 impl<'g> Solver<'g> {
     /// Uploads the problem; the persistent kernel is `persistent` (the
     /// solver, or one of its named mistakes).
-    pub fn new(
-        gpu: &'g Gpu,
-        a: &Csr,
-        settings: Settings,
-        persistent: &gpu_core::kernels::KernelDef<crate::kernels::PersistentParams, gpu_core::kernels::GridSync>,
-    ) -> Result<Solver<'g>> {
+    pub fn new(gpu: &'g Gpu, a: &Csr, settings: Settings, persistent: &KernelDef<PersistentParams, GridSync>) -> Result<Solver<'g>> {
         let k = crate::kernels();
         let n = a.n();
-        let persistent = gpu.cooperative_kernel(persistent)?;
-        let capacity = persistent.limits(THREADS_PER_BLOCK)?.capacity();
         let wanted = crate::sizing::ordinary_blocks(n, THREADS_PER_BLOCK);
-        let persistent_blocks = wanted.min(capacity as u64) as u32;
         let step_blocks = wanted.min(gpu.info.sms as u64 * 8) as u32;
-        let state_len = k.solver_state.partials + 2 * persistent_blocks.max(step_blocks) as usize;
+        // Two partials per block of any grid that fits: at most 32 blocks per SM.
+        let most_blocks = wanted.min(gpu.info.sms as u64 * 32) as usize;
+        let state_len = k.solver_state.partials + 2 * most_blocks;
         gpu.ensure_free(a.device_bytes() + 16 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
             Error::OutOfDeviceMemory { needed, free } => {
                 Error::BadSystem { why: format!("N = {n} needs {needed} bytes of device memory and {free} are free: give a smaller --n") }
             }
             e => e,
         })?;
-        Ok(Solver {
+        let mut solver = Solver {
             gpu,
             system: DeviceSystem::upload(gpu, a)?,
             settings,
@@ -231,10 +266,35 @@ impl<'g> Solver<'g> {
             alpha: gpu.kernel(&k.conjugate_gradient_alpha)?,
             axpy: gpu.kernel(&k.conjugate_gradient_axpy)?,
             next: gpu.kernel(&k.conjugate_gradient_next)?,
-            persistent,
+            persistent: Vec::new(),
             step_blocks,
-            persistent_blocks,
-        })
+        };
+        solver.add_persistent(Path::Persistent, gpu.cooperative_kernel(persistent)?)?;
+        Ok(solver)
+    }
+
+    /// Adds a persistent kernel, on a grid of one block per 256 rows or as
+    /// many as fit at once, whichever is fewer (the lesson's sizing).
+    fn add_persistent(&mut self, path: Path, kernel: CooperativeKernel<'g, PersistentParams>) -> Result<()> {
+        let limits = kernel.limits(THREADS_PER_BLOCK)?;
+        let blocks = crate::sizing::ordinary_blocks(self.system.n(), THREADS_PER_BLOCK).min(limits.capacity() as u64) as u32;
+        self.persistent.push(PersistentKernel { path, kernel, blocks, registers_per_thread: limits.block.registers_per_thread });
+        Ok(())
+    }
+
+    /// Adds the C++ twin, launched through the same path as the Rust kernel.
+    pub fn add_twin(&mut self, twin: &'g Twin) -> Result<()> {
+        let rust = crate::kernels().conjugate_gradient_persistent;
+        // SAFETY: host/cpp/conjugate_gradient.cu's kernel takes the Rust
+        // kernel's parameters, the same dynamic shared memory (one double per
+        // tile of 32) and the same state layout, and calls grid.sync().
+        let def = unsafe { rust.renamed(crate::bench::cpp::CONJUGATE_GRADIENT_KERNEL) };
+        self.add_persistent(Path::CppTwin, self.gpu.cooperative_kernel_in(&twin.module, &def)?)
+    }
+
+    /// The grid of each persistent path.
+    pub fn persistent_blocks(&self, path: Path) -> Option<u32> {
+        self.persistent.iter().find(|p| p.path == path).map(|p| p.blocks)
     }
 
     /// x = 0, r = b = 1, p = 0, and the scalars for a new solve.
@@ -285,13 +345,19 @@ impl<'g> Solver<'g> {
             _ => None,
         };
         let start = std::time::Instant::now();
-        let scalars = match (path, &graph) {
-            (Path::Persistent, _) => {
-                let launch = self.persistent.configure(self.persistent_blocks, THREADS_PER_BLOCK)?;
+        let persistent = if path.is_persistent() {
+            Some(self.persistent.iter().position(|p| p.path == path).ok_or(Error::BadSystem { why: format!("{} was not loaded", path.name()) })?)
+        } else {
+            None
+        };
+        let scalars = match (persistent, &graph) {
+            (Some(k), _) => {
+                let p = &self.persistent[k];
+                let launch = p.kernel.configure(p.blocks, THREADS_PER_BLOCK)?;
                 launch.solve(&self.system, self.vectors.slice_mut(..), self.state.slice_mut(..))?;
                 self.scalars()?
             }
-            (_, graph) => loop {
+            (None, graph) => loop {
                 match graph {
                     // SAFETY: the graph's launches address this solver's buffers, alive while it is.
                     Some(g) => unsafe { gpu.launch_graph(g)? },
@@ -305,9 +371,11 @@ impl<'g> Solver<'g> {
         };
         let ms = start.elapsed().as_secs_f64() * 1e3;
         let x = gpu.read_view(&self.vectors.slice(..self.system.n()))?;
+        let persistent = persistent.map(|k| &self.persistent[k]);
         Ok(Solved {
             path,
-            blocks: if path == Path::Persistent { self.persistent_blocks } else { self.step_blocks },
+            blocks: persistent.map_or(self.step_blocks, |p| p.blocks),
+            registers_per_thread: persistent.and_then(|p| p.registers_per_thread),
             iterations: scalars[crate::kernels().solver_state.iterations] as u32,
             residual: scalars[crate::kernels().solver_state.r1].max(0.0).sqrt(),
             true_residual: true_residual(a, &x),
@@ -359,17 +427,16 @@ impl Report {
 }
 
 /// Solves the samples' problem along each path (`paths`) with the solver's
-/// persistent kernel `persistent` (the solver or a named mistake), and checks each.
-pub fn run(
-    gpu: &Gpu,
-    settings: Settings,
-    paths: &[Path],
-    persistent: &gpu_core::kernels::KernelDef<crate::kernels::PersistentParams, gpu_core::kernels::GridSync>,
-) -> Result<Report> {
+/// persistent kernel `persistent` (the solver or a named mistake), and
+/// with the C++ `twin` if given (needed for its path), and checks each.
+pub fn run(gpu: &Gpu, settings: Settings, paths: &[Path], persistent: &KernelDef<PersistentParams, GridSync>, twin: Option<&Twin>) -> Result<Report> {
     let settings = settings.checked(gpu.info.emulated)?;
     let a = tridiagonal(settings.n, settings.seed)?;
     let reference = reference(&a, &settings);
     let mut solver = Solver::new(gpu, &a, settings, persistent)?;
+    if let Some(twin) = twin {
+        solver.add_twin(twin)?;
+    }
     let solves = paths.iter().map(|&p| solver.solve(&a, p)).collect::<Result<Vec<_>>>()?;
     let x_max = solver.x()?.iter().fold(0.0f64, |m, v| m.max(v.abs() as f64));
     let a_norm = (0..a.n()).map(|i| a.row(i).map(|(_, v)| v.abs() as f64).sum::<f64>()).fold(0.0, f64::max);
@@ -417,139 +484,6 @@ pub fn render(r: &Report) -> String {
         }
     }
     o
-}
-
-/// One size of the benchmark: each path's times over the rounds, and the
-/// persistent kernel's ratio to each other path, round by round.
-#[derive(Clone, Debug, Serialize)]
-pub struct BenchRow {
-    pub n: usize,
-    pub iterations: [u32; 3],
-    pub persistent_blocks: u32,
-    /// Median milliseconds to solution, per path, in [`Path::ALL`] order.
-    pub median_ms: [f64; 3],
-    /// Persistent / launch per step: median and 95% interval.
-    pub vs_launch_per_step: (f64, f64, f64),
-    /// Persistent / graph: median and 95% interval.
-    pub vs_graph: (f64, f64, f64),
-    /// Every round's milliseconds, per path.
-    pub rounds_ms: [Vec<f64>; 3],
-}
-
-/// Times each path at each `n`, `rounds` rounds, the order of the paths
-/// rotating from round to round (after one untimed solve of each).
-pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
-    let persistent = crate::kernels().conjugate_gradient_persistent;
-    let mut rows = Vec::new();
-    for &n in sizes {
-        let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
-        let a = tridiagonal(n, settings.seed)?;
-        let reference = reference(&a, &settings);
-        let mut solver = Solver::new(gpu, &a, settings, &persistent)?;
-        let mut times: [Vec<f64>; 3] = Default::default();
-        let mut iterations = [0u32; 3];
-        for round in 0..=rounds {
-            for k in 0..3 {
-                let p = (round + k) % 3;
-                let s = solver.solve(&a, Path::ALL[p])?;
-                if s.iterations.abs_diff(reference.iterations) > 1 || s.residual.partial_cmp(&settings.tolerance).is_none_or(|o| o.is_gt()) {
-                    return Err(Error::BadSystem {
-                        why: format!(
-                            "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",
-                            s.path.name(),
-                            s.iterations,
-                            s.residual,
-                            reference.iterations
-                        ),
-                    });
-                }
-                iterations[p] = s.iterations;
-                if round > 0 {
-                    times[p].push(s.ms);
-                }
-            }
-        }
-        let ratios = |other: usize| interval(&times[2].iter().zip(&times[other]).map(|(c, o)| c / o).collect::<Vec<_>>());
-        let row = BenchRow {
-            n,
-            iterations,
-            persistent_blocks: solver.persistent_blocks,
-            median_ms: [median(&times[0]), median(&times[1]), median(&times[2])],
-            vs_launch_per_step: ratios(0),
-            vs_graph: ratios(1),
-            rounds_ms: times,
-        };
-        progress(&row);
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
-/// The benchmark as a table.
-pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "Conjugate gradient on {device}: milliseconds to solution (median over the rounds), and the persistent kernel's ratio to each path (median [95% interval])"
-    );
-    let _ = writeln!(
-        o,
-        "{:>9} {:>6} {:>7} {:>12} {:>12} {:>12} {:>24} {:>24}",
-        "N", "iters", "blocks", "per step", "graph", "persistent", "persistent / per step", "persistent / graph"
-    );
-    for r in rows {
-        let ci = |(m, lo, hi): (f64, f64, f64)| format!("{m:.3} [{lo:.3}, {hi:.3}]");
-        let _ = writeln!(
-            o,
-            "{:>9} {:>6} {:>7} {:>12.4} {:>12.4} {:>12.4} {:>24} {:>24}",
-            r.n,
-            r.iterations[2],
-            r.persistent_blocks,
-            r.median_ms[0],
-            r.median_ms[1],
-            r.median_ms[2],
-            ci(r.vs_launch_per_step),
-            ci(r.vs_graph)
-        );
-    }
-    o
-}
-
-/// The benchmark's picture: milliseconds to solution against N, one line per path.
-pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()> {
-    use plotters::prelude::*;
-    let io = |e: String| Error::Io { path: path.display().to_string(), error: std::io::Error::other(e) };
-    let (t0, t1) = rows.iter().flat_map(|r| r.median_ms).fold((f64::MAX, 0.0f64), |(a, b), t| (a.min(t), b.max(t)));
-    let (x0, x1) = (rows.first().map_or(10.0, |r| (r.n as f64).log2()), rows.last().map_or(24.0, |r| (r.n as f64).log2()));
-    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| io(e.to_string()))?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(format!("Conjugate gradient to 1e-5 on {device}: time to solution"), ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x0..x1, (t0 * 0.8..t1 * 1.25).log_scale())
-        .map_err(|e| io(e.to_string()))?;
-    chart
-        .configure_mesh()
-        .x_desc("N (rows)")
-        .y_desc("ms to solution (median)")
-        .x_label_formatter(&|x| format!("2^{x:.0}"))
-        .draw()
-        .map_err(|e| io(e.to_string()))?;
-    let colours = [RGBColor(213, 94, 0), RGBColor(0, 114, 178), RGBColor(0, 0, 0)];
-    for (k, p) in Path::ALL.iter().enumerate() {
-        let points: Vec<(f64, f64)> = rows.iter().map(|r| ((r.n as f64).log2(), r.median_ms[k])).collect();
-        let c = colours[k];
-        chart
-            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
-            .map_err(|e| io(e.to_string()))?
-            .label(p.name())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
-        chart.draw_series(points.into_iter().map(|xy| Circle::new(xy, 3, c.filled()))).map_err(|e| io(e.to_string()))?;
-    }
-    chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| io(e.to_string()))?;
-    root.present().map_err(|e| io(e.to_string()))
 }
 
 #[cfg(test)]

@@ -15,3 +15,17 @@ pub fn run_the_kernel_named_nowhere_else(gpu: &Gpu) {
     kernel.configure(6, 64).unwrap().per_block(out.slice_mut(..)).unwrap();
     assert_eq!(gpu.read(&out).unwrap(), [1006; 6]);
 }
+
+/// `launch_bounded` is declared `launch_bounds(128, 4)`: blocks of 128 run,
+/// and a block of 256 is refused by name before the launch (CUDA would
+/// refuse it too, with an invalid-value error that names nothing).
+pub fn run_the_kernel_with_launch_bounds(gpu: &Gpu) {
+    let def = gpu::kernels::kernel::<(Out<u32>,), GridSync>("launch_bounded").unwrap();
+    assert_eq!(def.launch_bounds(), Some((128, 4)));
+    let kernel = gpu.cooperative_kernel(&def).unwrap();
+    let err = kernel.configure(2, 256).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("launch_bounds(128, ...)") && err.contains("256 threads"), "{err}");
+    let mut out = gpu.zeros::<u32>(4).unwrap();
+    kernel.configure(4, 128).unwrap().per_block(out.slice_mut(..)).unwrap();
+    assert_eq!(gpu.read(&out).unwrap(), [128; 4]);
+}

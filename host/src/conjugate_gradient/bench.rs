@@ -1,0 +1,236 @@
+//! The solver's benchmark: every path at every N, in rounds whose order
+//! rotates, and the persistent kernel's ratio to each other path round by
+//! round (`docs/schema/conjugate-gradient.schema.json` is its JSON).
+
+use super::{Path, Settings, Solver, Twin, reference, tridiagonal};
+use crate::bench::paired::{interval, median};
+use crate::device::Gpu;
+use crate::error::{Error, Result};
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One path at one N.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathTimes {
+    pub path: Path,
+    pub blocks: u32,
+    /// Registers per thread of a persistent kernel (the driver's answer).
+    pub registers_per_thread: Option<u32>,
+    pub iterations: u32,
+    /// Median milliseconds to solution.
+    pub median_ms: f64,
+    /// The median divided by the iterations, in microseconds.
+    pub median_us_per_iteration: f64,
+    /// Every timed round's milliseconds.
+    pub rounds_ms: Vec<f64>,
+}
+
+/// `of`'s time over `to`'s, round by round: the median and its 95% interval.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Ratio {
+    pub of: Path,
+    pub to: Path,
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// One size of the benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub n: usize,
+    pub paths: Vec<PathTimes>,
+    pub ratios: Vec<Ratio>,
+}
+
+impl BenchRow {
+    /// The times of `path`, if it ran.
+    pub fn path(&self, path: Path) -> Option<&PathTimes> {
+        self.paths.iter().find(|p| p.path == path)
+    }
+
+    /// The ratio of `of` to `to`, if both ran.
+    pub fn ratio(&self, of: Path, to: Path) -> Option<&Ratio> {
+        self.ratios.iter().find(|r| r.of == of && r.to == to)
+    }
+}
+
+/// The whole benchmark: `conjugate-gradient.json`, whose schema is
+/// `docs/schema/conjugate-gradient.schema.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub device: String,
+    pub driver: Option<String>,
+    pub rounds: u32,
+    pub threads_per_block: u32,
+    pub tolerance: f64,
+    pub max_iterations: u32,
+    pub matrix_seed: u64,
+    /// Why the C++ twin is not in the rows, or null where it is.
+    pub cpp_twin_left_out: Option<String>,
+    pub rows: Vec<BenchRow>,
+}
+
+/// The ratios the benchmark reports: the Rust persistent kernel against
+/// each other path.
+const RATIOS: [(Path, Path); 3] = [(Path::Persistent, Path::LaunchPerStep), (Path::Persistent, Path::Graph), (Path::Persistent, Path::CppTwin)];
+
+/// Times each path (the Rust ones, and the C++ twin if given) at each `n`,
+/// `rounds` rounds, the order of the paths rotating from round to round
+/// (after one untimed solve of each). Every solve is checked against the
+/// CPU's: a path that strays is an error, not a time.
+pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin: Option<&Twin>, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
+    let persistent = crate::kernels().conjugate_gradient_persistent;
+    let paths: Vec<Path> = Path::ALL.into_iter().chain(twin.map(|_| Path::CppTwin)).collect();
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
+        let a = tridiagonal(n, settings.seed)?;
+        let reference = reference(&a, &settings);
+        let mut solver = Solver::new(gpu, &a, settings, &persistent)?;
+        if let Some(twin) = twin {
+            solver.add_twin(twin)?;
+        }
+        let mut times = vec![Vec::new(); paths.len()];
+        let mut solved = Vec::new();
+        for round in 0..=rounds {
+            for k in 0..paths.len() {
+                let p = (round + k) % paths.len();
+                let s = solver.solve(&a, paths[p])?;
+                if s.iterations.abs_diff(reference.iterations) > 1 || s.residual.partial_cmp(&settings.tolerance).is_none_or(|o| o.is_gt()) {
+                    return Err(Error::BadSystem {
+                        why: format!(
+                            "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",
+                            s.path.name(),
+                            s.iterations,
+                            s.residual,
+                            reference.iterations
+                        ),
+                    });
+                }
+                if round > 0 {
+                    times[p].push(s.ms);
+                } else {
+                    solved.push(s);
+                }
+            }
+        }
+        let paths_times: Vec<PathTimes> = paths
+            .iter()
+            .zip(&times)
+            .map(|(&path, rounds_ms)| {
+                let s = solved.iter().find(|s| s.path == path).expect("every path was solved in the untimed round");
+                let median_ms = median(rounds_ms);
+                PathTimes {
+                    path,
+                    blocks: s.blocks,
+                    registers_per_thread: s.registers_per_thread,
+                    iterations: s.iterations,
+                    median_ms,
+                    median_us_per_iteration: median_ms * 1e3 / s.iterations.max(1) as f64,
+                    rounds_ms: rounds_ms.clone(),
+                }
+            })
+            .collect();
+        let at = |path: Path| paths.iter().position(|&p| p == path);
+        let ratios = RATIOS
+            .iter()
+            .filter_map(|&(of, to)| {
+                let (a, b) = (at(of)?, at(to)?);
+                let (median, low, high) = interval(&times[a].iter().zip(&times[b]).map(|(x, y)| x / y).collect::<Vec<_>>());
+                Some(Ratio { of, to, median, low, high })
+            })
+            .collect();
+        let row = BenchRow { n, paths: paths_times, ratios };
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The benchmark as tables: milliseconds to solution per path, then the ratios.
+pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
+    let mut o = String::new();
+    let Some(first) = rows.first() else { return o };
+    let _ = writeln!(o, "Conjugate gradient on {device}: milliseconds to solution (median over the rounds)");
+    let _ = write!(o, "{:>9} {:>6}", "N", "iters");
+    for p in &first.paths {
+        let _ = write!(o, " {:>14}", short(p.path));
+    }
+    let _ = writeln!(o, " {:>8}", "blocks");
+    for r in rows {
+        let _ = write!(o, "{:>9} {:>6}", r.n, r.path(Path::Persistent).map_or(0, |p| p.iterations));
+        for p in &r.paths {
+            let _ = write!(o, " {:>14.4}", p.median_ms);
+        }
+        let _ = writeln!(o, " {:>8}", r.path(Path::Persistent).map_or(0, |p| p.blocks));
+    }
+    let regs: Vec<String> = first.paths.iter().filter_map(|p| p.registers_per_thread.map(|k| format!("{} {k}", short(p.path)))).collect();
+    let _ = writeln!(o, "registers per thread: {}; grid.sync() per iteration: 3 in each persistent kernel", regs.join(", "));
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Ratios of time to solution, round by round: median [95% interval]; below 1 the first is faster");
+    let _ = write!(o, "{:>9}", "N");
+    for r in &first.ratios {
+        let _ = write!(o, " {:>30}", format!("{} / {}", short(r.of), short(r.to)));
+    }
+    let _ = writeln!(o);
+    for row in rows {
+        let _ = write!(o, "{:>9}", row.n);
+        for r in &row.ratios {
+            let _ = write!(o, " {:>30}", format!("{:.3} [{:.3}, {:.3}]", r.median, r.low, r.high));
+        }
+        let _ = writeln!(o);
+    }
+    o
+}
+
+/// A path's name in a table's heading.
+fn short(p: Path) -> &'static str {
+    match p {
+        Path::LaunchPerStep => "per step",
+        Path::Graph => "graph",
+        Path::Persistent => "persistent",
+        Path::CppTwin => "C++ twin",
+    }
+}
+
+/// The benchmark's picture: milliseconds to solution against N, one line per path.
+pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()> {
+    use plotters::prelude::*;
+    let io = |e: String| Error::Io { path: path.display().to_string(), error: std::io::Error::other(e) };
+    let (t0, t1) = rows.iter().flat_map(|r| r.paths.iter().map(|p| p.median_ms)).fold((f64::MAX, 0.0f64), |(a, b), t| (a.min(t), b.max(t)));
+    let (x0, x1) = (rows.first().map_or(10.0, |r| (r.n as f64).log2()), rows.last().map_or(24.0, |r| (r.n as f64).log2()));
+    let root = SVGBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| io(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("Conjugate gradient to 1e-5 on {device}: time to solution"), ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, (t0 * 0.8..t1 * 1.25).log_scale())
+        .map_err(|e| io(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .x_desc("N (rows)")
+        .y_desc("ms to solution (median)")
+        .x_label_formatter(&|x| format!("2^{x:.0}"))
+        .draw()
+        .map_err(|e| io(e.to_string()))?;
+    let colours = [RGBColor(213, 94, 0), RGBColor(0, 114, 178), RGBColor(0, 0, 0), RGBColor(0, 158, 115)];
+    let all = [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::CppTwin];
+    for (k, &p) in all.iter().enumerate() {
+        let points: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some(((r.n as f64).log2(), r.path(p)?.median_ms))).collect();
+        if points.is_empty() {
+            continue;
+        }
+        let c = colours[k];
+        chart
+            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+            .map_err(|e| io(e.to_string()))?
+            .label(p.name())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+        chart.draw_series(points.into_iter().map(|xy| Circle::new(xy, 3, c.filled()))).map_err(|e| io(e.to_string()))?;
+    }
+    chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| io(e.to_string()))?;
+    root.present().map_err(|e| io(e.to_string()))
+}
