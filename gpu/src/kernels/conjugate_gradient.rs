@@ -39,36 +39,42 @@ pub const fn one_f64_per_tile(threads_per_block: u32, tile: u32) -> u32 {
     threads_per_block.div_ceil(tile) * 8
 }
 
-/// The block's total of `v`, in every thread (every thread must call it).
+/// The block's total of `v`, in every thread.
+///
+/// # Safety
+/// Every thread of the block calls it, outside any branch that splits a
+/// warp (its block barriers are the aligned ones, as C++'s `block.sync()`).
 #[inline(always)]
-fn block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f64) -> f64 {
+unsafe fn block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f64) -> f64 {
     let totals = dynamic_shared::<f64>();
     let t = cg::reduce(tile, v, Plus);
     if tile.thread_rank() == 0 {
         // SAFETY: one f64 per tile, each tile writing its own.
         unsafe { totals.write(tile.meta_group_rank() as usize, t) };
     }
-    block.sync();
+    // SAFETY (both barriers): the caller's contract; the branch above has closed.
+    unsafe { block.sync_aligned() };
     let mut total = 0.0f64;
     let mut i = 0;
     while i < tile.meta_group_size() {
-        // SAFETY: i names a tile, whose total was written before block.sync().
+        // SAFETY: i names a tile, whose total was written before the barrier.
         total += unsafe { totals.read(i as usize) };
         i += 1;
     }
     // The next call may overwrite the totals only after every thread has read them.
-    block.sync();
+    unsafe { block.sync_aligned() };
     total
 }
 
-/// Thread 0 writes the block's total of `part` to `state[slot]` (every
-/// thread must call it): the block's partial of a dot product.
+/// Thread 0 writes the block's total of `part` to `state[slot]`: the
+/// block's partial of a dot product.
 ///
 /// # Safety
-/// `slot` lies in `state`.
+/// As [`block_total`], and `slot` lies in `state`.
 #[inline(always)]
 unsafe fn write_block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, part: f64, state: Out<f64>, slot: usize) {
-    let total = block_total(block, tile, part);
+    // SAFETY: the caller's contract.
+    let total = unsafe { block_total(block, tile, part) };
     if block.thread_rank() == 0 {
         // SAFETY: the caller's contract.
         unsafe { state.write(slot, total) };
@@ -78,16 +84,20 @@ unsafe fn write_block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadB
 /// The sum of `values[first..first + count]`, in every thread of the block,
 /// added in the same order by every block (so that every block decides the
 /// same thing from it).
+///
+/// # Safety
+/// As [`block_total`], and the range lies in `values`.
 #[inline(always)]
-fn total_of<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, values: Out<f64>, first: usize, count: usize) -> f64 {
+unsafe fn total_of<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, values: Out<f64>, first: usize, count: usize) -> f64 {
     let mut mine = 0.0f64;
     let mut i = block.thread_rank() as usize;
     while i < count {
-        // SAFETY: the caller's range lies in `values`.
+        // SAFETY: the caller's contract.
         mine += unsafe { values.read(first + i) };
         i += block.size() as usize;
     }
-    block_total(block, tile, mine)
+    // SAFETY: the caller's contract; the loop above has closed.
+    unsafe { block_total(block, tile, mine) }
 }
 
 /// Row `i` of A times p (the values and columns of `matrix` and `vals`).
@@ -186,7 +196,8 @@ pub unsafe fn conjugate_gradient_alpha<const TILE: u32 = 32>(state: Out<f64>, bl
     }
     let block = this_thread_block();
     let tile = tiled_partition::<TILE>(&block);
-    let p_ap = total_of(&block, &tile, state, PARTIALS, blocks);
+    // SAFETY: every thread, outside any branch; `blocks` partials.
+    let p_ap = unsafe { total_of(&block, &tile, state, PARTIALS, blocks) };
     if block.thread_rank() == 0 {
         // SAFETY: the scalars.
         unsafe { state.write(ALPHA, state.read(R1) / p_ap) };
@@ -244,7 +255,8 @@ pub unsafe fn conjugate_gradient_next<const TILE: u32 = 32>(state: Out<f64>, blo
     }
     let block = this_thread_block();
     let tile = tiled_partition::<TILE>(&block);
-    let r1 = total_of(&block, &tile, state, PARTIALS, blocks);
+    // SAFETY: every thread, outside any branch; `blocks` partials.
+    let r1 = unsafe { total_of(&block, &tile, state, PARTIALS, blocks) };
     if block.thread_rank() == 0 {
         // SAFETY: the scalars.
         unsafe {
@@ -293,7 +305,9 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
     let blocks = grid.num_blocks();
     let (dots, squares) = (PARTIALS, PARTIALS + blocks);
     // SAFETY (every access below): rows below n of the four vectors, the
-    // scalars, and two partials per block, the caller's contract.
+    // scalars, and two partials per block, the caller's contract. Every
+    // thread of the block runs every reduction, outside any branch: the
+    // loop's condition is the same in every thread of the grid.
     let (tolerance_squared, max_iterations) = unsafe { (state.read(TOLERANCE_SQUARED), state.read(MAX_ITERATIONS) as u32) };
     let mut part = 0.0f64;
     let mut i = grid.thread_rank();
@@ -304,7 +318,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
     }
     unsafe { write_block_total(&block, &tile, part, state, squares + grid.block_rank()) };
     grid.sync();
-    let mut r1 = total_of(&block, &tile, state, squares, blocks);
+    let mut r1 = unsafe { total_of(&block, &tile, state, squares, blocks) };
     let mut r0 = 0.0f64;
     let mut k = 0u32;
     while r1 > tolerance_squared && k < max_iterations {
@@ -321,7 +335,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
         if MISTAKE != mistake::NO_SYNC_BEFORE_DOT {
             grid.sync(); // (2) p·Ap from every block
         }
-        let alpha = (r1 / total_of(&block, &tile, state, dots, blocks)) as f32;
+        let alpha = (r1 / unsafe { total_of(&block, &tile, state, dots, blocks) }) as f32;
         let mut part = 0.0f64;
         let mut i = grid.thread_rank();
         while i < n {
@@ -333,7 +347,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
             grid.sync(); // (3) r·r from every block
         }
         r0 = r1;
-        r1 = total_of(&block, &tile, state, squares, blocks);
+        r1 = unsafe { total_of(&block, &tile, state, squares, blocks) };
     }
     if grid.thread_rank() == 0 {
         unsafe {

@@ -32,6 +32,12 @@ pub fn global_timer() -> u64 {
 pub unsafe fn sync_threads() {
     thread::sync_threads()
 }
+/// The emulator has one block barrier: it names threads that arrive from
+/// different calls, and cannot see a warp that arrives split.
+#[track_caller]
+pub unsafe fn sync_threads_aligned() {
+    thread::sync_threads()
+}
 #[track_caller]
 pub unsafe fn sync_warp(mask: u32) {
     thread::sync_warp(mask)

@@ -84,6 +84,19 @@ pub unsafe fn sync_threads() {
     unsafe { asm!("barrier.sync 0;", options(nostack)) };
 }
 
+/// `bar.sync 0` (`barrier.sync.aligned 0`): what nvcc emits for
+/// `__syncthreads()`. The hardware counts a warp's arrival once, for all
+/// its threads, which is why it is cheaper than [`sync_threads`].
+///
+/// # Safety
+/// As [`sync_threads`], and each warp reaches it as one
+/// (`cg::ThreadBlock::sync_aligned` says when that holds).
+#[inline(always)]
+pub unsafe fn sync_threads_aligned() {
+    // SAFETY: the caller's contract.
+    unsafe { asm!("bar.sync 0;", options(nostack)) };
+}
+
 /// `bar.warp.sync mask`: the lanes in `mask` wait for each other, and their
 /// memory writes before it are visible to each other after it (`__syncwarp(mask)`).
 ///

@@ -66,6 +66,30 @@ impl ThreadBlock {
         unsafe { arch::sync_threads() }
     }
 
+    /// The block barrier as nvcc compiles `__syncthreads()` and C++'s
+    /// `block.sync()`: the aligned `bar.sync 0`, which costs less than
+    /// [`sync`](Self::sync)'s `barrier.sync 0` (about 4% of the
+    /// conjugate-gradient solve at small N on an H200, `docs/conjugate-gradient.md`).
+    ///
+    /// # Safety
+    /// Every thread of the block reaches this call, and each warp reaches it
+    /// as one: PTX leaves the aligned barrier undefined when a warp's
+    /// threads reach it apart. Reaching it after a branch or loop that has
+    /// closed is what `__syncthreads()` does in C++. Reaching it while a
+    /// thread of the warp still spins, waiting on something outside the
+    /// block, is not: a grid barrier built on it hangs on an H200
+    /// (`records/2026-12-02-h200-conjugate-gradient-twin/aligned/`). The
+    /// emulator names threads that arrive from different calls, as it does
+    /// for `sync`; it cannot see a warp that arrives split, which is what
+    /// makes this `unsafe`.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn sync_aligned(&self) {
+        emu_call!("block.sync_aligned()");
+        // SAFETY: the caller's contract.
+        unsafe { arch::sync_threads_aligned() }
+    }
+
     /// This thread's rank in the block, x fastest (`block.thread_rank()`).
     #[inline(always)]
     pub fn thread_rank(&self) -> u32 {
