@@ -165,6 +165,20 @@ pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
         }
         let _ = writeln!(o, " {:>8}", r.path(Path::Persistent).map_or(0, |p| p.blocks));
     }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Microseconds per iteration (the median time to solution over the iterations)");
+    let _ = write!(o, "{:>9} {:>6}", "N", "iters");
+    for p in &first.paths {
+        let _ = write!(o, " {:>14}", short(p.path));
+    }
+    let _ = writeln!(o);
+    for r in rows {
+        let _ = write!(o, "{:>9} {:>6}", r.n, r.path(Path::Persistent).map_or(0, |p| p.iterations));
+        for p in &r.paths {
+            let _ = write!(o, " {:>14.2}", p.median_us_per_iteration);
+        }
+        let _ = writeln!(o);
+    }
     let regs: Vec<String> = first.paths.iter().filter_map(|p| p.registers_per_thread.map(|k| format!("{} {k}", short(p.path)))).collect();
     let _ = writeln!(o, "registers per thread: {}; grid.sync() per iteration: 3 in each persistent kernel", regs.join(", "));
     let _ = writeln!(o);
@@ -233,4 +247,30 @@ pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()
     }
     chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| io(e.to_string()))?;
     root.present().map_err(|e| io(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(path: Path, median_ms: f64) -> PathTimes {
+        PathTimes { path, blocks: 4, registers_per_thread: None, iterations: 6, median_ms, median_us_per_iteration: median_ms * 1e3 / 6.0, rounds_ms: vec![median_ms] }
+    }
+
+    #[test]
+    fn the_tables_show_each_path_its_time_per_iteration_and_each_ratio_with_its_interval() {
+        let row = |twin: bool| BenchRow {
+            n: 1024,
+            paths: [times(Path::LaunchPerStep, 0.2), times(Path::Graph, 0.072), times(Path::Persistent, 0.054)]
+                .into_iter()
+                .chain(twin.then(|| times(Path::CppTwin, 0.053)))
+                .collect(),
+            ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.746, low: 0.739, high: 0.756 }],
+        };
+        let text = render_bench("H200", &[row(true)]);
+        assert!(text.contains("C++ twin") && text.contains("persistent / graph") && text.contains("0.746 [0.739, 0.756]"), "{text}");
+        assert!(text.contains("Microseconds per iteration") && text.contains("9.00"), "54 µs over 6 iterations: {text}");
+        assert!(!render_bench("H200", &[row(false)]).contains("C++ twin"));
+        assert!(render_bench("H200", &[]).is_empty());
+    }
 }
