@@ -292,11 +292,6 @@ impl<'g> Solver<'g> {
         self.add_persistent(Path::CppTwin, self.gpu.cooperative_kernel_in(&twin.module, &def)?)
     }
 
-    /// The grid of each persistent path.
-    pub fn persistent_blocks(&self, path: Path) -> Option<u32> {
-        self.persistent.iter().find(|p| p.path == path).map(|p| p.blocks)
-    }
-
     /// x = 0, r = b = 1, p = 0, and the scalars for a new solve.
     fn reset(&mut self) -> Result<()> {
         let n = self.system.n();
