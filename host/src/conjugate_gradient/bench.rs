@@ -148,39 +148,21 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
     Ok(rows)
 }
 
-/// The benchmark as tables: milliseconds to solution per path, then the ratios.
+/// The benchmark as tables: milliseconds to solution per path, microseconds
+/// per iteration, then the ratios.
 pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
     let mut o = String::new();
     let Some(first) = rows.first() else { return o };
     let _ = writeln!(o, "Conjugate gradient on {device}: milliseconds to solution (median over the rounds)");
-    let _ = write!(o, "{:>9} {:>6}", "N", "iters");
-    for p in &first.paths {
-        let _ = write!(o, " {:>14}", short(p.path));
-    }
-    let _ = writeln!(o, " {:>8}", "blocks");
-    for r in rows {
-        let _ = write!(o, "{:>9} {:>6}", r.n, r.path(Path::Persistent).map_or(0, |p| p.iterations));
-        for p in &r.paths {
-            let _ = write!(o, " {:>14.4}", p.median_ms);
-        }
-        let _ = writeln!(o, " {:>8}", r.path(Path::Persistent).map_or(0, |p| p.blocks));
-    }
+    per_path(&mut o, rows, |p| format!("{:.4}", p.median_ms), true);
     let _ = writeln!(o);
     let _ = writeln!(o, "Microseconds per iteration (the median time to solution over the iterations)");
-    let _ = write!(o, "{:>9} {:>6}", "N", "iters");
-    for p in &first.paths {
-        let _ = write!(o, " {:>14}", short(p.path));
-    }
-    let _ = writeln!(o);
-    for r in rows {
-        let _ = write!(o, "{:>9} {:>6}", r.n, r.path(Path::Persistent).map_or(0, |p| p.iterations));
-        for p in &r.paths {
-            let _ = write!(o, " {:>14.2}", p.median_us_per_iteration);
-        }
-        let _ = writeln!(o);
-    }
+    per_path(&mut o, rows, |p| format!("{:.2}", p.median_us_per_iteration), false);
     let regs: Vec<String> = first.paths.iter().filter_map(|p| p.registers_per_thread.map(|k| format!("{} {k}", short(p.path)))).collect();
-    let _ = writeln!(o, "registers per thread: {}; grid.sync() per iteration: 3 in each persistent kernel", regs.join(", "));
+    if !regs.is_empty() {
+        let _ = write!(o, "registers per thread: {}; ", regs.join(", "));
+    }
+    let _ = writeln!(o, "grid.sync() per iteration: 3 in each persistent kernel");
     let _ = writeln!(o);
     let _ = writeln!(o, "Ratios of time to solution, round by round: median [95% interval]; below 1 the first is faster");
     let _ = write!(o, "{:>9}", "N");
@@ -196,6 +178,24 @@ pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
         let _ = writeln!(o);
     }
     o
+}
+
+/// A table of one figure per path and N, with the persistent kernel's
+/// iterations (and its blocks, if `blocks`).
+fn per_path(o: &mut String, rows: &[BenchRow], figure: impl Fn(&PathTimes) -> String, blocks: bool) {
+    let persistent = |r: &BenchRow| r.path(Path::Persistent).map_or((0, 0), |p| (p.iterations, p.blocks));
+    let _ = write!(o, "{:>9} {:>6}", "N", "iters");
+    for p in rows.first().map_or(&[][..], |r| &r.paths) {
+        let _ = write!(o, " {:>14}", short(p.path));
+    }
+    let _ = writeln!(o, "{}", if blocks { format!(" {:>8}", "blocks") } else { String::new() });
+    for r in rows {
+        let _ = write!(o, "{:>9} {:>6}", r.n, persistent(r).0);
+        for p in &r.paths {
+            let _ = write!(o, " {:>14}", figure(p));
+        }
+        let _ = writeln!(o, "{}", if blocks { format!(" {:>8}", persistent(r).1) } else { String::new() });
+    }
 }
 
 /// A path's name in a table's heading.
@@ -254,7 +254,15 @@ mod tests {
     use super::*;
 
     fn times(path: Path, median_ms: f64) -> PathTimes {
-        PathTimes { path, blocks: 4, registers_per_thread: None, iterations: 6, median_ms, median_us_per_iteration: median_ms * 1e3 / 6.0, rounds_ms: vec![median_ms] }
+        PathTimes {
+            path,
+            blocks: 4,
+            registers_per_thread: None,
+            iterations: 6,
+            median_ms,
+            median_us_per_iteration: median_ms * 1e3 / 6.0,
+            rounds_ms: vec![median_ms],
+        }
     }
 
     #[test]
