@@ -304,7 +304,7 @@ pub struct BenchArgs {
 }
 
 /// The subcommands, by name.
-pub const SUBCOMMANDS: [&str; 5] = ["exercise", "bench", "trace", "occupancy", "multi-gpu"];
+pub const SUBCOMMANDS: [&str; 6] = ["exercise", "bench", "conjugate-gradient", "trace", "occupancy", "multi-gpu"];
 
 /// The flags that describe the emulated GPU, which need `--emulate`.
 const EMULATOR_ONLY: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
@@ -344,7 +344,7 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
             }
         ));
     }
-    if !["bench", "exercise", "multi-gpu"].contains(&sub.as_str())
+    if !["bench", "exercise", "multi-gpu", "conjugate-gradient"].contains(&sub.as_str())
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
     {
         return Some(format!("{sub} takes no {flag}: it uses the lesson's n, 4,194,915, and blocks of 256"));
@@ -533,6 +533,8 @@ mod tests {
         }
         let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
         assert_eq!(explain(&["multi-gpu", "--n", "5", "--emulate"]), None);
+        assert_eq!(explain(&["conjugate-gradient", "--n", "4096", "--emulate"]), None);
+        assert_eq!(explain(&["--emulate", "conjugate-gradient"]).unwrap(), "flags go after the subcommand: write `cg-lesson conjugate-gradient --emulate`");
         assert_eq!(explain(&["--emulate", "multi-gpu"]).unwrap(), "flags go after the subcommand: write `cg-lesson multi-gpu --emulate`");
     }
 

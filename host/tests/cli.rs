@@ -107,6 +107,10 @@ fn emulate_may_come_before_the_subcommand_as_cargo_emulate_puts_it() {
     let o = run(&["--emulate", "exercise", "--variant", "zero-grid"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("Exercise: single-launch sum, solver zero-grid, on emulated Tesla T4"), "{out}{}", stderr(&o));
+    // `cargo emulate conjugate-gradient`, as docs/conjugate-gradient.md gives it.
+    let o = run(&["--emulate", "conjugate-gradient", "--n", "1024"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && out.contains("Conjugate gradient on emulated Tesla T4") && out.contains(": pass"), "{out}{}", stderr(&o));
 }
 
 #[test]
