@@ -76,6 +76,14 @@ fn emit(text: &str) {
     let _ = out.flush();
 }
 
+/// Writes `text` to `name` in `dir`, making `dir` if it is missing: the path written.
+fn save(dir: &std::path::Path, name: &str, text: &str) -> Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|error| Error::Io { path: dir.display().to_string(), error })?;
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|error| Error::Io { path: path.display().to_string(), error })?;
+    Ok(path)
+}
+
 fn run_lesson(cli: &Cli) -> Result<()> {
     let gpu = open(&cli.target)?;
     let emulated = gpu.info.emulated;
@@ -197,8 +205,6 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
             eprintln!("N = {}: done", r.n);
         }
     })?;
-    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
-    let json_path = args.out.join("conjugate-gradient.json");
     let report = solver::BenchReport {
         device: gpu.info.name.clone(),
         driver: gpu.info.driver_version.clone(),
@@ -211,7 +217,7 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
         rows,
     };
     let body = json::to_string(&report);
-    std::fs::write(&json_path, &body).map_err(|error| Error::Io { path: json_path.display().to_string(), error })?;
+    save(&args.out, "conjugate-gradient.json", &body)?;
     solver::svg(&gpu.info.name, &report.rows, &args.out.join("conjugate-gradient.svg"))?;
     emit(&if args.target.json { body + "\n" } else { solver::render_bench(&gpu.info.name, &report.rows) });
     Ok(())
@@ -242,10 +248,8 @@ fn run_cluster_bench(gpu: &Gpu, args: &BenchArgs) -> Result<()> {
         let _step = progress.spinner("the sum with a cluster stage against its C++ twin");
         bench::clusters::run(gpu, args.threads_per_block, args.max_log2, args.rounds.max(1) as usize, args.round_runs as usize)?
     };
-    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
-    let saved = args.out.join("clusters.json");
     let text = json::to_string(&c) + "\n";
-    std::fs::write(&saved, &text).map_err(|error| Error::Io { path: saved.display().to_string(), error })?;
+    let saved = save(&args.out, "clusters.json", &text)?;
     emit(&if args.json { text } else { bench::clusters::render(&c) });
     eprintln!("results written to {}", saved.display());
     Ok(())
@@ -277,14 +281,13 @@ fn run_bench(args: &BenchArgs) -> Result<()> {
     };
     let progress = Progress::new(args.json);
     let r = bench::run(&gpu, &cfg, &progress)?;
-    std::fs::create_dir_all(&args.out).map_err(|error| Error::Io { path: args.out.display().to_string(), error })?;
-    let (svg, saved) = (args.out.join("bench.svg"), args.out.join("bench.json"));
+    let text = json::to_string(&r) + "\n";
+    let saved = save(&args.out, "bench.json", &text)?;
+    let svg = args.out.join("bench.svg");
     let title = format!("Sum of n floats on {} (median of {} runs)", gpu.info.name, cfg.runs);
     if !r.points.is_empty() {
         bench::plot::svg(&r.points, &title, &svg)?;
     }
-    let text = json::to_string(&r) + "\n";
-    std::fs::write(&saved, &text).map_err(|error| Error::Io { path: saved.display().to_string(), error })?;
     emit(&if args.json { text } else { bench::render(&r) });
     if r.points.is_empty() {
         eprintln!("results written to {}", saved.display());
