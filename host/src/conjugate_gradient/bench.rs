@@ -97,7 +97,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
             for k in 0..paths.len() {
                 let p = (round + k) % paths.len();
                 let s = solver.solve(&a, paths[p])?;
-                if s.iterations.abs_diff(reference.iterations) > 1 || s.residual.partial_cmp(&settings.tolerance).is_none_or(|o| o.is_gt()) {
+                if !s.iterations_agree(&reference) || !s.converged(settings.tolerance) {
                     return Err(Error::BadSystem {
                         why: format!(
                             "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",

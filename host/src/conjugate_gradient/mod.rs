@@ -213,6 +213,18 @@ pub struct Solved {
     pub ms: f64,
 }
 
+impl Solved {
+    /// Within one iteration of the CPU's solve.
+    pub fn iterations_agree(&self, reference: &Reference) -> bool {
+        self.iterations.abs_diff(reference.iterations) <= 1
+    }
+
+    /// The residual's norm at most `tolerance` (a NaN is not).
+    pub fn converged(&self, tolerance: f64) -> bool {
+        self.residual.partial_cmp(&tolerance).is_some_and(|o| o.is_le())
+    }
+}
+
 /// A persistent kernel the solver can launch, and the grid it launches.
 struct PersistentKernel<'g> {
     path: Path,
@@ -398,10 +410,10 @@ impl Report {
         let mut f = Vec::new();
         for s in &self.solves {
             let name = s.path.name();
-            if s.iterations.abs_diff(self.reference.iterations) > 1 {
+            if !s.iterations_agree(&self.reference) {
                 f.push(format!("{name}: {} iterations, the CPU's f64 solve {} (more than 1 apart)", s.iterations, self.reference.iterations));
             }
-            if s.residual.partial_cmp(&self.settings.tolerance).is_none_or(|o| o.is_gt()) {
+            if !s.converged(self.settings.tolerance) {
                 f.push(format!("{name}: residual {:.3e} is not below the tolerance {:.1e}", s.residual, self.settings.tolerance));
             }
             if s.true_residual.partial_cmp(&self.true_residual_bound).is_none_or(|o| o.is_gt()) {
@@ -516,6 +528,15 @@ mod tests {
         assert!(r.residual <= 1e-5 && (4..30).contains(&r.iterations), "{r:?}");
         // x = 0 leaves ‖b‖ = √N.
         assert_eq!(true_residual(&a, &vec![0.0; 4096]), 64.0);
+    }
+
+    #[test]
+    fn a_solve_agrees_within_one_iteration_and_a_nan_residual_has_not_converged() {
+        let s =
+            |iterations, residual| Solved { path: Path::Persistent, blocks: 4, registers_per_thread: None, iterations, residual, true_residual: 0.0, ms: 0.0 };
+        let cpu = Reference { iterations: 8, residual: 1e-6 };
+        assert!(s(7, 0.0).iterations_agree(&cpu) && s(9, 0.0).iterations_agree(&cpu) && !s(10, 0.0).iterations_agree(&cpu));
+        assert!(s(8, 1e-5).converged(1e-5) && !s(8, 2e-5).converged(1e-5) && !s(8, f64::NAN).converged(1e-5));
     }
 
     #[test]
