@@ -36,7 +36,7 @@ done
 echo "Broken on purpose: errors expected"
 for pair in "memcheck memcheck_target_a_loop_that_reads_past_n" \
             "racecheck racecheck_target_block_sum_without_its_first_block_sync" \
-            "synccheck synccheck_target_a_block_sync_only_some_threads_reach" \
+            "synccheck synccheck_target_an_aligned_block_sync_only_lane_0_of_each_warp_reaches" \
             "initcheck initcheck_target_a_partial_no_block_writes"; do
   set -- $pair
   log=$(compute-sanitizer --tool "$1" $(options "$1") --error-exitcode 99 "$TARGETS" --include-ignored --exact "$2" --test-threads=1 2>&1)

@@ -690,3 +690,24 @@ fn a_per_block_buffer_indexed_past_the_grid_is_told_to_index_by_the_block() {
     let text = err_text(launch(&PARTIAL_AT_THREAD_RANK, 4, THREADS, false, &[output("partials", &mut one, 0)]));
     assert!(!text.contains("one element per block"), "{text}");
 }
+
+#[test]
+fn the_collective_probes_run_and_write_what_their_documentation_says() {
+    // gpu/src/kernels/probes.rs: each probe's out[1] on one warp (and the
+    // grid probe on a cooperative grid of the small device's 8 blocks).
+    let run = |def: &dyn Fn(&mut [u32]) -> Result<LaunchStats, Fault>| {
+        let mut out = [0u32; kernels::PROBE_WORDS];
+        def(&mut out).unwrap();
+        out[1]
+    };
+    let one_warp = |k: &KernelDef<(Out<u32>,), kernels::NoGridSync>| run(&|out| launch(k, 1, 32, false, &[output("out", out, 0)]));
+    assert_eq!(one_warp(&kernels::PROBE_BLOCK_SYNC), 2);
+    assert_eq!(one_warp(&kernels::PROBE_BLOCK_SYNC_ALIGNED), 2);
+    assert_eq!(one_warp(&kernels::PROBE_TILE_SYNC), 2);
+    assert_eq!(one_warp(&kernels::PROBE_SHFL_DOWN), 1);
+    assert_eq!(one_warp(&kernels::PROBE_BALLOT), 0x4924_9249);
+    assert_eq!(one_warp(&kernels::PROBE_REDUCE), 496);
+    let trips = run(&|out| launch(&kernels::PROBE_BLOCK_SYNC_IN_A_LOOP, 1, 64, false, &[output("out", out, 0), Arg::Value(3)]));
+    assert_eq!(trips, 4);
+    assert_eq!(run(&|out| launch(&kernels::PROBE_GRID_SYNC, 8, THREADS, true, &[output("out", out, 0)])), 2);
+}

@@ -283,7 +283,7 @@ fn the_kernels_made_to_break_the_sanitizers_are_named_by_the_emulator_too() {
     assert!(past.contains("read input[611], past its 611 elements"), "{past}");
     let race = broken_first_stage(&gpu::kernels::SANITIZER_BLOCK_SUM_RACE, 4096, 16);
     assert!(race.contains("data race on dynamic shared memory word"), "{race}");
-    let sync = broken_first_stage(&gpu::kernels::SANITIZER_DIVERGENT_BLOCK_SYNC, 611, 3);
+    let sync = broken_first_stage(&gpu::kernels::SANITIZER_DIVERGENT_ALIGNED_BLOCK_SYNC, 611, 3);
     assert!(sync.contains("met at one block.sync() from different places"), "{sync}");
 }
 

@@ -256,27 +256,167 @@ fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_mod
     }
 }
 
+/// The opcodes of entry `name`'s body in `ptx`, one per instruction: each
+/// statement's first word, after any `{`, label or predicate guard
+/// (`@%p1 bra ...` gives `bra`). Inline-assembly blocks (`{ .reg ...; vote...; }`)
+/// count each instruction in them.
+fn opcodes<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
+    let header = format!(".entry {name}(");
+    let start = ptx.find(&header).unwrap_or_else(|| panic!("no entry {name}"));
+    let chunk = &ptx[start..];
+    let open = chunk.find("\n{").expect("an entry body");
+    let body = &chunk[open..open + chunk[open..].find("\n}\n").expect("the end of the entry body")];
+    body.lines()
+        .map(|l| l.split("//").next().unwrap())
+        .flat_map(|l| l.split(';'))
+        .filter_map(|statement| {
+            let mut words = statement.split_whitespace().skip_while(|w| *w == "{" || *w == "}" || w.ends_with(':') || w.starts_with('@'));
+            words.next().map(|w| w.trim_start_matches('{'))
+        })
+        .filter(|w| !w.is_empty() && !w.starts_with('.') && !w.starts_with('}'))
+        .collect()
+}
+
+/// The collectives, by the instruction each source call must become once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Collective {
+    /// `block.sync()`: the non-aligned `barrier.sync`.
+    BlockSync,
+    /// `block.sync_aligned()`: `bar.sync`, which is `barrier.sync.aligned`.
+    AlignedBlockSync,
+    /// `tile.sync()`, `coalesced.sync()`: `bar.warp.sync`.
+    WarpSync,
+    Shuffle,
+    Vote,
+    ClusterArrive,
+    ClusterWait,
+}
+
+impl Collective {
+    fn is(self, op: &str) -> bool {
+        match self {
+            Collective::BlockSync => op == "barrier.sync" || op == "barrier.cta.sync",
+            Collective::AlignedBlockSync => ["bar.sync", "barrier.sync.aligned", "barrier.cta.sync.aligned"].contains(&op),
+            Collective::WarpSync => op == "bar.warp.sync",
+            Collective::Shuffle => op.starts_with("shfl.sync"),
+            Collective::Vote => op.starts_with("vote."),
+            Collective::ClusterArrive => op.starts_with("barrier.cluster.arrive"),
+            Collective::ClusterWait => op.starts_with("barrier.cluster.wait"),
+        }
+    }
+}
+
+fn count(ptx: &str, entry: &str, c: Collective) -> usize {
+    opcodes(ptx, entry).into_iter().filter(|op| c.is(op)).count()
+}
+
 #[test]
-fn every_block_barrier_is_the_non_aligned_barrier_sync_which_divergent_code_may_reach() {
+fn each_collective_called_once_between_two_branches_on_the_rank_is_one_instruction() {
+    // gpu/src/kernels/probes.rs: each probe calls its collective once,
+    // between `if t == 0 { .. }` and `if t == 0 { .. }`, where an opaque
+    // `asm!` collective came out once per path (2026-12-03: two
+    // `barrier.sync`, two `bar.sync`, two `shfl.sync`; ten `barrier.sync` for
+    // the loop, unrolled). LLVM keeps a convergent intrinsic where it is.
+    use Collective::*;
+    let plain = [
+        ("probe_block_sync", BlockSync, 1),
+        ("probe_block_sync_aligned", AlignedBlockSync, 1),
+        ("probe_block_sync_aligned", BlockSync, 0),
+        ("probe_tile_sync", WarpSync, 1),
+        ("probe_shfl_down", Shuffle, 1),
+        ("probe_ballot", Vote, 1),
+        // cg::reduce on a tile of 32 is five butterfly steps, each one shuffle.
+        ("probe_reduce", Shuffle, 5),
+        // Unrolled or not, one instruction in the loop's body.
+        ("probe_block_sync_in_a_loop", BlockSync, 1),
+        // grid.sync(): a block barrier before thread 0's arrival and one after;
+        // the watched entry's block 0 has a third, between watching and releasing.
+        ("probe_grid_sync", BlockSync, 2),
+        ("probe_grid_sync__watched", BlockSync, 3),
+    ];
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
+        for (entry, c, n) in plain {
+            assert_eq!(count(ptx, entry, c), n, "{module}: {entry} has {} {c:?}, its source calls {n}", count(ptx, entry, c));
+        }
+    }
+    assert_eq!(count(modules().sm90, "probe_cluster_sync", ClusterArrive), 1);
+    assert_eq!(count(modules().sm90, "probe_cluster_sync", ClusterWait), 1);
+}
+
+#[test]
+fn every_shipped_kernel_has_as_many_block_barriers_as_its_source_calls() {
+    // Per call, in barrier instructions: `block_sum` 2 (gpu/src/lesson/sum.rs),
+    // `grid.sync()` 2 (3 in a watched entry), `MultiGridGroup::sync` two
+    // grid.sync(), the conjugate-gradient `block_total` 2 aligned. Each row:
+    // the entry, its `barrier.sync` and `bar.sync` (plain entry; watched entry).
+    #[rustfmt::skip]
+    let rows: &[(&str, usize, usize, usize, &str)] = &[
+        // (entry, barrier.sync plain, barrier.sync watched, bar.sync, source)
+        ("reduce_blocks_to_partials", 2, 0, 0, "block_sum"),
+        ("reduce_partials_to_total", 2, 0, 0, "block_sum"),
+        ("reduce_cooperative_grid", 6, 7, 0, "block_sum, grid.sync(), block_sum"),
+        ("exercise_sum", 6, 7, 0, "block_sum, grid.sync(), block_sum"),
+        ("reduce_cooperative_fast", 6, 7, 0, "block_sum, grid.sync(), block_sum"),
+        ("reduce_last_block", 5, 0, 0, "block_sum, block.sync(), block_sum"),
+        ("reduce_single_block", 2, 0, 0, "block_sum"),
+        ("reduce_multi_gpu", 10, 13, 0, "block_sum, grid.sync(), block_sum, multi.sync() (two grid.sync())"),
+        ("multi_grid_barrier", 4, 6, 0, "multi.sync()"),
+        ("grid_sync_loop", 2, 3, 0, "grid.sync() in a loop"),
+        ("grid_sync_stress", 4, 6, 0, "grid.sync() twice in a loop"),
+        ("registered_alone", 2, 3, 0, "grid.sync()"),
+        ("launch_bounded", 2, 3, 0, "grid.sync()"),
+        ("conjugate_gradient_spmv_dot", 0, 0, 2, "block_total"),
+        ("conjugate_gradient_alpha", 0, 0, 2, "block_total"),
+        ("conjugate_gradient_axpy", 0, 0, 2, "block_total"),
+        ("conjugate_gradient_next", 0, 0, 2, "block_total"),
+        // Four grid.sync(); seven block_total, of which LLVM merges the two
+        // identical `total_of(squares)` (before the loop, and at the end of a
+        // trip) into one at the loop's head: six.
+        ("conjugate_gradient_persistent", 8, 12, 12, "grid.sync() x4, block_total x7 (two merged)"),
+        ("sanitizer_divergent_aligned_block_sync", 0, 0, 2, "block.sync_aligned() in a branch, block.sync_aligned()"),
+        ("sanitizer_block_sum_race", 1, 0, 0, "block_sum without its first block.sync()"),
+    ];
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90)] {
+        for &(entry, plain, watched, aligned, source) in rows {
+            let (b, a) = (count(ptx, entry, Collective::BlockSync), count(ptx, entry, Collective::AlignedBlockSync));
+            assert_eq!((b, a), (plain, aligned), "{module}: {entry} ({source}) has {b} barrier.sync and {a} bar.sync");
+            if watched > 0 {
+                let w = format!("{entry}{WATCHED_ENTRY_SUFFIX}");
+                assert_eq!(count(ptx, &w, Collective::BlockSync), watched, "{module}: {w} ({source})");
+            }
+        }
+    }
+    // The cluster kernels (sm_90 module): block barriers as above, and each
+    // cluster.sync() one arrive and one wait.
+    let sm90 = modules().sm90;
+    for (entry, plain, cluster_syncs) in [("reduce_cluster_grid", 8, 2), ("reduce_clusters_to_partials", 4, 2), ("cluster_sync_loop", 0, 1)] {
+        assert_eq!(count(sm90, entry, Collective::BlockSync), plain, "{entry}");
+        assert_eq!(count(sm90, entry, Collective::ClusterArrive), cluster_syncs, "{entry}");
+        assert_eq!(count(sm90, entry, Collective::ClusterWait), cluster_syncs, "{entry}");
+    }
+}
+
+#[test]
+fn the_block_barriers_are_non_aligned_except_where_a_kernel_asks_for_the_aligned_one() {
     // `bar.sync` is `barrier.sync.aligned`: undefined when the threads of a
     // warp reach it apart. `block.sync()` and `grid.sync()` use `barrier.sync`;
-    // only `unsafe` `block.sync_aligned()` emits `bar.sync`, and only the
-    // conjugate-gradient kernels' reductions call it.
-    let aligned_allowed = |entry: &str| entry.starts_with("conjugate_gradient_");
+    // only `unsafe` `block.sync_aligned()` emits `bar.sync`: the
+    // conjugate-gradient reductions, its probe, and the synccheck target
+    // that misuses it on purpose.
+    let aligned_allowed =
+        |entry: &str| entry.starts_with("conjugate_gradient_") || entry == "probe_block_sync_aligned" || entry == "sanitizer_divergent_aligned_block_sync";
     for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
-        let instructions = |text: &str, op: &str| text.lines().filter(|l| l.trim_start().starts_with(op)).count();
-        assert_eq!(instructions(ptx, "barrier.sync.aligned"), 0, "{module} has an aligned block barrier");
-        assert_eq!(instructions(ptx, "bar.cta"), 0, "{module} has an aligned block barrier");
-        assert!(instructions(ptx, "barrier.sync 0;") > 20, "{module}: the block barriers are barrier.sync 0");
         let mut aligned_entries = Vec::new();
-        for chunk in ptx.split(".entry ").skip(1) {
-            let name = chunk.split('(').next().unwrap();
-            let body = &chunk[..chunk.find("\n}\n").unwrap_or(chunk.len())];
-            if instructions(body, "bar.sync") > 0 {
+        let mut non_aligned = 0;
+        for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {
+            let name = line.trim_start_matches(".visible .entry ").split('(').next().unwrap();
+            non_aligned += count(ptx, name, Collective::BlockSync);
+            if count(ptx, name, Collective::AlignedBlockSync) > 0 {
                 assert!(aligned_allowed(name), "{module}: {name} has an aligned block barrier");
                 aligned_entries.push(name);
             }
         }
+        assert!(non_aligned > 20, "{module}: the block barriers are barrier.sync 0");
         assert!(aligned_entries.contains(&"conjugate_gradient_persistent"), "{module}: {aligned_entries:?}");
     }
 }

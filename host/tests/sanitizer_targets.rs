@@ -5,7 +5,9 @@
 //! sanitizer's to find. GPU only, so marked ignored; on the emulator the same
 //! kernels are named by `tests/emulated.rs`.
 
-use gpu::kernels::{REDUCE_BLOCKS_TO_PARTIALS, REDUCE_PARTIALS_TO_TOTAL, SANITIZER_BLOCK_SUM_RACE, SANITIZER_DIVERGENT_BLOCK_SYNC, SANITIZER_READS_PAST_N};
+use gpu::kernels::{
+    REDUCE_BLOCKS_TO_PARTIALS, REDUCE_PARTIALS_TO_TOTAL, SANITIZER_BLOCK_SUM_RACE, SANITIZER_DIVERGENT_ALIGNED_BLOCK_SYNC, SANITIZER_READS_PAST_N,
+};
 use host::device::Gpu;
 use host::reference;
 
@@ -39,8 +41,8 @@ fn racecheck_target_block_sum_without_its_first_block_sync() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU; run by scripts/sanitize.sh under synccheck"]
-fn synccheck_target_a_block_sync_only_some_threads_reach() {
-    first_stage(&SANITIZER_DIVERGENT_BLOCK_SYNC, 611, 3);
+fn synccheck_target_an_aligned_block_sync_only_lane_0_of_each_warp_reaches() {
+    first_stage(&SANITIZER_DIVERGENT_ALIGNED_BLOCK_SYNC, 611, 3);
 }
 
 #[test]

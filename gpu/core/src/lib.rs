@@ -15,7 +15,10 @@
 //! and [`mem`] are the safe surface built on them; kernels call only those.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics, abi_unadjusted, core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
+)]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 #[doc(hidden)]

@@ -115,12 +115,15 @@ pub unsafe fn sanitizer_block_sum_race<const TILE: u32 = 32>(input: In<f32>, par
     }
 }
 
-/// For synccheck: a `block.sync()` that only each tile's thread 0 reaches.
+/// For synccheck: the aligned block barrier (`__syncthreads()`), which
+/// each warp must reach as one, reached by lane 0 of each warp alone. The
+/// same mistake with the non-aligned `block.sync()` is defined on sm_70 and
+/// newer, and synccheck rightly reports nothing for it (H200, 2026-12-03).
 ///
 /// # Safety
 /// `input` holds `n` floats, `partials` one per block.
 #[kernel(shared_memory = one_f32_per_tile)]
-pub unsafe fn sanitizer_divergent_block_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+pub unsafe fn sanitizer_divergent_aligned_block_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
     let grid = this_grid();
     let block = this_thread_block();
     let tile = tiled_partition::<TILE>(&block);
@@ -132,10 +135,13 @@ pub unsafe fn sanitizer_divergent_block_sync<const TILE: u32 = 32>(input: In<f32
     if tile.thread_rank() == 0 {
         // SAFETY: one f32 per tile.
         unsafe { tile_totals.write(tile.meta_group_rank() as usize, tile_total) };
-        // The mistake: a block barrier inside a branch most threads skip.
-        block.sync();
+        // The mistake: an aligned block barrier inside a branch that the
+        // other 31 lanes of the warp skip.
+        // SAFETY: none; this is the mistake synccheck is shown to catch.
+        unsafe { block.sync_aligned() };
     }
-    block.sync();
+    // SAFETY: as above.
+    unsafe { block.sync_aligned() };
     if block.thread_rank() == 0 {
         // SAFETY: partials holds one float per block; tile 0 wrote its total.
         unsafe { partials.write(block.group_index().x as usize, tile_totals.read(0)) };

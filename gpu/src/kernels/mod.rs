@@ -15,6 +15,7 @@ pub mod conjugate_gradient;
 pub mod fast;
 mod multi;
 pub mod mutants;
+mod probes;
 mod timing;
 
 pub use crate::lesson::*;
@@ -24,6 +25,7 @@ pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_coopera
 #[cfg(not(target_arch = "nvptx64"))]
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
 pub use multi::*;
+pub use probes::*;
 pub use timing::*;
 
 pub use gpu_core::kernels::*;

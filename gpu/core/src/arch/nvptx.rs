@@ -1,11 +1,26 @@
 //! PTX instructions the kernels need, one small function each (the PTX build).
 //!
-//! The only module with inline assembly (the model is `core::arch::nvptx`).
-//! Reading a special register is safe; an instruction whose misuse is
-//! undefined (a barrier or a warp collective that not every named thread
-//! reaches, a load from an address the caller does not vouch for) is an
-//! `unsafe fn` whose `# Safety` says what the caller must guarantee. The
-//! cooperative-groups layer in [`crate::cg`] is the safe surface built on these.
+//! The model is `core::arch::nvptx`. Reading a special register is safe; an
+//! instruction whose misuse is undefined (a barrier or a warp collective
+//! that not every named thread reaches, a load from an address the caller
+//! does not vouch for) is an `unsafe fn` whose `# Safety` says what the
+//! caller must guarantee. The cooperative-groups layer in [`crate::cg`] is
+//! the safe surface built on these.
+//!
+//! Two kinds of instruction, reached two ways:
+//! - **Collectives** (block and cluster barriers, warp sync, shuffles, votes,
+//!   `activemask`, `redux.sync`) go through LLVM's NVVM intrinsics
+//!   ([`nvvm`] below), which LLVM marks `convergent`: it never copies one
+//!   into the two sides of a branch or moves it across one, so one source
+//!   call is one instruction in the PTX, and the threads that meet at it
+//!   meet at the same instruction. An `asm!` block is opaque to LLVM, which
+//!   copied a `block.sync()` placed between two `if t == 0` into both paths
+//!   (two `barrier.sync`), and an aligned `bar.sync` copied that way is
+//!   undefined behaviour (`host/tests/ptx.rs` counts them).
+//! - **Everything else** stays inline assembly, where moving or copying it
+//!   changes nothing another thread sees: loads and stores with an ordering,
+//!   atomics, fences, special registers, `nanosleep`. Triton draws the same
+//!   line.
 
 use core::arch::asm;
 use core::arch::nvptx;
@@ -66,14 +81,59 @@ pub fn global_timer() -> u64 {
     r
 }
 
+/// LLVM's NVVM intrinsics for the collectives, as stdarch declares them:
+/// each is `convergent` in LLVM, which is what keeps it where the source put it.
+mod nvvm {
+    #[allow(improper_ctypes)]
+    unsafe extern "unadjusted" {
+        #[link_name = "llvm.nvvm.barrier.cta.sync.all"]
+        pub fn barrier_cta_sync_all(id: u32);
+        #[link_name = "llvm.nvvm.barrier.cta.sync.aligned.all"]
+        pub fn barrier_cta_sync_aligned_all(id: u32);
+        #[link_name = "llvm.nvvm.bar.warp.sync"]
+        pub fn bar_warp_sync(mask: u32);
+        #[link_name = "llvm.nvvm.activemask"]
+        pub fn activemask() -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+        pub fn shfl_sync_down_i32(mask: u32, v: u32, delta: u32, c: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+        pub fn shfl_sync_up_i32(mask: u32, v: u32, delta: u32, c: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+        pub fn shfl_sync_bfly_i32(mask: u32, v: u32, lane_mask: u32, c: u32) -> u32;
+        #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+        pub fn shfl_sync_idx_i32(mask: u32, v: u32, src: u32, c: u32) -> u32;
+        #[link_name = "llvm.nvvm.vote.ballot.sync"]
+        pub fn vote_ballot_sync(mask: u32, pred: bool) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.add"]
+        pub fn redux_sync_add(v: u32, mask: u32) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.umin"]
+        pub fn redux_sync_umin(v: u32, mask: u32) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.umax"]
+        pub fn redux_sync_umax(v: u32, mask: u32) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.min"]
+        pub fn redux_sync_min(v: i32, mask: u32) -> i32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.max"]
+        pub fn redux_sync_max(v: i32, mask: u32) -> i32;
+        #[link_name = "llvm.nvvm.barrier.cluster.arrive"]
+        pub fn barrier_cluster_arrive();
+        #[link_name = "llvm.nvvm.barrier.cluster.wait"]
+        pub fn barrier_cluster_wait();
+    }
+}
+
 /// `barrier.sync 0`: every thread of the block waits here, and the block's
-/// memory writes before it are visible to the block after it (`__syncthreads()`).
+/// memory writes before it are visible to the block after it (C++'s
+/// `cg::thread_block::sync()`, which is `__barrier_sync(0)`).
 ///
-/// Not `bar.sync 0`, which nvcc emits for `__syncthreads()` and
-/// `core::arch::nvptx::_syncthreads` too: that is `barrier.sync.aligned 0`,
-/// whose behaviour PTX leaves undefined unless every thread of a warp
-/// executes the same barrier instruction, so in divergent code. This form
-/// (PTX ISA 6.0, sm_70+) counts arrivals per thread, from any instruction.
+/// Not `bar.sync 0`, which nvcc emits for `__syncthreads()`: that is
+/// `barrier.sync.aligned 0`, whose behaviour PTX leaves undefined unless
+/// every thread of a warp executes the same barrier instruction. This form
+/// (PTX ISA 6.0, sm_70+) counts arrivals per thread.
 ///
 /// # Safety
 /// Every thread of the block that has not exited reaches a `barrier.sync 0`;
@@ -81,7 +141,7 @@ pub fn global_timer() -> u64 {
 #[inline(always)]
 pub unsafe fn sync_threads() {
     // SAFETY: the caller's contract.
-    unsafe { asm!("barrier.sync 0;", options(nostack)) };
+    unsafe { nvvm::barrier_cta_sync_all(0) }
 }
 
 /// `bar.sync 0` (`barrier.sync.aligned 0`): what nvcc emits for
@@ -94,7 +154,7 @@ pub unsafe fn sync_threads() {
 #[inline(always)]
 pub unsafe fn sync_threads_aligned() {
     // SAFETY: the caller's contract.
-    unsafe { asm!("bar.sync 0;", options(nostack)) };
+    unsafe { nvvm::barrier_cta_sync_aligned_all(0) }
 }
 
 /// `bar.warp.sync mask`: the lanes in `mask` wait for each other, and their
@@ -106,20 +166,18 @@ pub unsafe fn sync_threads_aligned() {
 #[inline(always)]
 pub unsafe fn sync_warp(mask: u32) {
     // SAFETY: the caller's contract.
-    unsafe { asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack)) };
+    unsafe { nvvm::bar_warp_sync(mask) }
 }
 
 /// `activemask.b32`: the lanes executing this instruction together (`__activemask()`).
 #[inline(always)]
 pub fn active_mask() -> u32 {
-    let r: u32;
     // SAFETY: no preconditions.
-    unsafe { asm!("activemask.b32 {r};", r = out(reg32) r, options(nomem, nostack)) };
-    r
+    unsafe { nvvm::activemask() }
 }
 
 macro_rules! shfl {
-    ($(#[$doc:meta])* $name:ident, $mode:literal, $b:ident) => {
+    ($(#[$doc:meta])* $name:ident, $intrinsic:ident, $b:ident) => {
         $(#[$doc])*
         ///
         /// `c` packs the segment mask and clamp ([`crate::cg::lanes::shfl_c`]).
@@ -129,25 +187,19 @@ macro_rules! shfl {
         /// same shuffle with the same mask.
         #[inline(always)]
         pub unsafe fn $name(mask: u32, v: u32, $b: u32, c: u32) -> u32 {
-            let r: u32;
             // SAFETY: the caller's contract.
-            unsafe {
-                asm!(concat!("shfl.sync.", $mode, ".b32 {r}, {v}, {b}, {c}, {m};"),
-                     r = out(reg32) r, v = in(reg32) v, b = in(reg32) $b, c = in(reg32) c, m = in(reg32) mask,
-                     options(nomem, nostack))
-            };
-            r
+            unsafe { nvvm::$intrinsic(mask, v, $b, c) }
         }
     };
 }
 shfl!(/// `shfl.sync.down.b32`: the value from lane `lane + delta` of the segment (`__shfl_down_sync`).
-    shfl_down, "down", delta);
+    shfl_down, shfl_sync_down_i32, delta);
 shfl!(/// `shfl.sync.up.b32`: the value from lane `lane - delta` of the segment (`__shfl_up_sync`).
-    shfl_up, "up", delta);
+    shfl_up, shfl_sync_up_i32, delta);
 shfl!(/// `shfl.sync.bfly.b32`: the value from lane `lane ^ lane_mask` (`__shfl_xor_sync`).
-    shfl_xor, "bfly", lane_mask);
+    shfl_xor, shfl_sync_bfly_i32, lane_mask);
 shfl!(/// `shfl.sync.idx.b32`: the value from lane `src` of the segment, modulo its width (`__shfl_sync`).
-    shfl_idx, "idx", src);
+    shfl_idx, shfl_sync_idx_i32, src);
 
 /// `vote.sync.ballot.b32`: bit `l` set where lane `l` of `mask` has `pred` (`__ballot_sync`).
 ///
@@ -155,14 +207,8 @@ shfl!(/// `shfl.sync.idx.b32`: the value from lane `src` of the segment, modulo 
 /// The calling lane is in `mask`, and every lane in `mask` executes the same vote.
 #[inline(always)]
 pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
-    let r: u32;
     // SAFETY: the caller's contract.
-    unsafe {
-        asm!("{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
-             r = out(reg32) r, x = in(reg32) pred as u32, m = in(reg32) mask,
-             options(nomem, nostack))
-    };
-    r
+    unsafe { nvvm::vote_ballot_sync(mask, pred) }
 }
 
 /// `popc.b32`: the number of set bits (`__popc`).
@@ -172,7 +218,7 @@ pub fn popc(v: u32) -> u32 {
 }
 
 macro_rules! redux {
-    ($(#[$doc:meta])* $name:ident, $ty:ty, $ptx:literal) => {
+    ($(#[$doc:meta])* $name:ident, $ty:ty, $intrinsic:ident) => {
         $(#[$doc])*
         ///
         /// # Safety
@@ -180,25 +226,23 @@ macro_rules! redux {
         #[cfg(target_feature = "sm_80")]
         #[inline(always)]
         pub unsafe fn $name(mask: u32, v: $ty) -> $ty {
-            let r: $ty;
             // SAFETY: the caller's contract.
-            unsafe { asm!(concat!($ptx, " {r}, {v}, {m};"), r = out(reg32) r, v = in(reg32) v, m = in(reg32) mask, options(nomem, nostack)) };
-            r
+            unsafe { nvvm::$intrinsic(v as _, mask) as $ty }
         }
     };
 }
-redux!(/// `redux.sync.add.u32` (sm_80+): the sum over the lanes of `mask` (`__reduce_add_sync`).
-    redux_add_u32, u32, "redux.sync.add.u32");
+redux!(/// `redux.sync.add` (sm_80+): the sum over the lanes of `mask` (`__reduce_add_sync`).
+    redux_add_u32, u32, redux_sync_add);
 redux!(/// `redux.sync.min.u32` (sm_80+) (`__reduce_min_sync`).
-    redux_min_u32, u32, "redux.sync.min.u32");
+    redux_min_u32, u32, redux_sync_umin);
 redux!(/// `redux.sync.max.u32` (sm_80+) (`__reduce_max_sync`).
-    redux_max_u32, u32, "redux.sync.max.u32");
-redux!(/// `redux.sync.add.s32` (sm_80+) (`__reduce_add_sync`).
-    redux_add_i32, i32, "redux.sync.add.s32");
+    redux_max_u32, u32, redux_sync_umax);
+redux!(/// `redux.sync.add` (sm_80+): two's-complement addition is the same for `i32` (`__reduce_add_sync`).
+    redux_add_i32, i32, redux_sync_add);
 redux!(/// `redux.sync.min.s32` (sm_80+) (`__reduce_min_sync`).
-    redux_min_i32, i32, "redux.sync.min.s32");
+    redux_min_i32, i32, redux_sync_min);
 redux!(/// `redux.sync.max.s32` (sm_80+) (`__reduce_max_sync`).
-    redux_max_i32, i32, "redux.sync.max.s32");
+    redux_max_i32, i32, redux_sync_max);
 
 /// `%envreg1:%envreg2`: the grid workspace the driver hands a cooperative launch,
 /// or null when the launch was not cooperative (the `%envreg1` word is the high half).
@@ -488,7 +532,7 @@ pub fn cluster_nctarank() -> u32 {
 #[inline(always)]
 pub unsafe fn barrier_cluster_arrive_release() {
     // SAFETY: the caller's contract.
-    unsafe { asm!("barrier.cluster.arrive;", options(nostack)) };
+    unsafe { nvvm::barrier_cluster_arrive() }
 }
 
 /// `barrier.cluster.wait` (sm_90+): waits until every thread of the cluster
@@ -500,7 +544,7 @@ pub unsafe fn barrier_cluster_arrive_release() {
 #[inline(always)]
 pub unsafe fn barrier_cluster_wait_acquire() {
     // SAFETY: the caller's contract.
-    unsafe { asm!("barrier.cluster.wait;", options(nostack)) };
+    unsafe { nvvm::barrier_cluster_wait() }
 }
 
 /// `cvta.to.shared` then `mapa.shared::cluster` (sm_90+): the address, in
