@@ -93,7 +93,7 @@ fn take_ptx(output: std::io::Result<std::process::Output>, target_dir: &Path, to
         };
         match with_launch_bounds(&text) {
             Ok(text) => write_or_fail(to, &text),
-            Err(why) => fail(&format!("launch bounds: {why}"), "report this: `#[kernel(launch_bounds(...))]` and gpu/build.rs disagree"),
+            Err(why) => fail(&format!("launch bounds: {why}"), "report this: `#[kernel(launch_bounds(...))]` and gpu/build.rs (with_launch_bounds) disagree"),
         }
     }
 }
@@ -138,6 +138,11 @@ fn with_launch_bounds(ptx: &str) -> Result<String, String> {
         if found == 0 {
             return Err(format!("no .entry {name} for its launch bounds"));
         }
+    }
+    // A marker this pass did not read (LLVM printed it another way) would
+    // leave a kernel without the bounds its source declares.
+    if let Some(line) = kept.lines().find(|l| l.contains("__launch_bounds__")) {
+        return Err(format!("a marker was left unread, so its kernel would lose its bounds: {}", line.trim()));
     }
     Ok(kept)
 }

@@ -5,6 +5,11 @@
 # barrier, the sanitizers (SANITIZE=1), and BENCH=k runs of the benchmark.
 # Logs go to $RESULTS, packed into $OUT/results.tgz after every stage, so an
 # interrupted run still returns what it finished.
+#
+# Every run has the exit status it must have (0, or non-zero for a mistake
+# made on purpose), and no program run may panic. Each miss is a line
+# `FAILED: <what>` as it happens and again in the summary at the end, and
+# the script exits 1; with none it ends `gpu-check: passed` and exits 0.
 set -u
 OUT=${OUT:-gpu-results}
 RESULTS=${RESULTS:-/tmp/gpu-results}
@@ -12,6 +17,24 @@ mkdir -p "$OUT" "$RESULTS"
 pack() { tar -czf "$OUT/results.tgz" -C "$RESULTS" . ; }
 D=.device
 B="$D/cg-lesson"
+failures=()
+fail() { failures+=("$1"); echo "FAILED: $1"; }
+# expect WHAT WANT RC: WANT is 0 or "nonzero".
+expect() {
+  if [ "$2" = 0 ] && [ "$3" != 0 ]; then fail "$1: exit $3, expected 0"; fi
+  if [ "$2" = nonzero ] && [ "$3" = 0 ]; then fail "$1: exit 0, expected a non-zero exit"; fi
+}
+# run LOG WANT ARGS...: runs the program, appends its output and exit to LOG,
+# and holds it to WANT and to no panic.
+run() {
+  local log=$1 want=$2; shift 2
+  echo "=== cg-lesson $*" >> "$log"
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  printf '%s\nrc=%s\n' "$out" "$rc" >> "$log"
+  expect "$(basename "$1") ${*:2}" "$want" "$rc"
+  if grep -q "panicked" <<<"$out"; then fail "$(basename "$1") ${*:2}: panicked"; fi
+}
 {
   date -u +"date: %Y-%m-%dT%H:%MZ"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -21,7 +44,8 @@ cat "$RESULTS/machine.txt"
 pack
 
 # The lesson as a user runs it, first, on a fresh context.
-"$B" > "$RESULTS/lesson.txt" 2>&1; echo "lesson rc=$?" | tee -a "$RESULTS/lesson.txt"
+"$B" > "$RESULTS/lesson.txt" 2>&1; rc=$?; echo "lesson rc=$rc" | tee -a "$RESULTS/lesson.txt"
+expect "the lesson" 0 "$rc"
 pack
 
 # Test binaries: every test, the GPU ones included.
@@ -30,60 +54,78 @@ for t in "$D"/tests/*; do
   # need cargo), the PTX test (which needs ptxas) and the layers tests (which
   # reads the source tree); the GPU machine runs the ones that need a GPU.
   case "$(basename "$t")" in cli|clusters|emulated|emulator|emu_layers|guard|ptx|layers|multi|multi_gpu|multi_gpu_stranded|*-unit) continue ;; esac
-  echo "=== $(basename "$t")"
-  "$t" --include-ignored --test-threads=1 --nocapture 2>&1
-done > "$RESULTS/tests.txt"
+  echo "=== $(basename "$t")" >> "$RESULTS/tests.txt"
+  "$t" --include-ignored --test-threads=1 --nocapture >> "$RESULTS/tests.txt" 2>&1
+  expect "tests/$(basename "$t")" 0 $?
+done
 grep -E "^test result|FAILED|panicked" "$RESULTS/tests.txt"
 pack
 
-{
-  for args in "--threads-per-block 32" "--threads-per-block 64" "--threads-per-block 1024" "--n 1" "--n 0" "--n 611" "--json --n 611"; do
-    echo "=== cg-lesson $args"
-    "$B" $args 2>&1; echo "rc=$?"
-  done
-  for t in 1 2 4 8 16; do
-    echo "=== cg-lesson built with tiles of $t"
-    "$D/cg-lesson-tile$t" --runs 3 2>&1 | grep -E "tiles of|limited by|two launches|cooperative launch|checks|FAILED"; echo "rc=$?"
-  done
-} > "$RESULTS/lesson-variants.txt"
-grep -E "^===|rc=|checks|FAILED" "$RESULTS/lesson-variants.txt"
+L="$RESULTS/lesson-variants.txt"
+for args in "--threads-per-block 32" "--threads-per-block 64" "--threads-per-block 1024" "--n 1" "--n 0" "--n 611" "--json --n 611"; do
+  # shellcheck disable=SC2086
+  run "$L" 0 "$B" $args
+done
+for t in 1 2 4 8 16; do
+  run "$L" 0 "$D/cg-lesson-tile$t" --runs 3
+done
+grep -E "^===|rc=|checks|FAILED" "$L"
 pack
 
+E="$RESULTS/exercise.txt"
+# The shipped solve() is the learner's to write (it fails); `reference` is
+# ours; every other variant is a mistake the harness must fail by name.
 for v in solve reference grid-from-n zero-grid round-down bounds-bug partials-if; do
-  echo "=== cg-lesson exercise --variant $v"
-  "$B" exercise --variant "$v" 2>&1; echo "rc=$?"
-done > "$RESULTS/exercise.txt"
-grep -E "^===|rc=|smallest|checks" "$RESULTS/exercise.txt"
+  want=nonzero; [ "$v" = reference ] && want=0
+  run "$E" "$want" "$B" exercise --variant "$v"
+done
+grep -E "^===|rc=|smallest|checks" "$E"
 pack
 
+R="$RESULTS/robustness.txt"
+run "$R" 0 "$B" --n 4294967299 --runs 3 --warmups 1
+for n in 1000000000000 18446744073709551615 18446744073709551614 4611686018427387904 4611686018427387903; do
+  run "$R" nonzero "$B" --n "$n"
+done
+run "$R" nonzero "$B" --device 7
 {
-  echo "=== cg-lesson --n 4294967299 (2^32 + 3 floats, 16 GiB)"
-  "$B" --n 4294967299 --runs 3 --warmups 1 2>&1; echo "rc=$?"
-  for n in 1000000000000 18446744073709551615 18446744073709551614 4611686018427387904 4611686018427387903; do
-    echo "=== cg-lesson --n $n"
-    "$B" --n $n 2>&1; echo "rc=$?"
-  done
-  echo "=== cg-lesson --device 7"
-  "$B" --device 7 2>&1; echo "rc=$?"
   echo "=== plain barrier: cg-lesson --runs 200 --warmups 20"
   "$B" --runs 200 --warmups 20 2>&1 | grep -A5 "^Time"
   echo "=== diagnosing barrier: cg-lesson-barrier-timeout --runs 200 --warmups 20"
   "$D/cg-lesson-barrier-timeout" --runs 200 --warmups 20 2>&1 | grep -A5 "^Time"
-} > "$RESULTS/robustness.txt"
-grep -E "^===|rc=|error|checks" "$RESULTS/robustness.txt"
+} >> "$R"
+grep -E "^===|rc=|error|checks" "$R"
 pack
 
-if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
-  bash "$D/sanitize.sh" "$B" "$D/tests/sanitizer_targets" > "$RESULTS/sanitizers.txt" 2>&1; echo "sanitizers rc=$?" | tee -a "$RESULTS/sanitizers.txt"
-  tail -13 "$RESULTS/sanitizers.txt"
+if [ -n "${SANITIZE:-}" ]; then
+  if command -v compute-sanitizer >/dev/null; then
+    bash "$D/sanitize.sh" "$B" "$D/tests/sanitizer_targets" > "$RESULTS/sanitizers.txt" 2>&1; rc=$?
+    echo "sanitizers rc=$rc" | tee -a "$RESULTS/sanitizers.txt"
+    expect "sanitizers (scripts/sanitize.sh)" 0 "$rc"
+    grep -E "FAILED" "$RESULTS/sanitizers.txt"
+    tail -13 "$RESULTS/sanitizers.txt"
+  else
+    fail "SANITIZE=1, but compute-sanitizer is not on PATH"
+  fi
   pack
 fi
 if [ -n "${BENCH:-}" ]; then
   for k in $(seq 1 "${BENCH}"); do
-    "$B" bench --out "$RESULTS/bench$k" ${BENCH_ARGS:-} > "$RESULTS/bench$k.txt" 2>&1; echo "bench $k rc=$?"
+    # shellcheck disable=SC2086
+    "$B" bench --out "$RESULTS/bench$k" ${BENCH_ARGS:-} > "$RESULTS/bench$k.txt" 2>&1; rc=$?
+    echo "bench $k rc=$rc"
+    expect "bench $k" 0 "$rc"
     pack
   done
   tail -40 "$RESULTS/bench1.txt"
 fi
 cp "$RESULTS/lesson.txt" "$OUT/lesson.txt"
 tail -30 "$RESULTS/lesson.txt"
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+  echo "gpu-check: ${#failures[@]} FAILED:"
+  printf '  FAILED: %s\n' "${failures[@]}"
+  pack
+  exit 1
+fi
+echo "gpu-check: passed"

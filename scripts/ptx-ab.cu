@@ -1,6 +1,7 @@
 // Paired A/B timing of two or more builds of this project's PTX, in one
 // process, on the kernels a change can move: the grid barrier by itself
-// (both entries of grid_sync_loop) and the lesson's two sums. Module 0 is
+// (both entries of grid_sync_loop), the lesson's two sums, the fast sum, the
+// two-launch sum at small n, and the persistent conjugate-gradient solve. Module 0 is
 // the baseline; every round times every module in turn, in an order that
 // rotates each round, and each module's time is divided by module 0's in the
 // same round. Prints, per case and module: the median time, the median of
@@ -20,6 +21,7 @@
 #include <cstdlib>
 #include <functional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -167,6 +169,90 @@ int main(int argc, char** argv) {
                          void* params[] = {&in, &partials, &out, &n, &barrier};
                          return timed(s, [&] { for (unsigned k = 0; k < kSumRepeats; ++k) launch(f, lessonBlocks / 2, threads, shared, s, true, params); }) * 1000.0f / kSumRepeats;
                      }});
+
+    cases.push_back({"fast sum (reduce_cooperative_fast__watched), us per sum", [&](const Module& m) {
+                         CUfunction f = fn(m, "reduce_cooperative_fast__watched");
+                         void* params[] = {&in, &partials, &out, &n, &barrier};
+                         return timed(s, [&] { for (unsigned k = 0; k < kSumRepeats; ++k) launch(f, lessonBlocks, threads, shared, s, true, params); }) * 1000.0f / kSumRepeats;
+                     }});
+    // The two-launch sum where its ratio to nvcc's was 1.055-1.066 (n = 65,536
+    // and 131,072, the lesson's grid), launch-bound: queued back to back.
+    for (size_t small : {size_t(65536), size_t(131072)}) {
+        char label[160];
+        std::snprintf(label, sizeof label, "two launches at n = %zu, us per sum", small);
+        cases.push_back({label, [=, &s, &in, &partials, &out](const Module& m) {
+                             CUfunction f1 = fn(m, "reduce_blocks_to_partials"), f2 = fn(m, "reduce_partials_to_total");
+                             size_t blocks = lessonBlocks, nn = small;
+                             void* p1[] = {(void*)&in, (void*)&partials, &nn};
+                             void* p2[] = {(void*)&partials, (void*)&out, &blocks};
+                             return timed(s, [&] {
+                                        for (unsigned k = 0; k < kSumRepeats; ++k) {
+                                            launch(f1, lessonBlocks, threads, shared, s, false, p1);
+                                            launch(f2, 1, threads, shared, s, false, p2);
+                                        }
+                                    }) * 1000.0f / kSumRepeats;
+                         }});
+    }
+    // The persistent conjugate-gradient solve (gpu/src/kernels/conjugate_gradient.rs),
+    // on the samples' tridiagonal matrix (diagonal rand + 10, off-diagonals
+    // rand), from x = 0 and r = b = 1, to |r| <= 1e-5. Each module's grid is
+    // sized as the host sizes it: its own occupancy (both entries) times the
+    // SMs, its watched entry above 960 blocks.
+    for (unsigned log2n : {14u, 18u, 20u}) {
+        size_t cgN = size_t(1) << log2n, nnz = 3 * cgN - 2;
+        std::vector<unsigned> mat(cgN + 1 + nnz);
+        std::vector<float> vals(nnz);
+        std::mt19937 gen(1234);
+        std::uniform_real_distribution<float> u(0.0f, 1.0f);
+        std::vector<float> off(cgN);
+        for (auto& o : off) o = u(gen);
+        size_t k = 0;
+        for (size_t i = 0; i < cgN; ++i) {
+            mat[i] = (unsigned)k;
+            if (i > 0) { mat[cgN + 1 + k] = (unsigned)(i - 1); vals[k++] = off[i - 1]; }
+            mat[cgN + 1 + k] = (unsigned)i; vals[k++] = u(gen) + 10.0f;
+            if (i + 1 < cgN) { mat[cgN + 1 + k] = (unsigned)(i + 1); vals[k++] = off[i]; }
+        }
+        mat[cgN] = (unsigned)k;
+        CUdeviceptr dMat, dVals, dVec, dState;
+        CHECK(cuMemAlloc(&dMat, mat.size() * 4));
+        CHECK(cuMemcpyHtoD(dMat, mat.data(), mat.size() * 4));
+        CHECK(cuMemAlloc(&dVals, nnz * 4));
+        CHECK(cuMemcpyHtoD(dVals, vals.data(), nnz * 4));
+        CHECK(cuMemAlloc(&dVec, 4 * cgN * 4));
+        CHECK(cuMemAlloc(&dState, (8 + 2 * 8192) * 8));
+        char label[160];
+        std::snprintf(label, sizeof label, "conjugate gradient, persistent kernel, N = 2^%u, us per solve", log2n);
+        cases.push_back({label, [=, &s, &barrier](const Module& m) {
+                             unsigned cgShared = threads / 32 * 8;
+                             CUfunction plain = fn(m, "conjugate_gradient_persistent"), watched = fn(m, "conjugate_gradient_persistent__watched");
+                             int a = 0, b = 0;
+                             CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&a, plain, threads, cgShared));
+                             CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&b, watched, threads, cgShared));
+                             unsigned blocks = (unsigned)(std::min(a, b) * sms);
+                             CUfunction f = blocks > 960 ? watched : plain;
+                             std::vector<double> state(8, 0.0);
+                             state[5] = 1e-10;  // TOLERANCE_SQUARED: (1e-5)^2
+                             state[6] = 10000;  // MAX_ITERATIONS
+                             CHECK(cuMemsetD32(dVec, 0, cgN));                     // x = 0
+                             CHECK(cuMemsetD32(dVec + cgN * 4, 0x3f800000u, cgN));  // r = b = 1
+                             CHECK(cuMemcpyHtoD(dState, state.data(), 8 * 8));
+                             CHECK(cuCtxSynchronize());
+                             size_t nn = cgN;
+                             CUdeviceptr mm = dMat, vv = dVals, ve = dVec, st = dState;
+                             void* params[] = {&mm, &vv, &ve, &st, &nn, (void*)&barrier};
+                             float ms = timed(s, [&] { launch(f, blocks, threads, cgShared, s, true, params); });
+                             CHECK(cuMemcpyDtoH(state.data(), dState, 8 * 8));
+                             if (state[4] != 1.0 || !(state[0] <= 1e-10)) {
+                                 std::fprintf(stderr, "%s: the solve did not converge (r.r %g after %g iterations)\n", m.path.c_str(), state[0], state[3]);
+                                 std::exit(1);
+                             }
+                             static std::set<std::string> told;
+                             if (told.insert(m.path + std::to_string(log2n)).second)
+                                 std::printf("%s: N = 2^%u on %u blocks (%s), %g iterations, r.r %.3g\n", m.path.c_str(), log2n, blocks, blocks > 960 ? "watched" : "plain", state[3], state[0]);
+                             return ms * 1000.0f;
+                         }});
+    }
 
     // Each module's sums are right before anything is timed.
     for (size_t i = 0; i < modules.size(); ++i) {

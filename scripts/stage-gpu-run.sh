@@ -25,8 +25,8 @@ cp target/release/cg-lesson .device/cg-lesson
 copy_tests --workspace
 cargo build --release -p host --features barrier-timeout
 cp target/release/cg-lesson .device/cg-lesson-barrier-timeout
-rm -f .device/tests/barrier_timeout .device/tests/barrier_timeout_watched .device/tests/barrier_timeout_shared
-copy_tests -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared
+rm -f .device/tests/barrier_timeout .device/tests/barrier_timeout_watched .device/tests/barrier_timeout_shared .device/tests/branch_memory_mutant
+copy_tests -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared --test branch_memory_mutant
 
 if [ "${1:-}" != "--no-tiles" ]; then
   # The learner's edit, in a copy: every lesson kernel's tile from 32 to $t.

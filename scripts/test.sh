@@ -21,7 +21,7 @@ fi
 
 cargo test --workspace
 # The diagnosing grid barrier is a build feature, so its test is its own build.
-cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared
+cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared --test branch_memory_mutant
 echo "tests: all passed"
 
 # Style, after the tests, so that it never hides a result: the layout rustfmt

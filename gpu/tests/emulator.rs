@@ -165,6 +165,8 @@ fn a_grid_sync_reached_around_the_compile_time_guard_is_a_named_fault_under_eith
         assert!(matches!(err, Fault::GridSyncUndeclared { .. }), "{text}");
         assert!(text.contains("called grid.sync() at gpu/src/kernels/broken.rs:"), "{text}");
         assert!(text.ends_with("but undeclared_grid_sync is not declared #[kernel(cooperative)], so the host may launch it the ordinary way, where the barrier cannot complete: declare it #[kernel(cooperative)]"), "{text}");
+        let err = launch(&kernels::UNDECLARED_GRID_SYNC_IN_A_HELPER, 8, THREADS, cooperative, &[output("out", &mut out, 0)]).unwrap_err();
+        assert!(matches!(err, Fault::GridSyncUndeclared { .. }), "{err}");
     }
 }
 

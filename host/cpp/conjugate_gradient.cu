@@ -26,13 +26,15 @@ __device__ double blockTotal(cg::thread_block block, cg::thread_block_tile<kTile
     if (tile.thread_rank() == 0) {
         totals[tile.meta_group_rank()] = t;
     }
-    block.sync();
+    // __syncthreads(), the aligned bar.sync, where Rust calls block.sync_aligned():
+    // cg::thread_block::sync() is the non-aligned barrier.sync, as Rust's block.sync() is.
+    __syncthreads();
     double total = 0.0;
     for (unsigned i = 0; i < tile.meta_group_size(); i++) {
         total += totals[i];
     }
     // The next call may overwrite the totals only after every thread has read them.
-    block.sync();
+    __syncthreads();
     return total;
 }
 

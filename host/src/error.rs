@@ -90,6 +90,10 @@ pub enum Error {
     /// A handle (a module, a graph, queued runs, a communicator, memory)
     /// given to a device other than the one that made it.
     OtherDevice { what: &'static str },
+    /// A buffer made in one branch of `in_parallel`, used in another.
+    OtherBranch { made_in: usize, used_in: usize },
+    /// Memory allocated, copied or freed while a graph is captured.
+    MemoryInCapture { what: &'static str },
     /// A file could not be written.
     Io { path: String, error: std::io::Error },
     /// One or more of the run's checks failed; each is listed by name above.
@@ -292,6 +296,13 @@ impl fmt::Display for Error {
                 "{path} did not converge: after {iterations} iterations the residual's norm is {residual:.3e}, above the tolerance {tolerance:.1e}: raise --max-iterations or the tolerance"
             ),
             Error::OtherDevice { what } => write!(f, "{what} was made by another device than the one it was given to: use it on the device that made it"),
+            Error::OtherBranch { made_in, used_in } => write!(
+                f,
+                "a buffer allocated in branch {made_in} of in_parallel was given to a launch in branch {used_in}, whose stream does not wait for branch {made_in}: allocate it before in_parallel, or in the branch that uses it"
+            ),
+            Error::MemoryInCapture { what } => {
+                write!(f, "{what} while a graph is captured: nothing runs during a capture, so allocate, copy and free before it or after it")
+            }
             Error::Io { path, error } => write!(f, "could not write {path}: {error}"),
             Error::ChecksFailed { failed, total } => write!(f, "{} of {total} failed (listed above)", plural(*failed, "check", "checks")),
             Error::NoNccl { why } => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),

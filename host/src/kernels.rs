@@ -106,6 +106,7 @@ launched! {
     hold_for: (usize,), NoGridSync;
     grid_sync_missing_block: OneOut, GridSync;
     undeclared_grid_sync: OneOut, NoGridSync;
+    undeclared_grid_sync_in_a_helper: OneOut, NoGridSync;
     reduce_multi_gpu: MultiParams, GridSync;
     fill_lesson_input: (Out<f32>, usize, usize), NoGridSync;
     multi_grid_barrier: BarrierParams, GridSync;

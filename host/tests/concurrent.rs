@@ -173,3 +173,100 @@ fn a_grid_of_2_to_the_32_threads_from_another_host_traps_instead_of_wrapping_a_r
     let Some(at) = cpp_host(&["--probe", "4194304", "--threads", "1024"]) else { return };
     assert!(at.starts_with("PROBE") && !at.contains("CUDA_SUCCESS"), "{at}");
 }
+
+mod branch_memory_case;
+
+/// The logic on the emulator: buffers made, used and dropped in branches
+/// give the right sums (the GPU test runs the same 1,000 times).
+#[test]
+fn on_the_emulator_buffers_made_and_dropped_in_branches_give_right_sums() {
+    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    for out_in_branch in [false, true] {
+        let missed = branch_memory_case::sums_with_buffers_made_in_branches(&gpu, 4096, 2, out_in_branch).unwrap();
+        assert!(missed.wrong.is_empty(), "out in branch {out_in_branch}: {:?} (expected {})", missed.wrong, missed.expected);
+    }
+}
+
+#[test]
+fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_the_join() {
+    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let kernel = gpu.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
+    let launch = kernel.configure(4, 256).unwrap();
+    let input = host::launch::DeviceInput::upload(&gpu, &[1.0f32; 1000]).unwrap();
+    let mut out = gpu.zeros::<f32>(1).unwrap();
+    let mut kept = None;
+    let err = gpu
+        .in_parallel(2, &mut |b| {
+            if b == 0 {
+                kept = Some(gpu.zeros::<f32>(4)?);
+                return Ok(());
+            }
+            launch.sum(&input, kept.as_mut().expect("made in branch 0").slice_mut(..), out.slice_mut(..))
+        })
+        .unwrap_err();
+    assert!(matches!(err, Error::OtherBranch { made_in: 0, used_in: 1 }), "{err}");
+    assert!(err.to_string().contains("allocate it before in_parallel, or in the branch that uses it"), "{err}");
+    let mut kept = kept.unwrap();
+    launch.sum(&input, kept.slice_mut(..), out.slice_mut(..)).unwrap();
+    assert_eq!(gpu.read(&out).unwrap(), [1000.0]);
+}
+
+#[test]
+fn memory_is_not_touched_during_a_capture() {
+    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let mut b = gpu.zeros::<f32>(4).unwrap();
+    for err in [
+        gpu.capture(&mut || gpu.zeros::<f32>(4).map(drop)).err().unwrap(),
+        gpu.capture(&mut || gpu.fill(&mut b, 1.0)).err().unwrap(),
+        gpu.capture(&mut || gpu.read(&b).map(drop)).err().unwrap(),
+    ] {
+        assert!(matches!(err, Error::MemoryInCapture { .. }), "{err}");
+        assert!(err.to_string().contains("while a graph is captured"), "{err}");
+    }
+}
+
+#[test]
+fn a_buffer_of_another_device_is_refused_by_name_at_launch_and_in_a_copy() {
+    let (a, b) = (Gpu::emulated(gpu_core::emu::Device::T4, Default::default()), Gpu::emulated(gpu_core::emu::Device::T4, Default::default()));
+    let kernel = b.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
+    let launch = kernel.configure(4, 256).unwrap();
+    let input = host::launch::DeviceInput::upload(&a, &[1.0f32; 1000]).unwrap();
+    let (mut partials, mut out) = (b.zeros::<f32>(4).unwrap(), b.zeros::<f32>(1).unwrap());
+    let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
+    assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
+    let on_a = a.upload(&[1.0f32; 4]).unwrap();
+    assert!(matches!(b.read(&on_a), Err(Error::OtherDevice { .. })));
+    assert!(matches!(b.copy(&on_a.slice(..), &mut partials), Err(Error::OtherDevice { .. })));
+    let mut on_a = a.zeros::<f32>(1).unwrap();
+    assert!(matches!(b.fill(&mut on_a, 0.0), Err(Error::OtherDevice { .. })));
+}
+
+/// The program of issue 47, 1,000 times, and the variant whose branches
+/// can overlap: every sum right. `tests/branch_memory_mutant.rs` shows the
+/// same check failing without the ordering.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn buffers_made_and_dropped_in_branches_give_right_sums_1000_times() {
+    let gpu = Gpu::open(0).unwrap();
+    for out_in_branch in [false, true] {
+        let missed = branch_memory_case::sums_with_buffers_made_in_branches(&gpu, 1 << 22, 1000, out_in_branch).unwrap();
+        println!("out in branch {out_in_branch}: {} of 2000 sums wrong", missed.wrong.len());
+        assert!(missed.wrong.is_empty(), "out in branch {out_in_branch}: {:?} (expected {})", missed.wrong, missed.expected);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
+    let (cuda, emulated) = (Gpu::open(0).unwrap(), Gpu::emulated(gpu_core::emu::Device::T4, Default::default()));
+    for (on, from) in [(&cuda, &emulated), (&emulated, &cuda)] {
+        let kernel = on.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
+        let launch = kernel.configure(4, 256).unwrap();
+        let input = host::launch::DeviceInput::upload(from, &[1.0f32; 1000]).unwrap();
+        let (mut partials, mut out) = (on.zeros::<f32>(4).unwrap(), on.zeros::<f32>(1).unwrap());
+        let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
+        assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
+        let theirs = from.zeros::<f32>(4).unwrap();
+        assert!(matches!(on.read(&theirs), Err(Error::OtherDevice { .. })));
+    }
+}

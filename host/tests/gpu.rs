@@ -171,6 +171,8 @@ fn a_kernel_reaching_grid_sync_around_the_compile_time_guard_is_refused_by_the_l
     println!("{text}");
     assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync" }), "{text}");
     assert!(text.contains("declare it #[kernel(cooperative)]"), "{text}");
+    let err = gpu().kernel(&gpu::kernels::UNDECLARED_GRID_SYNC_IN_A_HELPER).err().expect("refused");
+    assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync_in_a_helper" }), "{err}");
 }
 
 #[test]

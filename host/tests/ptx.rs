@@ -163,6 +163,9 @@ fn the_registry_is_every_entry_of_the_ptx_and_nothing_else() {
     names.sort();
     assert_eq!(entries, names);
     assert!(names.len() >= 38, "{} kernels", names.len());
+    // One kernel per name, one PTX module: either twice is a named error.
+    assert_eq!(gpu::kernels::duplicate_name(), None);
+    assert!(gpu::kernels::ptx().is_ok());
     // `#[kernel(emulator)]`: registered, with no entry in any module.
     for name in ["mutant_conjugate_gradient_no_sync_before_dot", "mutant_conjugate_gradient_sync_in_a_branch"] {
         let r = registered.iter().find(|r| r.name() == name).unwrap_or_else(|| panic!("{name} is registered"));

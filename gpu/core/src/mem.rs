@@ -21,8 +21,9 @@
 use crate::emu::thread as emu;
 
 /// A value a kernel can load and store: 4 or 8 bytes (`f32`, `u32`, `i32`,
-/// `f64`, `u64`, `i64`).
-pub trait Word: Copy {
+/// `f64`, `u64`, `i64`). Sealed: its loads are 4- or 8-byte instructions,
+/// which another type's size could not match.
+pub trait Word: Copy + sealed::Sealed {
     /// The value's bits, widened to 64.
     fn to_bits64(self) -> u64;
     /// The value from [`to_bits64`](Self::to_bits64)'s bits.
@@ -69,6 +70,15 @@ macro_rules! word64 {
 }
 word32!(f32, u32, i32);
 word64!(f64, u64, i64);
+
+/// What [`Word`] and `cg::ShuffleValue` are limited to.
+pub(crate) mod sealed {
+    pub trait Sealed {}
+    macro_rules! sealed {
+        ($($t:ty),*) => {$( impl Sealed for $t {} )*};
+    }
+    sealed!(f32, u32, i32, f64, u64, i64);
+}
 
 /// A kernel parameter the kernel only reads (`const T* __restrict__`).
 #[cfg(target_arch = "nvptx64")]

@@ -139,14 +139,46 @@ fn names(tokens: Tokens, name: &str) -> (bool, bool) {
     (bare, in_cg)
 }
 
-/// `tokens` with every call of `name` with no arguments, however its path is
-/// spelled (`this_grid()`, `cg::this_grid()`, `gpu::cg::this_grid()`,
-/// `::gpu::cg::this_grid()`), replaced by `call`, spanned where the call was.
-/// A method `x.name()` and a definition `fn name()` are left alone.
+/// The path written before a name, as segments (`gpu::cg::` gives `gpu`,
+/// `cg`), and how many tokens it takes, a leading `::` included.
+fn path_before(out: &[TokenTree]) -> (Vec<String>, usize) {
+    let is_colon = |t: &TokenTree| matches!(t, TokenTree::Punct(p) if p.as_char() == ':');
+    let (mut segments, mut taken) = (Vec::new(), 0);
+    while let [.., a, b] = &out[..out.len() - taken] {
+        if !(is_colon(a) && is_colon(b)) {
+            break;
+        }
+        taken += 2;
+        match out[..out.len() - taken].last() {
+            Some(TokenTree::Ident(seg)) => {
+                segments.insert(0, seg.to_string());
+                taken += 1;
+            }
+            _ => break,
+        }
+    }
+    (segments, taken)
+}
+
+/// The paths by which this project's `this_grid` and `this_cluster` are
+/// called: bare, `cg::`, and `cg::` under the crates that export it.
+fn ours(segments: &[String]) -> bool {
+    match segments {
+        [] => true,
+        [cg] => cg == "cg",
+        [krate, cg] => cg == "cg" && ["gpu", "gpu_core", "crate"].contains(&krate.as_str()),
+        _ => false,
+    }
+}
+
+/// `tokens` with every call of `name` with no arguments by one of this
+/// project's spellings (`this_grid()`, `cg::this_grid()`, `gpu::cg::this_grid()`,
+/// `::gpu::cg::this_grid()`) replaced by `call`, spanned where the call was.
+/// A method `x.name()`, a definition `fn name()` and a function of that name
+/// elsewhere (`my::this_grid()`) are left alone.
 fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out: Vec<TokenTree> = Vec::new();
-    let is_colon = |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == ':');
     let mut k = 0;
     while k < tokens.len() {
         match &tokens[k] {
@@ -154,18 +186,13 @@ fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
                 let empty_call = matches!(tokens.get(k + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty());
                 let method_or_fn =
                     matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '.') || matches!(out.last(), Some(TokenTree::Ident(f)) if f == "fn");
-                if !empty_call || method_or_fn {
+                let (segments, taken) = path_before(&out);
+                if !empty_call || method_or_fn || !ours(&segments) {
                     out.push(tokens[k].clone());
                     k += 1;
                     continue;
                 }
-                // Drop the path in front: `seg ::` pairs, and a leading `::`.
-                while is_colon(out.last()) && is_colon(out.get(out.len().wrapping_sub(2))) {
-                    out.truncate(out.len() - 2);
-                    if matches!(out.last(), Some(TokenTree::Ident(_))) {
-                        out.pop();
-                    }
-                }
+                out.truncate(out.len() - taken);
                 let span = i.span();
                 out.extend(call.clone().into_iter().map(|mut t| {
                     t.set_span(span);
@@ -186,6 +213,38 @@ fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
         }
     }
     out.into_iter().collect()
+}
+
+/// A `fn` item declared inside the kernel's body (at any depth) whose body
+/// names `name`: the kernel's own grid or cluster is not in scope there (the
+/// watched entry's grid comes from the entry's hidden parameter), so such a
+/// helper is named here rather than left to a later error that points at
+/// the attribute.
+fn nested_fn_naming(tokens: Tokens, name: &str) -> Option<proc_macro2::Span> {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(f) if f == "fn" && matches!(tokens.get(k + 1), Some(TokenTree::Ident(_))) => {
+                let body = tokens[k + 1..].iter().find_map(|t| match t {
+                    TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => Some(g.stream()),
+                    _ => None,
+                });
+                if let Some(body) = body {
+                    let (bare, in_cg) = names(body, name);
+                    if bare || in_cg {
+                        return Some(tokens[k + 1].span());
+                    }
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(span) = nested_fn_naming(g.stream(), name) {
+                    return Some(span);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The hidden last parameter of a cooperative kernel's watched entry: this
@@ -221,14 +280,18 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     // declared one: the `use` above covers the bare and `cg::` spellings and
     // any use that is not a call; the rewrite covers a full path too.
     let mut stmts = quote!(#( #stmts )*);
+    // The constructors are `unsafe` (their contract: called where this macro
+    // calls them); the block is allowed to be unneeded, for a call the
+    // kernel's author already wrote inside `unsafe { }`.
+    let declared = |call: Tokens| quote!({ #[allow(unused_unsafe)] let declared = unsafe { #call }; declared });
     if o.cooperative {
         let barrier = barrier_param();
         let grid =
             if watched { quote!(::gpu::cg::cooperative_kernel::watched::this_grid(#barrier)) } else { quote!(::gpu::cg::cooperative_kernel::this_grid()) };
-        stmts = rewrite_calls(stmts, "this_grid", &grid);
+        stmts = rewrite_calls(stmts, "this_grid", &declared(grid));
     }
     if o.cluster {
-        stmts = rewrite_calls(stmts, "this_cluster", &quote!(::gpu::cg::cluster_kernel::this_cluster()));
+        stmts = rewrite_calls(stmts, "this_cluster", &declared(quote!(::gpu::cg::cluster_kernel::this_cluster())));
     }
     let body = quote_spanned! {f.block.brace_token.span.join()=> {
         #[allow(unused_imports)]
@@ -259,6 +322,18 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         return Err(Error::new(f.sig.output.span(), "a kernel returns nothing; it writes its results through `Out` parameters"));
     }
     let tile = tile_param(&f)?;
+    let block_tokens = quote::ToTokens::to_token_stream(&f.block);
+    for (declared, name, group) in [(options.cooperative, "this_grid", "GridGroup"), (options.cluster, "this_cluster", "ClusterGroup")] {
+        if let Some(span) = declared.then(|| nested_fn_naming(block_tokens.clone(), name)).flatten() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "a `fn` declared inside a kernel cannot call `{name}()`: the kernel's {} exists only in the kernel's own body; declare the helper outside the kernel and pass it `&{group}`",
+                    if name == "this_grid" { "grid" } else { "cluster" }
+                ),
+            ));
+        }
+    }
     if options.shared_memory.is_some() && tile.is_none() {
         return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
     }

@@ -35,12 +35,37 @@ pub unsafe fn grid_sync_missing_block(out: Out<u32>) {
 /// `out` holds one `u32` per block.
 #[kernel]
 pub unsafe fn undeclared_grid_sync(out: Out<u32>) {
-    let grid = crate::cg::cooperative_kernel::this_grid();
+    // SAFETY: none: the constructor's contract is broken on purpose.
+    let grid = unsafe { crate::cg::cooperative_kernel::this_grid() };
     grid.sync();
     if this_thread_block().thread_rank() == 0 {
         // SAFETY: one u32 per block.
         unsafe { out.write(grid.block_rank(), 1) };
     }
+}
+
+/// The same, through a helper that returns a value and is not inlined:
+/// PTX writes such a function `.func (.param .b32 func_retval0) NAME(`,
+/// which the loader's search once missed.
+///
+/// # Safety
+/// `out` holds one `u32` per block.
+#[kernel]
+pub unsafe fn undeclared_grid_sync_in_a_helper(out: Out<u32>) {
+    let rank = synchronizing_helper();
+    if this_thread_block().thread_rank() == 0 {
+        // SAFETY: one u32 per block.
+        unsafe { out.write(rank as usize, 1) };
+    }
+}
+
+/// Syncs the grid it takes by the hidden path, and returns this block's rank.
+#[inline(never)]
+fn synchronizing_helper() -> u32 {
+    // SAFETY: none: the constructor's contract is broken on purpose.
+    let grid = unsafe { crate::cg::cooperative_kernel::this_grid() };
+    grid.sync();
+    grid.block_rank() as u32
 }
 
 // Kernels made to break each of compute-sanitizer's tools, so that

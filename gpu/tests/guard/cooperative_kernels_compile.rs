@@ -11,6 +11,13 @@ fn generic<L: CanSync>(grid: &GridGroup<L>) {
     grid.sync();
 }
 
+/// A function of the same name that is not this project's: the macro leaves it alone.
+mod my {
+    pub fn this_grid() -> u32 {
+        7
+    }
+}
+
 /// # Safety
 /// None needed.
 #[kernel(cooperative)]
@@ -25,6 +32,8 @@ pub unsafe fn every_form() {
     let g = grid;
     takes_the_grid(&g);
     generic(&g);
+    let seven: u32 = my::this_grid();
+    let _ = seven;
 }
 
 fn main() {

@@ -22,11 +22,11 @@ pub struct Oxide<'g> {
 }
 
 fn input(view: &crate::device::View<'_, f32>) -> ArgValue {
-    ArgValue::In { address: view.address(), len: view.len(), elem: 4 }
+    ArgValue::In { address: view.address(), len: view.len(), elem: 4, origin: view.origin() }
 }
 
-fn output(address: u64, len: usize) -> ArgValue {
-    ArgValue::Out { address, len, elem: 4 }
+fn output(view: crate::device::ViewMut<'_, f32>) -> ArgValue {
+    ArgValue::Out { address: view.address(), len: view.len(), elem: 4, origin: view.origin() }
 }
 
 impl<'g> Oxide<'g> {
@@ -45,8 +45,8 @@ impl<'g> Oxide<'g> {
         let view = x.view();
         let n = ArgValue::Value(view.len() as u64);
         let m = ArgValue::Value(blocks as u64);
-        let partials = output(s.partials.slice_mut(..).address(), blocks as usize);
-        let out = output(s.out.slice_mut(slot..slot + 1).address(), 1);
+        let partials = output(s.partials.slice_mut(..blocks as usize));
+        let out = output(s.out.slice_mut(slot..slot + 1));
         let one = ArgValue::Value(1);
         let shape = |blocks| Shape::new(blocks, threads_per_block, 0);
         // SAFETY: cuda-oxide's kernels take (input, n, partials, m) and

@@ -42,6 +42,8 @@ pub(crate) struct Cuda {
     branch: Cell<Option<sys::CUstream>>,
     /// The branches' streams, made on first use and kept.
     branch_streams: RefCell<Vec<Arc<CudaStream>>>,
+    /// Frees held back while a branch runs, until its join.
+    frees: Arc<HeldFrees>,
     /// The watched barrier's memory for launches outside a capture: one
     /// block of `watched::BYTES` per stream (see [`GraphBarriers`] and `docs/abi.md`).
     barriers: RefCell<Vec<(usize, cudarc::driver::CudaSlice<u8>)>>,
@@ -58,6 +60,9 @@ pub(crate) struct Cuda {
     /// The mutant of the shared barrier memory ([`Backend::mutant_share_barrier_memory`]).
     #[cfg(feature = "barrier-timeout")]
     mutant_shared_barrier: Cell<bool>,
+    /// The mutant of memory out of order in branches ([`Backend::mutant_unordered_branch_memory`]).
+    #[cfg(feature = "barrier-timeout")]
+    mutant_unordered_memory: Cell<bool>,
 }
 
 impl Cuda {
@@ -117,6 +122,7 @@ impl Cuda {
             capturing: Cell::new(None),
             branch: Cell::new(None),
             branch_streams: RefCell::new(Vec::new()),
+            frees: Arc::new(HeldFrees::default()),
             barriers: RefCell::new(Vec::new()),
             capture_barriers: RefCell::new(None),
             traced,
@@ -126,6 +132,8 @@ impl Cuda {
             barrier_report: OnceLock::new(),
             #[cfg(feature = "barrier-timeout")]
             mutant_shared_barrier: Cell::new(false),
+            #[cfg(feature = "barrier-timeout")]
+            mutant_unordered_memory: Cell::new(false),
         };
         Ok((cuda, info))
     }
@@ -344,11 +352,109 @@ impl Drop for Cuda {
     }
 }
 
+/// Frees of device memory held back while a branch of `in_parallel` runs
+/// or a graph is captured: every allocation is freed on the stream that
+/// made it, the context's default stream, which waits for the branches only
+/// at the join, and cannot be used at all during a capture.
+#[derive(Default)]
+pub(crate) struct HeldFrees {
+    /// Branch runs and captures under way (a branch may be inside a capture).
+    holding: std::sync::atomic::AtomicUsize,
+    held: std::sync::Mutex<Vec<cudarc::driver::CudaSlice<u8>>>,
+}
+
+impl HeldFrees {
+    fn hold(&self) {
+        self.holding.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Ends one hold; after the last, frees what was held, on the default
+    /// stream, which by then waits for every branch.
+    fn release(&self) {
+        if self.holding.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) == 1 {
+            drop(std::mem::take(&mut *self.held.lock().unwrap_or_else(|e| e.into_inner())));
+        }
+    }
+}
+
+/// A device allocation, freed when dropped, after the join if dropped in a
+/// branch (see [`HeldFrees`]).
+pub(crate) struct Allocation {
+    slice: Option<cudarc::driver::CudaSlice<u8>>,
+    frees: Arc<HeldFrees>,
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if let Some(slice) = self.slice.take()
+            && self.frees.holding.load(std::sync::atomic::Ordering::Relaxed) > 0
+        {
+            self.frees.held.lock().unwrap_or_else(|e| e.into_inner()).push(slice);
+        }
+    }
+}
+
+impl Cuda {
+    /// Refuses memory work during a capture; inside a branch of
+    /// `in_parallel`, runs `op` (which queues on the default stream) in the
+    /// branch's order: after the branch's work so far, before its later work.
+    fn in_order<R>(&self, what: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.usable()?;
+        if self.capturing.get().is_some() {
+            return Err(Error::MemoryInCapture { what });
+        }
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return op();
+        }
+        let Some(branch) = self.branch.get() else { return op() };
+        let main = self.stream.cu_stream();
+        self.stream_waits(main, branch)?;
+        let r = op()?;
+        self.stream_waits(branch, main)?;
+        Ok(r)
+    }
+
+    /// Makes `waiter` wait for what is queued on `on` so far.
+    fn stream_waits(&self, waiter: sys::CUstream, on: sys::CUstream) -> Result<()> {
+        let e = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"))?;
+        // SAFETY: the event and both streams are this context's, live for the call.
+        unsafe {
+            driver::record_event(e.cu_event(), on).map_err(Error::driver("cuEventRecord"))?;
+            cudarc::driver::result::stream::wait_event(waiter, e.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                .map_err(Error::driver("cuStreamWaitEvent"))
+        }
+    }
+
+    /// Holds frees until [`release_frees`](Self::release_frees) (see [`HeldFrees`]).
+    fn hold_frees(&self) {
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return;
+        }
+        self.frees.hold();
+    }
+
+    fn release_frees(&self) {
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return;
+        }
+        self.frees.release();
+    }
+
+    fn allocation(&self, slice: cudarc::driver::CudaSlice<u8>, bytes: usize) -> Memory {
+        let (address, _) = slice.device_ptr(&self.stream);
+        Memory::new(address, bytes, Owner::Cuda(Allocation { slice: Some(slice), frees: self.frees.clone() }))
+    }
+}
+
 impl Backend for Cuda {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
-        let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
-        let (address, _) = slice.device_ptr(&self.stream);
-        Ok(Memory { address, bytes, owner: Owner::Cuda(slice) })
+        self.in_order("device memory allocated", || {
+            let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
+            Ok(self.allocation(slice, bytes))
+        })
     }
 
     fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
@@ -359,43 +465,50 @@ impl Backend for Cuda {
     }
 
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
-        // SAFETY: the bytes are only ever read by kernels, as device memory
-        // (a `Pod` type), never as host values that would need to be initialized.
-        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(Error::driver("cuMemAllocAsync"))?;
-        let (address, _) = slice.device_ptr(&self.stream);
-        Ok(Memory { address, bytes, owner: Owner::Cuda(slice) })
+        self.in_order("device memory allocated", || {
+            // SAFETY: the bytes are only ever read by kernels, as device memory
+            // (a `Pod` type), never as host values that would need to be initialized.
+            let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(Error::driver("cuMemAllocAsync"))?;
+            Ok(self.allocation(slice, bytes))
+        })
     }
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
         let address = dst.at(offset, src.len());
-        self.usable()?;
-        // A copy from pageable memory waits for the stream: bound that wait first.
-        self.finish()?;
-        // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
-        // of this context (checked by `at`); the copy is in stream order.
-        unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))?;
-        self.finish()
+        self.in_order("a copy to the device", || {
+            // A copy from pageable memory waits for the stream: bound that wait first.
+            self.finish()?;
+            // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
+            // of this context (checked by `at`); the copy is in stream order.
+            unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))?;
+            self.finish()
+        })
     }
 
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
         let address = src.at(offset, dst.len());
-        self.usable()?;
-        self.finish()?;
-        // SAFETY: as in `write`, the other way.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
-        self.finish()
+        self.in_order("a copy from the device", || {
+            self.finish()?;
+            // SAFETY: as in `write`, the other way.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
+            self.finish()
+        })
     }
 
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
         let (from, to) = (src.at(src_offset, bytes), dst.at(dst_offset, bytes));
-        // SAFETY: both ranges lie inside live allocations of this context.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoDAsync"))
+        self.in_order("a copy on the device", || {
+            // SAFETY: both ranges lie inside live allocations of this context.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoDAsync"))
+        })
     }
 
     fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
         let address = dst.at(offset, count * 4);
-        // SAFETY: the range lies inside a live allocation of this context.
-        unsafe { driver::memset_d32(address, value, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetD32Async"))
+        self.in_order("a fill of device memory", || {
+            // SAFETY: the range lies inside a live allocation of this context.
+            unsafe { driver::memset_d32(address, value, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetD32Async"))
+        })
     }
 
     fn free_memory(&self) -> Result<u64> {
@@ -551,12 +664,14 @@ impl Backend for Cuda {
         let side = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
         side.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(Error::driver("cuStreamBeginCapture"))?;
         self.capturing.set(Some(side.cu_stream()));
+        self.hold_frees();
         let made = work();
         self.capturing.set(None);
         let barriers = self.capture_barriers.borrow_mut().take().expect("the capture's barrier memory");
         // End the capture whatever `work` did, so the stream leaves capture mode.
         // SAFETY: `side` is this context's, in capture since above.
         let ended = unsafe { driver::GraphExec::end_capture(side.cu_stream()) };
+        self.release_frees();
         made?;
         let exec = ended?.ok_or(Error::EmptyGraph)?;
         side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
@@ -588,25 +703,23 @@ impl Backend for Cuda {
         unsafe { driver::record_event(fork.cu_event(), origin) }.map_err(Error::driver("cuEventRecord"))?;
         let streams: Vec<sys::CUstream> = self.branch_streams.borrow()[..branches].iter().map(|s| s.cu_stream()).collect();
         let mut joins = Vec::with_capacity(branches);
-        let mut made = Ok(());
-        for (b, &stream) in streams.iter().enumerate() {
+        self.hold_frees();
+        let made = streams.iter().enumerate().try_for_each(|(b, &stream)| {
             wait(stream, &fork)?;
             self.branch.set(Some(stream));
-            made = work(b);
+            let made = work(b);
             self.branch.set(None);
             let join = event()?;
             // SAFETY: as above.
             unsafe { driver::record_event(join.cu_event(), stream) }.map_err(Error::driver("cuEventRecord"))?;
             joins.push(join);
-            if made.is_err() {
-                break;
-            }
-        }
-        // Join whatever ran, so that a capture can end.
-        for join in &joins {
-            wait(origin, join)?;
-        }
-        made
+            made
+        });
+        // Join whatever ran, so that a capture can end; then free what the
+        // branches dropped, on the default stream, after the join.
+        let joined = joins.iter().try_for_each(|join| wait(origin, join));
+        self.release_frees();
+        made.and(joined)
     }
 
     fn launch_graph(&self, graph: &Captured) -> Result<()> {
@@ -615,7 +728,7 @@ impl Backend for Cuda {
         self.last_kernel.set("a captured graph");
         // SAFETY: the graph was captured and instantiated in this context, and
         // its kernels' buffers are the caller's to keep alive (as for a launch).
-        unsafe { driver::graph_launch(g.exec, self.stream.cu_stream()) }.map_err(Error::driver("cuGraphLaunch"))
+        unsafe { driver::graph_launch(g.exec, self.launch_stream()) }.map_err(Error::driver("cuGraphLaunch"))
     }
 
     fn take_traces(&self) -> Vec<super::LaunchTrace> {
@@ -625,6 +738,11 @@ impl Backend for Cuda {
     #[cfg(feature = "barrier-timeout")]
     fn mutant_share_barrier_memory(&self) {
         self.mutant_shared_barrier.set(true);
+    }
+
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_unordered_branch_memory(&self) {
+        self.mutant_unordered_memory.set(true);
     }
 
     fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>> {
@@ -782,52 +900,96 @@ impl Function for CudaKernel<'_> {
     }
 }
 
-/// The function a PTX `call` line calls: `call.uni (retval0), f, (param0);`
-/// or `call.uni f, ();`.
-fn callee(line: &str) -> Option<String> {
+/// What a PTX `call` line calls: `call.uni (retval0), f, (param0);` or
+/// `call.uni f, ();` name `f`; `call.uni (retval0), %rd5, (param0), prototype_0;`
+/// calls through a register.
+#[derive(Debug, PartialEq)]
+enum Callee {
+    Named(String),
+    Indirect,
+}
+
+fn callee(line: &str) -> Option<Callee> {
     let rest = line.trim_start().strip_prefix("call")?;
+    if !rest.starts_with(['.', ' ', '\t']) {
+        return None;
+    }
     let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_alphanumeric()).trim_start();
     let rest = match rest.strip_prefix('(') {
         Some(r) => r.split_once(')')?.1.trim_start().strip_prefix(',')?.trim_start(),
         None => rest,
     };
+    if rest.starts_with('%') {
+        return Some(Callee::Indirect);
+    }
     let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+    (!name.is_empty()).then_some(Callee::Named(name))
+}
+
+/// The name a `.func` header line declares, with or without a return
+/// value: `.func f(`, `.visible .func (.param .b32 func_retval0) f(`.
+fn func_name(line: &str) -> Option<&str> {
+    let rest = line.split_once(".func")?.1.trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => r.split_once(')')?.1.trim_start(),
+        None => rest,
+    };
+    let name = rest.split(['(', ' ', '\t']).next()?;
     (!name.is_empty()).then_some(name)
 }
 
-/// Whether the PTX of entry `name` (or a function it calls) holds the mark
-/// that `grid.sync()` leaves (`arch::mark_grid_sync`).
-pub(crate) fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
-    fn body<'p>(ptx: &'p str, header: &str) -> Option<&'p str> {
-        let start = ptx.find(header)?;
-        let open = start + ptx[start..].find('{')?;
-        let mut depth = 0;
-        for (i, c) in ptx[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(&ptx[open..open + i]);
-                    }
+/// The body, braces excluded, of the function whose header starts at `start` in `ptx`.
+fn body_from(ptx: &str, start: usize) -> Option<&str> {
+    let open = start + ptx[start..].find('{')?;
+    let mut depth = 0;
+    for (i, c) in ptx[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&ptx[open..open + i]);
                 }
-                _ => {}
             }
+            _ => {}
         }
-        None
     }
-    let mut seen = Vec::new();
-    let mut todo = vec![format!(".entry {name}(")];
-    while let Some(header) = todo.pop() {
-        let Some(b) = body(ptx, &header) else { continue };
+    None
+}
+
+/// Whether entry `name` of `ptx`, or any function it calls, may call
+/// `grid.sync()`: it holds the mark `grid.sync()` leaves
+/// (`arch::mark_grid_sync`), or calls through a register, where the callee
+/// cannot be read and is taken to sync.
+pub(crate) fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
+    let entry = format!(".entry {name}(");
+    let Some(start) = ptx.find(&entry) else { return false };
+    let funcs: Vec<(&str, usize)> = ptx
+        .match_indices(".func")
+        .filter_map(|(at, _)| {
+            let line_start = ptx[..at].rfind('\n').map_or(0, |l| l + 1);
+            let line = &ptx[line_start..ptx[at..].find('\n').map_or(ptx.len(), |e| at + e)];
+            // A declaration (`.extern .func ...;`) has no body of its own.
+            if line.trim_end().ends_with(';') { None } else { func_name(line).map(|n| (n, line_start)) }
+        })
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = vec![start];
+    while let Some(at) = todo.pop() {
+        let Some(b) = body_from(ptx, at) else { continue };
         if b.contains("cg::grid_group::sync") {
             return true;
         }
-        for callee in b.lines().filter_map(callee) {
-            if !seen.contains(&callee) {
-                seen.push(callee.clone());
-                todo.push(format!(".func {callee}("));
-                todo.push(format!(".func  {callee}("));
+        for c in b.lines().filter_map(callee) {
+            match c {
+                Callee::Indirect => return true,
+                Callee::Named(f) if !seen.contains(&f) => {
+                    if let Some(&(_, at)) = funcs.iter().find(|(n, _)| *n == f) {
+                        todo.push(at);
+                    }
+                    seen.push(f);
+                }
+                Callee::Named(_) => {}
             }
         }
     }
@@ -849,6 +1011,10 @@ mod tests {
         // Declared without `cooperative`, it reaches grid.sync() around the
         // compile-time guard: the PTX shows it, so the loader refuses it.
         assert!(ptx_calls_grid_sync(crate::kernels().ptx.plain, crate::kernels().undeclared_grid_sync.name()));
+        // The same through a helper that returns a value, a `.func` with a result.
+        let helper = crate::kernels().undeclared_grid_sync_in_a_helper.name();
+        assert!(crate::kernels().ptx.plain.contains("func_retval0) "), "some function returns a value");
+        assert!(ptx_calls_grid_sync(crate::kernels().ptx.plain, helper), "{helper}");
     }
 
     #[test]
@@ -856,8 +1022,27 @@ mod tests {
         let ptx = ".func helper(\n)\n{\n\t// cg::grid_group::sync\n\tret;\n}\n.visible .entry k(\n)\n{\n\tcall.uni helper, ();\n\tret;\n}\n";
         assert!(ptx_calls_grid_sync(ptx, "k"));
         assert!(!ptx_calls_grid_sync(ptx, "other"));
-        assert_eq!(callee("\tcall.uni (retval0), _ZN3gpu2cg4sync17h0123E, (param0, param1);").as_deref(), Some("_ZN3gpu2cg4sync17h0123E"));
-        assert_eq!(callee("\tcall.uni helper, ();").as_deref(), Some("helper"));
+        let named = |f: &str| Some(Callee::Named(f.to_string()));
+        assert_eq!(callee("\tcall.uni (retval0), _ZN3gpu2cg4sync17h0123E, (param0, param1);"), named("_ZN3gpu2cg4sync17h0123E"));
+        assert_eq!(callee("\tcall.uni helper, ();"), named("helper"));
+        assert_eq!(callee("\tcall.uni (retval0), %rd5, (param0), prototype_0;"), Some(Callee::Indirect));
         assert_eq!(callee("\tadd.s32 %r1, %r2, %r3;"), None);
+        assert_eq!(callee("\tcallseq_end;"), None);
+    }
+
+    #[test]
+    fn a_grid_sync_inside_a_function_that_returns_a_value_is_found() {
+        // rustc writes a function with a result as `.func (.param .b32 func_retval0) NAME(`.
+        let ptx = ".func  (.param .b32 func_retval0) helper(\n\t.param .b64 helper_param_0\n)\n{\n\t// cg::grid_group::sync\n\tret;\n}\n\
+                   .visible .entry k(\n)\n{\n\tcall.uni (retval0), helper, (param0);\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
+        assert_eq!(func_name(".func  (.param .b32 func_retval0) helper("), Some("helper"));
+        assert_eq!(func_name(".visible .func helper2("), Some("helper2"));
+    }
+
+    #[test]
+    fn a_call_through_a_register_is_taken_to_sync() {
+        let ptx = ".visible .entry k(\n)\n{\n\tcall.uni (retval0), %rd5, (param0), prototype_0;\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
     }
 }

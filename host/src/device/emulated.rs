@@ -108,6 +108,12 @@ impl Emulated {
         )
     }
 
+    /// Memory work during a capture is refused, as on a GPU, where nothing
+    /// runs until the graph does.
+    fn not_capturing(&self, what: &'static str) -> Result<()> {
+        if self.recording.borrow().is_some() { Err(Error::MemoryInCapture { what }) } else { Ok(()) }
+    }
+
     fn memory(mem: &Memory) -> Result<&emu::Memory> {
         match &mem.owner {
             Owner::Emulated(m) => Ok(m),
@@ -136,8 +142,9 @@ impl Emulated {
 
 impl Backend for Emulated {
     fn alloc(&self, bytes: usize) -> Result<Memory> {
+        self.not_capturing("device memory allocated")?;
         let mem = emu::Memory::zeroed(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
-        Ok(Memory { address: mem.address() as u64, bytes, owner: Owner::Emulated(mem) })
+        Ok(Memory::new(mem.address() as u64, bytes, Owner::Emulated(mem)))
     }
 
     fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
@@ -151,21 +158,25 @@ impl Backend for Emulated {
     }
 
     fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        self.not_capturing("a copy to the device")?;
         Self::memory(dst)?.write(offset, src);
         Ok(())
     }
 
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        self.not_capturing("a copy from the device")?;
         Self::memory(src)?.read(offset, dst);
         Ok(())
     }
 
     fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+        self.not_capturing("a copy on the device")?;
         Self::memory(dst)?.copy_from(dst_offset, Self::memory(src)?, src_offset, bytes);
         Ok(())
     }
 
     fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
+        self.not_capturing("a fill of device memory")?;
         Self::memory(dst)?.fill32(offset, value, count);
         Ok(())
     }
@@ -326,8 +337,8 @@ impl Emulated {
             .iter()
             .zip(spec.params)
             .map(|(a, &name)| match *a {
-                ArgValue::In { address, len, elem } => emu::Arg::In { name, address: address as usize, len, elem },
-                ArgValue::Out { address, len, elem } => {
+                ArgValue::In { address, len, elem, .. } => emu::Arg::In { name, address: address as usize, len, elem },
+                ArgValue::Out { address, len, elem, .. } => {
                     slot += 1;
                     emu::Arg::Out { name, address: address as usize, len, elem, slot: slot - 1 }
                 }

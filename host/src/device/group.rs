@@ -158,6 +158,8 @@ impl Gpu {
     pub fn all_reduce_sum(&self, comm: &Communicator, src: &View<'_, f32>, dst: ViewMut<'_, f32>) -> Result<()> {
         assert_eq!(src.len(), dst.len(), "an all-reduce writes as many floats as it reads");
         self.owns(comm.made_by, "a communicator")?;
+        self.check_origin(src.mem.origin)?;
+        self.check_origin(dst.mem.origin)?;
         self.backend().all_reduce_sum(comm, src.mem, src.offset * 4, dst.mem, dst.offset * 4, src.len())
     }
 }

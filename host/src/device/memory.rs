@@ -40,7 +40,7 @@ impl<T: Pod> Shared<T> {
     /// A [`Buffer`] naming this memory, for launches on any device of the
     /// process (it owns nothing: `self` must outlive its launches).
     pub fn handle(&self) -> Buffer<T> {
-        Buffer { mem: Memory { address: self.address, bytes: self.len * size_of::<T>(), owner: super::Owner::Borrowed }, len: self.len, _t: PhantomData }
+        Buffer { mem: Memory::new(self.address, self.len * size_of::<T>(), super::Owner::Borrowed), len: self.len, _t: PhantomData }
     }
 
     /// The elements as they are now (read while no kernel writes them, or
@@ -159,6 +159,11 @@ impl<T: Pod> ViewMut<'_, T> {
     pub(crate) fn address(&self) -> u64 {
         self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
     }
+
+    /// Where its buffer was made.
+    pub(crate) fn origin(&self) -> super::Origin {
+        self.mem.origin
+    }
 }
 
 impl<T: Pod> View<'_, T> {
@@ -182,13 +187,24 @@ impl<T: Pod> View<'_, T> {
     pub(crate) fn address(&self) -> u64 {
         self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
     }
+
+    /// Where its buffer was made.
+    pub(crate) fn origin(&self) -> super::Origin {
+        self.mem.origin
+    }
 }
 
 impl Gpu {
+    /// Memory a backend allocated, marked as this device's, made in the branch running now.
+    fn allocated(&self, mut mem: Memory) -> Memory {
+        mem.origin = self.origin();
+        mem
+    }
+
     /// A zeroed device buffer of `len` elements.
     pub fn zeros<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
-        Ok(Buffer { mem: self.backend().alloc(bytes)?, len, _t: PhantomData })
+        Ok(Buffer { mem: self.allocated(self.backend().alloc(bytes)?), len, _t: PhantomData })
     }
 
     /// A device buffer never written: what it holds is undefined on a GPU
@@ -196,7 +212,7 @@ impl Gpu {
     /// --tool initcheck` catches a read of memory nothing wrote.
     pub fn uninit<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
-        Ok(Buffer { mem: self.backend().alloc_uninit(bytes)?, len, _t: PhantomData })
+        Ok(Buffer { mem: self.allocated(self.backend().alloc_uninit(bytes)?), len, _t: PhantomData })
     }
 
     /// A device buffer holding `values`.
@@ -208,6 +224,7 @@ impl Gpu {
 
     /// Copies `values` into `buffer` from element `at`.
     pub fn write<T: Pod>(&self, buffer: &mut Buffer<T>, at: usize, values: &[T]) -> Result<()> {
+        self.check_origin(buffer.mem.origin)?;
         self.backend().write(&buffer.mem, at * size_of::<T>(), bytemuck::cast_slice(values))
     }
 
@@ -218,6 +235,7 @@ impl Gpu {
 
     /// Copies a range of a device buffer to the host, once the work before it is done.
     pub fn read_view<T: Pod>(&self, view: &View<'_, T>) -> Result<Vec<T>> {
+        self.check_origin(view.mem.origin)?;
         let mut out = vec![T::zeroed(); view.len];
         self.backend().read(view.mem, view.offset * size_of::<T>(), bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
@@ -226,12 +244,15 @@ impl Gpu {
     /// Sets every element of `buffer` to `value`, in stream order (to poison
     /// an output before a run).
     pub fn fill<T: Pod>(&self, buffer: &mut Buffer<T>, value: T) -> Result<()> {
+        self.check_origin(buffer.mem.origin)?;
         let word: u32 = bytemuck::cast(value);
         self.backend().fill32(&buffer.mem, 0, word, buffer.len)
     }
 
     /// Copies `src` into the start of `dst` on the device (`cuMemcpyDtoDAsync`).
     pub fn copy<T: Pod>(&self, src: &View<'_, T>, dst: &mut Buffer<T>) -> Result<()> {
+        self.check_origin(src.mem.origin)?;
+        self.check_origin(dst.mem.origin)?;
         self.backend().copy(src.mem, src.offset * size_of::<T>(), &dst.mem, 0, src.len * size_of::<T>())
     }
 }

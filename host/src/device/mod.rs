@@ -44,17 +44,37 @@ pub struct DeviceInfo {
 }
 
 /// An allocation of device memory: its address as kernels see it, its size,
-/// and what keeps it alive.
+/// what keeps it alive, and where it was made.
 pub(crate) struct Memory {
     pub address: u64,
     pub bytes: usize,
     owner: Owner,
+    pub origin: Origin,
+}
+
+/// Where memory was made: which device, and which branch of which
+/// [`Gpu::in_parallel`] call. A launch or copy on another device is refused
+/// ([`Error::OtherDevice`]), and so is a launch in another branch of the
+/// same call ([`Error::OtherBranch`]), whose stream is not ordered after
+/// the allocation's. `device` is `None` for memory every device reaches
+/// ([`Shared::handle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Origin {
+    pub device: Option<DeviceKey>,
+    pub branch: Option<Branch>,
+}
+
+/// Branch `index` of the `fork`-th [`Gpu::in_parallel`] call of a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Branch {
+    fork: u64,
+    index: usize,
 }
 
 /// What keeps an allocation alive, by the backend that made it.
 #[allow(dead_code, reason = "a GPU's allocation is held only to be freed when dropped")]
 pub(crate) enum Owner {
-    Cuda(cudarc::driver::CudaSlice<u8>),
+    Cuda(cuda::Allocation),
     Emulated(gpu_core::emu::Memory),
     /// A view of memory something else owns ([`Shared::handle`]).
     Borrowed,
@@ -81,6 +101,11 @@ impl DeviceKey {
 }
 
 impl Memory {
+    /// An allocation a backend made; [`Gpu`] sets its origin.
+    pub(crate) fn new(address: u64, bytes: usize, owner: Owner) -> Memory {
+        Memory { address, bytes, owner, origin: Origin::default() }
+    }
+
     /// Checks that `offset .. offset + len` lies inside; the address of its start.
     fn at(&self, offset: usize, len: usize) -> u64 {
         assert!(offset.checked_add(len).is_some_and(|end| end <= self.bytes), "{offset}+{len} outside an allocation of {} bytes", self.bytes);
@@ -125,12 +150,14 @@ pub(crate) enum ArgValue {
         address: u64,
         len: usize,
         elem: usize,
+        origin: Origin,
     },
     /// A buffer the kernel writes.
     Out {
         address: u64,
         len: usize,
         elem: usize,
+        origin: Origin,
     },
     Value(u64),
 }
@@ -313,6 +340,9 @@ pub(crate) trait Backend {
     /// See [`Gpu::mutant_share_barrier_memory`].
     #[cfg(feature = "barrier-timeout")]
     fn mutant_share_barrier_memory(&self) {}
+    /// See [`Gpu::mutant_unordered_branch_memory`].
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_unordered_branch_memory(&self) {}
 }
 
 /// An open device and its facts.
@@ -323,6 +353,10 @@ pub struct Gpu {
     /// While [`Gpu::recording_launches`] runs, every launch made through a
     /// kernel's definition.
     launches: std::cell::RefCell<Option<Vec<Launched>>>,
+    /// The branch of [`Gpu::in_parallel`] running now, if any.
+    branch: std::cell::Cell<Option<Branch>>,
+    /// How many `in_parallel` calls have begun.
+    forks: std::cell::Cell<u64>,
 }
 
 /// One launch as the launch path made it: which kernel, on what grid, how.
@@ -336,12 +370,47 @@ pub struct Launched {
 
 impl Gpu {
     fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Gpu {
-        Gpu { backend, key: DeviceKey::new(), info, launches: std::cell::RefCell::new(None) }
+        Gpu {
+            backend,
+            key: DeviceKey::new(),
+            info,
+            launches: std::cell::RefCell::new(None),
+            branch: std::cell::Cell::new(None),
+            forks: std::cell::Cell::new(0),
+        }
     }
 
     /// Refuses a handle another device made.
     fn owns(&self, made_by: DeviceKey, what: &'static str) -> Result<()> {
         if made_by == self.key { Ok(()) } else { Err(Error::OtherDevice { what }) }
+    }
+
+    /// Where memory allocated now comes from: this device, and the branch running.
+    pub(crate) fn origin(&self) -> Origin {
+        Origin { device: Some(self.key), branch: self.branch.get() }
+    }
+
+    /// Refuses memory another device made, or another branch of the
+    /// `in_parallel` call running now.
+    pub(crate) fn check_origin(&self, origin: Origin) -> Result<()> {
+        if origin.device.is_some_and(|d| d != self.key) {
+            return Err(Error::OtherDevice { what: "a buffer" });
+        }
+        if let (Some(made), Some(now)) = (origin.branch, self.branch.get())
+            && made.fork == now.fork
+            && made.index != now.index
+        {
+            return Err(Error::OtherBranch { made_in: made.index, used_in: now.index });
+        }
+        Ok(())
+    }
+
+    /// [`check_origin`](Self::check_origin) for every buffer of a launch.
+    pub(crate) fn check_args(&self, args: &[ArgValue]) -> Result<()> {
+        args.iter().try_for_each(|a| match *a {
+            ArgValue::In { origin, .. } | ArgValue::Out { origin, .. } => self.check_origin(origin),
+            ArgValue::Value(_) => Ok(()),
+        })
     }
 
     /// Loads a kernel, from `module` if given (one this device loaded).
@@ -448,21 +517,43 @@ impl Gpu {
     }
 
     /// Queues the launches `work(b)` makes for each branch `b` of `branches`
-    /// on a stream of the branch's own, so that the branches can run at once:
+    /// on a stream of the branch's own, so that the branches may run at once:
     /// every branch starts after everything queued before this call, and
     /// everything queued after it waits for every branch
     /// (fork and join, with events). Inside [`capture`](Self::capture) the
-    /// branches become parallel branches of the graph. Each cooperative
-    /// launch has barrier memory of its own, as NVIDIA's has its own
-    /// workspace, so launches in flight together never wait for each other
-    /// (`docs/abi.md`). A branch holds launches; copies and timing belong
-    /// outside it. Branches do not nest.
+    /// branches become parallel branches of the graph. Branches do not nest.
+    ///
+    /// Whether they overlap is the GPU's choice: two grids that each fill
+    /// the GPU run one after the other. Each cooperative launch has barrier
+    /// memory of its own, as NVIDIA's has its own workspace, so two that do
+    /// run together never count each other's arrivals (`docs/abi.md`).
+    ///
+    /// Memory stays in order: a buffer allocated, written, read or copied
+    /// in a branch is so in that branch's order (after its launches so
+    /// far, before its later ones); one allocated in a branch is refused
+    /// by name in another branch of the same call ([`Error::OtherBranch`]),
+    /// and may be used anywhere after it; a buffer dropped in a branch is
+    /// freed after the join, once every branch is done with it. In a
+    /// capture, where nothing runs, memory cannot be touched at all
+    /// ([`Error::MemoryInCapture`]).
     ///
     /// The emulator runs the branches one after another. That is what the
     /// GPU may do too (the branches are independent), and no branch waits
     /// on another, so nothing that hangs on a GPU runs on the emulator.
     pub fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
-        self.backend.in_parallel(branches, work)
+        if self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
+        }
+        let fork = self.forks.get();
+        self.forks.set(fork + 1);
+        let made = self.backend.in_parallel(branches, &mut |index| {
+            self.branch.set(Some(Branch { fork, index }));
+            let made = work(index);
+            self.branch.set(None);
+            made
+        });
+        self.branch.set(None);
+        made
     }
 
     /// Broken on purpose, for the test that shows the concurrent-launch test
@@ -476,7 +567,18 @@ impl Gpu {
         self.backend.mutant_share_barrier_memory();
     }
 
-    /// Queues a captured graph as one launch (`cuGraphLaunch`).
+    /// Broken on purpose, for the test that shows the branch-memory test can
+    /// fail: from now on memory work in a branch of `in_parallel` runs on the
+    /// default stream unordered against the branch, and frees are not held
+    /// to the join, as before 2026-12-03. Only in the diagnosing build.
+    #[cfg(feature = "barrier-timeout")]
+    #[doc(hidden)]
+    pub fn mutant_unordered_branch_memory(&self) {
+        self.backend.mutant_unordered_branch_memory();
+    }
+
+    /// Queues a captured graph as one launch (`cuGraphLaunch`); inside a
+    /// branch of [`in_parallel`](Self::in_parallel), on the branch's stream.
     ///
     /// # Safety
     /// Every buffer the captured launches address is still allocated: a

@@ -12,13 +12,13 @@ pub(crate) trait Arg<P> {
 
 impl<T: Pod> Arg<In<T>> for &View<'_, T> {
     fn value(&self) -> ArgValue {
-        ArgValue::In { address: self.address(), len: self.len(), elem: size_of::<T>() }
+        ArgValue::In { address: self.address(), len: self.len(), elem: size_of::<T>(), origin: self.origin() }
     }
 }
 
 impl<T: Pod> Arg<Out<T>> for ViewMut<'_, T> {
     fn value(&self) -> ArgValue {
-        ArgValue::Out { address: self.address(), len: self.len(), elem: size_of::<T>() }
+        ArgValue::Out { address: self.address(), len: self.len(), elem: size_of::<T>(), origin: self.origin() }
     }
 }
 

@@ -142,6 +142,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
     /// # Safety
     /// As `Function::launch`.
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[crate::device::ArgValue]) -> Result<()> {
+        self.gpu.check_args(args)?;
         self.gpu.note_launch(crate::device::Launched {
             kernel: self.def.name(),
             blocks: shape.blocks,
@@ -307,6 +308,7 @@ impl RawKernel<'_> {
         if cooperative && shape.blocks > capacity {
             return Err(Error::ForeignGridTooLarge { kernel: self.name, requested: shape.blocks, capacity });
         }
+        self.gpu.check_args(args)?;
         // SAFETY: the caller's contract.
         unsafe { self.function.launch(shape, cooperative, args) }
     }

@@ -83,8 +83,12 @@ pub mod cluster_kernel {
     use super::*;
 
     /// `cg::this_cluster()` in a kernel declared `#[kernel(cluster)]`.
+    ///
+    /// # Safety
+    /// Called only in the body of a `#[kernel(cluster)]` kernel (the macro
+    /// writes the call), which the host launches only with a cluster dimension.
     #[inline(always)]
-    pub fn this_cluster() -> ClusterGroup<Clustered> {
+    pub unsafe fn this_cluster() -> ClusterGroup<Clustered> {
         ClusterGroup { _launch: PhantomData }
     }
 

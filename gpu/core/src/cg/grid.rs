@@ -103,16 +103,21 @@ pub fn this_grid() -> GridGroup<Ordinary> {
 }
 
 /// What `#[kernel(cooperative)]` puts in scope in its kernel's body, in place
-/// of [`this_grid`] and `cg::this_grid` (not for use elsewhere: a kernel that
-/// reaches for it without the attribute is refused by the loader and the
-/// emulator instead of the compiler).
+/// of [`this_grid`] and `cg::this_grid`. Not for use elsewhere: its
+/// constructors are `unsafe`, and a kernel that reaches for one without the
+/// attribute is refused by the loader and the emulator.
 #[doc(hidden)]
 pub mod cooperative_kernel {
     use super::*;
 
     /// `cg::this_grid()` in a kernel declared `#[kernel(cooperative)]`.
+    ///
+    /// # Safety
+    /// Called only in the body of a `#[kernel(cooperative)]` kernel's plain
+    /// entry (the macro writes the call): its `sync()` is a grid barrier that
+    /// completes only in a cooperative launch, which only such a kernel gets.
     #[inline(always)]
-    pub fn this_grid() -> GridGroup<Cooperative> {
+    pub unsafe fn this_grid() -> GridGroup<Cooperative> {
         GridGroup::new(false, core::ptr::null_mut())
     }
 
@@ -129,8 +134,12 @@ pub mod cooperative_kernel {
         /// `cg::this_grid()` in a cooperative kernel's watched entry, whose
         /// last parameter, `barrier`, is this launch's barrier memory. A host
         /// that passes null gets a trap here, not a barrier on address 0.
+        ///
+        /// # Safety
+        /// As the plain entry's, in the watched entry, with `barrier` that
+        /// entry's hidden parameter (`docs/abi.md`).
         #[inline(always)]
-        pub fn this_grid(barrier: *mut u32) -> GridGroup<Cooperative> {
+        pub unsafe fn this_grid(barrier: *mut u32) -> GridGroup<Cooperative> {
             #[cfg(target_arch = "nvptx64")]
             if barrier.is_null() {
                 arch::trap();

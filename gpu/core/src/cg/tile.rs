@@ -5,7 +5,19 @@ use crate::arch;
 
 /// A value that can cross lanes in a shuffle: 32-bit values in one `shfl.sync`,
 /// 64-bit values in two (the C++ `shfl` templates accept the same types).
-pub trait ShuffleValue: Copy {
+/// Sealed: a shuffle moves 4 or 8 bytes, which another type's size could not match.
+///
+/// ```compile_fail,E0277
+/// # use gpu_core as gpu;
+/// #[derive(Clone, Copy)]
+/// struct Pair(u16, u16);
+/// impl gpu::cg::ShuffleValue for Pair {
+///     fn shuffle(self, _: impl Fn(u32) -> u32) -> Self {
+///         self
+///     }
+/// }
+/// ```
+pub trait ShuffleValue: Copy + crate::mem::sealed::Sealed {
     /// Moves `self` through `shuffle`, one 32-bit word at a time.
     fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self;
 }
@@ -62,6 +74,14 @@ pub struct ThreadBlockTile<const N: u32> {
 
 /// Cuts the block into tiles of `N` threads (`cg::tiled_partition<N>(block)`).
 /// A size that is not a power of two up to 32 does not compile.
+///
+/// The block must be a whole number of tiles: a block of 48 threads cut
+/// into tiles of 32 has a last tile of 16, whose shuffles name lanes that
+/// do not exist. This project's host launches only blocks of whole warps
+/// (a multiple of every tile size) and refuses any other by name; a host of
+/// your own must do the same (`docs/abi.md`). A check here, one compare and
+/// a trap, cost the conjugate-gradient solver's watched entry 25 registers
+/// (ptxas 12.9, sm_90, 2026-12-03), so the rule is kept at the launch.
 #[inline(always)]
 pub fn tiled_partition<const N: u32>(block: &ThreadBlock) -> ThreadBlockTile<N> {
     const { assert!(N.is_power_of_two() && N <= 32, "tile sizes are 1, 2, 4, 8, 16 or 32") };

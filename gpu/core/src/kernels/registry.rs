@@ -107,6 +107,11 @@ pub enum NotLinked {
     Type { kernel: String, declared: &'static str, asked: &'static str },
     /// No constant of this name is shared.
     Constant(String),
+    /// Two `#[kernel]`s of one name are linked (two crates declared it):
+    /// the PTX can hold only one entry of that name.
+    Duplicate(String),
+    /// Two kernels' crates registered PTX modules: one program links one.
+    SecondPtxModule,
 }
 
 impl fmt::Display for NotLinked {
@@ -116,6 +121,8 @@ impl fmt::Display for NotLinked {
             NotLinked::Kernel(k) => write!(f, "no #[kernel] named `{k}` is linked into this program"),
             NotLinked::Type { kernel, declared, asked } => write!(f, "kernel `{kernel}` is declared as {declared}, but was asked for as {asked}"),
             NotLinked::Constant(c) => write!(f, "the kernels share no constant named `{c}`"),
+            NotLinked::Duplicate(k) => write!(f, "two #[kernel]s named `{k}` are linked into this program: rename one"),
+            NotLinked::SecondPtxModule => write!(f, "two kernels' crates are linked into this program, each with its PTX: link one"),
         }
     }
 }
@@ -130,7 +137,7 @@ pub fn registered() -> &'static [Registered] {
 /// The kernel named `name`, as the host launches it: its parameters `P` and
 /// contract `C` must be the ones `#[kernel]` declared.
 pub fn kernel<P: Params + 'static, C: Contract + 'static>(name: &str) -> Result<KernelDef<P, C>, NotLinked> {
-    let r = REGISTERED.iter().find(|r| r.name == name).ok_or_else(|| NotLinked::Kernel(name.into()))?;
+    let r = one(REGISTERED.iter().filter(|r| r.name == name), name)?;
     r.def.downcast_ref::<KernelDef<P, C>>().copied().ok_or_else(|| NotLinked::Type {
         kernel: name.into(),
         declared: (r.type_name)(),
@@ -138,9 +145,30 @@ pub fn kernel<P: Params + 'static, C: Contract + 'static>(name: &str) -> Result<
     })
 }
 
+/// The only item `matches` yields, or why there is not exactly one kernel `name`.
+fn one<T>(mut matches: impl Iterator<Item = T>, name: &str) -> Result<T, NotLinked> {
+    let first = matches.next().ok_or_else(|| NotLinked::Kernel(name.into()))?;
+    match matches.next() {
+        Some(_) => Err(NotLinked::Duplicate(name.into())),
+        None => Ok(first),
+    }
+}
+
 /// The kernels' PTX modules.
 pub fn ptx() -> Result<&'static Ptx, NotLinked> {
-    PTX_MODULES.first().ok_or(NotLinked::NoKernelsCrate)
+    match &PTX_MODULES[..] {
+        [] => Err(NotLinked::NoKernelsCrate),
+        [ptx] => Ok(ptx),
+        _ => Err(NotLinked::SecondPtxModule),
+    }
+}
+
+/// The first name two registered kernels share, if any (what [`kernel`]
+/// refuses for that name).
+pub fn duplicate_name() -> Option<&'static str> {
+    let mut names: Vec<&str> = REGISTERED.iter().map(|r| r.name).collect();
+    names.sort_unstable();
+    names.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
 }
 
 /// The constant the kernels' crate shares as `name`.
@@ -150,7 +178,15 @@ pub fn constant(name: &str) -> Result<u64, NotLinked> {
 
 #[cfg(test)]
 mod tests {
-    use super::registers_in;
+    use super::{NotLinked, one, registers_in};
+
+    #[test]
+    fn a_name_two_kernels_share_is_a_named_error_not_the_first_found() {
+        assert_eq!(one([1].into_iter(), "k"), Ok(1));
+        assert_eq!(one([1, 2].into_iter(), "k"), Err(NotLinked::Duplicate("k".into())));
+        assert_eq!(one(std::iter::empty::<u32>(), "k"), Err(NotLinked::Kernel("k".into())));
+        assert_eq!(NotLinked::Duplicate("k".into()).to_string(), "two #[kernel]s named `k` are linked into this program: rename one");
+    }
 
     #[test]
     fn registers_are_read_per_entry_from_ptxas_output() {
