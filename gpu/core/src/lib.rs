@@ -10,8 +10,9 @@
 //! itself to a list the linker gathers when it links the program
 //! ([`kernels::registered`]), where the host finds it by name.
 //!
-//! Layers: `arch` holds one small function per PTX instruction (the only
-//! inline assembly) and, on the host, the emulator's version of each; [`cg`]
+//! Layers: `arch` holds one small function per PTX instruction (LLVM's
+//! convergent intrinsics for the collectives, inline assembly for the rest)
+//! and, on the host, the emulator's version of each; [`cg`]
 //! and [`mem`] are the safe surface built on them; kernels call only those.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![deny(unsafe_op_in_unsafe_fn)]

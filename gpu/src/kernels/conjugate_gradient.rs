@@ -43,7 +43,7 @@ pub const fn one_f64_per_tile(threads_per_block: u32, tile: u32) -> u32 {
 ///
 /// # Safety
 /// Every thread of the block calls it, outside any branch that splits a
-/// warp (its block barriers are the aligned ones, as C++'s `block.sync()`).
+/// warp (its block barriers are the aligned ones, C++'s `__syncthreads()`).
 #[inline(always)]
 unsafe fn block_total<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f64) -> f64 {
     let totals = dynamic_shared::<f64>();

@@ -75,13 +75,14 @@ impl ThreadBlock {
     /// Every thread of the block reaches this call, and each warp reaches it
     /// as one: PTX leaves the aligned barrier undefined when a warp's
     /// threads reach it apart. Reaching it after a branch or loop that has
-    /// closed is what `__syncthreads()` does in C++. Reaching it while a
-    /// thread of the warp still spins, waiting on something outside the
-    /// block, is not: a grid barrier built on it hangs on an H200
-    /// (`records/2026-12-02-h200-conjugate-gradient-twin/aligned/`). The
-    /// emulator names threads that arrive from different calls, as it does
-    /// for `sync`; it cannot see a warp that arrives split, which is what
-    /// makes this `unsafe`.
+    /// closed is what `__syncthreads()` does in C++; the barrier is LLVM's
+    /// convergent intrinsic, so the compiler keeps it after the branch, one
+    /// instruction (`host/tests/ptx.rs`). Inside a branch that splits a
+    /// warp it is undefined: synccheck reports it on an H200
+    /// (`records/2026-12-03-h200-convergent/sanitizers.txt`). The emulator
+    /// names threads that arrive from different calls, as it does for
+    /// `sync`; it cannot see a warp that arrives split, which is what makes
+    /// this `unsafe`.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn sync_aligned(&self) {
