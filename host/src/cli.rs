@@ -309,8 +309,61 @@ pub const SUBCOMMANDS: [&str; 6] = ["exercise", "bench", "conjugate-gradient", "
 /// The flags that describe the emulated GPU, which need `--emulate`.
 const EMULATOR_ONLY: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
 
-/// Why `bench` does not run on the emulator.
-const BENCH_NEEDS_A_GPU: &str = "bench times a GPU, so it needs one: the emulator runs the lesson (`cg-lesson --emulate`) and the exercise (`cg-lesson exercise --emulate`), and times nothing";
+/// Why `bench` does not run on the emulator, and what does.
+fn bench_needs_a_gpu() -> String {
+    let on_emulator: Vec<String> = ["", "exercise", "trace", "occupancy", "conjugate-gradient", "multi-gpu"]
+        .iter()
+        .map(|s| format!("`{}`", crate::invocation::command(s, true)))
+        .collect();
+    format!("bench times a GPU, so it needs one; the emulator times nothing, and runs the lesson and every other subcommand: {}", on_emulator.join(", "))
+}
+
+/// The long flags, across the program and its subcommands, that take a value.
+fn flags_with_values() -> Vec<String> {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let mut flags = Vec::new();
+    for cmd in std::iter::once(&cli).chain(cli.get_subcommands()) {
+        for arg in cmd.get_arguments() {
+            if arg.get_action().takes_values()
+                && let Some(long) = arg.get_long()
+            {
+                flags.push(format!("--{long}"));
+            }
+        }
+    }
+    flags
+}
+
+/// Where the subcommand is in `args` (which start with the program's name):
+/// the first word that is not a flag or a flag's value; with it, whether it
+/// is a subcommand.
+fn subcommand_at(args: &[String]) -> Option<(usize, bool)> {
+    let takes_value = flags_with_values();
+    let mut k = 1;
+    while k < args.len() {
+        let a = &args[k];
+        if a == "--" {
+            return None;
+        }
+        if a.starts_with('-') {
+            k += if !a.contains('=') && takes_value.contains(a) { 2 } else { 1 };
+            continue;
+        }
+        return Some((k, SUBCOMMANDS.contains(&a.as_str())));
+    }
+    None
+}
+
+/// `args` with the flags written before the subcommand moved after it, where
+/// clap takes them: `--gpu h200 trace` is `trace --gpu h200`, so a learner
+/// may write a flag on either side.
+pub fn flags_after_the_subcommand(mut args: Vec<String>) -> Vec<String> {
+    if let Some((k, true)) = subcommand_at(&args) {
+        args[1..].rotate_left(k - 1);
+    }
+    args
+}
 
 /// The lesson's own flags, which neither subcommand takes.
 const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmups"];
@@ -322,28 +375,25 @@ const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmu
 /// program's name.
 pub fn explain_misuse(args: &[String]) -> Option<String> {
     let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
+    // Help is clap's to print, whatever else the line holds.
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        return None;
+    }
+    if let Some((k, false)) = subcommand_at(args) {
+        return Some(format!("unknown subcommand '{}': the subcommands are {}", args[k], SUBCOMMANDS.join(", ")));
+    }
+    let args = &flags_after_the_subcommand(args.to_vec());
     if !args.iter().any(|a| a == "--emulate")
         && let Some(flag) = args.iter().skip(1).map(flag_name).find(|f| EMULATOR_ONLY.contains(&f.as_str()))
     {
-        return Some(format!("{flag} describes the emulated GPU: add --emulate (`cg-lesson --emulate {flag} ...`)"));
+        return Some(format!("{flag} describes the emulated GPU: run it on the emulator (`{}`)", crate::invocation::command(&format!("{flag} ..."), true)));
     }
-    let (k, sub) = args.iter().enumerate().skip(1).find(|(_, a)| SUBCOMMANDS.contains(&a.as_str()))?;
+    let (k, true) = subcommand_at(args)? else { return None };
+    let sub = &args[k];
     if sub == "bench" && args.iter().any(|a| a == "--emulate") {
-        return Some(BENCH_NEEDS_A_GPU.to_string());
+        return Some(bench_needs_a_gpu());
     }
-    let (before, after) = (&args[1..k], &args[k + 1..]);
-    if before.iter().any(|a| a.starts_with('-')) {
-        let moved: Vec<&str> = after.iter().chain(before).map(String::as_str).collect();
-        return Some(format!(
-            "flags go after the subcommand: write `cg-lesson {sub} {}`{}",
-            moved.join(" "),
-            if sub == "exercise" && before.iter().any(|a| LESSON_ONLY.contains(&flag_name(a).as_str())) {
-                " (without the lesson's own flags: the exercise runs its nine sizes)"
-            } else {
-                ""
-            }
-        ));
-    }
+    let after = &args[k + 1..];
     if !["bench", "exercise", "multi-gpu", "conjugate-gradient"].contains(&sub.as_str())
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
     {
@@ -353,7 +403,8 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
     {
         return Some(format!(
-            "the exercise takes no {flag}: it runs the lesson's nine sizes, 0 to 67,108,864 floats, through your solve(), which chooses its own grid and block (run the lesson for one size: `cg-lesson {flag} ...`)"
+            "the exercise takes no {flag}: it runs the lesson's nine sizes, 0 to 67,108,864 floats, through your solve(), which chooses its own grid and block (run the lesson for one size: `{}`)",
+            crate::invocation::command(&format!("{flag} ..."), args.iter().any(|a| a == "--emulate"))
         ));
     }
     None
@@ -496,16 +547,34 @@ mod tests {
     #[test]
     fn misplaced_and_inapplicable_flags_are_explained_in_the_users_words() {
         let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
-        assert_eq!(explain(&["--emulate", "exercise"]).unwrap(), "flags go after the subcommand: write `cg-lesson exercise --emulate`");
-        assert_eq!(explain(&["--json", "bench", "--runs", "5"]).unwrap(), "flags go after the subcommand: write `cg-lesson bench --runs 5 --json`");
-        assert!(explain(&["--n", "5", "exercise"]).unwrap().ends_with("(without the lesson's own flags: the exercise runs its nine sizes)"));
+        // Flags may stand before the subcommand: they are moved after it.
+        assert_eq!(explain(&["--emulate", "exercise"]), None);
+        assert_eq!(explain(&["--json", "bench", "--runs", "5"]), None);
+        assert!(explain(&["--n", "5", "exercise"]).unwrap().starts_with("the exercise takes no --n"));
         let n = explain(&["exercise", "--n", "5", "--emulate"]).unwrap();
         assert!(n.starts_with("the exercise takes no --n: it runs the lesson's nine sizes, 0 to 67,108,864 floats"), "{n}");
         assert!(explain(&["exercise", "--threads-per-block=64"]).unwrap().starts_with("the exercise takes no --threads-per-block"));
         assert!(explain(&["bench", "--emulate"]).unwrap().starts_with("bench times a GPU, so it needs one"));
         // The emulator first, then bench: the same answer, not a suggestion that is itself refused.
         assert_eq!(explain(&["--emulate", "bench"]), explain(&["bench", "--emulate"]));
-        assert_eq!(explain(&["--gpu", "h200"]).unwrap(), "--gpu describes the emulated GPU: add --emulate (`cg-lesson --emulate --gpu ...`)");
+        assert_eq!(explain(&["--gpu", "h200"]).unwrap(), "--gpu describes the emulated GPU: run it on the emulator (`cargo emulate --gpu ...`)");
+        assert_eq!(explain(&["--emulate", "--gpu", "h200", "trace"]), None);
+        let unknown = explain(&["--emulate", "frobnicate"]).unwrap();
+        assert_eq!(unknown, "unknown subcommand 'frobnicate': the subcommands are exercise, bench, conjugate-gradient, trace, occupancy, multi-gpu");
+        // A flag's value is not a subcommand; help is clap's to print.
+        assert_eq!(explain(&["--emulate", "--gpu", "h200"]), None);
+        assert_eq!(explain(&["--emulate", "bench", "--help"]), None);
+        let bench = explain(&["bench", "--emulate"]).unwrap();
+        for sub in [
+            "`cargo emulate`",
+            "`cargo emulate exercise`",
+            "`cargo emulate trace`",
+            "`cargo emulate occupancy`",
+            "`cargo emulate conjugate-gradient`",
+            "`cargo emulate multi-gpu`",
+        ] {
+            assert!(bench.contains(sub), "{bench}");
+        }
         assert!(explain(&["exercise", "--sms=4"]).unwrap().starts_with("--sms describes the emulated GPU"));
         assert_eq!(explain(&["--emulate", "--gpu", "h200"]), None);
         for fine in [&["exercise", "--emulate"][..], &["--emulate", "--n", "5"], &["bench", "--runs", "5"], &[]] {
@@ -534,8 +603,26 @@ mod tests {
         let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
         assert_eq!(explain(&["multi-gpu", "--n", "5", "--emulate"]), None);
         assert_eq!(explain(&["conjugate-gradient", "--n", "4096", "--emulate"]), None);
-        assert_eq!(explain(&["--emulate", "conjugate-gradient"]).unwrap(), "flags go after the subcommand: write `cg-lesson conjugate-gradient --emulate`");
-        assert_eq!(explain(&["--emulate", "multi-gpu"]).unwrap(), "flags go after the subcommand: write `cg-lesson multi-gpu --emulate`");
+        assert_eq!(explain(&["--emulate", "conjugate-gradient"]), None);
+        assert_eq!(explain(&["--emulate", "multi-gpu"]), None);
+    }
+
+    #[test]
+    fn flags_before_the_subcommand_move_after_it_with_their_values() {
+        let moved = |args: &[&str]| flags_after_the_subcommand(std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect()).join(" ");
+        assert_eq!(moved(&["--emulate", "--gpu", "h200", "trace", "--out", "t"]), "cg-lesson trace --out t --emulate --gpu h200");
+        assert_eq!(moved(&["--gpu=h200", "--emulate", "exercise"]), "cg-lesson exercise --gpu=h200 --emulate");
+        assert_eq!(moved(&["trace", "--gpu", "h200"]), "cg-lesson trace --gpu h200");
+        assert_eq!(moved(&["--emulate", "--n", "611"]), "cg-lesson --emulate --n 611");
+        for args in [&["--emulate", "--gpu", "h200", "trace"][..], &["--gpu", "h200", "--emulate", "occupancy"]] {
+            let cli = parse(
+                &flags_after_the_subcommand(std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>())[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+            );
+            assert!(cli.is_ok(), "{args:?}");
+        }
     }
 
     #[test]

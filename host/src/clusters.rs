@@ -279,14 +279,12 @@ pub fn unavailable(gpu: &Gpu) -> Option<String> {
     if gpu.info.clusters {
         return None;
     }
+    let h200 = crate::invocation::command("--gpu h200", true);
     Some(match gpu.info.compute_capability {
         Some((major, minor)) => format!(
-            "thread-block clusters need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: `cg-lesson --emulate --gpu h200` runs this section on an emulated H200"
+            "thread-block clusters need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: `{h200}` runs this section on an emulated H200"
         ),
-        None => {
-            "thread-block clusters need compute capability 9.0; the emulated T4 is 7.5: `cg-lesson --emulate --gpu h200` runs this section on an emulated H200"
-                .to_string()
-        }
+        None => format!("thread-block clusters need compute capability 9.0; the emulated T4 is 7.5: `{h200}` runs this section on an emulated H200"),
     })
 }
 

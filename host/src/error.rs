@@ -170,12 +170,14 @@ impl fmt::Display for Error {
             }
             Error::EmulatorOnlyBuild => write!(
                 f,
-                "this program was built for the emulator only (`cargo emulate`), so it holds no PTX for a GPU: add --emulate, or build it for the GPU with `cargo run --release -p host`"
+                "this program was built for the emulator only (`cargo emulate`), so it holds no PTX for a GPU: run it on the emulator with `cargo emulate`, or build it for the GPU with `cargo run --release -p host`"
             ),
             Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::BenchNeedsGpu => write!(
                 f,
-                "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`cg-lesson --emulate`, `cg-lesson exercise --emulate`)"
+                "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`{}`, `{}`)",
+                crate::invocation::command("", true),
+                crate::invocation::command("exercise", true)
             ),
             Error::NoDriver => write!(
                 f,
@@ -258,7 +260,7 @@ impl fmt::Display for Error {
                 write!(f, "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: use a smaller --n", *needed as f64 / MIB, *free as f64 / MIB)
             }
             Error::OutOfHostMemory { needed } => {
-                write!(f, "the input needs {:.1} MiB of host memory, which could not be allocated: use a smaller --n", *needed as f64 / MIB)
+                write!(f, "the input needs {:.1} MiB of host memory, more than this machine can give it: use a smaller --n", *needed as f64 / MIB)
             }
             Error::KernelFailed { kernel, error } => write!(f, "{kernel} failed while running: {}", driver_error_name(error)),
             Error::Timeout { kernel, seconds } => write!(

@@ -184,9 +184,12 @@ pub fn run(gpu: &Gpu, cfg: LessonConfig, section: &mut dyn FnMut(&LessonReport, 
 pub fn run_with(gpu: &Gpu, cfg: LessonConfig, sums: &Sums, section: &mut dyn FnMut(&LessonReport, Section)) -> Result<LessonReport> {
     let tpb = cfg.threads_per_block;
     let n = cfg.n;
-    // An input too large to count, or to hold on the device, is refused
-    // before anything is printed (and before the host fills it).
+    // An input too large to count, or to hold on the device and on the host
+    // (where the emulated device's memory is too), is refused before
+    // anything is printed or allocated.
     gpu.ensure_free(device_bytes(n)?)?;
+    let on_host = reference::float_bytes(n)? + if gpu.info.emulated { device_bytes(n)? } else { 0 };
+    reference::ensure_host_free(on_host)?;
     let mut r = LessonReport {
         status: Status::Failed,
         device: gpu.info.clone(),

@@ -28,6 +28,7 @@ pub mod device;
 pub mod driver;
 pub mod error;
 pub mod exercise;
+pub mod invocation;
 pub mod json;
 pub mod kernels;
 pub mod launch;

@@ -19,12 +19,9 @@ use gpu as _;
 mod solve;
 
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().collect();
-    // `cargo emulate exercise` runs `cg-lesson --emulate exercise`: the one
-    // flag that may come first, moved after the subcommand.
-    if args.get(1).is_some_and(|a| a == "--emulate") && args.get(2).is_some_and(|a| host::cli::SUBCOMMANDS.contains(&a.as_str())) {
-        args.swap(1, 2);
-    }
+    // `cargo emulate trace --gpu h200` runs `cg-lesson --emulate trace --gpu h200`:
+    // flags may come before the subcommand too.
+    let args = host::cli::flags_after_the_subcommand(std::env::args().collect());
     if let Some(why) = host::cli::explain_misuse(&args) {
         eprintln!("error: {why}");
         return ExitCode::from(2);

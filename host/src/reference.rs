@@ -13,6 +13,25 @@ pub fn float_bytes(n: usize) -> Result<u64> {
     (n as u64).checked_mul(4).ok_or(Error::InputTooLarge { n })
 }
 
+/// Bytes of memory the host can still give this process (Linux's
+/// `MemAvailable`), or `None` where it cannot tell.
+pub fn host_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Fails with a named error unless the host has `bytes` more memory to
+/// give: checked before a size is used, so that an input too large is one
+/// line, not a process the system kills half-way.
+pub fn ensure_host_free(bytes: u64) -> Result<()> {
+    match host_available() {
+        Some(available) if bytes > available => Err(Error::OutOfHostMemory { needed: bytes }),
+        _ => Ok(()),
+    }
+}
+
 /// The lesson's input: deterministic, not all equal, no zeros, every value
 /// exact in f32. Fails with a named error when the host cannot hold it.
 pub fn fill(n: usize) -> Result<Vec<f32>> {
@@ -324,6 +343,14 @@ mod tests {
         assert!(xs.iter().any(|&x| x != xs[0]));
         assert!(xs.iter().all(|&x| ((x as f64) * 1024.0).fract() == 0.0));
         assert_eq!(xs[0], 0.5);
+    }
+
+    #[test]
+    fn the_host_says_how_much_memory_it_can_give_and_more_is_refused() {
+        let available = host_available().expect("Linux reports MemAvailable");
+        assert!(available > 0);
+        assert!(ensure_host_free(available / 2).is_ok());
+        assert!(matches!(ensure_host_free(available.saturating_mul(4)), Err(Error::OutOfHostMemory { .. })));
     }
 
     #[test]

@@ -145,7 +145,13 @@ pub fn section(r: &LessonReport, s: Section) -> String {
         Section::Checks => {
             o.push('\n');
             checks::render(&mut o, &r.checks);
-            o.push_str("Next: where a grid barrier pays, a conjugate-gradient solve in one cooperative kernel (`cg-lesson conjugate-gradient`, docs/conjugate-gradient.md)\n");
+            // Only after a lesson whose checks all passed.
+            if r.checks.iter().all(|c| c.pass()) {
+                o.push_str(&format!(
+                    "Next: where a grid barrier pays, a conjugate-gradient solve in one cooperative kernel (`{}`, docs/conjugate-gradient.md)\n",
+                    crate::invocation::command("conjugate-gradient", r.device.emulated)
+                ));
+            }
         }
     }
     o

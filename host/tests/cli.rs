@@ -50,10 +50,10 @@ fn flags_that_would_do_nothing_where_they_are_given_are_refused_with_exit_2() {
     for (args, needle) in [
         (&["--n", "5", "--threads-per-block", "1024", "exercise"][..], "--n"),
         (&["--runs", "3", "exercise"], "--runs"),
-        (&["--sms", "4"], "--emulate"),
-        (&["--seed", "7"], "--emulate"),
+        (&["--sms", "4"], "run it on the emulator"),
+        (&["--seed", "7"], "run it on the emulator"),
         (&["--emulate", "--device", "1"], "--device"),
-        (&["bench", "--emulate"], "--emulate"),
+        (&["bench", "--emulate"], "bench times a GPU"),
         (&["bench", "--sms", "4"], "--sms"),
     ] {
         let o = run(args);
@@ -95,7 +95,8 @@ fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
         assert!(o.stdout.is_empty());
         if args == ["bench"] {
             // The emulator cannot time a GPU: bench says so instead of suggesting --emulate for itself.
-            assert!(err.starts_with("error: bench times a GPU") && err.contains("`cg-lesson exercise --emulate`"), "{err}");
+            // This test's binary runs from target/, as `cargo run` starts it.
+            assert!(err.starts_with("error: bench times a GPU") && err.contains("`cargo emulate exercise`"), "{err}");
         } else {
             assert!(err.starts_with("error: no NVIDIA driver found") && err.contains("--emulate"), "{err}");
         }
@@ -114,13 +115,38 @@ fn emulate_may_come_before_the_subcommand_as_cargo_emulate_puts_it() {
 }
 
 #[test]
+fn flags_are_taken_before_or_after_the_subcommand() {
+    // `cargo emulate trace --gpu h200` runs `cg-lesson --emulate trace --gpu h200`.
+    for args in [&["--emulate", "--gpu", "h200", "occupancy"][..], &["--gpu", "h200", "--emulate", "occupancy"], &["occupancy", "--emulate", "--gpu", "h200"]] {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).contains("H200"), "{args:?}: {}", stdout(&o));
+    }
+    let o = run(&["--emulate", "--json", "exercise", "--variant", "reference"]);
+    assert!(o.status.success() && stdout(&o).trim_start().starts_with('{'), "{}", stderr(&o));
+}
+
+#[test]
+fn an_unknown_subcommand_is_called_unknown_and_help_works_after_every_subcommand() {
+    let o = run(&["--emulate", "frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim(),
+        "error: unknown subcommand 'frobnicate': the subcommands are exercise, bench, conjugate-gradient, trace, occupancy, multi-gpu"
+    );
+    for sub in ["exercise", "bench", "conjugate-gradient", "trace", "occupancy", "multi-gpu"] {
+        for args in [&["--emulate", sub, "--help"][..], &[sub, "--help"]] {
+            let o = run(args);
+            assert!(o.status.success() && stdout(&o).contains("Usage: cg-lesson"), "{args:?}: {}", stderr(&o));
+        }
+    }
+}
+
+#[test]
 fn flags_in_the_wrong_place_get_the_command_to_write_instead() {
     for (args, expected) in [
-        // --emulate alone may come first (`cargo emulate exercise` runs this); other flags may not.
-        (&["--json", "exercise"][..], "error: flags go after the subcommand: write `cg-lesson exercise --json`"),
-        (&["--emulate", "--json", "exercise"], "error: flags go after the subcommand: write `cg-lesson exercise --emulate --json`"),
-        (&["--emulate", "bench"], "error: bench times a GPU, so it needs one"),
-        (&["--gpu", "h200"], "error: --gpu describes the emulated GPU: add --emulate"),
+        (&["--emulate", "bench"][..], "error: bench times a GPU, so it needs one"),
+        (&["--gpu", "h200"], "error: --gpu describes the emulated GPU: run it on the emulator (`cargo emulate --gpu ...`)"),
         (
             &["--threads-per-block", "2048"],
             "error: invalid value '2048' for '--threads-per-block <THREADS_PER_BLOCK>': '2048' is not a multiple of 32 (whole warps) from 32 to 1024",
@@ -145,6 +171,20 @@ fn sizes_past_what_memory_can_count_are_one_line_and_exit_1() {
         assert!(err.contains(&format!("--n {n} is too large")) || err.contains("use a smaller --n"), "--n {n}: {err}");
         assert!(!err.contains("panicked"), "--n {n}: {err}");
     }
+}
+
+#[test]
+fn an_input_larger_than_the_hosts_memory_is_one_line_before_anything_is_allocated() {
+    // 2^38 floats, 1 TiB, on the emulator, whose device memory is the
+    // host's: refused at once, where it once grew to 23 GB and was killed.
+    let start = std::time::Instant::now();
+    let o = run(&["--emulate", "--n", "274877906944"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(stdout(&o).is_empty(), "nothing printed before the error: {}", stdout(&o));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("use a smaller --n"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
 }
 
 #[test]

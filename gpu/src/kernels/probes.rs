@@ -93,7 +93,7 @@ pub unsafe fn probe_ballot(out: Out<u32>) {
         // SAFETY: PROBE_WORDS words.
         unsafe { out.write(0, 1) };
     }
-    let lanes = tile.ballot(tile.thread_rank() % 3 == 0);
+    let lanes = tile.ballot(tile.thread_rank().is_multiple_of(3));
     if t == 0 {
         // SAFETY: as above.
         unsafe { out.write(1, lanes) };

@@ -16,7 +16,11 @@ pub const fn one_f32_per_tile(threads_per_block: u32, tile: u32) -> u32 {
 /// Each tile adds its threads' values with `cg::reduce`; thread 0 of each tile
 /// stores the tile's total in dynamic shared memory ([`one_f32_per_tile`]);
 /// then the first tile adds those totals up. Every thread of the block must call it.
-#[inline(always)]
+// Inlined on the GPU, as nvcc inlines `blockSum`; one out-of-line copy per
+// tile on the emulator, so that an edit here rebuilds that copy, not every
+// kernel that calls it.
+#[cfg_attr(target_arch = "nvptx64", inline(always))]
+#[cfg_attr(not(target_arch = "nvptx64"), inline(never))]
 pub fn block_sum<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f32) -> f32 {
     let tile_totals = dynamic_shared::<f32>();
     let tile_total = cg::reduce(tile, v, Plus);

@@ -181,8 +181,9 @@ impl Backend for Emulated {
         Ok(())
     }
 
+    /// The emulated device's memory is the host's.
     fn free_memory(&self) -> Result<u64> {
-        Ok(u64::MAX)
+        Ok(crate::reference::host_available().unwrap_or(u64::MAX))
     }
 
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
