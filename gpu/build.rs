@@ -39,14 +39,20 @@ fn main() {
         write_or_fail(&out_dir.join("ptxas_sm75.rs"), &format!("Err({:?})", "built for the emulator only (cargo emulate): no PTX"));
         return;
     }
-    let barrier_timeout = std::env::var_os("CARGO_FEATURE_BARRIER_TIMEOUT").is_some();
-    let features: &[&str] = if barrier_timeout { &["barrier-timeout"] } else { &[] };
+    // This crate's features that change the kernels, passed on to the GPU builds.
+    let features: Vec<&str> = [("CARGO_FEATURE_BARRIER_TIMEOUT", "barrier-timeout"), ("CARGO_FEATURE_PROBES", "probes")]
+        .into_iter()
+        .filter(|(var, _)| std::env::var_os(var).is_some())
+        .map(|(_, feature)| feature)
+        .collect();
+    let features = &features[..];
     // The sm_90 module (every kernel, the cluster ones too) builds in a
     // folder of its own while the other two build one after the other in
     // theirs: `core` for the GPU is compiled once per folder and shared (the
     // features differ only for this crate).
     let sm90 = spawn(&dir, &out_dir.join("nvptx-sm90"), features, SM90);
-    let builds = [(features, "gpu.ptx"), (&["trace"][..], "gpu_traced.ptx")];
+    let traced: Vec<&str> = features.iter().copied().filter(|f| *f == "probes").chain(["trace"]).collect();
+    let builds = [(features, "gpu.ptx"), (&traced[..], "gpu_traced.ptx")];
     let target_dir = out_dir.join("nvptx");
     for (features, name) in builds {
         let output = spawn(&dir, &target_dir, features, &arch).and_then(|c| c.wait_with_output());

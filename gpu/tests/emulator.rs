@@ -693,6 +693,9 @@ fn a_per_block_buffer_indexed_past_the_grid_is_told_to_index_by_the_block() {
     assert!(!text.contains("one element per block"), "{text}");
 }
 
+/// The probes are built where the host's tests are (`gpu`'s feature
+/// `probes`, which `cargo test --workspace` turns on).
+#[cfg(feature = "probes")]
 #[test]
 fn the_collective_probes_run_and_write_what_their_documentation_says() {
     // gpu/src/kernels/probes.rs: each probe's out[1] on one warp (and the

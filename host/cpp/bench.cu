@@ -1,5 +1,5 @@
 // The lesson's two sums (lesson.cu) and CUB's DeviceReduce::Sum, timed the
-// way `host bench` times the Rust kernels, on the same input and rotation,
+// way `cg-lesson bench` times the Rust kernels, on the same input and rotation,
 // so that the two languages are compared on one GPU in one run.
 //
 // Usage: bench_cpp RUNS WARMUPS THREADS N:ROTATE [N:ROTATE ...]
@@ -13,7 +13,7 @@
 // method: queued (every run between its own pair of events, runs queued back
 // to back, one wait at the end) or waited (the host waits for each run).
 // Every run, warm-ups included, writes its total to its own slot (poisoned
-// with NaN first); `host bench` checks the smallest and largest against the
+// with NaN first); `cg-lesson bench` checks the smallest and largest against the
 // double reference, and that none is NaN.
 #include "lesson.cu"
 #include <cub/device/device_reduce.cuh>

@@ -1,6 +1,6 @@
 // The lesson's sum with a cluster stage between the block and the grid, in
 // CUDA C++, line for line against gpu/src/kernels/cluster.rs (compute
-// capability 9.0 and later). `host bench` builds it with lesson.cu.
+// capability 9.0 and later). `cg-lesson bench` builds it with lesson.cu.
 #include "lesson.cu"
 
 // Bytes of dynamic shared memory: one float per tile for blockSum, then the

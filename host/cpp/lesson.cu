@@ -1,5 +1,5 @@
 // The lesson's kernels in CUDA C++, the project's own translation of them,
-// line for line against gpu/src/kernels/lesson.rs. `host bench` builds them
+// line for line against gpu/src/lesson/lesson.rs. `cg-lesson bench` builds them
 // with nvcc, times them, and also launches them from a cubin through its own
 // launch path. extern "C" keeps their names for that.
 #include <cooperative_groups.h>

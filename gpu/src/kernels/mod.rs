@@ -15,6 +15,7 @@ pub mod conjugate_gradient;
 pub mod fast;
 mod multi;
 pub mod mutants;
+#[cfg(feature = "probes")]
 mod probes;
 mod timing;
 
@@ -25,6 +26,7 @@ pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_coopera
 #[cfg(not(target_arch = "nvptx64"))]
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
 pub use multi::*;
+#[cfg(feature = "probes")]
 pub use probes::*;
 pub use timing::*;
 

@@ -3,7 +3,7 @@
 //!
 //! It starts as a copy of the lesson's `reduce_cooperative_grid`; changing it
 //! changes nothing else. `exercise_sum_bounds_bug` is the same kernel with one
-//! mistake, for `host exercise --variant bounds-bug`.
+//! mistake, for `cg-lesson exercise --variant bounds-bug`.
 
 use super::sum::{block_sum, one_f32_per_tile};
 use crate::cg::{this_grid, this_thread_block, tiled_partition};
