@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&str] = &[
     "sizing",
     "text",
+    "invocation",
     "json",
     "error",
     "kernels",
