@@ -18,10 +18,16 @@ pub fn driver_present() -> bool {
 }
 
 /// Turns off cudarc's per-buffer event tracking (an event record, and a
-/// stream wait, per buffer per launch): this program runs everything on one
-/// stream, which orders it already.
+/// stream wait, per buffer per launch): this program orders its streams
+/// itself.
 pub fn single_stream(ctx: &cudarc::driver::CudaContext) {
-    // SAFETY: every buffer, copy and launch of this program uses the context's one default stream.
+    // SAFETY: every buffer is allocated, copied and freed on the context's
+    // default stream, and every launch goes there too, except in a branch of
+    // `Gpu::in_parallel` (or a capture), which orders its own stream against
+    // the default one with events: memory work in a branch waits for the
+    // branch and the branch for it, frees made in a branch wait for the
+    // join, and a buffer made in one branch is refused in another
+    // (`device/cuda.rs`, `Cuda::in_order` and `HeldFrees`).
     unsafe { ctx.disable_event_tracking() }
 }
 
