@@ -318,21 +318,25 @@ fn bench_needs_a_gpu() -> String {
     format!("bench times a GPU, so it needs one; the emulator times nothing, and runs the lesson and every other subcommand: {}", on_emulator.join(", "))
 }
 
-/// The long flags, across the program and its subcommands, that take a value.
-fn flags_with_values() -> Vec<String> {
-    use clap::CommandFactory;
-    let cli = Cli::command();
-    let mut flags = Vec::new();
-    for cmd in std::iter::once(&cli).chain(cli.get_subcommands()) {
-        for arg in cmd.get_arguments() {
-            if arg.get_action().takes_values()
-                && let Some(long) = arg.get_long()
-            {
-                flags.push(format!("--{long}"));
+/// The long flags, across the program and its subcommands, that take a
+/// value: read once from clap's definition of the command line.
+fn flags_with_values() -> &'static [String] {
+    static FLAGS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    FLAGS.get_or_init(|| {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut flags = Vec::new();
+        for cmd in std::iter::once(&cli).chain(cli.get_subcommands()) {
+            for arg in cmd.get_arguments() {
+                if arg.get_action().takes_values()
+                    && let Some(long) = arg.get_long()
+                {
+                    flags.push(format!("--{long}"));
+                }
             }
         }
-    }
-    flags
+        flags
+    })
 }
 
 /// Where the subcommand is in `args` (which start with the program's name):
