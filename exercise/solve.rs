@@ -22,8 +22,9 @@
 //!   one-partial-per-block scratch.
 //! - `launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?`: the launch.
 //!
-//! Check it: `cargo run --release -p host -- exercise` (add `--emulate`
-//! without a GPU). `--variant reference` runs a solution written by us.
+//! Check it: `cargo emulate exercise` without a GPU, or
+//! `cargo run --release -p host -- exercise` on one.
+//! `--variant reference` runs a solution written by us.
 
 use host::device::{Buffer, Gpu};
 use host::error::Result;

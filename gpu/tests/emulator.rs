@@ -397,7 +397,10 @@ fn an_access_past_the_dynamic_shared_memory_is_named() {
         text.starts_with("thread 128 of block 0 (warp 4, lane 0) wrote dynamic shared memory[8], past its 8 elements, at gpu/tests/emulator.rs:"),
         "{text}"
     );
-    assert!(text.ends_with("(4-byte elements; the launch gave 32 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it)"), "{text}");
+    assert!(
+        text.ends_with("(4-byte elements; the launch gave 32 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it: this block was cut into tiles of 16 (tiled_partition::<16>), 16 of them, but the shared memory holds one element per 32 threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree)"),
+        "names the mismatch: {text}"
+    );
 }
 
 /// The lesson's `blockSum` with its first `block.sync()` moved inside the
@@ -507,7 +510,63 @@ unsafe fn last_block_skips_grid_sync() {
 fn a_block_that_returns_before_grid_sync_is_named_not_a_hang() {
     let text = err_text(launch_with(&Device::T4, &LAST_BLOCK_SKIPS_GRID_SYNC, 40, 256, true, &[], Options::default()));
     assert!(text.starts_with("deadlock: in last_block_skips_grid_sync, 39 of 40 blocks reached grid.sync() at gpu/tests/emulator.rs:"), "{text}");
-    assert!(text.ends_with("; block 39 exited without it"), "{text}");
+    assert!(text.contains("; block 39 exited without it"), "{text}");
+}
+
+/// The exercise's second stage with its `grid.sync()` moved inside the
+/// branch only block 0 takes: the other blocks exit without it.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(cooperative)]
+unsafe fn grid_sync_inside_block_zeros_branch(out: Out<f32>) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    if block.group_index().x == 0 {
+        grid.sync();
+        if block.thread_rank() == 0 {
+            // SAFETY: out holds one float.
+            unsafe { out.write(0, 1.0) };
+        }
+    }
+}
+
+#[test]
+fn a_grid_sync_inside_block_zeros_branch_is_told_to_move_out_of_the_branch() {
+    let mut out = [0f32];
+    let text = err_text(launch(&GRID_SYNC_INSIDE_BLOCK_ZEROS_BRANCH, 8, THREADS, true, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("deadlock: in grid_sync_inside_block_zeros_branch, 1 of 8 blocks reached grid.sync() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.contains("blocks 1-7 exited without it"), "{text}");
+    assert!(
+        text.ends_with("keep it out of branches that some blocks skip (`if block.group_index().x == 0` goes after the barrier, not around it)"),
+        "names the fix: {text}"
+    );
+}
+
+/// The exercise's first stage with each block's partial written at the
+/// writing thread's rank in its block (always 0), not at the block's index.
+///
+/// # Safety
+/// `partials` holds one float per block.
+#[kernel]
+unsafe fn partial_at_block_thread_rank(partials: Out<f32>) {
+    let block = this_thread_block();
+    if block.thread_rank() == 0 {
+        // SAFETY: none needed past the bounds check: the index is the mistake.
+        unsafe { partials.write(block.thread_rank() as usize, 1.0) };
+    }
+}
+
+#[test]
+fn partials_indexed_by_the_thread_rank_in_the_block_are_told_to_index_by_the_block() {
+    let mut partials = vec![0f32; 4];
+    let text = err_text(launch(&PARTIAL_AT_BLOCK_THREAD_RANK, 4, THREADS, false, &[output("partials", &mut partials, 0)]));
+    assert!(text.starts_with("data race on partials[0]: block "), "{text}");
+    assert!(
+        text.ends_with("partials holds one element per block of this grid of 4, and every block wrote the same one; index it by the block (`block.group_index().x`), not by a thread's rank within its block"),
+        "names the fix: {text}"
+    );
+    assert!(!text.contains("have one block write it"), "the wrong fix: {text}");
 }
 
 /// `cg::reduce` over a whole tile inside a branch only half of it takes.
@@ -599,7 +658,7 @@ fn a_kernel_that_never_returns_is_stopped_at_the_time_limit() {
     let text = err_text(launch_with(&DEV, &ENDLESS, 1, 32, false, &[input("input", &xs), output("out", &mut out, 0)], options));
     assert_eq!(
         text,
-        "did not finish within 0.3 s on the emulated device: an endless loop, or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?); a smaller --n shows which"
+        "did not finish within 0.3 s on the emulated device: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
     );
     assert!(started.elapsed() < Duration::from_secs(5));
 }

@@ -18,3 +18,11 @@ fn this_cluster_outside_a_cluster_kernel_does_not_compile_and_names_the_attribut
     t.compile_fail("tests/guard/cluster_undeclared.rs");
     t.pass("tests/guard/cluster_kernels_compile.rs");
 }
+
+/// A `TILE` default that is not 1, 2, 4, 8, 16 or 32: the error's first
+/// place is the kernel's own signature, where the learner wrote the size.
+#[test]
+fn a_tile_size_that_is_not_a_power_of_two_up_to_32_is_an_error_at_the_kernels_signature() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/guard/tile_size_24.rs");
+}

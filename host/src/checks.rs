@@ -44,12 +44,33 @@ pub fn render(out: &mut String, checks: &[Check]) {
             n => format!("all {n} checks passed\n"),
         });
     }
+    // Each distinct failure once, with every check that failed that way.
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
     for c in failed {
-        if c.detail.is_empty() {
-            out.push_str(&format!("FAILED: {}\n", c.name));
-        } else {
-            out.push_str(&format!("FAILED: {}: {}\n", c.name, c.detail));
+        match groups.iter_mut().find(|(detail, _)| !detail.is_empty() && *detail == c.detail) {
+            Some((_, names)) => names.push(&c.name),
+            None => groups.push((&c.detail, vec![&c.name])),
         }
+    }
+    for (detail, names) in groups {
+        let names = joined_names(&names);
+        if detail.is_empty() {
+            out.push_str(&format!("FAILED: {names}\n"));
+        } else {
+            out.push_str(&format!("FAILED: {names}: {detail}\n"));
+        }
+    }
+}
+
+/// `n = 1, 31, 611` for checks named `n = 1`, `n = 31`, `n = 611`; other
+/// names joined as they are.
+fn joined_names(names: &[&str]) -> String {
+    let key = names[0].split_once(" = ").map(|(k, _)| k);
+    match key {
+        Some(key) if names.iter().all(|n| n.starts_with(&format!("{key} = "))) => {
+            format!("{key} = {}", names.iter().map(|n| &n[key.len() + 3..]).collect::<Vec<_>>().join(", "))
+        }
+        _ => names.join(", "),
     }
 }
 
@@ -80,5 +101,24 @@ mod tests {
         render(&mut o, &checks);
         assert_eq!(o, "FAILED: n = 1\nFAILED: n = 2: NaN\n");
         assert_eq!(verdict(&checks).unwrap_err().to_string(), "2 checks of 3 failed (listed above)");
+    }
+
+    #[test]
+    fn a_failure_shared_by_several_checks_is_printed_once_with_all_their_names() {
+        let race = "data race on partials[1]: block 1 wrote it";
+        let checks = [
+            Check::new("n = 31", true, ""),
+            Check::new("n = 611", false, race),
+            Check::new("n = 1024", false, "wrong sum"),
+            Check::new("n = 4096", false, race),
+            Check::new("partials", false, race),
+        ];
+        let mut o = String::new();
+        render(&mut o, &checks);
+        assert_eq!(o, format!("FAILED: n = 611, n = 4096, partials: {race}\nFAILED: n = 1024: wrong sum\n"));
+        let mut o = String::new();
+        render(&mut o, &checks[..4]);
+        assert_eq!(o, format!("FAILED: n = 611, 4096: {race}\nFAILED: n = 1024: wrong sum\n"));
+        assert_eq!(o.matches(race).count(), 1);
     }
 }

@@ -240,8 +240,9 @@ impl fmt::Display for Error {
             ),
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
             Error::BadThreadsPerBlock { threads_per_block, why } => match why {
-                BadBlock::NotWarps => write!(f, "--threads-per-block {threads_per_block}: use a multiple of 32 (whole warps)"),
-                BadBlock::OverDeviceMax(max) => write!(f, "--threads-per-block {threads_per_block}: this device runs at most {max} threads per block"),
+                BadBlock::Empty => write!(f, "blocks of 0 threads: a block needs at least one warp, 32 threads"),
+                BadBlock::NotWarps => write!(f, "blocks of {threads_per_block} threads: use a multiple of 32 (whole warps)"),
+                BadBlock::OverDeviceMax(max) => write!(f, "blocks of {threads_per_block} threads: this device runs at most {max} threads per block"),
             },
             Error::OverLaunchBounds { kernel, threads_per_block, max_threads } => write!(
                 f,

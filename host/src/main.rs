@@ -120,7 +120,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     let gpu = open(target)?;
     // A device that cannot run the exercise's block at all is one error, not nine.
     gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
-    let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json)?;
+    let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json, None)?;
     if exercise::needs_larger_device(&gpu)? {
         let options = gpu_core::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
@@ -128,8 +128,13 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
             let capacity = larger.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?.capacity();
             emit(&exercise::larger_device_header(capacity));
         }
-        r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, &exercise::LARGER_DEVICE_SIZES, target.json)?));
+        r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, &exercise::LARGER_DEVICE_SIZES, target.json, Some(&r))?));
         r.status = host::checks::Status::of(r.verdict().is_ok());
+    }
+    if let Some(counts) = exercise::counts_to_submit(&r)
+        && !target.json
+    {
+        emit(&counts);
     }
     if target.json {
         emit(&(json::to_string(&r) + "\n"));
@@ -138,7 +143,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
 }
 
 /// The exercise's `sizes` on `gpu`, each row printed as it is judged.
-fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool) -> Result<exercise::ExerciseReport> {
+fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool, earlier: Option<&exercise::ExerciseReport>) -> Result<exercise::ExerciseReport> {
     let progress = Progress::new(json);
     let bar = progress.bar(sizes.len() as u64, "cases");
     // The header waits for the first case: an unwritten solve() stops the
@@ -155,7 +160,7 @@ fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool) -> Re
     })?;
     drop(bar);
     if !json {
-        emit(&exercise::footer(&r));
+        emit(&exercise::footer(&r, earlier));
     }
     Ok(r)
 }

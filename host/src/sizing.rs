@@ -143,7 +143,9 @@ pub fn single_block_threads(n: usize, floats_per_trip: u32, max_threads_per_bloc
 /// Why a block size cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BadBlock {
-    /// Not a multiple of 32, or 0.
+    /// No threads at all.
+    Empty,
+    /// Not a multiple of 32.
     NotWarps,
     /// More threads than the device allows per block.
     OverDeviceMax(u32),
@@ -151,7 +153,10 @@ pub enum BadBlock {
 
 /// Checks threads per block: a multiple of 32 from 32 to the device's maximum.
 pub fn check_threads_per_block(threads_per_block: u32, max_threads_per_block: u32) -> Result<(), BadBlock> {
-    if threads_per_block == 0 || !threads_per_block.is_multiple_of(32) {
+    if threads_per_block == 0 {
+        return Err(BadBlock::Empty);
+    }
+    if !threads_per_block.is_multiple_of(32) {
         return Err(BadBlock::NotWarps);
     }
     if threads_per_block > max_threads_per_block {
@@ -289,7 +294,8 @@ mod tests {
     fn block_sizes_are_multiples_of_32_up_to_the_device_limit() {
         assert!(check_threads_per_block(32, 1024).is_ok());
         assert!(check_threads_per_block(1024, 1024).is_ok());
-        for bad in [0, 31, 49, 100] {
+        assert_eq!(check_threads_per_block(0, 1024), Err(BadBlock::Empty));
+        for bad in [31, 49, 100] {
             assert_eq!(check_threads_per_block(bad, 1024), Err(BadBlock::NotWarps), "{bad}");
         }
         assert_eq!(check_threads_per_block(2048, 1024), Err(BadBlock::OverDeviceMax(1024)));

@@ -104,7 +104,9 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
             let c = r.cases.iter().find(|c| c.n == 4096).unwrap();
             let g = c.grid.as_deref().unwrap();
             assert!(g.contains("the sum is right, but the grid is too small: 4 blocks (that is blocks per SM alone"), "{g}");
-            assert!(exercise::render(&r).contains("FAIL: the sum is right, but the grid is too small"));
+            let text = exercise::render(&r);
+            assert!(text.contains("FAIL: right sum, wrong launch (below)") && text.contains("the sum is right, but the grid is too small"), "{text}");
+            assert!(!text.contains("to submit"), "no counts to submit after a failure: {text}");
             assert!(r.verdict().is_err(), "no 'all checks passed' for a grid one SM wide");
         }
         if variant == Variant::RoundDown {
@@ -134,7 +136,7 @@ fn the_exercise_runs_again_on_a_larger_device_where_an_if_for_the_partials_loop_
     // The harness tells from the sum which mistake it is, and names the fix.
     let h = r.cases[1].hint.as_deref().unwrap();
     assert!(h.contains("the first 256 of the 1056 block partials") && h.contains("not an `if`"), "{h}");
-    assert!(exercise::render(&r).contains("FAIL: wrong sum: the total is the sum of the first 256"));
+    assert!(exercise::render(&r).contains("FAILED: n = 4194915: wrong sum: the total is the sum of the first 256"));
     assert!(exercise::run_sizes(&larger, Variant::Reference, solve::solve, &sizes, &mut |_| {}).unwrap().verdict().is_ok());
 }
 
@@ -223,9 +225,11 @@ fn cg_lesson_emulate_runs_the_lesson_and_the_whole_exercise_without_a_gpu() {
     let ex = cg_lesson(&["exercise", "--emulate", "--variant", "reference"]);
     let out = String::from_utf8_lossy(&ex.stdout);
     assert!(ex.status.success(), "{out}");
-    // The T4's whole ladder, then two sizes on the larger device, each with its two counts last.
+    // The T4's whole ladder, then two sizes on the larger device, then the
+    // T4's two counts, once both have passed.
     assert!(out.contains("  67108864 ") && out.contains("all 9 checks passed\n") && out.contains("all 2 checks passed\n"), "{out}");
-    assert!(out.ends_with("8 blocks/SM x 132 SMs = 1056 blocks, the most one cooperative launch of it may use\n"), "{out}");
+    assert!(out.ends_with("4 blocks/SM x 40 SMs = 160 blocks, the most one cooperative launch of it may use\n"), "{out}");
+    assert_eq!(out.matches("to submit").count(), 1, "{out}");
     // The exercise as shipped: one line on where to write solve(), nothing on stdout.
     let shipped = cg_lesson(&["exercise", "--emulate"]);
     let (out, err) = (String::from_utf8_lossy(&shipped.stdout), String::from_utf8_lossy(&shipped.stderr));

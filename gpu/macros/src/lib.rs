@@ -403,6 +403,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let (gpu_call, host_body, generic_body, tile_info) = match &tile {
         Some(Tile { ident, default }) => {
             let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
+            // The tile size checked where the learner wrote it: an error at
+            // `const TILE: u32 = 24`, not inside tiled_partition.
+            let tile_check = quote_spanned! {default.span()=> const _: () = ::gpu::cg::assert_tile_size::<{ #default }>(); };
             let watched_generic = watched_body.as_ref().map(|b| {
                 quote! {
                     #[doc(hidden)]
@@ -420,6 +423,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                 #( #other_attrs )*
                 #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
                 #watched_generic
+                #tile_check
             };
             let shared = match &options.shared_memory {
                 Some(p) => quote! { Some(#p) },

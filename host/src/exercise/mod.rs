@@ -79,6 +79,38 @@ pub struct Case {
     /// What a wrong sum matches, where the harness can tell, and the fix
     /// ([`wrong_sum_hint`]).
     pub hint: Option<String>,
+    /// A grid larger than the exercise's answer, within the capacity: it
+    /// passes, with a note ([`idle_blocks`]).
+    pub idle: Option<Idle>,
+}
+
+/// A grid larger than the exercise's answer, min(ceil(n / threads), blocks
+/// per SM x SMs), and no larger than the capacity: correct, since a
+/// grid-stride loop leaves the extra blocks nothing to do, but idle.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Idle {
+    pub blocks: u32,
+    /// The exercise's answer for this n.
+    pub wanted: u64,
+}
+
+impl Idle {
+    /// The note a passing case carries.
+    pub fn note(&self, n: u64) -> String {
+        format!(
+            "{} for n = {n}: {} nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is {}",
+            fault_count(self.blocks as u64, "block"),
+            match self.blocks as u64 - self.wanted {
+                1 => "1 has".to_string(),
+                k => format!("{k} have"),
+            },
+            self.wanted
+        )
+    }
+}
+
+fn fault_count(n: u64, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
 impl Case {
@@ -94,6 +126,12 @@ pub type Outcome = Result<(f32, Solved)>;
 /// What `solve()` returns as it ships, not written yet.
 pub fn unwritten(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved> {
     Err(Error::SolveUnwritten)
+}
+
+/// The kernels the exercise may launch: `exercise_sum` and its two mutants.
+fn exercise_kernels() -> [&'static str; 3] {
+    let k = crate::kernels();
+    [k.exercise_sum.name(), k.exercise_sum_bounds_bug.name(), k.exercise_sum_partials_if.name()]
 }
 
 /// What a case reports for a solver's error: an emulator fault in full, a
@@ -125,9 +163,25 @@ pub struct DeviceCounts {
 pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Option<DeviceCounts>) -> Option<String> {
     let launch = match launched {
         [] if n == 0 => return None,
-        [] => return Some("solve() launched nothing: the exercise is one cooperative launch of exercise_sum".to_string()),
+        [] => {
+            return Some(
+                "solve() launched nothing: the exercise is one cooperative launch of exercise_sum for every n above 0 (a block count computed as n / threads per block is 0 below one block's threads: round the division up, n.div_ceil(threads))"
+                    .to_string(),
+            );
+        }
+        [one] if !exercise_kernels().contains(&one.kernel) => {
+            return Some(format!(
+                "solve() launched {}: the exercise is one cooperative launch of exercise_sum, `gpu.cooperative_kernel(&host::kernels().exercise_sum)?`",
+                one.kernel
+            ));
+        }
         [one] if one.cooperative => one,
-        [one] => return Some(format!("solve() launched {} the ordinary way: a kernel that calls grid.sync() needs a cooperative launch", one.kernel)),
+        [one] => {
+            return Some(format!(
+                "solve() launched {} the ordinary way: exercise_sum calls grid.sync(), so it needs a cooperative launch, `gpu.cooperative_kernel(&host::kernels().exercise_sum)?`",
+                one.kernel
+            ));
+        }
         many => {
             return Some(format!(
                 "solve() made {} launches ({}): the exercise is one cooperative launch",
@@ -170,11 +224,22 @@ pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Optio
     None
 }
 
+/// Where a launch that [`grid_problem`] passed leaves blocks idle: more than
+/// the exercise's answer for `n`, min(ceil(n / threads), capacity).
+pub fn idle_blocks(n: u64, launched: &[Launched], counts: Option<DeviceCounts>) -> Option<Idle> {
+    let ([launch], Some(counts)) = (launched, counts) else { return None };
+    let capacity = counts.blocks_per_sm as u64 * counts.sms as u64;
+    let wanted = n.div_ceil(launch.threads_per_block as u64).min(capacity);
+    (launch.blocks as u64 > wanted).then_some(Idle { blocks: launch.blocks, wanted })
+}
+
 /// What a wrong `total` of a grid of `blocks` x `threads` matches, where it
 /// matches one of the mistakes the harness can recognise from the sum alone,
 /// and the fix: the first `threads` partials of more (block 0 reads one
-/// partial per thread, an `if` where the loop over the partials belongs), or
-/// block 0's partial alone.
+/// partial per thread, an `if` where the loop over the partials belongs),
+/// block 0's partial alone, or the sum of a grid-stride loop that steps by a
+/// block's threads instead of the grid's (every element after block b's
+/// start added by blocks 0..=b).
 pub fn wrong_sum_hint(r: &Reference, total: f32, blocks: u32, threads: u32) -> Option<String> {
     if blocks <= 1 || threads == 0 {
         return None;
@@ -190,12 +255,21 @@ pub fn wrong_sum_hint(r: &Reference, total: f32, blocks: u32, threads: u32) -> O
     if matches(per[0]) {
         return Some("the total is block 0's partial alone: the other blocks' partials were never added to it".to_string());
     }
+    let block_stride: f64 = r.xs.iter().enumerate().map(|(i, &x)| x as f64 * (i as u64 / threads as u64 + 1).min(blocks as u64) as f64).sum();
+    // Each thread adds a long chain in f32: a looser tolerance, still far
+    // from any other mistake's total.
+    if (total as f64 - block_stride).abs() <= 1e-3 * block_stride.abs() {
+        return Some(format!(
+            "the total counts elements more than once, as a grid-stride loop that steps by a block's threads does (block b adds every element from its start on): step by the grid's threads, `grid.num_threads()`, the {} of all {blocks} blocks",
+            blocks as u64 * threads as u64
+        ));
+    }
     None
 }
 
 /// Checks one case's outcome against the reference of `xs`; `tile` is the
 /// exercise kernel's tile size; `grid` is what [`grid_problem`] found.
-pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>) -> Case {
+pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>, idle: Option<Idle>) -> Case {
     let r = Reference::new(xs);
     match outcome {
         Ok((value, solved)) => {
@@ -211,6 +285,7 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<Strin
                 launch_error: None,
                 solved: Some(solved),
                 hint: if c.pass { None } else { wrong_sum_hint(&r, value, solved.blocks, solved.threads_per_block) },
+                idle: if c.pass && grid.is_none() { idle } else { None },
                 grid,
             }
         }
@@ -225,6 +300,7 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<Strin
             solved: None,
             grid: None,
             hint: None,
+            idle: None,
         },
     }
 }
@@ -233,15 +309,20 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<Strin
 /// with its grid, if anything); a failed case never stops the ladder, but an
 /// unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
 /// `each` sees every case as soon as it is judged.
-pub fn run_ladder(sizes: &[u64], tile: u32, mut attempt: impl FnMut(&[f32]) -> (Outcome, Option<String>), each: &mut dyn FnMut(&Case)) -> Result<Vec<Case>> {
+pub fn run_ladder(
+    sizes: &[u64],
+    tile: u32,
+    mut attempt: impl FnMut(&[f32]) -> (Outcome, Option<String>, Option<Idle>),
+    each: &mut dyn FnMut(&Case),
+) -> Result<Vec<Case>> {
     let mut cases = Vec::with_capacity(sizes.len());
     for &n in sizes {
         let case = match reference::fill(n as usize) {
             Ok(xs) => match attempt(&xs) {
-                (Err(Error::SolveUnwritten), _) => return Err(Error::SolveUnwritten),
-                (outcome, grid) => judge(n, &xs, tile, outcome, grid),
+                (Err(Error::SolveUnwritten), _, _) => return Err(Error::SolveUnwritten),
+                (outcome, grid, idle) => judge(n, &xs, tile, outcome, grid, idle),
             },
-            Err(e) => judge(n, &[], tile, Err(e), None),
+            Err(e) => judge(n, &[], tile, Err(e), None, None),
         };
         each(&case);
         cases.push(case);
@@ -329,24 +410,24 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each
         sizes,
         tile,
         |xs| {
-            let mut grid = None;
+            let (mut grid, mut idle) = (None, None);
             let outcome = (|| {
                 let input = DeviceInput::upload(gpu, xs)?;
                 let mut total = gpu.zeros::<f32>(1)?;
                 let (solved, launched) = gpu.recording_launches(|| solver(gpu, &input, &mut total));
                 let solved = solved?;
-                grid = grid_problem(xs.len() as u64, solved, &launched, counts_of(gpu, &launched)?);
+                let n = xs.len() as u64;
+                let counts = counts_of(gpu, &launched)?;
+                grid = grid_problem(n, solved, &launched, counts);
+                idle = idle_blocks(n, &launched, counts);
                 Ok((gpu.read(&total)?[0], solved))
             })();
-            (outcome, grid)
+            (outcome, grid, idle)
         },
         each,
     )?;
     let counts = cases.iter().rev().find_map(|c| c.solved.filter(|s| s.blocks_per_sm > 0));
-    let checks: Vec<Check> = cases
-        .iter()
-        .map(|c| Check::new(format!("n = {}", c.n), c.pass(), c.launch_error.clone().or(c.grid.clone()).or(c.hint.clone()).unwrap_or_default()))
-        .collect();
+    let checks: Vec<Check> = cases.iter().map(|c| Check::new(format!("n = {}", c.n), c.pass(), failure(c).unwrap_or_default())).collect();
     Ok(ExerciseReport {
         status: checks::status(&checks),
         device: gpu.info.name.clone(),
@@ -357,6 +438,22 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each
         sms: counts.map(|s| s.sms),
         checks,
         larger_device: None,
+    })
+}
+
+/// Why a case failed, in full: the solver's error, what is wrong with its
+/// launch (and whether the sum was right too), or what its wrong sum matches.
+fn failure(c: &Case) -> Option<String> {
+    if c.pass() {
+        return None;
+    }
+    let sum_right = c.error.zip(c.bound).is_some_and(|(e, b)| e <= b);
+    Some(match (&c.launch_error, &c.grid, &c.hint) {
+        (Some(e), _, _) => e.clone(),
+        (None, Some(g), _) if sum_right => g.clone(),
+        (None, Some(g), _) => format!("wrong sum, and {g}"),
+        (None, None, Some(h)) => format!("wrong sum: {h}"),
+        (None, None, None) => "wrong sum".to_string(),
     })
 }
 
@@ -391,52 +488,106 @@ pub fn row(c: &Case) -> String {
     let bound = c.bound.map_or("-".to_string(), |b| format!("{b:.2e}"));
     let sum_right = c.error.zip(c.bound).is_some_and(|(e, b)| e <= b);
     let verdict = match (&c.launch_error, &c.grid, c.pass()) {
-        (Some(e), _, _) => format!("FAIL: {e}"),
-        (None, _, true) => "pass".to_string(),
-        (None, Some(g), false) if sum_right => format!("FAIL: {g}"),
-        (None, Some(g), false) => format!("FAIL: wrong sum, and {g}"),
-        (None, None, false) => match &c.hint {
-            Some(h) => format!("FAIL: wrong sum: {h}"),
-            None => "FAIL: wrong sum".to_string(),
+        (None, _, true) => match c.idle {
+            Some(idle) => format!("pass, {} of {} blocks idle (note below)", idle.blocks as u64 - idle.wanted, idle.blocks),
+            None => "pass".to_string(),
         },
+        (Some(_), _, _) => "FAIL (below)".to_string(),
+        (None, _, false) if sum_right => "FAIL: right sum, wrong launch (below)".to_string(),
+        (None, _, false) => "FAIL: wrong sum (below)".to_string(),
     };
     format!("{:>10}  {:>7}  {:>20}  {:>20.6}  {:>9}  {:>9}  {}\n", c.n, blocks, value, c.reference, error, bound, verdict)
 }
 
-/// What follows the table: the verdict, then the two counts the exercise
-/// asks you to submit, last whether or not every case passed.
-pub fn footer(r: &ExerciseReport) -> String {
+/// What follows the table: each distinct failure once, with every size it
+/// failed at (one already printed for `earlier`, the first device's ladder,
+/// is named as such); the note on idle blocks, once.
+pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
     let mut o = String::from("\n");
-    checks::render(&mut o, &r.checks);
+    // A failure differs from size to size in its numbers only (the grid,
+    // the block that raced): its words are printed once.
+    let shape = |detail: &str| {
+        let mut s = String::with_capacity(detail.len());
+        for c in detail.chars() {
+            match c.is_ascii_digit() {
+                true if s.ends_with('#') => {}
+                true => s.push('#'),
+                false => s.push(c),
+            }
+        }
+        s
+    };
+    let printed = |detail: &str| earlier.is_some_and(|e| e.checks.iter().any(|c| !c.pass() && shape(&c.detail) == shape(detail)));
+    let mut first_of_shape: Vec<(String, &Check)> = Vec::new();
+    let checks: Vec<Check> = r
+        .checks
+        .iter()
+        .map(|c| {
+            if c.pass() {
+                return c.clone();
+            }
+            if printed(&c.detail) {
+                return Check::new(c.name.clone(), false, "the same failure as on the first device, above");
+            }
+            match first_of_shape.iter().find(|(s, _)| *s == shape(&c.detail)) {
+                Some((_, first)) if first.detail != c.detail => {
+                    Check::new(c.name.clone(), false, format!("the same failure as {}, with this size's numbers", first.name))
+                }
+                Some(_) => c.clone(),
+                None => {
+                    first_of_shape.push((shape(&c.detail), c));
+                    c.clone()
+                }
+            }
+        })
+        .collect();
+    checks::render(&mut o, &checks);
     if let Some(n) = r.smallest_failure {
         let _ = writeln!(o, "smallest failing case: n = {n}");
     }
-    match (r.blocks_per_sm, r.sms) {
-        (Some(bps), Some(sms)) => {
-            let _ = writeln!(
-                o,
-                "\nYour kernel's two counts, to submit with your solve(): {bps} blocks/SM x {sms} SMs = {} blocks, the most one cooperative launch of it may use",
-                bps as u64 * sms as u64
-            );
+    let idle: Vec<&Case> = r.cases.iter().filter(|c| c.idle.is_some()).collect();
+    if let Some(first) = idle.first() {
+        let others: Vec<String> = idle[1..].iter().map(|c| c.n.to_string()).collect();
+        let _ = write!(o, "note: {}", first.idle.expect("filtered").note(first.n));
+        if !others.is_empty() {
+            let _ = write!(o, " (likewise at n = {})", others.join(", "));
         }
-        _ => o.push_str("\nYour kernel's two counts: none, since solve() reported no launch of it with its limits\n"),
+        o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do (the lesson's own sum launches the whole capacity whatever n is); the exercise's grid launches none idle\n");
     }
     o
 }
 
+/// The two counts the exercise asks you to submit with your solve(), once
+/// every case has passed, on every device the harness ran.
+pub fn counts_to_submit(r: &ExerciseReport) -> Option<String> {
+    r.verdict().ok()?;
+    let (bps, sms) = r.blocks_per_sm.zip(r.sms)?;
+    Some(format!(
+        "\nYour kernel's two counts, to submit with your solve(): {bps} blocks/SM x {sms} SMs = {} blocks, the most one cooperative launch of it may use\n",
+        bps as u64 * sms as u64
+    ))
+}
+
 /// The harness's report as text.
 pub fn render(r: &ExerciseReport) -> String {
+    let mut o = render_one(r, None);
+    if let Some(larger) = &r.larger_device {
+        let capacity = larger.blocks_per_sm.zip(larger.sms).map_or(0, |(b, s)| b * s);
+        o += &larger_device_header(capacity);
+        o += &render_one(larger, Some(r));
+    }
+    if let Some(counts) = counts_to_submit(r) {
+        o += &counts;
+    }
+    o
+}
+
+fn render_one(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
     let mut o = header(&r.device, r.variant);
     for c in &r.cases {
         o.push_str(&row(c));
     }
-    o += &footer(r);
-    if let Some(larger) = &r.larger_device {
-        let capacity = larger.blocks_per_sm.zip(larger.sms).map_or(0, |(b, s)| b * s);
-        o += &larger_device_header(capacity);
-        o += &render(larger);
-    }
-    o
+    o + &footer(r, earlier)
 }
 
 #[cfg(test)]
@@ -454,7 +605,7 @@ mod tests {
     }
 
     fn ladder(sizes: &[u64], mut attempt: impl FnMut(&[f32]) -> Outcome) -> Vec<Case> {
-        run_ladder(sizes, 32, |xs| (attempt(xs), None), &mut |_| {}).unwrap()
+        run_ladder(sizes, 32, |xs| (attempt(xs), None, None), &mut |_| {}).unwrap()
     }
 
     /// The T4's limits for the exercise kernel at 256 threads.
@@ -528,10 +679,128 @@ mod tests {
     fn a_right_sum_on_a_small_grid_fails_its_case_and_says_the_sum_is_right() {
         let xs = reference::fill(4096).unwrap();
         let sum = xs.iter().map(|&x| x as f64).sum::<f64>() as f32;
-        let case = judge(4096, &xs, 32, Ok((sum, solved(4))), problem(4096, 4));
+        let case = judge(4096, &xs, 32, Ok((sum, solved(4))), problem(4096, 4), None);
         assert!(!case.pass());
         let r = row(&case);
-        assert!(r.contains("FAIL: the sum is right, but the grid is too small"), "{r}");
+        assert!(r.contains("FAIL: right sum, wrong launch (below)"), "{r}");
+        assert!(failure(&case).unwrap().starts_with("the sum is right, but the grid is too small"));
+    }
+
+    #[test]
+    fn a_grid_between_the_answer_and_the_capacity_passes_with_a_note() {
+        // n.div_ceil(128) blocks of 256: 5 for n = 611, where 3 are needed.
+        assert_eq!(problem(611, 5), None);
+        let idle = idle_blocks(611, &[launched(5, 256)], Some(T4)).unwrap();
+        assert_eq!(idle, Idle { blocks: 5, wanted: 3 });
+        // Always the capacity: 160 blocks for n = 1.
+        let idle = idle_blocks(1, &[launched(160, 256)], Some(T4)).unwrap();
+        assert_eq!(idle.note(1), "160 blocks for n = 1: 159 have nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is 1");
+        // The answer itself, and the capacity where n needs more, are not idle.
+        assert_eq!(idle_blocks(611, &[launched(3, 256)], Some(T4)), None);
+        assert_eq!(idle_blocks(67_108_864, &[launched(160, 256)], Some(T4)), None);
+        let xs = reference::fill(1).unwrap();
+        let case = judge(1, &xs, 32, Ok((xs[0], solved(160))), None, Some(idle));
+        assert!(case.pass());
+        assert!(row(&case).contains("pass, 159 of 160 blocks idle (note below)"), "{}", row(&case));
+        let r = ExerciseReport {
+            status: Status::Passed,
+            device: "T4".into(),
+            variant: Variant::Solve,
+            cases: vec![case.clone(), Case { n: 31, ..case }],
+            smallest_failure: None,
+            blocks_per_sm: Some(4),
+            sms: Some(40),
+            checks: vec![Check::new("n = 1", true, "")],
+            larger_device: None,
+        };
+        let f = footer(&r, None);
+        assert!(
+            f.contains(
+                "note: 160 blocks for n = 1: 159 have nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is 1 (likewise at n = 31)"
+            ),
+            "{f}"
+        );
+        assert!(render(&r).contains("to submit with your solve(): 4 blocks/SM x 40 SMs = 160 blocks"));
+    }
+
+    #[test]
+    fn a_failure_that_differs_by_size_only_in_its_numbers_is_printed_once() {
+        let race = |grid: u32| format!("data race on partials[0]: partials holds one element per block of this grid of {grid}; index it by the block");
+        let report = |checks: Vec<Check>| ExerciseReport {
+            status: Status::Failed,
+            device: "T4".into(),
+            variant: Variant::Solve,
+            cases: vec![],
+            smallest_failure: None,
+            blocks_per_sm: None,
+            sms: None,
+            checks,
+            larger_device: None,
+        };
+        let first = report(vec![
+            Check::new("n = 611", false, race(3)),
+            Check::new("n = 4096", false, race(16)),
+            Check::new("n = 40960", false, race(160)),
+            Check::new("n = 4194915", false, race(160)),
+        ]);
+        let f = footer(&first, None);
+        assert_eq!(f.matches("index it by the block").count(), 1, "{f}");
+        assert!(f.contains("FAILED: n = 4096, 40960, 4194915: the same failure as n = 611, with this size's numbers"), "{f}");
+        let larger = report(vec![Check::new("n = 4194915", false, race(1056))]);
+        let f = footer(&larger, Some(&first));
+        assert_eq!(f, "\nFAILED: n = 4194915: the same failure as on the first device, above\n");
+    }
+
+    #[test]
+    fn nothing_after_a_failure_offers_counts_to_submit() {
+        let xs = reference::fill(611).unwrap();
+        let case = judge(611, &xs, 32, Ok((1.0, solved(3))), None, None);
+        let r = ExerciseReport {
+            status: Status::Failed,
+            device: "T4".into(),
+            variant: Variant::Solve,
+            checks: vec![Check::new("n = 611", false, failure(&case).unwrap())],
+            cases: vec![case],
+            smallest_failure: Some(611),
+            blocks_per_sm: Some(4),
+            sms: Some(40),
+            larger_device: None,
+        };
+        assert_eq!(counts_to_submit(&r), None);
+        let text = render(&r);
+        assert!(!text.contains("to submit") && !text.contains("two counts"), "{text}");
+    }
+
+    #[test]
+    fn a_launch_of_nothing_of_another_kernel_or_the_ordinary_way_names_the_call_to_make() {
+        let s = Solved { blocks: 1, threads_per_block: 256, blocks_per_sm: 4, sms: 40 };
+        let nothing = grid_problem(31, s, &[], Some(T4)).unwrap();
+        assert!(nothing.starts_with("solve() launched nothing: ") && nothing.contains("round the division up, n.div_ceil(threads)"), "{nothing}");
+        let other = Launched { kernel: "reduce_partials_to_total", cooperative: false, ..launched(1, 256) };
+        let p = grid_problem(31, s, &[other], Some(T4)).unwrap();
+        assert!(p.starts_with("solve() launched reduce_partials_to_total: the exercise is one cooperative launch of exercise_sum"), "{p}");
+        assert!(!p.contains("calls grid.sync()"), "reduce_partials_to_total calls none: {p}");
+        let ordinary = Launched { cooperative: false, ..launched(1, 256) };
+        let p = grid_problem(31, s, &[ordinary], Some(T4)).unwrap();
+        assert!(
+            p.contains("exercise_sum calls grid.sync(), so it needs a cooperative launch, `gpu.cooperative_kernel(&host::kernels().exercise_sum)?`"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn a_grid_stride_of_one_blocks_threads_is_named_as_elements_added_twice() {
+        // The sum a kernel stepping by block.num_threads() makes: block b adds
+        // every element from b * 256 on.
+        let xs = reference::fill(4096).unwrap();
+        let r = Reference::new(&xs);
+        let mut per_block = vec![0f32; 16];
+        for (b, total) in per_block.iter_mut().enumerate() {
+            *total = xs[b * 256..].iter().sum();
+        }
+        let total: f32 = per_block.iter().sum();
+        let h = wrong_sum_hint(&r, total, 16, 256).unwrap();
+        assert!(h.starts_with("the total counts elements more than once") && h.contains("`grid.num_threads()`, the 4096 of all 16 blocks"), "{h}");
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! calls `grid.sync()`, no more clusters than are resident at once).
 //!
 //! A cluster kernel is neither an ordinary nor a cooperative kernel: neither
-//! loader takes it.
-//! ```compile_fail,E0308
+//! loader takes it, and each names `gpu.cluster_kernel(...)`.
+//! ```compile_fail,E0277
 //! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
 //! let kernel = gpu.cooperative_kernel(&gpu::kernels::REDUCE_CLUSTER_GRID)?;
 //! # Ok(()) }

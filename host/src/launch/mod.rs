@@ -16,8 +16,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Nor can it be loaded as an ordinary kernel:
-//! ```compile_fail,E0308
+//! Nor can it be loaded as an ordinary kernel (the error names
+//! `gpu.cooperative_kernel(...)`, [`LoadsAsKernel`]):
+//! ```compile_fail,E0277
 //! # fn f(gpu: &host::device::Gpu) -> host::error::Result<()> {
 //! let kernel = gpu.kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID)?;
 //! # Ok(()) }
@@ -182,26 +183,68 @@ pub struct CooperativeLaunch<'k, 'g, P: Params> {
     shape: Shape,
 }
 
+/// The contract [`Gpu::kernel`] loads: no grid barrier (`NoGridSync`). Any
+/// other is a compile error that names the loader to use.
+#[diagnostic::on_unimplemented(
+    message = "`gpu.kernel()` loads kernels with no grid.sync(); this one's contract is `{Self}`",
+    label = "a kernel declared #[kernel(cooperative)] (GridSync) loads with `gpu.cooperative_kernel(...)`, one declared #[kernel(cluster)] with `gpu.cluster_kernel(...)`",
+    note = "C++ launches a kernel that calls grid.sync() with cudaLaunchCooperativeKernel; here its definition's type admits no other launch"
+)]
+pub trait LoadsAsKernel: gpu_core::kernels::Contract + Sized {
+    /// The definition, as the ordinary kernel's.
+    #[doc(hidden)]
+    fn as_ordinary<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, NoGridSync>;
+}
+
+impl LoadsAsKernel for NoGridSync {
+    fn as_ordinary<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, NoGridSync> {
+        def
+    }
+}
+
+/// The contract [`Gpu::cooperative_kernel`] loads: a kernel declared
+/// `#[kernel(cooperative)]` (`GridSync`). Any other is a compile error that
+/// names the loader to use.
+#[diagnostic::on_unimplemented(
+    message = "`gpu.cooperative_kernel()` loads kernels declared #[kernel(cooperative)]; this one's contract is `{Self}`",
+    label = "a kernel with no grid.sync() (NoGridSync) loads with `gpu.kernel(...)`, one declared #[kernel(cluster)] with `gpu.cluster_kernel(...)`"
+)]
+pub trait LoadsAsCooperative: gpu_core::kernels::Contract + Sized {
+    /// The definition, as the cooperative kernel's.
+    #[doc(hidden)]
+    fn as_cooperative<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, GridSync>;
+}
+
+impl LoadsAsCooperative for GridSync {
+    fn as_cooperative<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, GridSync> {
+        def
+    }
+}
+
 impl Gpu {
     /// Loads a kernel that has no grid barrier.
-    pub fn kernel<P: Params>(&self, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'_, P>> {
-        Ok(Kernel { loaded: Loaded::load(self, def, false, None)? })
+    pub fn kernel<P: Params, C: LoadsAsKernel>(&self, def: &KernelDef<P, C>) -> Result<Kernel<'_, P>> {
+        Ok(Kernel { loaded: Loaded::load(self, C::as_ordinary(def), false, None)? })
     }
 
     /// Loads a kernel that calls `grid.sync()`.
-    pub fn cooperative_kernel<P: Params>(&self, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'_, P>> {
-        Ok(CooperativeKernel { loaded: Loaded::load(self, def, true, None)? })
+    pub fn cooperative_kernel<P: Params, C: LoadsAsCooperative>(&self, def: &KernelDef<P, C>) -> Result<CooperativeKernel<'_, P>> {
+        Ok(CooperativeKernel { loaded: Loaded::load(self, C::as_cooperative(def), true, None)? })
     }
 
     /// Loads a kernel with no grid barrier from another module; `def` states
     /// its contract (see `KernelDef::renamed`).
-    pub fn kernel_in<'g, P: Params>(&'g self, module: &'g Module, def: &KernelDef<P, NoGridSync>) -> Result<Kernel<'g, P>> {
-        Ok(Kernel { loaded: Loaded::load(self, def, false, Some(module))? })
+    pub fn kernel_in<'g, P: Params, C: LoadsAsKernel>(&'g self, module: &'g Module, def: &KernelDef<P, C>) -> Result<Kernel<'g, P>> {
+        Ok(Kernel { loaded: Loaded::load(self, C::as_ordinary(def), false, Some(module))? })
     }
 
     /// Loads a grid-synchronizing kernel from another module.
-    pub fn cooperative_kernel_in<'g, P: Params>(&'g self, module: &'g Module, def: &KernelDef<P, GridSync>) -> Result<CooperativeKernel<'g, P>> {
-        Ok(CooperativeKernel { loaded: Loaded::load(self, def, true, Some(module))? })
+    pub fn cooperative_kernel_in<'g, P: Params, C: LoadsAsCooperative>(
+        &'g self,
+        module: &'g Module,
+        def: &KernelDef<P, C>,
+    ) -> Result<CooperativeKernel<'g, P>> {
+        Ok(CooperativeKernel { loaded: Loaded::load(self, C::as_cooperative(def), true, Some(module))? })
     }
 }
 

@@ -72,4 +72,6 @@ pub use coalesced::{CoalescedGroup, coalesced_threads};
 pub use grid::{CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
 pub use multi_grid::{MultiGridGroup, this_multi_grid};
 pub use ops::{Greater, Less, Plus, ReduceOp};
-pub use tile::{ShuffleValue, ThreadBlockTile, reduce, tiled_partition};
+pub use tile::{ShuffleValue, ThreadBlockTile, ValidTileSize, reduce, tiled_partition};
+#[doc(hidden)]
+pub use tile::{TileSize, assert_tile_size};

@@ -72,6 +72,33 @@ pub struct ThreadBlockTile<const N: u32> {
     block_threads: u32,
 }
 
+/// A tile size, as a type: `TileSize<32>` is a [`ValidTileSize`], `TileSize<24>` is not.
+#[doc(hidden)]
+pub struct TileSize<const N: u32>;
+
+/// The tile sizes `tiled_partition` accepts: 1, 2, 4, 8, 16 and 32. `#[kernel]`
+/// checks a kernel's `TILE` default against it, so that a tile of 24 is an
+/// error at the kernel's own signature.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}`: a tile is 1, 2, 4, 8, 16 or 32 threads",
+    label = "the kernel's TILE, which tiled_partition::<TILE> cuts the block by: use 1, 2, 4, 8, 16 or 32",
+    note = "C++'s cg::tiled_partition<N> takes the same sizes: a power of two up to one warp"
+)]
+pub trait ValidTileSize {}
+
+macro_rules! valid_tile_sizes {
+    ($($n:literal),*) => {$( impl ValidTileSize for TileSize<$n> {} )*};
+}
+valid_tile_sizes!(1, 2, 4, 8, 16, 32);
+
+/// Compiles only for a [`ValidTileSize`]: `#[kernel]` calls it with a kernel's `TILE` default.
+#[doc(hidden)]
+pub const fn assert_tile_size<const N: u32>()
+where
+    TileSize<N>: ValidTileSize,
+{
+}
+
 /// Cuts the block into tiles of `N` threads (`cg::tiled_partition<N>(block)`).
 /// A size that is not a power of two up to 32 does not compile.
 ///
@@ -85,6 +112,8 @@ pub struct ThreadBlockTile<const N: u32> {
 #[inline(always)]
 pub fn tiled_partition<const N: u32>(block: &ThreadBlock) -> ThreadBlockTile<N> {
     const { assert!(N.is_power_of_two() && N <= 32, "tile sizes are 1, 2, 4, 8, 16 or 32") };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::thread::tile_made(N);
     ThreadBlockTile { block_rank: block.thread_rank(), block_threads: block.num_threads() }
 }
 

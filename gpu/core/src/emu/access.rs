@@ -57,18 +57,34 @@ impl Block {
         let start = index.checked_mul(size);
         match start.and_then(|s| s.checked_add(size)) {
             Some(end) if end <= self.shared.bytes => start.unwrap() / 4..end.div_ceil(4),
-            _ => self.fail(Fault::OutOfBounds {
-                thread: self.thread_id(),
-                site,
-                buffer: "dynamic shared memory".to_string(),
-                index,
-                len: self.shared.bytes / size,
-                access,
-                note: Some(format!(
-                    "{size}-byte elements; the launch gave {} bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it",
-                    self.shared.bytes
-                )),
-            }),
+            _ => {
+                let len = self.shared.bytes / size;
+                let threads = self.info().launch.threads as usize;
+                let tile = self.smallest_tile.get() as usize;
+                // Shared memory sized one element per TILE threads, written
+                // one element per tile of a smaller size.
+                let mismatch = if tile > 0 && len > 0 && len * tile < threads && threads.is_multiple_of(len) {
+                    format!(
+                        ": this block was cut into tiles of {tile} (tiled_partition::<{tile}>), {} of them, but the shared memory holds one element per {} threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree",
+                        threads / tile,
+                        threads / len
+                    )
+                } else {
+                    String::new()
+                };
+                self.fail(Fault::OutOfBounds {
+                    thread: self.thread_id(),
+                    site,
+                    buffer: "dynamic shared memory".to_string(),
+                    index,
+                    len,
+                    access,
+                    note: Some(format!(
+                        "{size}-byte elements; the launch gave {} bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it{mismatch}",
+                        self.shared.bytes
+                    )),
+                })
+            }
         }
     }
 

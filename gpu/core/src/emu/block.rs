@@ -42,6 +42,9 @@ pub(crate) struct Block {
     pub(crate) rng: Cell<u64>,
     /// Its place in its cluster, in a cluster launch.
     pub(crate) seat: Option<Seat>,
+    /// The smallest tile size `tiled_partition` cut it into so far (0: none),
+    /// to name a tile size that disagrees with the shared memory's sizing.
+    pub(crate) smallest_tile: Cell<u32>,
 }
 
 thread_local! {
@@ -75,6 +78,7 @@ impl Block {
             race: RefCell::new(None),
             rng: Cell::new(info.seed.map_or(0, |s| splitmix(s ^ (id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))),
             seat,
+            smallest_tile: Cell::new(0),
         }
     }
 

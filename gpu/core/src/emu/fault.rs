@@ -108,7 +108,17 @@ pub enum Fault {
     /// Two threads of a block touched the same word, one of them writing, with no barrier between.
     Race { word: String, first: Touch, second: Touch, partial: Option<PartialBarrier> },
     /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
-    BlockRace { word: String, writer: u32, writer_site: Site, other: u32, other_site: Site, other_access: Access },
+    BlockRace {
+        word: String,
+        writer: u32,
+        writer_site: Site,
+        other: u32,
+        other_site: Site,
+        other_access: Access,
+        /// The buffer and the grid's block count, where both writes came from
+        /// one line into a buffer of one element per block.
+        per_block: Option<(String, u32)>,
+    },
     /// Two blocks of a cluster touched one word of a block's shared memory
     /// (one of them the owner, perhaps), one writing, with no cluster barrier between.
     ClusterRace { word: String, first: Touch, second: Touch },
@@ -196,7 +206,11 @@ impl fmt::Display for Fault {
             Fault::Race { word, first, second, partial: Some(p) } => {
                 write!(f, "data race on {word}: {first}, and {second}; {}", p.reaching(second.thread.thread))
             }
-            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access } => match other_access {
+            Fault::BlockRace { word, writer, writer_site, other, other_site, per_block: Some((buffer, blocks)), .. } => write!(
+                f,
+                "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: {buffer} holds one element per block of this grid of {blocks}, and every block wrote the same one; index it by the block (`block.group_index().x`), not by a thread's rank within its block"
+            ),
+            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access, per_block: None } => match other_access {
                 Access::Read => write!(
                     f,
                     "data race on {word}: block {writer} wrote it at {writer_site} and block {other} read it at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
@@ -247,7 +261,7 @@ impl fmt::Display for Fault {
             Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
             Fault::Timeout { seconds } => write!(
                 f,
-                "did not finish within {seconds} s on the emulated device: an endless loop, or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?); a smaller --n shows which"
+                "did not finish within {seconds} s on the emulated device: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
             ),
             Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
         }

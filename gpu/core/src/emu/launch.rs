@@ -422,8 +422,16 @@ fn settle(g: &Grid, st: &mut GridState) {
             Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
             _ => None,
         });
+        let len = g.info.launch.args.iter().find_map(|a| match a {
+            Arg::Out { len, slot: s, .. } if *s == slot => Some(*len),
+            _ => None,
+        });
+        // Two blocks writing one word of a buffer that holds one word per
+        // block: the lesson's partials, indexed by a thread's rank.
+        let per_block = access == Access::Write && writer.site == other.site && len.is_some_and(|l| l > 1 && l == grid as usize);
         Err(Fault::BlockRace {
             word: format!("{}[{index}]", name.unwrap_or("?")),
+            per_block: per_block.then(|| (name.unwrap_or("?").to_string(), grid)),
             writer: writer.block,
             writer_site: writer.site,
             other: other.block,
@@ -466,7 +474,7 @@ fn settle(g: &Grid, st: &mut GridState) {
         let mut exited = st.done.clone();
         exited.sort_unstable();
         Err(Fault::Deadlock(format!(
-            "in {}, {} of {} reached {}; {} {} exited without it",
+            "in {}, {} of {} reached {}; {} {} exited without it: every block of the grid must reach each grid.sync(), so keep it out of branches that some blocks skip (`if block.group_index().x == 0` goes after the barrier, not around it)",
             g.info.launch.kernel,
             st.arrived,
             count(grid as usize, "block"),

@@ -179,6 +179,16 @@ fn checkpoint() {
     clock::set_budget(next);
 }
 
+/// Notes that the calling thread's block was cut into tiles of `size`
+/// (`tiled_partition::<size>`).
+pub fn tile_made(size: u32) {
+    let b = block();
+    let smallest = b.smallest_tile.get();
+    if smallest == 0 || size < smallest {
+        b.smallest_tile.set(size);
+    }
+}
+
 /// Reports an access outside a kernel parameter's buffer.
 #[track_caller]
 pub fn out_of_bounds(buffer: &'static str, index: usize, len: usize, access: Access) -> ! {
