@@ -73,8 +73,8 @@ pub struct MultiArgs {
     /// Threads per block: a multiple of 32, at most 1024.
     #[arg(long, default_value_t = 256, value_parser = parse_threads_per_block, allow_negative_numbers = true)]
     pub threads_per_block: u32,
-    /// Timed runs per way [default: 10 on GPUs; 0 on the emulator, which
-    /// runs each way N more times and checks each total, but times nothing].
+    /// Timed runs per way [default: 10 on GPUs; 1 on the emulator, whose
+    /// times are the CPU's wall time, printed as such: they say nothing about a GPU].
     #[arg(long, value_parser = parse_between::<0, 100_000>, allow_negative_numbers = true)]
     pub runs: Option<u32>,
     /// Untimed warm-up runs [default: 3 on GPUs, 0 on the emulator].
