@@ -140,3 +140,119 @@ extern "C" __global__ void BOUNDS conjugateGradientPersistent(const unsigned* __
         state[DONE] = 1.0;
     }
 }
+
+// The block's totals of a and b, in every thread, one pair of barriers for
+// both (block_total_pair in Rust); two doubles of shared memory per tile.
+__device__ void blockTotalPair(cg::thread_block block, cg::thread_block_tile<kTile> tile, double a, double b, double* totalA, double* totalB) {
+    extern __shared__ double totals[];
+    double ta = cg::reduce(tile, a, cg::plus<double>());
+    double tb = cg::reduce(tile, b, cg::plus<double>());
+    const unsigned tiles = tile.meta_group_size();
+    if (tile.thread_rank() == 0) {
+        totals[tile.meta_group_rank()] = ta;
+        totals[tiles + tile.meta_group_rank()] = tb;
+    }
+    __syncthreads();
+    double sa = 0.0, sb = 0.0;
+    for (unsigned i = 0; i < tiles; i++) {
+        sa += totals[i];
+        sb += totals[tiles + i];
+    }
+    __syncthreads();
+    *totalA = sa;
+    *totalB = sb;
+}
+
+// The sums of values[a .. a + count] and values[b .. b + count], in every thread (total_pair_of).
+__device__ void totalPairOf(cg::thread_block block, cg::thread_block_tile<kTile> tile, const double* values, size_t a, size_t b, size_t count,
+                            double* totalA, double* totalB) {
+    double mineA = 0.0, mineB = 0.0;
+    for (size_t i = block.thread_rank(); i < count; i += block.num_threads()) {
+        mineA += values[a + i];
+        mineB += values[b + i];
+    }
+    blockTotalPair(block, tile, mineA, mineB, totalA, totalB);
+}
+
+// One reduction per iteration, two grid.sync() (solve_fused in Rust;
+// Chronopoulos and Gear 1989): w = A r, r·r and w·r together, then beta,
+// alpha, p = r + beta p, s = w + beta s, x += alpha p, r -= alpha s.
+__device__ __forceinline__ void solveFused(const unsigned* __restrict__ matrix, const float* __restrict__ vals, float* vectors, double* state, size_t n) {
+    cg::grid_group grid = cg::this_grid();
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<kTile> tile = cg::tiled_partition<kTile>(block);
+    const size_t blocks = grid.num_blocks();
+    const size_t squares = PARTIALS, products = PARTIALS + blocks;
+    const double toleranceSquared = state[TOLERANCE_SQUARED];
+    const unsigned maxIterations = (unsigned)state[MAX_ITERATIONS];
+    // 32-bit indices, as in Rust.
+    const unsigned rows = (unsigned)n, first = (unsigned)grid.thread_rank(), stride = (unsigned)grid.num_threads();
+    const unsigned x = 0, r = rows, p = 2 * rows, s = 3 * rows, w = 4 * rows;
+    double gammaBefore = 0.0, alphaBefore = 0.0, gamma;
+    unsigned k = 0;
+    for (;;) {
+        double rr = 0.0, wr = 0.0;
+        for (unsigned row = first; row < rows; row += stride) {
+            const unsigned start = matrix[row], end = matrix[row + 1];
+            float ar = 0.0f;
+            for (unsigned j = start; j < end; j++) {
+                const unsigned column = matrix[rows + 1 + j];
+                ar += vals[j] * vectors[r + column];
+            }
+            vectors[w + row] = ar;
+            float ri = vectors[r + row];
+            rr += (double)(ri * ri);
+            wr += (double)(ar * ri);
+        }
+        blockTotalPair(block, tile, rr, wr, &rr, &wr);
+        if (block.thread_rank() == 0) {
+            state[squares + grid.block_rank()] = rr;
+            state[products + grid.block_rank()] = wr;
+        }
+        grid.sync();  // (1) r·r and w·r from every block
+        totalPairOf(block, tile, state, squares, products, blocks, &rr, &wr);
+        gamma = rr;
+        if (!(gamma > toleranceSquared && k < maxIterations)) {
+            break;
+        }
+        double beta = 0.0, alpha;
+        if (k == 0) {
+            alpha = gamma / wr;
+        } else {
+            beta = gamma / gammaBefore;
+            alpha = gamma / (wr - beta * gamma / alphaBefore);
+        }
+        k += 1;
+        const float beta32 = (float)beta, alpha32 = (float)alpha;
+        for (unsigned row = first; row < rows; row += stride) {
+            // p and s start at 0 and beta at 0, so the first trip sets p = r, s = w.
+            float pi = vectors[r + row] + beta32 * vectors[p + row];
+            float si = vectors[w + row] + beta32 * vectors[s + row];
+            vectors[p + row] = pi;
+            vectors[s + row] = si;
+            vectors[x + row] = vectors[x + row] + alpha32 * pi;
+            vectors[r + row] = vectors[r + row] - alpha32 * si;
+        }
+        grid.sync();  // (2) the SpMV reads r from every block
+        gammaBefore = gamma;
+        alphaBefore = alpha;
+    }
+    if (grid.thread_rank() == 0) {
+        state[R1] = gamma;
+        state[R0] = gammaBefore;
+        state[ITERATIONS] = (double)k;
+        state[DONE] = 1.0;
+    }
+}
+
+// conjugate_gradient_fused.
+extern "C" __global__ void conjugateGradientFused(const unsigned* __restrict__ matrix, const float* __restrict__ vals, float* vectors, double* state,
+                                                  size_t n) {
+    solveFused(matrix, vals, vectors, state, n);
+}
+
+// conjugate_gradient_fused_resident: the Rust kernel's launch_bounds(256, 8).
+extern "C" __global__ void __launch_bounds__(256, 8) conjugateGradientFusedResident(const unsigned* __restrict__ matrix, const float* __restrict__ vals,
+                                                                                    float* vectors, double* state, size_t n) {
+    solveFused(matrix, vals, vectors, state, n);
+}

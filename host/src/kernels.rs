@@ -125,6 +125,9 @@ launched! {
     conjugate_gradient_persistent: PersistentParams, GridSync;
     mutant_conjugate_gradient_no_sync_before_dot: PersistentParams, GridSync;
     mutant_conjugate_gradient_sync_in_a_branch: PersistentParams, GridSync;
+    conjugate_gradient_fused: PersistentParams, GridSync;
+    conjugate_gradient_fused_resident: PersistentParams, GridSync;
+    mutant_conjugate_gradient_fused_no_sync_before_spmv: PersistentParams, GridSync;
 }
 
 /// The kernels linked into this program. A program that links no kernels,

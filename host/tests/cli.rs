@@ -297,6 +297,7 @@ fn conjugate_gradient_bench_json_follows_its_schema_and_the_recorded_runs_do_too
             n: 1024,
             paths: vec![times(Path::LaunchPerStep, None), times(Path::Graph, None), times(Path::Persistent, Some(32))],
             ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.8, low: 0.75, high: 0.85 }],
+            copy_ms: Some(0.5),
         }],
     };
     let text = host::json::to_string(&report);

@@ -7,7 +7,8 @@
 //! samples. Buffers are packed so that no kernel takes more than eight
 //! parameters:
 //! - `matrix`: the row offsets (`n + 1`), then the column of every stored value;
-//! - `vectors`: `x`, `r`, `p` and `A p`, `n` floats each, in that order;
+//! - `vectors`: `x`, `r`, `p` and `A p`, `n` floats each, in that order, and
+//!   for [`conjugate_gradient_fused`] a fifth, `A r`;
 //! - `state` (`f64`): the scalars ([`R1`], [`R0`], [`ALPHA`],
 //!   [`ITERATIONS`], [`DONE`], [`TOLERANCE_SQUARED`], [`MAX_ITERATIONS`]),
 //!   then from [`PARTIALS`] one partial dot product per block (two per
@@ -398,4 +399,230 @@ pub unsafe fn mutant_conjugate_gradient_sync_in_a_branch<const TILE: u32 = 32>(m
     let grid = this_grid();
     // SAFETY: the caller's contract.
     unsafe { solve::<TILE, { mistake::SYNC_IN_A_BRANCH }>(&grid, matrix, vals, vectors, state, n) }
+}
+
+/// The block's totals of `a` and `b`, in every thread: [`block_total`] for
+/// two values, with one pair of block barriers for both.
+///
+/// # Safety
+/// As [`block_total`]; the shared memory holds two `f64` per tile.
+#[inline(always)]
+unsafe fn block_total_pair<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, a: f64, b: f64) -> (f64, f64) {
+    let totals = dynamic_shared::<f64>();
+    let (ta, tb) = (cg::reduce(tile, a, Plus), cg::reduce(tile, b, Plus));
+    let tiles = tile.meta_group_size() as usize;
+    if tile.thread_rank() == 0 {
+        // SAFETY: two f64 per tile, each tile writing its own pair.
+        unsafe {
+            totals.write(tile.meta_group_rank() as usize, ta);
+            totals.write(tiles + tile.meta_group_rank() as usize, tb);
+        }
+    }
+    // SAFETY (both barriers): the caller's contract; the branch above has closed.
+    unsafe { block.sync_aligned() };
+    let (mut total_a, mut total_b) = (0.0f64, 0.0f64);
+    let mut i = 0;
+    while i < tiles {
+        // SAFETY: i names a tile, whose totals were written before the barrier.
+        unsafe {
+            total_a += totals.read(i);
+            total_b += totals.read(tiles + i);
+        }
+        i += 1;
+    }
+    unsafe { block.sync_aligned() };
+    (total_a, total_b)
+}
+
+/// Bytes of dynamic shared memory [`block_total_pair`] needs: two `f64` per tile.
+pub const fn two_f64_per_tile(threads_per_block: u32, tile: u32) -> u32 {
+    threads_per_block.div_ceil(tile) * 16
+}
+
+/// The mistakes [`solve_fused`] can be built with, for the tests.
+pub mod fused_mistake {
+    /// None: the solver as it should be.
+    pub const NONE: u32 = 0;
+    /// No `grid.sync()` between the update of r and the SpMV that reads
+    /// other blocks' r.
+    pub const NO_SYNC_BEFORE_SPMV: u32 = 1;
+}
+
+/// The whole solve in one launch with one reduction per iteration
+/// (Chronopoulos and Gear, "s-step iterative methods for symmetric linear
+/// systems", J. Comput. Appl. Math. 25, 1989): w = A r, then r·r and w·r
+/// together, then from those alone
+/// beta = r·r / (r·r before), alpha = r·r / (w·r − beta r·r / alpha before),
+/// p = r + beta p, s = w + beta s (s is A p, kept without a second SpMV),
+/// x += alpha p, r −= alpha s. The same iterates as [`solve`] in exact
+/// arithmetic.
+///
+/// Two `grid.sync()` per iteration: (1) after every block wrote its two
+/// partials, since alpha and beta need all of them; (2) after the update
+/// of r, since the next SpMV reads r at rows other blocks own.
+///
+/// # Safety
+/// As [`conjugate_gradient_fused`].
+#[inline(always)]
+unsafe fn solve_fused<const TILE: u32, const MISTAKE: u32>(
+    grid: &GridGroup<Cooperative>,
+    matrix: In<u32>,
+    vals: In<f32>,
+    vectors: Out<f32>,
+    state: Out<f64>,
+    n: usize,
+) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let blocks = grid.num_blocks();
+    let (squares, products) = (PARTIALS, PARTIALS + blocks);
+    // 32-bit indices (the host allows N up to 2^24, so five vectors stay
+    // below 2^27 elements; a grid has fewer than 2^32 threads): ptxas needs
+    // fewer registers for them than for usize ones (56 to 40, sm_90).
+    let (rows, first, stride) = (n as u32, grid.thread_rank() as u32, grid.num_threads() as u32);
+    let (x, r, p, s, w) = (0, rows, 2 * rows, 3 * rows, 4 * rows);
+    let at = |vector: u32, row: u32| (vector + row) as usize;
+    // SAFETY (every access below): rows below n of the five vectors, the
+    // scalars, and two partials per block, the caller's contract. Every
+    // thread of the block runs every reduction, outside any branch: the
+    // loop's condition is the same in every thread of the grid.
+    let (tolerance_squared, max_iterations) = unsafe { (state.read(TOLERANCE_SQUARED), state.read(MAX_ITERATIONS) as u32) };
+    let (mut gamma_before, mut alpha_before) = (0.0f64, 0.0f64);
+    let mut k = 0u32;
+    let mut gamma;
+    loop {
+        // w = A r on this thread's rows, and their parts of r·r and w·r.
+        let (mut rr, mut wr) = (0.0f64, 0.0f64);
+        let mut row = first;
+        while row < rows {
+            unsafe {
+                let (start, end) = (matrix.read(row as usize), matrix.read(row as usize + 1));
+                let mut ar = 0.0f32;
+                let mut j = start;
+                while j < end {
+                    let column = matrix.read((rows + 1 + j) as usize);
+                    ar += vals.read(j as usize) * vectors.read(at(r, column));
+                    j += 1;
+                }
+                vectors.write(at(w, row), ar);
+                let ri = vectors.read(at(r, row));
+                rr += (ri * ri) as f64;
+                wr += (ar * ri) as f64;
+            }
+            row += stride;
+        }
+        let (rr, wr) = unsafe { block_total_pair(&block, &tile, rr, wr) };
+        if block.thread_rank() == 0 {
+            unsafe {
+                state.write(squares + grid.block_rank(), rr);
+                state.write(products + grid.block_rank(), wr);
+            }
+        }
+        grid.sync(); // (1) r·r and w·r from every block
+        let (rr, wr) = unsafe { total_pair_of(&block, &tile, state, squares, products, blocks) };
+        gamma = rr;
+        if !(gamma > tolerance_squared && k < max_iterations) {
+            break;
+        }
+        let (beta, alpha) = if k == 0 {
+            (0.0f64, gamma / wr)
+        } else {
+            let beta = gamma / gamma_before;
+            (beta, gamma / (wr - beta * gamma / alpha_before))
+        };
+        k += 1;
+        let (beta32, alpha32) = (beta as f32, alpha as f32);
+        let mut row = first;
+        while row < rows {
+            // p and s start at 0 and beta at 0, so the first trip sets p = r, s = w.
+            unsafe {
+                let pi = vectors.read(at(r, row)) + beta32 * vectors.read(at(p, row));
+                let si = vectors.read(at(w, row)) + beta32 * vectors.read(at(s, row));
+                vectors.write(at(p, row), pi);
+                vectors.write(at(s, row), si);
+                vectors.write(at(x, row), vectors.read(at(x, row)) + alpha32 * pi);
+                vectors.write(at(r, row), vectors.read(at(r, row)) - alpha32 * si);
+            }
+            row += stride;
+        }
+        if MISTAKE != fused_mistake::NO_SYNC_BEFORE_SPMV {
+            grid.sync(); // (2) the SpMV reads r from every block
+        }
+        (gamma_before, alpha_before) = (gamma, alpha);
+    }
+    if grid.thread_rank() == 0 {
+        unsafe {
+            state.write(R1, gamma);
+            state.write(R0, gamma_before);
+            state.write(ITERATIONS, k as f64);
+            state.write(DONE, 1.0);
+        }
+    }
+}
+
+/// The sums of `values[a..a + count]` and `values[b..b + count]`, in every
+/// thread of the block, added in the same order by every block.
+///
+/// # Safety
+/// As [`block_total_pair`], and both ranges lie in `values`.
+#[inline(always)]
+unsafe fn total_pair_of<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, values: Out<f64>, a: usize, b: usize, count: usize) -> (f64, f64) {
+    let (mut mine_a, mut mine_b) = (0.0f64, 0.0f64);
+    let mut i = block.thread_rank() as usize;
+    while i < count {
+        // SAFETY: the caller's contract.
+        unsafe {
+            mine_a += values.read(a + i);
+            mine_b += values.read(b + i);
+        }
+        i += block.size() as usize;
+    }
+    // SAFETY: the caller's contract; the loop above has closed.
+    unsafe { block_total_pair(block, tile, mine_a, mine_b) }
+}
+
+/// The whole solve in one cooperative launch, one reduction and two
+/// `grid.sync()` per iteration ([`solve_fused`]): from x = 0, r = b,
+/// p = s = 0 (in `vectors`; the first update relies on the zeros), as
+/// [`conjugate_gradient_persistent`], and the same scalars written at the end.
+///
+/// # Safety
+/// `matrix`/`vals` a CSR matrix of `n` rows with columns below `n`;
+/// `vectors` five vectors of `n`; `state` the scalars and two partials per block.
+#[kernel(cooperative, shared_memory = two_f64_per_tile)]
+pub unsafe fn conjugate_gradient_fused<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
+    let grid = this_grid();
+    // SAFETY: the caller's contract.
+    unsafe { solve_fused::<TILE, { fused_mistake::NONE }>(&grid, matrix, vals, vectors, state, n) }
+}
+
+/// [`conjugate_gradient_fused`] held to 8 blocks of 256 per SM (C++'s
+/// `__launch_bounds__(256, 8)`: at most 32 registers a thread), the step
+/// kernels' residency, whatever ptxas must spill to get there.
+///
+/// # Safety
+/// As [`conjugate_gradient_fused`].
+#[kernel(cooperative, launch_bounds(256, 8), shared_memory = two_f64_per_tile)]
+pub unsafe fn conjugate_gradient_fused_resident<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
+    let grid = this_grid();
+    // SAFETY: the caller's contract.
+    unsafe { solve_fused::<TILE, { fused_mistake::NONE }>(&grid, matrix, vals, vectors, state, n) }
+}
+
+/// [`conjugate_gradient_fused`] without the `grid.sync()` between the
+/// update of r and the SpMV that reads it: a race the emulator names.
+///
+/// # Safety
+/// As [`conjugate_gradient_fused`].
+#[kernel(cooperative, emulator, shared_memory = two_f64_per_tile)]
+pub unsafe fn mutant_conjugate_gradient_fused_no_sync_before_spmv<const TILE: u32 = 32>(
+    matrix: In<u32>,
+    vals: In<f32>,
+    vectors: Out<f32>,
+    state: Out<f64>,
+    n: usize,
+) {
+    let grid = this_grid();
+    // SAFETY: the caller's contract.
+    unsafe { solve_fused::<TILE, { fused_mistake::NO_SYNC_BEFORE_SPMV }>(&grid, matrix, vals, vectors, state, n) }
 }

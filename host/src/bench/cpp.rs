@@ -78,6 +78,10 @@ pub struct ConjugateGradientCubin {
 
 /// The twin's kernel in [`ConjugateGradientCubin`].
 pub const CONJUGATE_GRADIENT_KERNEL: &str = "conjugateGradientPersistent";
+/// The fused kernel's twin in [`ConjugateGradientCubin`].
+pub const CONJUGATE_GRADIENT_FUSED_KERNEL: &str = "conjugateGradientFused";
+/// The resident fused kernel's twin, `__launch_bounds__(256, 8)` as the Rust kernel's.
+pub const CONJUGATE_GRADIENT_FUSED_RESIDENT_KERNEL: &str = "conjugateGradientFusedResident";
 
 /// Builds [`ConjugateGradientCubin`], with `__launch_bounds__(max_threads,
 /// min_blocks)` where the Rust kernel declares `bounds`; `Err` says why it could not be.
@@ -268,5 +272,9 @@ mod tests {
             assert!(LESSON.contains(&format!("extern \"C\" __global__ void {k}(")), "{k}");
         }
         assert!(CONJUGATE_GRADIENT.contains(&format!("extern \"C\" __global__ void BOUNDS {CONJUGATE_GRADIENT_KERNEL}(")));
+        assert!(CONJUGATE_GRADIENT.contains(&format!("extern \"C\" __global__ void {CONJUGATE_GRADIENT_FUSED_KERNEL}(")));
+        // The twin's launch bounds are the Rust kernel's.
+        let (max, min) = crate::kernels().conjugate_gradient_fused_resident.launch_bounds().expect("declared");
+        assert!(CONJUGATE_GRADIENT.contains(&format!("__launch_bounds__({max}, {min}) {CONJUGATE_GRADIENT_FUSED_RESIDENT_KERNEL}(")));
     }
 }

@@ -41,6 +41,37 @@ pub struct BenchRow {
     pub n: usize,
     pub paths: Vec<PathTimes>,
     pub ratios: Vec<Ratio>,
+    /// A device-to-device copy of the solver's five vectors (20 N bytes),
+    /// median milliseconds queued back to back, in the same run: the
+    /// memory's ceiling ([`COPY_RUNS`] runs after 3 warm-ups); none on the emulator.
+    pub copy_ms: Option<f64>,
+}
+
+/// Timed runs of the copy at each N.
+pub const COPY_RUNS: usize = 20;
+
+/// Bytes a persistent kernel moves per row per iteration, on the
+/// tridiagonal matrix (4-byte values): the row offset 4, three columns 12,
+/// three values 12, then for the three-barrier kernel p = r + beta p (read
+/// r, p, write p: 12), the SpMV's p and Ap (8), and x += alpha p, r -= alpha
+/// Ap (read 4, write 2 vectors: 24); for the fused kernels the SpMV's r and
+/// A r (8), then p, s, x, r updated from r, w, p, s, x (read 5, write 4:
+/// 36). 72 either way: the fused kernel saves a barrier, not bytes.
+pub const BYTES_PER_ROW_ITERATION: f64 = 72.0;
+
+impl BenchRow {
+    /// The fastest Rust persistent path at this N, by median.
+    pub fn best_persistent(&self) -> Option<&PathTimes> {
+        self.paths.iter().filter(|p| matches!(p.path, Path::Persistent | Path::Fused | Path::FusedResident)).min_by(|a, b| a.median_ms.total_cmp(&b.median_ms))
+    }
+
+    /// The memory bandwidth `path` reaches, over the copy's (read plus
+    /// write), by [`BYTES_PER_ROW_ITERATION`].
+    pub fn of_copy(&self, path: &PathTimes) -> Option<f64> {
+        let copy = self.copy_ms?;
+        let moved = BYTES_PER_ROW_ITERATION * self.n as f64 * path.iterations as f64 / path.median_ms;
+        Some(moved / (2.0 * 20.0 * self.n as f64 / copy))
+    }
 }
 
 impl BenchRow {
@@ -71,9 +102,19 @@ pub struct BenchReport {
     pub rows: Vec<BenchRow>,
 }
 
-/// The ratios the benchmark reports: the Rust persistent kernel against
-/// each other path.
-const RATIOS: [(Path, Path); 3] = [(Path::Persistent, Path::LaunchPerStep), (Path::Persistent, Path::Graph), (Path::Persistent, Path::CppTwin)];
+/// The ratios the benchmark reports: each persistent kernel against the
+/// graph, the fused kernels against the three-barrier one, and each Rust
+/// kernel against its C++ twin.
+const RATIOS: [(Path, Path); 8] = [
+    (Path::Persistent, Path::LaunchPerStep),
+    (Path::Persistent, Path::Graph),
+    (Path::Fused, Path::Graph),
+    (Path::FusedResident, Path::Graph),
+    (Path::Fused, Path::Persistent),
+    (Path::Persistent, Path::CppTwin),
+    (Path::Fused, Path::FusedCppTwin),
+    (Path::FusedResident, Path::FusedResidentCppTwin),
+];
 
 /// Times each path (the Rust ones, and the C++ twin if given) at each `n`,
 /// `rounds` rounds, the order of the paths rotating from round to round
@@ -81,7 +122,8 @@ const RATIOS: [(Path, Path); 3] = [(Path::Persistent, Path::LaunchPerStep), (Pat
 /// CPU's: a path that strays is an error, not a time.
 pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin: Option<&Twin>, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
     let persistent = crate::kernels().conjugate_gradient_persistent;
-    let paths: Vec<Path> = Path::ALL.into_iter().chain(twin.map(|_| Path::CppTwin)).collect();
+    let twins = Path::TWINS.iter().filter(|_| twin.is_some()).map(|&(t, _)| t);
+    let paths: Vec<Path> = Path::ALL.into_iter().chain(twins).collect();
     let mut rows = Vec::new();
     for &n in sizes {
         let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
@@ -141,7 +183,15 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
                 Some(Ratio { of, to, median, low, high })
             })
             .collect();
-        let row = BenchRow { n, paths: paths_times, ratios };
+        let copy_ms = if gpu.info.emulated {
+            None
+        } else {
+            let src = gpu.zeros::<f32>(5 * n)?;
+            let mut dst = gpu.zeros::<f32>(5 * n)?;
+            let t = crate::timing::time_runs(gpu, crate::timing::Repeats { warmups: 3, runs: COPY_RUNS }, &mut |_| gpu.copy(&src.slice(..), &mut dst))?;
+            t.gpu_queued.map(|s| s.median_ms)
+        };
+        let row = BenchRow { n, paths: paths_times, ratios, copy_ms };
         progress(&row);
         rows.push(row);
     }
@@ -162,7 +212,7 @@ pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
     if !regs.is_empty() {
         let _ = write!(o, "registers per thread: {}; ", regs.join(", "));
     }
-    let _ = writeln!(o, "grid.sync() per iteration: 3 in each persistent kernel");
+    let _ = writeln!(o, "grid.sync() per iteration: 3 in the persistent kernel and its twin, 2 in the fused ones");
     let _ = writeln!(o);
     let _ = writeln!(o, "Ratios of time to solution, round by round: median [95% interval]; below 1 the first is faster");
     let _ = write!(o, "{:>9}", "N");
@@ -176,6 +226,58 @@ pub fn render_bench(device: &str, rows: &[BenchRow]) -> String {
             let _ = write!(o, " {:>30}", format!("{:.3} [{:.3}, {:.3}]", r.median, r.low, r.high));
         }
         let _ = writeln!(o);
+    }
+    let _ = writeln!(o);
+    o.push_str(&verdicts(rows));
+    o
+}
+
+/// Whether a ratio's interval is at most `limit` (met), above it (missed),
+/// or straddles it (inside the noise: neither).
+fn against(r: &Ratio, limit: f64) -> &'static str {
+    if r.high <= limit {
+        "met"
+    } else if r.low > limit {
+        "MISSED"
+    } else {
+        "inside the noise"
+    }
+}
+
+/// The targets, N by N: the best persistent path at most the graph's time
+/// everywhere, and 1.5x faster up to 2^16; each Rust kernel at most its C++
+/// twin's time; the best persistent path's bandwidth against the copy's.
+pub fn verdicts(rows: &[BenchRow]) -> String {
+    let mut o = String::from("Targets (a ratio is met when its whole 95% interval is within the target)\n");
+    let _ = writeln!(o, "{:>9} {:>11} {:>34} {:>34} {:>14}", "N", "best", "best / graph <= 1.00", "<= 0.667 (1.5x) up to 2^16", "of the copy");
+    for row in rows {
+        let Some(best) = row.best_persistent() else { continue };
+        let ratio = row.ratio(best.path, Path::Graph);
+        let show = |limit: f64| ratio.map_or("-".to_string(), |r| format!("{:.3} [{:.3}, {:.3}] {}", r.median, r.low, r.high, against(r, limit)));
+        let fast = if row.n <= 1 << 16 { show(1.0 / 1.5) } else { String::new() };
+        // Below 2^20 the copy is too short to measure the memory's ceiling.
+        let copy = row.of_copy(best).filter(|_| row.n >= 1 << 20).map_or(String::new(), |f| format!("{:.0}%", 100.0 * f));
+        let _ = writeln!(o, "{:>9} {:>11} {:>34} {:>34} {:>14}", row.n, short(best.path), show(1.0), fast, copy);
+    }
+    for (twin, rust) in Path::TWINS {
+        let cells: Vec<String> =
+            rows.iter().filter_map(|row| row.ratio(rust, twin).map(|r| format!("2^{} {:.3} {}", row.n.ilog2(), r.median, against(r, 1.0)))).collect();
+        if !cells.is_empty() {
+            let _ = writeln!(o, "{} / {} <= 1.00: {}", short(rust), short(twin), cells.join(", "));
+        }
+    }
+    if let Some(last) = rows.last()
+        && let Some(best) = last.best_persistent()
+        && let Some(f) = last.of_copy(best)
+    {
+        let _ = writeln!(
+            o,
+            "at N = {}: {} moves {:.0}% of the copy's bandwidth ({BYTES_PER_ROW_ITERATION} bytes a row an iteration): the target, 85%, {}",
+            last.n,
+            short(best.path),
+            100.0 * f,
+            if f >= 0.85 { "met" } else { "MISSED" }
+        );
     }
     o
 }
@@ -205,6 +307,10 @@ fn short(p: Path) -> &'static str {
         Path::Graph => "graph",
         Path::Persistent => "persistent",
         Path::CppTwin => "C++ twin",
+        Path::Fused => "fused",
+        Path::FusedResident => "resident",
+        Path::FusedCppTwin => "fused C++",
+        Path::FusedResidentCppTwin => "resident C++",
     }
 }
 
@@ -230,8 +336,18 @@ pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()
         .x_label_formatter(&|x| format!("2^{x:.0}"))
         .draw()
         .map_err(|e| io(e.to_string()))?;
-    let colours = [RGBColor(213, 94, 0), RGBColor(0, 114, 178), RGBColor(0, 0, 0), RGBColor(0, 158, 115)];
-    let all = [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::CppTwin];
+    let colours = [
+        RGBColor(213, 94, 0),
+        RGBColor(0, 114, 178),
+        RGBColor(0, 0, 0),
+        RGBColor(0, 158, 115),
+        RGBColor(204, 121, 167),
+        RGBColor(230, 159, 0),
+        RGBColor(86, 180, 233),
+        RGBColor(120, 120, 120),
+    ];
+    let all =
+        [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::CppTwin, Path::Fused, Path::FusedResident, Path::FusedCppTwin, Path::FusedResidentCppTwin];
     for (k, &p) in all.iter().enumerate() {
         let points: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some(((r.n as f64).log2(), r.path(p)?.median_ms))).collect();
         if points.is_empty() {
@@ -274,6 +390,7 @@ mod tests {
                 .chain(twin.then(|| times(Path::CppTwin, 0.053)))
                 .collect(),
             ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.746, low: 0.739, high: 0.756 }],
+            copy_ms: None,
         };
         let text = render_bench("H200", &[row(true)]);
         assert!(text.contains("C++ twin") && text.contains("persistent / graph") && text.contains("0.746 [0.739, 0.756]"), "{text}");

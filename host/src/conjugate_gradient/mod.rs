@@ -151,11 +151,24 @@ pub enum Path {
     /// [`Path::Persistent`]'s C++ twin (`host/cpp/conjugate_gradient.cu`),
     /// built by nvcc, launched the same way on the same buffers.
     CppTwin,
+    /// One cooperative launch, one reduction and two `grid.sync()` per
+    /// iteration (Chronopoulos and Gear): `conjugate_gradient_fused`.
+    Fused,
+    /// [`Path::Fused`] held to 8 blocks of 256 per SM by its launch bounds:
+    /// `conjugate_gradient_fused_resident`.
+    FusedResident,
+    /// [`Path::Fused`]'s C++ twin.
+    FusedCppTwin,
+    /// [`Path::FusedResident`]'s C++ twin.
+    FusedResidentCppTwin,
 }
 
 impl Path {
     /// The Rust paths.
-    pub const ALL: [Path; 3] = [Path::LaunchPerStep, Path::Graph, Path::Persistent];
+    pub const ALL: [Path; 5] = [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::Fused, Path::FusedResident];
+    /// The C++ twins, with the Rust path each is the twin of.
+    pub const TWINS: [(Path, Path); 3] =
+        [(Path::CppTwin, Path::Persistent), (Path::FusedCppTwin, Path::Fused), (Path::FusedResidentCppTwin, Path::FusedResident)];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -163,6 +176,31 @@ impl Path {
             Path::Graph => "CUDA graph",
             Path::Persistent => "one persistent cooperative kernel",
             Path::CppTwin => "its C++ twin (nvcc)",
+            Path::Fused => "persistent, one fused reduction",
+            Path::FusedResident => "the same, 8 blocks per SM",
+            Path::FusedCppTwin => "the fused kernel's C++ twin",
+            Path::FusedResidentCppTwin => "the resident kernel's C++ twin",
+        }
+    }
+
+    /// The kernel a persistent path launches, by its name in the PTX or cubin.
+    fn twin_kernel(self) -> Option<&'static str> {
+        match self {
+            Path::CppTwin => Some(crate::bench::cpp::CONJUGATE_GRADIENT_KERNEL),
+            Path::FusedCppTwin => Some(crate::bench::cpp::CONJUGATE_GRADIENT_FUSED_KERNEL),
+            Path::FusedResidentCppTwin => Some(crate::bench::cpp::CONJUGATE_GRADIENT_FUSED_RESIDENT_KERNEL),
+            _ => None,
+        }
+    }
+
+    /// The Rust kernel of a persistent path, or of the Rust path a twin is the twin of.
+    fn rust_kernel(self) -> Option<KernelDef<PersistentParams, GridSync>> {
+        let k = crate::kernels();
+        match self {
+            Path::Persistent | Path::CppTwin => Some(k.conjugate_gradient_persistent),
+            Path::Fused | Path::FusedCppTwin => Some(k.conjugate_gradient_fused),
+            Path::FusedResident | Path::FusedResidentCppTwin => Some(k.conjugate_gradient_fused_resident),
+            Path::LaunchPerStep | Path::Graph => None,
         }
     }
 
@@ -174,11 +212,15 @@ impl Path {
     /// Grid-wide barriers per iteration: `grid.sync()` in the persistent
     /// kernels, kernel boundaries (each an implicit one) in the others.
     pub fn barriers_per_iteration(self) -> u32 {
-        if self.is_persistent() { 3 } else { 5 }
+        match self {
+            Path::LaunchPerStep | Path::Graph => 5,
+            Path::Persistent | Path::CppTwin => 3,
+            Path::Fused | Path::FusedResident | Path::FusedCppTwin | Path::FusedResidentCppTwin => 2,
+        }
     }
 }
 
-/// The persistent kernel's C++ twin, built by nvcc and loaded as a module.
+/// The persistent kernels' C++ twins, built by nvcc and loaded as a module.
 pub struct Twin {
     _cubin: crate::bench::cpp::ConjugateGradientCubin,
     module: Module,
@@ -251,8 +293,10 @@ pub struct Solver<'g> {
 }
 
 impl<'g> Solver<'g> {
-    /// Uploads the problem; the persistent kernel is `persistent` (the
-    /// solver, or one of its named mistakes).
+    /// Uploads the problem; `persistent` is the kernel of
+    /// [`Path::Persistent`], or with two `grid.sync()` per iteration (a
+    /// fused kernel's contract) of [`Path::Fused`]: the solver, or one of
+    /// its named mistakes.
     pub fn new(gpu: &'g Gpu, a: &Csr, settings: Settings, persistent: &KernelDef<PersistentParams, GridSync>) -> Result<Solver<'g>> {
         let k = crate::kernels();
         let n = a.n();
@@ -261,7 +305,7 @@ impl<'g> Solver<'g> {
         // Two partials per block of any grid that fits: at most 32 blocks per SM.
         let most_blocks = wanted.min(gpu.info.sms as u64 * 32) as usize;
         let state_len = k.solver_state.partials + 2 * most_blocks;
-        gpu.ensure_free(a.device_bytes() + 16 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
+        gpu.ensure_free(a.device_bytes() + 20 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
             Error::OutOfDeviceMemory { needed, free } => {
                 Error::BadSystem { why: format!("N = {n} needs {needed} bytes of device memory and {free} are free: give a smaller --n") }
             }
@@ -271,7 +315,7 @@ impl<'g> Solver<'g> {
             gpu,
             system: DeviceSystem::upload(gpu, a)?,
             settings,
-            vectors: gpu.zeros(4 * n)?,
+            vectors: gpu.zeros(5 * n)?,
             state: gpu.zeros(state_len)?,
             steps: gpu.kernel(&k.conjugate_gradient_update_p)?,
             spmv: gpu.kernel(&k.conjugate_gradient_spmv_dot)?,
@@ -281,7 +325,15 @@ impl<'g> Solver<'g> {
             persistent: Vec::new(),
             step_blocks,
         };
-        solver.add_persistent(Path::Persistent, gpu.cooperative_kernel(persistent)?)?;
+        let fused = persistent.name().contains("fused");
+        for path in [Path::Persistent, Path::Fused, Path::FusedResident] {
+            let def = match path {
+                Path::Persistent if !fused => *persistent,
+                Path::Fused if fused => *persistent,
+                _ => path.rust_kernel().expect("a persistent path"),
+            };
+            solver.add_persistent(path, gpu.cooperative_kernel(&def)?)?;
+        }
         Ok(solver)
     }
 
@@ -294,20 +346,25 @@ impl<'g> Solver<'g> {
         Ok(())
     }
 
-    /// Adds the C++ twin, launched through the same path as the Rust kernel.
+    /// Adds the C++ twins, each launched through the same path as its Rust kernel.
     pub fn add_twin(&mut self, twin: &'g Twin) -> Result<()> {
-        let rust = crate::kernels().conjugate_gradient_persistent;
-        // SAFETY: host/cpp/conjugate_gradient.cu's kernel takes the Rust
-        // kernel's parameters, the same dynamic shared memory (one double per
-        // tile of 32) and the same state layout, and calls grid.sync().
-        let def = unsafe { rust.renamed(crate::bench::cpp::CONJUGATE_GRADIENT_KERNEL) };
-        self.add_persistent(Path::CppTwin, self.gpu.cooperative_kernel_in(&twin.module, &def)?)
+        for (path, _) in Path::TWINS {
+            let rust = path.rust_kernel().expect("a twin has a Rust kernel");
+            let name = path.twin_kernel().expect("a twin");
+            // SAFETY: each kernel of host/cpp/conjugate_gradient.cu takes its
+            // Rust kernel's parameters, the same dynamic shared memory (one
+            // or two doubles per tile of 32), the same state and vectors
+            // layout, and calls grid.sync().
+            let def = unsafe { rust.renamed(name) };
+            self.add_persistent(path, self.gpu.cooperative_kernel_in(&twin.module, &def)?)?;
+        }
+        Ok(())
     }
 
-    /// x = 0, r = b = 1, p = 0, and the scalars for a new solve.
+    /// x = 0, r = b = 1, p = Ap = Ar = 0, and the scalars for a new solve.
     fn reset(&mut self) -> Result<()> {
         let n = self.system.n();
-        let mut v = vec![0.0f32; 4 * n];
+        let mut v = vec![0.0f32; 5 * n];
         v[n..2 * n].fill(1.0);
         self.gpu.write(&mut self.vectors, 0, &v)?;
         let tolerance_squared = self.settings.tolerance * self.settings.tolerance;
@@ -480,7 +537,7 @@ pub fn render(r: &Report) -> String {
             timing(v.ms * 1e3 / v.iterations.max(1) as f64)
         );
     }
-    let _ = writeln!(o, "barriers/it: grid.sync() per iteration in the persistent kernel; launches (each a grid-wide boundary) in the others");
+    let _ = writeln!(o, "barriers/it: grid.sync() per iteration in the persistent kernels; launches (each a grid-wide boundary) in the others");
     let failed = r.failures();
     if failed.is_empty() {
         let _ =

@@ -121,11 +121,16 @@ impl Kernel<'_, StateParams> {
 }
 
 impl CooperativeLaunch<'_, '_, PersistentParams> {
-    /// `conjugate_gradient_persistent`: the whole solve, in this launch.
+    /// `conjugate_gradient_persistent` or `conjugate_gradient_fused`: the
+    /// whole solve, in this launch. `vectors` holds five vectors of N (x, r,
+    /// p, Ap, and Ar, which only the fused kernels use), whichever it is.
     pub fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
-        vectors_and_state(self.kernel.loaded.def.name(), system.n, &vectors, &state, 2 * self.shape.blocks as usize)?;
+        let name = self.kernel.loaded.def.name();
+        vectors_and_state(name, system.n, &vectors, &state, 2 * self.shape.blocks as usize)?;
+        ensure_len(name, "vectors (x, r, p, Ap, Ar)", 5 * system.n, vectors.len())?;
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
-        // SAFETY: as `spmv_dot`, with two partials per block, checked above.
+        // SAFETY: as `spmv_dot`, with five vectors and two partials per
+        // block, checked above.
         unsafe { self.go((&matrix, &values, vectors, state, system.n)) }
     }
 }
