@@ -209,7 +209,7 @@ fn launch_bounds(ptx: &str, name: &str) -> Option<(u32, u32)> {
 }
 
 #[test]
-fn launch_bounds_reach_both_entries_of_the_kernel_that_declares_them_and_no_other() {
+fn launch_bounds_reach_both_entries_of_the_kernels_that_declare_them_and_no_other() {
     let k = gpu::kernels::kernel::<(gpu::mem::Out<u32>,), gpu::kernels::GridSync>("launch_bounded").unwrap();
     assert_eq!(k.launch_bounds(), Some((128, 4)));
     for ptx in [modules().plain, modules().sm90] {
@@ -217,7 +217,12 @@ fn launch_bounds_reach_both_entries_of_the_kernel_that_declares_them_and_no_othe
             assert_eq!(launch_bounds(ptx, &entry), Some((128, 4)), "{entry}");
         }
         assert!(!ptx.contains("__launch_bounds__"), "the macro's global is left in the PTX");
-        assert_eq!(ptx.matches(".maxntid").count(), 2, "only launch_bounded's two entries have launch bounds");
+        let resident = host::kernels().conjugate_gradient_fused_resident;
+        assert_eq!(resident.launch_bounds(), Some((256, 8)));
+        for entry in [resident.name().to_string(), format!("{}{WATCHED_ENTRY_SUFFIX}", resident.name())] {
+            assert_eq!(launch_bounds(ptx, &entry), Some((256, 8)), "{entry}");
+        }
+        assert_eq!(ptx.matches(".maxntid").count(), 4, "only the two bounded kernels' entries have launch bounds");
     }
 }
 
@@ -376,6 +381,10 @@ fn every_shipped_kernel_has_as_many_block_barriers_as_its_source_calls() {
         // identical `total_of(squares)` (before the loop, and at the end of a
         // trip) into one at the loop's head: six.
         ("conjugate_gradient_persistent", 8, 12, 12, "grid.sync() x4, block_total x7 (two merged)"),
+        // Two grid.sync() in the loop; two block_total_pair (the partials,
+        // then their sum), each one pair of barriers for both values.
+        ("conjugate_gradient_fused", 4, 6, 4, "grid.sync() x2, block_total_pair x2"),
+        ("conjugate_gradient_fused_resident", 4, 6, 4, "grid.sync() x2, block_total_pair x2"),
         ("sanitizer_divergent_aligned_block_sync", 0, 0, 2, "block.sync_aligned() in a branch, block.sync_aligned()"),
         ("sanitizer_block_sum_race", 1, 0, 0, "block_sum without its first block.sync()"),
     ];
