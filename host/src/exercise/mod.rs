@@ -794,7 +794,7 @@ mod tests {
         // every element from b * 256 on.
         let xs = reference::fill(4096).unwrap();
         let r = Reference::new(&xs);
-        let mut per_block = vec![0f32; 16];
+        let mut per_block = [0f32; 16];
         for (b, total) in per_block.iter_mut().enumerate() {
             *total = xs[b * 256..].iter().sum();
         }
