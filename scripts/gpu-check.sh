@@ -57,8 +57,11 @@ for t in "$D"/tests/*; do
   # reads the source tree); the GPU machine runs the ones that need a GPU.
   case "$(basename "$t")" in cli|clusters|emulated|emulator|emu_layers|guard|ptx|layers|multi|multi_gpu|multi_gpu_stranded|*-unit) continue ;; esac
   echo "=== $(basename "$t")" >> "$RESULTS/tests.txt"
-  "$t" --include-ignored --test-threads=1 >> "$RESULTS/tests.txt" 2>&1
-  expect "tests/$(basename "$t")" 0 $?
+  # The status first: a $(...) in an argument before `$?` would reset it
+  # to the substitution's 0 (how every test binary's failure went unseen
+  # until 2026-12-04).
+  "$t" --include-ignored --test-threads=1 >> "$RESULTS/tests.txt" 2>&1; rc=$?
+  expect "tests/$(basename "$t")" 0 "$rc"
 done
 grep -E "^test result|FAILED|panicked" "$RESULTS/tests.txt"
 pack
