@@ -190,7 +190,7 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
     let n = args.n.unwrap_or(if emulated { 4096 } else { solver::DEFAULT_N });
     let settings = solver::Settings { n, tolerance: args.tolerance, max_iterations: args.max_iterations, seed: args.matrix_seed };
     if !args.bench {
-        let r = solver::run(&gpu, settings, &solver::Path::ALL, &host::kernels().conjugate_gradient_persistent, None)?;
+        let r = solver::run(&gpu, settings, &solver::Path::ALL, &[], None)?;
         emit(&if args.target.json { json::to_string(&r) + "\n" } else { solver::render(&r) });
         return r.verdict();
     }

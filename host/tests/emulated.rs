@@ -473,18 +473,18 @@ fn a_graph_or_queued_runs_given_to_another_device_are_refused_by_name() {
 }
 
 fn conjugate_gradient(
-    def: &gpu::kernels::KernelDef<host::kernels::PersistentParams, GridSync>,
+    replaced: &[(host::conjugate_gradient::Path, gpu::kernels::KernelDef<host::kernels::PersistentParams, GridSync>)],
     paths: &[host::conjugate_gradient::Path],
     max_iterations: u32,
 ) -> Result<host::conjugate_gradient::Report, Error> {
     let settings = host::conjugate_gradient::Settings { n: 4096, tolerance: 1e-5, max_iterations, seed: 1 };
-    host::conjugate_gradient::run(&t4(), settings, paths, def, None)
+    host::conjugate_gradient::run(&t4(), settings, paths, replaced, None)
 }
 
 #[test]
 fn the_conjugate_gradient_solve_converges_every_way_on_the_emulator_as_on_the_cpu() {
     use host::conjugate_gradient::Path;
-    let r = conjugate_gradient(&host::kernels().conjugate_gradient_persistent, &Path::ALL, 10_000).unwrap();
+    let r = conjugate_gradient(&[], &Path::ALL, 10_000).unwrap();
     r.verdict().unwrap();
     let iterations: Vec<u32> = r.solves.iter().map(|s| s.iterations).collect();
     assert!(iterations.iter().all(|&k| k.abs_diff(r.reference.iterations) <= 1), "{iterations:?} against {:?}", r.reference);
@@ -494,7 +494,9 @@ fn the_conjugate_gradient_solve_converges_every_way_on_the_emulator_as_on_the_cp
 #[test]
 fn a_conjugate_gradient_without_the_sync_before_its_dot_product_is_a_named_race() {
     use host::conjugate_gradient::Path;
-    let err = conjugate_gradient(&host::kernels().mutant_conjugate_gradient_no_sync_before_dot, &[Path::Persistent], 10_000).unwrap_err().to_string();
+    let err = conjugate_gradient(&[(Path::Persistent, host::kernels().mutant_conjugate_gradient_no_sync_before_dot)], &[Path::Persistent], 10_000)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("data race on state["), "{err}");
     assert!(err.contains("conjugate_gradient.rs"), "names the line: {err}");
 }
@@ -503,13 +505,13 @@ fn a_conjugate_gradient_without_the_sync_before_its_dot_product_is_a_named_race(
 fn a_fused_conjugate_gradient_without_the_sync_before_its_spmv_is_a_named_race() {
     use host::conjugate_gradient::Path;
     let def = host::kernels().mutant_conjugate_gradient_fused_no_sync_before_spmv;
-    let err = conjugate_gradient(&def, &[Path::Fused], 10_000).unwrap_err().to_string();
+    let err = conjugate_gradient(&[(Path::Fused, def)], &[Path::Fused], 10_000).unwrap_err().to_string();
     // The neighbour the SpMV reads too early is most often in the same
     // block: a race with no barrier between, named with both lines.
     assert!(err.contains("data race on vectors[") && err.contains("no barrier between"), "{err}");
     assert!(err.contains("conjugate_gradient.rs"), "names the line: {err}");
     // The fused kernel itself converges, with two grid.sync() per iteration.
-    let r = conjugate_gradient(&host::kernels().conjugate_gradient_fused, &[Path::Fused, Path::FusedResident], 10_000).unwrap();
+    let r = conjugate_gradient(&[], &[Path::Fused, Path::FusedResident], 10_000).unwrap();
     r.verdict().unwrap();
     assert!(r.solves.iter().all(|s| s.path.barriers_per_iteration() == 2 && s.iterations.abs_diff(r.reference.iterations) <= 1), "{:?}", r.solves);
 }
@@ -517,7 +519,9 @@ fn a_fused_conjugate_gradient_without_the_sync_before_its_spmv_is_a_named_race()
 #[test]
 fn a_conjugate_gradient_grid_sync_that_block_0_skips_is_a_named_deadlock() {
     use host::conjugate_gradient::Path;
-    let err = conjugate_gradient(&host::kernels().mutant_conjugate_gradient_sync_in_a_branch, &[Path::Persistent], 10_000).unwrap_err().to_string();
+    let err = conjugate_gradient(&[(Path::Persistent, host::kernels().mutant_conjugate_gradient_sync_in_a_branch)], &[Path::Persistent], 10_000)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("grid.sync()"), "{err}");
     assert!(err.contains("block 0"), "names the block that never arrives: {err}");
 }
@@ -525,7 +529,7 @@ fn a_conjugate_gradient_grid_sync_that_block_0_skips_is_a_named_deadlock() {
 #[test]
 fn a_conjugate_gradient_that_runs_out_of_iterations_is_a_named_error() {
     use host::conjugate_gradient::Path;
-    let r = conjugate_gradient(&host::kernels().conjugate_gradient_persistent, &Path::ALL, 2).unwrap();
+    let r = conjugate_gradient(&[], &Path::ALL, 2).unwrap();
     let err = r.verdict().unwrap_err().to_string();
     assert!(err.contains("did not converge: after 2 iterations"), "{err}");
 }

@@ -249,7 +249,7 @@ fn the_conjugate_gradient_solve_converges_every_way_on_the_gpu() {
     use host::conjugate_gradient::{Path, Settings, run};
     let gpu = gpu();
     let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
-    let r = run(&gpu, settings, &Path::ALL, &host::kernels().conjugate_gradient_persistent, None).unwrap();
+    let r = run(&gpu, settings, &Path::ALL, &[], None).unwrap();
     r.verdict().unwrap();
 }
 
@@ -261,7 +261,7 @@ fn the_conjugate_gradient_c_plus_plus_twin_converges_through_the_same_launch_pat
     let twin = Twin::build(&gpu).unwrap().unwrap();
     let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
     let paths: Vec<Path> = Path::TWINS.iter().flat_map(|&(twin, rust)| [rust, twin]).collect();
-    let r = run(&gpu, settings, &paths, &host::kernels().conjugate_gradient_persistent, Some(&twin)).unwrap();
+    let r = run(&gpu, settings, &paths, &[], Some(&twin)).unwrap();
     r.verdict().unwrap();
     for s in &r.solves {
         println!("{}: {} blocks, {:?} registers, {} iterations, residual {:.3e}", s.path.name(), s.blocks, s.registers_per_thread, s.iterations, s.residual);

@@ -121,7 +121,6 @@ const RATIOS: [(Path, Path); 8] = [
 /// (after one untimed solve of each). Every solve is checked against the
 /// CPU's: a path that strays is an error, not a time.
 pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin: Option<&Twin>, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
-    let persistent = crate::kernels().conjugate_gradient_persistent;
     let twins = Path::TWINS.iter().filter(|_| twin.is_some()).map(|&(t, _)| t);
     let paths: Vec<Path> = Path::ALL.into_iter().chain(twins).collect();
     let mut rows = Vec::new();
@@ -129,7 +128,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
         let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
         let a = tridiagonal(n, settings.seed)?;
         let reference = reference(&a, &settings);
-        let mut solver = Solver::new(gpu, &a, settings, &persistent)?;
+        let mut solver = Solver::new(gpu, &a, settings, &[])?;
         if let Some(twin) = twin {
             solver.add_twin(twin)?;
         }

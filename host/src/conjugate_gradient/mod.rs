@@ -194,7 +194,7 @@ impl Path {
     }
 
     /// The Rust kernel of a persistent path, or of the Rust path a twin is the twin of.
-    fn rust_kernel(self) -> Option<KernelDef<PersistentParams, GridSync>> {
+    pub fn rust_kernel(self) -> Option<KernelDef<PersistentParams, GridSync>> {
         let k = crate::kernels();
         match self {
             Path::Persistent | Path::CppTwin => Some(k.conjugate_gradient_persistent),
@@ -293,11 +293,10 @@ pub struct Solver<'g> {
 }
 
 impl<'g> Solver<'g> {
-    /// Uploads the problem; `persistent` is the kernel of
-    /// [`Path::Persistent`], or with two `grid.sync()` per iteration (a
-    /// fused kernel's contract) of [`Path::Fused`]: the solver, or one of
-    /// its named mistakes.
-    pub fn new(gpu: &'g Gpu, a: &Csr, settings: Settings, persistent: &KernelDef<PersistentParams, GridSync>) -> Result<Solver<'g>> {
+    /// Uploads the problem; each persistent path launches its own kernel
+    /// ([`Path::rust_kernel`]) unless `replaced` names another for it (one
+    /// of the solver's named mistakes).
+    pub fn new(gpu: &'g Gpu, a: &Csr, settings: Settings, replaced: &[(Path, KernelDef<PersistentParams, GridSync>)]) -> Result<Solver<'g>> {
         let k = crate::kernels();
         let n = a.n();
         let wanted = crate::sizing::ordinary_blocks(n, THREADS_PER_BLOCK);
@@ -325,13 +324,8 @@ impl<'g> Solver<'g> {
             persistent: Vec::new(),
             step_blocks,
         };
-        let fused = persistent.name().contains("fused");
         for path in [Path::Persistent, Path::Fused, Path::FusedResident] {
-            let def = match path {
-                Path::Persistent if !fused => *persistent,
-                Path::Fused if fused => *persistent,
-                _ => path.rust_kernel().expect("a persistent path"),
-            };
+            let def = replaced.iter().find(|(p, _)| *p == path).map_or_else(|| path.rust_kernel().expect("a persistent path"), |&(_, def)| def);
             solver.add_persistent(path, gpu.cooperative_kernel(&def)?)?;
         }
         Ok(solver)
@@ -490,14 +484,15 @@ impl Report {
     }
 }
 
-/// Solves the samples' problem along each path (`paths`) with the solver's
-/// persistent kernel `persistent` (the solver or a named mistake), and
-/// with the C++ `twin` if given (needed for its path), and checks each.
-pub fn run(gpu: &Gpu, settings: Settings, paths: &[Path], persistent: &KernelDef<PersistentParams, GridSync>, twin: Option<&Twin>) -> Result<Report> {
+/// Solves the samples' problem along each path (`paths`), each persistent
+/// path with its own kernel or the one `replaced` names for it (a named
+/// mistake), and with the C++ `twin` if given (needed for its paths), and
+/// checks each.
+pub fn run(gpu: &Gpu, settings: Settings, paths: &[Path], replaced: &[(Path, KernelDef<PersistentParams, GridSync>)], twin: Option<&Twin>) -> Result<Report> {
     let settings = settings.checked(gpu.info.emulated)?;
     let a = tridiagonal(settings.n, settings.seed)?;
     let reference = reference(&a, &settings);
-    let mut solver = Solver::new(gpu, &a, settings, persistent)?;
+    let mut solver = Solver::new(gpu, &a, settings, replaced)?;
     if let Some(twin) = twin {
         solver.add_twin(twin)?;
     }

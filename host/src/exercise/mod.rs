@@ -6,8 +6,9 @@ pub mod variants;
 use crate::checks::{self, Check, Status};
 use crate::device::{Buffer, Gpu, Launched};
 use crate::error::{Error, Result};
-use crate::launch::DeviceInput;
+use crate::launch::{DeviceInput, SumParams};
 use crate::reference::{self, Reference};
+use gpu_core::kernels::{GridSync, KernelDef};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -99,7 +100,7 @@ impl Idle {
     pub fn note(&self, n: u64) -> String {
         format!(
             "{} for n = {n}: {} nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is {}",
-            fault_count(self.blocks as u64, "block"),
+            gpu_core::emu::fault::count(self.blocks as usize, "block"),
             match self.blocks as u64 - self.wanted {
                 1 => "1 has".to_string(),
                 k => format!("{k} have"),
@@ -107,10 +108,6 @@ impl Idle {
             self.wanted
         )
     }
-}
-
-fn fault_count(n: u64, what: &str) -> String {
-    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 
 impl Case {
@@ -129,9 +126,9 @@ pub fn unwritten(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved
 }
 
 /// The kernels the exercise may launch: `exercise_sum` and its two mutants.
-fn exercise_kernels() -> [&'static str; 3] {
+fn exercise_kernels() -> [KernelDef<SumParams, GridSync>; 3] {
     let k = crate::kernels();
-    [k.exercise_sum.name(), k.exercise_sum_bounds_bug.name(), k.exercise_sum_partials_if.name()]
+    [k.exercise_sum, k.exercise_sum_bounds_bug, k.exercise_sum_partials_if]
 }
 
 /// What a case reports for a solver's error: an emulator fault in full, a
@@ -169,7 +166,7 @@ pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Optio
                     .to_string(),
             );
         }
-        [one] if !exercise_kernels().contains(&one.kernel) => {
+        [one] if !exercise_kernels().iter().any(|k| k.name() == one.kernel) => {
             return Some(format!(
                 "solve() launched {}: the exercise is one cooperative launch of exercise_sum, `gpu.cooperative_kernel(&host::kernels().exercise_sum)?`",
                 one.kernel
@@ -464,8 +461,7 @@ fn counts_of(gpu: &Gpu, launched: &[Launched]) -> Result<Option<DeviceCounts>> {
     if !launch.cooperative {
         return Ok(None);
     }
-    let k = crate::kernels();
-    let def = [k.exercise_sum, k.exercise_sum_bounds_bug, k.exercise_sum_partials_if].into_iter().find(|d| d.name() == launch.kernel);
+    let def = exercise_kernels().into_iter().find(|d| d.name() == launch.kernel);
     let Some(def) = def else { return Ok(None) };
     let limits = gpu.cooperative_kernel(&def)?.limits(launch.threads_per_block)?;
     Ok(Some(DeviceCounts { blocks_per_sm: limits.blocks_per_sm, sms: limits.sms }))

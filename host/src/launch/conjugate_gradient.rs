@@ -78,8 +78,11 @@ impl DeviceSystem {
     }
 }
 
-fn vectors_and_state(kernel: &'static str, n: usize, vectors: &ViewMut<'_, f32>, state: &ViewMut<'_, f64>, partials: usize) -> Result<()> {
-    ensure_len(kernel, "vectors (x, r, p, Ap)", 4 * n, vectors.len())?;
+/// The step kernels use four vectors of `n` (x, r, p, Ap), the persistent
+/// ones five (and Ar); `partials` is past the scalars.
+fn vectors_and_state(kernel: &'static str, n: usize, vector_count: usize, vectors: &ViewMut<'_, f32>, state: &ViewMut<'_, f64>, partials: usize) -> Result<()> {
+    let what = if vector_count == 5 { "vectors (x, r, p, Ap, Ar)" } else { "vectors (x, r, p, Ap)" };
+    ensure_len(kernel, what, vector_count * n, vectors.len())?;
     ensure_len(kernel, "state", crate::kernels().solver_state.partials + partials, state.len())
 }
 
@@ -88,7 +91,7 @@ impl Kernel<'_, VectorParams> {
     pub fn vector_step(&self, blocks: u32, threads_per_block: u32, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>, n: usize) -> Result<()> {
         let l = &self.loaded;
         let shape = l.shape(blocks, threads_per_block)?;
-        vectors_and_state(l.def.name(), n, &vectors, &state, blocks as usize)?;
+        vectors_and_state(l.def.name(), n, 4, &vectors, &state, blocks as usize)?;
         // SAFETY: the kernel touches rows below n of four vectors, the scalars
         // and one partial per block, checked above.
         unsafe { l.launch(shape, false, (vectors, state, n).values().as_ref()) }
@@ -100,7 +103,7 @@ impl Kernel<'_, StepParams> {
     pub fn spmv_dot(&self, blocks: u32, threads_per_block: u32, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
         let l = &self.loaded;
         let shape = l.shape(blocks, threads_per_block)?;
-        vectors_and_state(l.def.name(), system.n, &vectors, &state, blocks as usize)?;
+        vectors_and_state(l.def.name(), system.n, 4, &vectors, &state, blocks as usize)?;
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
         // SAFETY: a DeviceSystem is a checked CSR matrix of n rows, and the
         // vectors and partials were checked above.
@@ -126,8 +129,7 @@ impl CooperativeLaunch<'_, '_, PersistentParams> {
     /// p, Ap, and Ar, which only the fused kernels use), whichever it is.
     pub fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
         let name = self.kernel.loaded.def.name();
-        vectors_and_state(name, system.n, &vectors, &state, 2 * self.shape.blocks as usize)?;
-        ensure_len(name, "vectors (x, r, p, Ap, Ar)", 5 * system.n, vectors.len())?;
+        vectors_and_state(name, system.n, 5, &vectors, &state, 2 * self.shape.blocks as usize)?;
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
         // SAFETY: as `spmv_dot`, with five vectors and two partials per
         // block, checked above.
