@@ -120,6 +120,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         return Err(Fault::CooperativeLaunchTooLarge { requested: grid, max: fit });
     }
     quiet_kernel_panics();
+    keep_worker_heaps();
     let g = Grid {
         info: LaunchInfo {
             launch,
@@ -231,6 +232,23 @@ fn note_cluster_fault(st: &mut GridState, f: Fault) {
         _ => u32::MAX,
     };
     st.cluster_faults.entry(block).or_insert(f);
+}
+
+/// Asks glibc's malloc to keep what the workers' heaps grew to. Each block
+/// parked at a grid barrier saves its threads' stacks in the worker's heap;
+/// glibc gave those pages back at every free and faulted them in again at the
+/// next block, which cost the exercise's ladder about a sixth of its time on
+/// 2 cores (2026-12-04, `perf`: a third of the samples under `sysmalloc`).
+fn keep_worker_heaps() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: mallopt only changes malloc's tuning; 64 MiB fits a c_int.
+        unsafe {
+            libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        }
+    });
 }
 
 fn worker(g: &Grid) {

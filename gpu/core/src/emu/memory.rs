@@ -18,13 +18,32 @@ unsafe impl Sync for Memory {}
 
 const ALIGN: usize = 256;
 
+/// Asks Linux to back a large buffer with 2 MiB pages where it can, before
+/// its first write: the exercise's 67,108,864 floats took 65,536 page
+/// faults of 4 KiB each in every buffer. Advice only; nothing changes where
+/// it is refused.
+fn huge_pages(ptr: *mut u8, bytes: usize) {
+    const HUGE: usize = 2 << 20;
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + bytes) / HUGE * HUGE;
+    #[cfg(target_os = "linux")]
+    if end > start {
+        // SAFETY: the range lies inside this allocation; madvise only advises.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
 impl Memory {
     /// `bytes` of zeroed memory, or `None` if the host cannot provide it.
     pub fn zeroed(bytes: usize) -> Option<Memory> {
         let layout = Layout::from_size_align(bytes.max(1), ALIGN).ok()?;
         // SAFETY: a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) } as *mut UnsafeCell<u8>;
-        (!ptr.is_null()).then_some(Memory { ptr, bytes })
+        if ptr.is_null() {
+            return None;
+        }
+        huge_pages(ptr as *mut u8, bytes);
+        Some(Memory { ptr, bytes })
     }
 
     /// The address kernels see.
