@@ -19,9 +19,17 @@ if [ ! -x "$ptxas" ]; then
   PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --target target/ptxas-pkg nvidia-cuda-nvcc-cu12==12.9.86
 fi
 
+# The crates whose build.rs runs cg-builder find this ptxas through PTXAS.
+export PTXAS="${PTXAS:-$PWD/$ptxas}"
 cargo test --workspace
 # The diagnosing grid barrier is a build feature, so its test is its own build.
 cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared --test branch_memory_mutant
+# The four library crates as they would be published: their documentation
+# complete and warning-free (each denies missing_docs), and each packaged and
+# the package built on its own, path dependencies replaced by the packages.
+libraries=(-p cg-kernel-macros -p cg-kernel -p cg-builder -p cg-launcher)
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}"
+cargo package --allow-dirty "${libraries[@]}"
 echo "tests: all passed"
 
 # Style, after the tests, so that it never hides a result: the layout rustfmt

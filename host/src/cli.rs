@@ -192,12 +192,12 @@ pub enum EmulatedGpu {
 
 impl EmulationArgs {
     /// The emulated device these flags describe.
-    pub fn device(&self) -> gpu_core::emu::Device {
+    pub fn device(&self) -> cg_kernel::emu::Device {
         let base = match self.gpu {
-            EmulatedGpu::T4 => gpu_core::emu::Device::T4,
-            EmulatedGpu::H200 => gpu_core::emu::Device::H200,
+            EmulatedGpu::T4 => cg_kernel::emu::Device::T4,
+            EmulatedGpu::H200 => cg_kernel::emu::Device::H200,
         };
-        gpu_core::emu::Device {
+        cg_kernel::emu::Device {
             sms: self.sms.unwrap_or(base.sms),
             threads_per_sm: self.threads_per_sm.unwrap_or(base.threads_per_sm),
             blocks_per_sm: self.blocks_per_sm.unwrap_or(base.blocks_per_sm),
@@ -493,7 +493,7 @@ mod tests {
     fn emulation_defaults_to_the_lessons_t4() {
         let cli = parse(&["--emulate"]).unwrap();
         assert!(cli.target.emulation.emulate);
-        assert_eq!(cli.target.emulation.device(), gpu_core::emu::Device::T4);
+        assert_eq!(cli.target.emulation.device(), cg_kernel::emu::Device::T4);
         let cli = parse(&["exercise", "--emulate", "--sms", "2"]).unwrap();
         let Some(Command::Exercise { target, .. }) = cli.command else { panic!() };
         assert_eq!(target.emulation.device().sms, 2);

@@ -7,10 +7,11 @@ use crate::device::{Buffer, Gpu};
 use crate::error::Result;
 use crate::kernels::StageParams;
 use crate::launch::SumParams;
+use crate::launch::prelude::*;
 use crate::launch::{ClusterKernel, ClusterLimits, ClusterShape, Input, Kernel};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{Limits, ordinary_blocks};
-use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
+use cg_kernel::kernels::{Cluster, GridSync, KernelDef, NoGridSync};
 use serde::Serialize;
 
 /// The cluster sizes the lesson's ceiling table shows: the portable ones, and 16 (non-portable).
@@ -22,7 +23,7 @@ pub const LESSON_CLUSTER: ClusterShape = ClusterShape { blocks: 4, non_portable:
 
 /// A cluster size as the lesson asks for it: non-portable past 8.
 pub fn shape(blocks: u32) -> ClusterShape {
-    ClusterShape { blocks, non_portable: blocks > gpu_core::emu::MAX_PORTABLE_CLUSTER }
+    ClusterShape { blocks, non_portable: blocks > cg_kernel::emu::MAX_PORTABLE_CLUSTER }
 }
 
 /// Which sum with a cluster stage.
@@ -153,12 +154,12 @@ impl<'g> ClusterSums<'g> {
 
     /// The one-launch kernel's block ceiling (no clusters).
     pub fn block_limits(&self) -> Result<Limits> {
-        self.one_launch.limits(self.threads_per_block)
+        Ok(self.one_launch.limits(self.threads_per_block)?)
     }
 
     /// How many clusters of `cluster` blocks the one-launch kernel may have resident at once.
     pub fn limits(&self, cluster: ClusterShape) -> Result<ClusterLimits> {
-        self.one_launch.cluster_limits(self.threads_per_block, cluster)
+        Ok(self.one_launch.cluster_limits(self.threads_per_block, cluster)?)
     }
 
     /// The ceiling table: each size of [`TABLE_SIZES`] the device takes.
@@ -262,7 +263,7 @@ impl<'g> ClusterSums<'g> {
 pub fn probe_cooperative_clusters(gpu: &Gpu, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<()> {
     let k = gpu.cluster_kernel(&crate::kernels().cluster_sync_loop)?;
     k.probe_cooperative(blocks, threads_per_block, cluster)?;
-    gpu.finish()
+    Ok(gpu.finish()?)
 }
 
 /// One `cluster.sync()`'s cost in µs on `blocks` blocks of

@@ -71,9 +71,9 @@ pub enum Error {
     /// Work asked of a device on which a kernel timed out earlier and still runs.
     DeviceStuck { kernel: &'static str },
     /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
-    GridBarrierTimedOut { kernel: &'static str, report: gpu_core::cg::barrier::Report },
+    GridBarrierTimedOut { kernel: &'static str, report: cg_kernel::cg::barrier::Report },
     /// A launch on the emulated device failed.
-    Emulated { kernel: &'static str, fault: Box<gpu_core::emu::Fault> },
+    Emulated { kernel: &'static str, fault: Box<cg_kernel::emu::Fault> },
     /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
     UndeclaredGridSync { kernel: &'static str },
     /// A kernel built with a tile the PTX module does not hold, or (no
@@ -118,9 +118,76 @@ pub enum Error {
     BadSweep { lo: u32, hi: u32 },
     /// A GPU's rank (`flag`: `--rank`, `--never-launch`, a launch's) not below the `ranks` there are.
     RankOutOfRange { flag: &'static str, rank: u32, ranks: u32 },
+    /// An error from code of someone else's that the launcher ran.
+    Caller(Box<dyn std::error::Error + Send + Sync>),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The launcher's errors, as the lesson's: the same variants, whose words
+/// name this program's flags (`--emulate`, `--n`, `--timeout-s`). An error of
+/// the lesson's own that passed through a closure the launcher ran comes
+/// back as itself.
+impl From<cg_launcher::error::Error> for Error {
+    fn from(e: cg_launcher::error::Error) -> Error {
+        use cg_launcher::error::Error as L;
+        match e {
+            L::NoDriver => Error::NoDriver,
+            L::EmulatorOnlyBuild => Error::EmulatorOnlyBuild,
+            L::EmptyGraph => Error::EmptyGraph,
+            L::NoDevice { requested, count } => Error::NoDevice { requested, count },
+            L::ComputeCapabilityTooLow { name, major, minor } => Error::ComputeCapabilityTooLow { name, major, minor },
+            L::NestedStreams { what } => Error::NestedStreams { what },
+            L::GraphBarriersExhausted { kernel, max } => Error::GraphBarriersExhausted { kernel, max },
+            L::NoWatchedEntry { kernel } => Error::NoWatchedEntry { kernel },
+            L::NoCooperativeLaunch { name } => Error::NoCooperativeLaunch { name },
+            L::Driver { call, error } => Error::Driver { call, error },
+            L::CooperativeGridTooLarge { kernel, requested, limits } => Error::CooperativeGridTooLarge { kernel, requested, limits },
+            L::ClustersNeedSm90 { kernel, major, minor } => Error::ClustersNeedSm90 { kernel, major, minor },
+            L::BadCluster { kernel, why } => Error::BadCluster { kernel, why },
+            L::ClusterGridTooLarge { kernel, requested, cluster, clusters, block_ceiling } => {
+                Error::ClusterGridTooLarge { kernel, requested, cluster, clusters, block_ceiling }
+            }
+            L::ForeignGridTooLarge { kernel, requested, capacity } => Error::ForeignGridTooLarge { kernel, requested, capacity },
+            L::EmptyGrid { kernel } => Error::EmptyGrid { kernel },
+            L::GridTooLarge { kernel, blocks } => Error::GridTooLarge { kernel, blocks },
+            L::GridTooManyThreads { kernel, blocks, threads_per_block } => Error::GridTooManyThreads { kernel, blocks, threads_per_block },
+            L::BadThreadsPerBlock { threads_per_block, why } => Error::BadThreadsPerBlock { threads_per_block, why },
+            L::OverLaunchBounds { kernel, threads_per_block, max_threads } => Error::OverLaunchBounds { kernel, threads_per_block, max_threads },
+            L::BlockDoesNotFit { kernel, limits } => Error::BlockDoesNotFit { kernel, limits },
+            L::BufferTooShort { kernel, buffer, needed, got } => Error::BufferTooShort { kernel, buffer, needed, got },
+            L::InputTooLarge { n } => Error::InputTooLarge { n },
+            L::OutOfDeviceMemory { needed, free } => Error::OutOfDeviceMemory { needed, free },
+            L::OutOfHostMemory { needed } => Error::OutOfHostMemory { needed },
+            L::KernelFailed { kernel, error } => Error::KernelFailed { kernel, error },
+            L::Timeout { kernel, seconds } => Error::Timeout { kernel, seconds },
+            L::DeviceStuck { kernel } => Error::DeviceStuck { kernel },
+            L::GridBarrierTimedOut { kernel, report } => Error::GridBarrierTimedOut { kernel, report },
+            L::Emulated { kernel, fault } => Error::Emulated { kernel, fault },
+            L::UndeclaredGridSync { kernel } => Error::UndeclaredGridSync { kernel },
+            L::NotInPtx { kernel, tile } => Error::NotInPtx { kernel, tile },
+            L::NotOnEmulator(x) => Error::NotOnEmulator(x),
+            L::OtherDevice { what } => Error::OtherDevice { what },
+            L::OtherBranch { made_in, used_in } => Error::OtherBranch { made_in, used_in },
+            L::MemoryInCapture { what } => Error::MemoryInCapture { what },
+            L::NoNccl { why } => Error::NoNccl { why },
+            L::Nccl { call, error } => Error::Nccl { call, error },
+            L::PeerStopped { rank } => Error::PeerStopped { rank },
+            L::RanksDidNotArrive { step, missing, seconds } => Error::RanksDidNotArrive { step, missing, seconds },
+            L::Caller(e) => match e.downcast::<Error>() {
+                Ok(mine) => *mine,
+                Err(other) => Error::Caller(other),
+            },
+        }
+    }
+}
+
+/// The lesson's errors, passed through the launcher (out of a closure it runs).
+impl From<Error> for cg_launcher::error::Error {
+    fn from(e: Error) -> cg_launcher::error::Error {
+        cg_launcher::error::Error::Caller(Box::new(e))
+    }
+}
 
 impl Error {
     /// Wraps a failed driver call, naming the call.
@@ -197,7 +264,7 @@ impl fmt::Display for Error {
             Error::GraphBarriersExhausted { kernel, max } => write!(
                 f,
                 "{kernel}: one graph holds at most {max} cooperative launches of more than {} blocks, each with barrier memory of its own: capture fewer per graph",
-                gpu_core::cg::barrier::WATCHED_ABOVE_BLOCKS
+                cg_kernel::cg::barrier::WATCHED_ABOVE_BLOCKS
             ),
             Error::NoWatchedEntry { kernel } => write!(f, "{kernel} has no watched entry (only this project's own module has one)"),
             Error::NoCooperativeLaunch { name } => write!(
@@ -277,10 +344,10 @@ impl fmt::Display for Error {
                 report.arrived,
                 report.expected,
                 report.block,
-                gpu_core::cg::barrier::TIMEOUT_NS as f64 / 1e9
+                cg_kernel::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
             Error::Emulated { kernel, fault } => match **fault {
-                gpu_core::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
+                cg_kernel::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
                 _ => write!(f, "{kernel} on the emulated device: {fault}"),
             },
             Error::UndeclaredGridSync { kernel } => write!(
@@ -338,6 +405,7 @@ impl fmt::Display for Error {
                     ranks.saturating_sub(1)
                 )
             }
+            Error::Caller(e) => write!(f, "{e}"),
             Error::BadNcclId { path } => write!(f, "{path} does not hold an NCCL id (256 hex digits, as rank 0 writes it): remove it and start rank 0 again"),
         }
     }
@@ -362,7 +430,10 @@ mod tests {
             Error::Timeout { kernel: "reduce_cooperative_grid", seconds: 60.0 },
             Error::DeviceStuck { kernel: "exercise_sum" },
             Error::ChecksFailed { failed: 1, total: 5 },
-            Error::GridBarrierTimedOut { kernel: "grid_sync_missing_block", report: gpu_core::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 } },
+            Error::GridBarrierTimedOut {
+                kernel: "grid_sync_missing_block",
+                report: cg_kernel::cg::barrier::Report { block: 4, arrived: 1055, expected: 1056 },
+            },
             Error::TooManyGpus { requested: 3, count: 2 },
             Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 3], seconds: 5.0 },
             Error::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 },

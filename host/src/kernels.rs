@@ -1,15 +1,15 @@
 //! The kernels this library launches, found by name among those linked into
-//! the program (`gpu_core::kernels::registered`), each with the parameters
+//! the program (`cg_kernel::kernels::registered`), each with the parameters
 //! and contract the library launches it with. The library never names the
 //! kernels' crate, so that a kernel edit does not recompile it; the program
 //! links that crate (`use gpu as _;`), and the linker gathers its kernels.
 //!
 //! A kernel only a test launches needs no line here: it is found by name
-//! (`gpu_core::kernels::kernel`). The first call checks every line below
+//! (`cg_kernel::kernels::kernel`). The first call checks every line below
 //! against its `#[kernel]`, so a wrong type is one named error, at once.
 
-use gpu_core::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx};
-use gpu_core::mem::{In, Out};
+use cg_kernel::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx};
+use cg_kernel::mem::{In, Out};
 use std::sync::OnceLock;
 
 /// The parameters of the single-launch sums: `(input, partials, out, n)`.
@@ -154,5 +154,22 @@ mod tests {
         let wrong = kernel::<StageParams, GridSync>("exercise_sum").map(|_| ()).unwrap_err();
         assert!(wrong.to_string().contains("kernel `exercise_sum` is declared as"), "{wrong}");
         assert_eq!(kernel::<(), NoGridSync>("no_such_kernel").map(|_| ()).unwrap_err(), NotLinked::Kernel("no_such_kernel".into()));
+    }
+
+    #[test]
+    fn the_ptx_shows_which_kernels_call_grid_sync() {
+        for name in ["reduce_cooperative_grid", "exercise_sum", "reduce_cooperative_fast"] {
+            assert!(cg_launcher::device::ptx_calls_grid_sync(crate::kernels().ptx.plain, name), "{name}");
+        }
+        for name in ["probe_cooperative", "reduce_blocks_to_partials", "coalesced_demo", "mutant_without_grid_sync"] {
+            assert!(!cg_launcher::device::ptx_calls_grid_sync(crate::kernels().ptx.plain, name), "{name}");
+        }
+        // Declared without `cooperative`, it reaches grid.sync() around the
+        // compile-time guard: the PTX shows it, so the loader refuses it.
+        assert!(cg_launcher::device::ptx_calls_grid_sync(crate::kernels().ptx.plain, crate::kernels().undeclared_grid_sync.name()));
+        // The same through a helper that returns a value, a `.func` with a result.
+        let helper = crate::kernels().undeclared_grid_sync_in_a_helper.name();
+        assert!(crate::kernels().ptx.plain.contains("func_retval0) "), "some function returns a value");
+        assert!(cg_launcher::device::ptx_calls_grid_sync(crate::kernels().ptx.plain, helper), "{helper}");
     }
 }

@@ -6,6 +6,7 @@
 use crate::checks::{self, Check, Status};
 use crate::device::{DeviceInfo, Gpu};
 use crate::error::Result;
+use crate::launch::prelude::*;
 use crate::launch::{CoalescedRecord, DeviceInput, GraphProbe, Probe, device_bytes};
 use crate::reference::{self, Reference};
 use crate::sizing::{Limits, ordinary_blocks};

@@ -1,18 +1,18 @@
-//! The host side of the cooperative-groups lesson: opens the device (a CUDA
-//! GPU, or the emulated one), loads the kernels the `gpu` crate compiled
-//! (`kernels()`), sizes grids, launches, checks and times.
+//! The host side of the cooperative-groups lesson: the program `cg-lesson`
+//! (lesson, exercise, bench, trace, occupancy, conjugate gradient,
+//! multi-GPU), written on the launcher library, `cg-launcher` (devices,
+//! memory, launches; re-exported here as [`device`], [`driver`], [`nccl`]
+//! and [`sizing`]), through its public API alone. It finds the lesson's
+//! kernels that the `gpu` crate compiled (`kernels()`).
 //!
 //! Layers, each calling only those above it in this list (`tests/layers.rs`
 //! reads the source and holds every module to it):
-//! - [`sizing`], [`text`]: pure arithmetic and shared words (no imports from this crate);
+//! - [`text`]: shared words (no imports from this crate);
 //! - [`json`], [`error`], [`checks`], [`reference`](mod@reference): output conventions, the
-//!   error type, checks, and the double-precision references;
-//! - [`driver`], [`nccl`]: the thin unsafe layers of raw CUDA driver calls and
-//!   of NCCL (loaded at run time);
-//! - [`device`]: the device, one trait with a CUDA and an emulated
-//!   implementation, and typed device memory;
-//! - [`launch`]: kernels loaded through their definitions, whose launch
-//!   contract the types enforce;
+//!   program's error type (the launcher's errors in the program's words), checks, and the
+//!   double-precision references;
+//! - [`kernels`], [`launch`]: the kernels the program launches, and its safe
+//!   launches of them, each checking its buffers before the launcher's `unsafe` call;
 //! - [`sums`], [`timing`], [`clusters`], [`progress`]: the lesson's sums, how
 //!   they are timed, the sums with a cluster stage, and progress on stderr;
 //! - [`lesson`], [`exercise`], [`bench`](mod@bench), [`multi`]: the programs
@@ -24,8 +24,6 @@ pub mod checks;
 pub mod cli;
 pub mod clusters;
 pub mod conjugate_gradient;
-pub mod device;
-pub mod driver;
 pub mod error;
 pub mod exercise;
 pub mod invocation;
@@ -34,16 +32,17 @@ pub mod kernels;
 pub mod launch;
 pub mod lesson;
 pub mod multi;
-pub mod nccl;
 pub mod occupancy;
 pub mod progress;
 pub mod reference;
 pub mod report;
-pub mod sizing;
 pub mod sums;
 pub mod text;
 pub mod timing;
 pub mod trace;
+
+// The launcher library's modules, under the names the lesson's code uses.
+pub use cg_launcher::{device, driver, nccl, sizing};
 
 // The unit tests link the kernels as the program does (`kernels::linked`).
 #[cfg(test)]

@@ -58,7 +58,7 @@ fn open(target: &TargetArgs) -> Result<Gpu> {
     let timeout = Duration::from_secs_f64(target.timeout_s);
     let e = &target.emulation;
     if e.emulate {
-        let options = gpu_core::emu::Options { seed: e.seed, timeout, ..Default::default() };
+        let options = cg_kernel::emu::Options { seed: e.seed, timeout, ..Default::default() };
         return Ok(Gpu::emulated(e.device(), options));
     }
     let gpu = Gpu::open(target.device)?;
@@ -122,7 +122,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
     let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json, None)?;
     if exercise::needs_larger_device(&gpu)? {
-        let options = gpu_core::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = cg_kernel::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {
             let capacity = larger.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?.capacity();
@@ -169,7 +169,7 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
     let n = 4_194_915;
     let e = &target.emulation;
     let r = if e.emulate {
-        let options = gpu_core::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = cg_kernel::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let gpu = Gpu::emulated_traced(e.device(), options);
         host::trace::run(&gpu, None, Some((e.device(), options)), n, out)?
     } else {
@@ -258,7 +258,7 @@ fn run_cluster_bench(gpu: &Gpu, args: &BenchArgs) -> Result<()> {
 }
 
 fn run_bench(args: &BenchArgs) -> Result<()> {
-    let gpu = Gpu::open(args.device).map_err(|e| match e {
+    let gpu = Gpu::open(args.device).map_err(|e| match Error::from(e) {
         Error::NoDriver => Error::BenchNeedsGpu,
         e => e,
     })?;
@@ -354,7 +354,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
     };
     let open = |local: u32| -> Result<Gpu> {
         if e.emulate {
-            let options = gpu_core::emu::Options { seed: e.seed, timeout, ..Default::default() };
+            let options = cg_kernel::emu::Options { seed: e.seed, timeout, ..Default::default() };
             return Ok(Gpu::emulated(e.device(), options));
         }
         let rank = a.rank.unwrap_or(local);

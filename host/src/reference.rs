@@ -13,14 +13,7 @@ pub fn float_bytes(n: usize) -> Result<u64> {
     (n as u64).checked_mul(4).ok_or(Error::InputTooLarge { n })
 }
 
-/// Bytes of memory the host can still give this process (Linux's
-/// `MemAvailable`), or `None` where it cannot tell.
-pub fn host_available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
+pub use cg_launcher::device::host_available;
 
 /// Fails with a named error unless the host has `bytes` more memory to
 /// give: checked before a size is used, so that an input too large is one

@@ -7,10 +7,11 @@ use crate::error::Result;
 use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
 use crate::sizing::{self, Limits, cooperative_grid};
-use gpu_core::kernels::{KernelDef, NoGridSync};
+use cg_kernel::kernels::{KernelDef, NoGridSync};
 use serde::Serialize;
 
 use crate::kernels::StageParams;
+use crate::launch::prelude::*;
 
 /// Which sum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -161,7 +162,7 @@ impl<'g> Sums<'g> {
 
     /// The lesson's sums with another kernel in the cooperative path (a
     /// mutant, to show the checks catch it).
-    pub fn load_with_cooperative(gpu: &'g Gpu, threads_per_block: u32, cooperative: KernelDef<SumParams, gpu_core::kernels::GridSync>) -> Result<Sums<'g>> {
+    pub fn load_with_cooperative(gpu: &'g Gpu, threads_per_block: u32, cooperative: KernelDef<SumParams, cg_kernel::kernels::GridSync>) -> Result<Sums<'g>> {
         Self::load_with(gpu, threads_per_block, crate::kernels().reduce_blocks_to_partials, crate::kernels().reduce_partials_to_total, cooperative, None)
     }
 
@@ -189,7 +190,7 @@ impl<'g> Sums<'g> {
         threads_per_block: u32,
         stage1: KernelDef<StageParams, NoGridSync>,
         stage2: KernelDef<StageParams, NoGridSync>,
-        cooperative: KernelDef<SumParams, gpu_core::kernels::GridSync>,
+        cooperative: KernelDef<SumParams, cg_kernel::kernels::GridSync>,
         module: Option<&'g Module>,
     ) -> Result<Sums<'g>> {
         let tile = cooperative.tile().unwrap_or(32);
@@ -256,7 +257,7 @@ impl<'g> Sums<'g> {
     /// Captures `path` (not itself a graph path) on `blocks` blocks, its
     /// total into `out[slot]`, as a graph to replay with [`Sums::replay`].
     pub fn capture(&self, path: Path, blocks: u32, input: &impl Input, s: &mut Scratch, slot: usize) -> Result<Graph> {
-        self.gpu.capture(&mut || self.run(path, blocks, input, s, slot))
+        Ok(self.gpu.capture(&mut || Ok(self.run(path, blocks, input, s, slot)?))?)
     }
 
     /// Replays a graph made by [`Sums::capture`] with `input` and `s`, which
@@ -264,7 +265,7 @@ impl<'g> Sums<'g> {
     pub fn replay(&self, graph: &Graph, _input: &impl Input, _s: &mut Scratch) -> Result<()> {
         // SAFETY: the graph's launches address `input` and `s`, borrowed
         // here, so they are allocated (the caller's promise: the same ones).
-        unsafe { self.gpu.launch_graph(graph) }
+        unsafe { Ok(self.gpu.launch_graph(graph)?) }
     }
 
     /// Runs `path` on `blocks` blocks, its total into `out[slot]`. A graph
@@ -295,7 +296,7 @@ impl<'g> Sums<'g> {
 
     /// Poisons the partials (NaN), so a run that leaves one unwritten shows.
     pub fn poison_partials(&self, s: &mut Scratch) -> Result<()> {
-        self.gpu.fill(&mut s.partials, f32::NAN)
+        Ok(self.gpu.fill(&mut s.partials, f32::NAN)?)
     }
 
     /// Runs `path` once from poisoned partials and total, and checks what it

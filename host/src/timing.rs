@@ -17,6 +17,7 @@
 use crate::device::Gpu;
 use crate::error::Result;
 use crate::launch::Input;
+use crate::launch::prelude::*;
 use crate::reference::Reference;
 use crate::sums::{Path, Scratch, Sums};
 use serde::Serialize;
@@ -116,13 +117,12 @@ pub fn time_runs(gpu: &Gpu, Repeats { warmups, runs }: Repeats, work: &mut dyn F
     for r in 0..warmups {
         work(r)?;
     }
-    let b = gpu.backend();
     let (first, second) = (warmups, warmups + runs);
-    let queued = b.time_queued(runs, &mut |r| work(first + r))?;
+    let queued = gpu.time_queued(runs, &mut |r| Ok(work(first + r)?))?;
     if gpu.info.emulated {
         return Ok(Timing { gpu_queued: None, launch_to_completion: None, cpu_wall: Stats::of(&queued) });
     }
-    let waited = b.time_waited(runs, &mut |r| work(second + r))?;
+    let waited = gpu.time_waited(runs, &mut |r| Ok(work(second + r)?))?;
     Ok(Timing { gpu_queued: Stats::of(&queued), launch_to_completion: Stats::of(&waited), cpu_wall: None })
 }
 
@@ -188,8 +188,8 @@ pub fn per_barrier(gpu: &Gpu, rounds: usize, launch: &mut dyn FnMut(u32) -> Resu
     let (mut with, mut without) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
     launch(BARRIERS)?;
     for _ in 0..rounds {
-        with.extend(gpu.backend().time_queued(1, &mut |_| launch(BARRIERS))?);
-        without.extend(gpu.backend().time_queued(1, &mut |_| launch(0))?);
+        with.extend(gpu.time_queued(1, &mut |_| (launch(BARRIERS)).map_err(Into::into))?);
+        without.extend(gpu.time_queued(1, &mut |_| (launch(0)).map_err(Into::into))?);
     }
     let median = |xs: &[f64]| Stats::of(xs).expect("at least one round").median_ms;
     Ok((median(&with) - median(&without)) * 1e3 / BARRIERS as f64)
@@ -201,7 +201,7 @@ pub fn per_barrier(gpu: &Gpu, rounds: usize, launch: &mut dyn FnMut(u32) -> Resu
 /// [`LAUNCHES_PER_BATCH`] nodes with `per_call` = that many.
 pub fn per_launch(gpu: &Gpu, rounds: usize, calls: usize, per_call: usize, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
     launch()?;
-    let ms = gpu.backend().time_queued(rounds, &mut |_| (0..calls).try_for_each(|_| launch()))?;
+    let ms = gpu.time_queued(rounds, &mut |_| ((0..calls).try_for_each(|_| launch())).map_err(Into::into))?;
     Ok(Stats::of(&ms).expect("at least one round").median_ms * 1e3 / (calls * per_call) as f64)
 }
 
@@ -240,10 +240,10 @@ pub fn barrier_cost(gpu: &Gpu, blocks: u32, threads_per_block: u32, nvidia: Opti
     let nvidia_us = nvidia.map(|f| per_barrier(gpu, ROUNDS, f)).transpose()?;
     let other_barrier_us = other_barrier.map(|f| per_barrier(gpu, ROUNDS, f)).transpose()?;
     let empty = gpu.kernel(&crate::kernels().empty)?;
-    let kernel_boundary_us = per_launch(gpu, ROUNDS, LAUNCHES_PER_BATCH, 1, &mut || empty.launch(blocks, threads_per_block))?;
-    let graph = gpu.capture(&mut || (0..LAUNCHES_PER_BATCH).try_for_each(|_| empty.launch(blocks, threads_per_block)))?;
+    let kernel_boundary_us = per_launch(gpu, ROUNDS, LAUNCHES_PER_BATCH, 1, &mut || empty.launch_empty(blocks, threads_per_block))?;
+    let graph = gpu.capture(&mut || ((0..LAUNCHES_PER_BATCH).try_for_each(|_| empty.launch_empty(blocks, threads_per_block))).map_err(Into::into))?;
     // SAFETY: the graph's nodes are empty launches: they address no memory.
-    let graph_node_us = per_launch(gpu, ROUNDS, 1, LAUNCHES_PER_BATCH, &mut || unsafe { gpu.launch_graph(&graph) })?;
+    let graph_node_us = per_launch(gpu, ROUNDS, 1, LAUNCHES_PER_BATCH, &mut || unsafe { Ok(gpu.launch_graph(&graph)?) })?;
     Ok(BarrierCost { blocks, threads_per_block, grid_sync_us, nvidia_us, other_barrier_us, kernel_boundary_us, graph_node_us })
 }
 

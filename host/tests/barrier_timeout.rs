@@ -13,5 +13,5 @@ mod barrier_timeout_case;
 fn a_grid_barrier_one_block_skips_is_a_host_timeout_then_a_barrier_report_never_a_hang() {
     // Blocks of 1,024: a grid small enough for the single word on any GPU.
     let blocks = barrier_timeout_case::one_block_skips_the_barrier(1024);
-    assert!(!gpu_core::cg::barrier::is_watched(blocks), "{blocks} blocks of 1024 take the single-word barrier");
+    assert!(!cg_kernel::cg::barrier::is_watched(blocks), "{blocks} blocks of 1024 take the single-word barrier");
 }

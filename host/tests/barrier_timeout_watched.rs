@@ -12,7 +12,7 @@ mod barrier_timeout_case;
 #[ignore = "needs an NVIDIA GPU"]
 fn a_watched_grid_barrier_one_block_skips_is_a_host_timeout_then_a_barrier_report_never_a_hang() {
     let blocks = barrier_timeout_case::one_block_skips_the_barrier(32);
-    if !gpu_core::cg::barrier::is_watched(blocks) {
+    if !cg_kernel::cg::barrier::is_watched(blocks) {
         println!("this GPU's full grid of 32 is {blocks} blocks, too few for the watched barrier: it ran the single word");
     }
 }

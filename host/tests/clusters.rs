@@ -2,11 +2,12 @@
 //! check, each mistake the lesson names fails by name, and every launch rule
 //! is a named error before launch. (`gpu.rs` runs the same on a GPU.)
 
+use cg_kernel::emu::{Device, Fault, Options};
 use gpu as _;
-use gpu_core::emu::{Device, Fault, Options};
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, probe_cooperative_clusters, shape};
 use host::device::Gpu;
 use host::error::Error;
+use host::launch::prelude::*;
 use host::launch::{ClusterShape, DeviceInput};
 use host::reference::{self, Reference};
 
@@ -157,7 +158,7 @@ fn cluster_sync_loops_on_the_emulator_and_each_cluster_barrier_waits_for_its_clu
 }
 
 /// A device whose clusters hold every block the block ceiling allows.
-static FULL: gpu_core::emu::ClusterCeilings = gpu_core::emu::ClusterCeilings {
+static FULL: cg_kernel::emu::ClusterCeilings = cg_kernel::emu::ClusterCeilings {
     rows: &[(8, [1056, 528, 352, 264, 211, 176, 150, 132, 117, 105, 96, 88, 81, 75, 70, 66])],
     max_blocks_per_sm: 8,
     sms: 132,

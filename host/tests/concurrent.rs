@@ -9,6 +9,7 @@ use host::error::Error;
 
 mod concurrent_case;
 use concurrent_case::{Queue, stress_together};
+use host::launch::prelude::*;
 
 /// Blocks per launch for `launches` launches of `threads` that share
 /// `fraction` of the device's cooperative ceiling.
@@ -75,7 +76,7 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
     let start = std::time::Instant::now();
     gpu.in_parallel(2, &mut |b| match b {
         0 => gpu.hold(std::time::Duration::from_millis(200)),
-        _ => launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, false),
+        _ => Ok(launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, false)?),
     })
     .unwrap();
     gpu.finish().unwrap();
@@ -88,8 +89,8 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
 /// own barrier state: the same answers, on both barriers.
 #[test]
 fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_nodes_find_no_stale_read() {
-    for (name, device, threads) in [("T4", gpu_core::emu::Device::T4, 256), ("H200", gpu_core::emu::Device::H200, 32)] {
-        let gpu = Gpu::emulated(device, gpu_core::emu::Options::default());
+    for (name, device, threads) in [("T4", cg_kernel::emu::Device::T4, 256), ("H200", cg_kernel::emu::Device::H200, 32)] {
+        let gpu = Gpu::emulated(device, cg_kernel::emu::Options::default());
         let blocks = blocks_each(&gpu, 2, threads, 1.0);
         let watched = gpu::cg::barrier::is_watched(blocks);
         assert_eq!(watched, threads == 32, "{blocks} blocks of {threads}");
@@ -102,9 +103,9 @@ fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_node
 
 #[test]
 fn branches_do_not_nest_and_a_capture_does_not_begin_in_a_branch() {
-    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
     let nested = gpu.in_parallel(2, &mut |_| gpu.in_parallel(2, &mut |_| Ok(()))).unwrap_err();
-    assert!(matches!(nested, Error::NestedStreams { .. }), "{nested}");
+    assert!(matches!(nested, cg_launcher::error::Error::NestedStreams { .. }), "{nested}");
     assert!(nested.to_string().contains("cannot begin inside a branch of in_parallel"), "{nested}");
     let capture = gpu.in_parallel(2, &mut |_| gpu.capture(&mut || Ok(())).map(drop)).unwrap_err();
     assert!(capture.to_string().starts_with("a graph capture cannot begin inside a branch"), "{capture}");
@@ -180,7 +181,7 @@ mod branch_memory_case;
 /// give the right sums (the GPU test runs the same 1,000 times).
 #[test]
 fn on_the_emulator_buffers_made_and_dropped_in_branches_give_right_sums() {
-    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
     for out_in_branch in [false, true] {
         let missed = branch_memory_case::sums_with_buffers_made_in_branches(&gpu, 4096, 2, out_in_branch).unwrap();
         assert!(missed.wrong.is_empty(), "out in branch {out_in_branch}: {:?} (expected {})", missed.wrong, missed.expected);
@@ -189,22 +190,24 @@ fn on_the_emulator_buffers_made_and_dropped_in_branches_give_right_sums() {
 
 #[test]
 fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_the_join() {
-    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
     let kernel = gpu.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
     let launch = kernel.configure(4, 256).unwrap();
     let input = host::launch::DeviceInput::upload(&gpu, &[1.0f32; 1000]).unwrap();
     let mut out = gpu.zeros::<f32>(1).unwrap();
     let mut kept = None;
+    // The launch error passes through the launcher as the program's own, and comes back as itself.
     let err = gpu
         .in_parallel(2, &mut |b| {
             if b == 0 {
                 kept = Some(gpu.zeros::<f32>(4)?);
                 return Ok(());
             }
-            launch.sum(&input, kept.as_mut().expect("made in branch 0").slice_mut(..), out.slice_mut(..))
+            Ok(launch.sum(&input, kept.as_mut().expect("made in branch 0").slice_mut(..), out.slice_mut(..))?)
         })
+        .map_err(host::error::Error::from)
         .unwrap_err();
-    assert!(matches!(err, Error::OtherBranch { made_in: 0, used_in: 1 }), "{err}");
+    assert!(matches!(err, host::error::Error::OtherBranch { made_in: 0, used_in: 1 }), "{err}");
     assert!(err.to_string().contains("allocate it before in_parallel, or in the branch that uses it"), "{err}");
     let mut kept = kept.unwrap();
     launch.sum(&input, kept.slice_mut(..), out.slice_mut(..)).unwrap();
@@ -213,21 +216,21 @@ fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_th
 
 #[test]
 fn memory_is_not_touched_during_a_capture() {
-    let gpu = Gpu::emulated(gpu_core::emu::Device::T4, gpu_core::emu::Options::default());
+    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
     let mut b = gpu.zeros::<f32>(4).unwrap();
     for err in [
         gpu.capture(&mut || gpu.zeros::<f32>(4).map(drop)).err().unwrap(),
         gpu.capture(&mut || gpu.fill(&mut b, 1.0)).err().unwrap(),
         gpu.capture(&mut || gpu.read(&b).map(drop)).err().unwrap(),
     ] {
-        assert!(matches!(err, Error::MemoryInCapture { .. }), "{err}");
+        assert!(matches!(err, cg_launcher::error::Error::MemoryInCapture { .. }), "{err}");
         assert!(err.to_string().contains("while a graph is captured"), "{err}");
     }
 }
 
 #[test]
 fn a_buffer_of_another_device_is_refused_by_name_at_launch_and_in_a_copy() {
-    let (a, b) = (Gpu::emulated(gpu_core::emu::Device::T4, Default::default()), Gpu::emulated(gpu_core::emu::Device::T4, Default::default()));
+    let (a, b) = (Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()), Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()));
     let kernel = b.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
     let launch = kernel.configure(4, 256).unwrap();
     let input = host::launch::DeviceInput::upload(&a, &[1.0f32; 1000]).unwrap();
@@ -235,10 +238,10 @@ fn a_buffer_of_another_device_is_refused_by_name_at_launch_and_in_a_copy() {
     let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
     assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
     let on_a = a.upload(&[1.0f32; 4]).unwrap();
-    assert!(matches!(b.read(&on_a), Err(Error::OtherDevice { .. })));
-    assert!(matches!(b.copy(&on_a.slice(..), &mut partials), Err(Error::OtherDevice { .. })));
+    assert!(matches!(b.read(&on_a), Err(cg_launcher::error::Error::OtherDevice { .. })));
+    assert!(matches!(b.copy(&on_a.slice(..), &mut partials), Err(cg_launcher::error::Error::OtherDevice { .. })));
     let mut on_a = a.zeros::<f32>(1).unwrap();
-    assert!(matches!(b.fill(&mut on_a, 0.0), Err(Error::OtherDevice { .. })));
+    assert!(matches!(b.fill(&mut on_a, 0.0), Err(cg_launcher::error::Error::OtherDevice { .. })));
 }
 
 /// The program of issue 47, 1,000 times, and the variant whose branches
@@ -258,7 +261,7 @@ fn buffers_made_and_dropped_in_branches_give_right_sums_1000_times() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
-    let (cuda, emulated) = (Gpu::open(0).unwrap(), Gpu::emulated(gpu_core::emu::Device::T4, Default::default()));
+    let (cuda, emulated) = (Gpu::open(0).unwrap(), Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()));
     for (on, from) in [(&cuda, &emulated), (&emulated, &cuda)] {
         let kernel = on.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
         let launch = kernel.configure(4, 256).unwrap();
@@ -267,6 +270,6 @@ fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
         let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
         assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
         let theirs = from.zeros::<f32>(4).unwrap();
-        assert!(matches!(on.read(&theirs), Err(Error::OtherDevice { .. })));
+        assert!(matches!(on.read(&theirs), Err(cg_launcher::error::Error::OtherDevice { .. })));
     }
 }

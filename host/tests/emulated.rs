@@ -14,6 +14,7 @@ use host::exercise::{self, LADDER, Variant};
 #[path = "../../exercise/solve.rs"]
 mod solve;
 use host::launch::DeviceInput;
+use host::launch::prelude::*;
 use host::lesson::{self, LessonConfig};
 use host::reference::{self, Reference};
 use host::sums::{Path, Sums};
@@ -445,7 +446,7 @@ fn a_block_skipping_the_watched_barrier_is_a_named_deadlock_not_a_hang() {
     let blocks = k.limits(32).unwrap().capacity();
     assert!(gpu::cg::barrier::is_watched(blocks));
     let mut out = gpu.zeros::<u32>(blocks as usize).unwrap();
-    let e = k.configure(blocks, 32).unwrap().per_block(out.slice_mut(..)).and_then(|()| gpu.finish()).unwrap_err();
+    let e = k.configure(blocks, 32).unwrap().per_block(out.slice_mut(..)).and_then(|()| Ok(gpu.finish()?)).unwrap_err();
     let text = e.to_string();
     assert!(text.contains("4223 of 4224 blocks reached") && text.contains("block 4223 exited without it"), "{text}");
 }
@@ -461,11 +462,11 @@ fn a_graph_or_queued_runs_given_to_another_device_are_refused_by_name() {
     // handles (no downcast), and another device's is a named error.
     let (a, b) = (t4(), t4());
     let kernel = a.kernel(&host::kernels().empty).unwrap();
-    let graph = a.capture(&mut || kernel.launch(1, 32)).unwrap();
+    let graph = a.capture(&mut || Ok(kernel.launch_empty(1, 32)?)).unwrap();
     // SAFETY: the graph's launch addresses no buffer.
     unsafe { a.launch_graph(&graph) }.unwrap();
     let err = unsafe { b.launch_graph(&graph) }.unwrap_err();
-    assert!(matches!(err, Error::OtherDevice { what: "a captured graph" }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::OtherDevice { what: "a captured graph" }), "{err}");
     assert!(b.graph_cooperative_launches(&graph).is_err());
     let queued = a.queue_timed(2, &mut |_| Ok(())).unwrap();
     let err = b.queued_times(queued).unwrap_err();

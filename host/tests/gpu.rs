@@ -6,12 +6,12 @@ mod registry_case;
 use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
 use gpu::kernels::{GridSync, KernelDef, REDUCE_COOPERATIVE_GRID};
 use host::device::Gpu;
-use host::error::Error;
 use host::exercise::{self, LADDER, Variant};
 
 /// The learner's `solve()`, as the program compiles it.
 #[path = "../../exercise/solve.rs"]
 mod solve;
+use host::launch::prelude::*;
 use host::launch::{DeviceInput, SumParams};
 use host::lesson;
 use host::reference::{self, Reference};
@@ -94,10 +94,10 @@ fn oversized_cooperative_grid_is_refused_before_launch_with_the_limit() {
     let err = kernel.configure(limits.capacity() + 1, 256).err().expect("refused");
     let text = err.to_string();
     println!("{text}");
-    assert!(matches!(err, Error::CooperativeGridTooLarge { requested, .. } if requested == limits.capacity() + 1));
+    assert!(matches!(err, cg_launcher::error::Error::CooperativeGridTooLarge { requested, .. } if requested == limits.capacity() + 1));
     assert!(text.contains(&format!("at most {}", limits.capacity())) && text.contains("limited by"), "{text}");
     assert!(kernel.configure(limits.capacity(), 256).is_ok());
-    assert!(matches!(kernel.configure(0, 256).err(), Some(Error::EmptyGrid { .. })));
+    assert!(matches!(kernel.configure(0, 256).err(), Some(cg_launcher::error::Error::EmptyGrid { .. })));
 }
 
 #[test]
@@ -169,10 +169,10 @@ fn a_kernel_reaching_grid_sync_around_the_compile_time_guard_is_refused_by_the_l
     let err = gpu().kernel(&gpu::kernels::UNDECLARED_GRID_SYNC).err().expect("refused");
     let text = err.to_string();
     println!("{text}");
-    assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync" }), "{text}");
+    assert!(matches!(err, cg_launcher::error::Error::UndeclaredGridSync { kernel: "undeclared_grid_sync" }), "{text}");
     assert!(text.contains("declare it #[kernel(cooperative)]"), "{text}");
     let err = gpu().kernel(&gpu::kernels::UNDECLARED_GRID_SYNC_IN_A_HELPER).err().expect("refused");
-    assert!(matches!(err, Error::UndeclaredGridSync { kernel: "undeclared_grid_sync_in_a_helper" }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::UndeclaredGridSync { kernel: "undeclared_grid_sync_in_a_helper" }), "{err}");
 }
 
 #[test]

@@ -8,6 +8,7 @@ use gpu as _;
 use host::clusters::{ClusterSums, LESSON_CLUSTER};
 use host::device::Gpu;
 use host::launch::DeviceInput;
+use host::launch::prelude::*;
 use host::reference;
 
 #[test]
@@ -25,7 +26,7 @@ fn a_block_exiting_while_rank_0_reads_its_shared_memory_fails_the_launch_by_name
     let mut partials = gpu.zeros::<f32>((blocks / LESSON_CLUSTER.blocks) as usize).unwrap();
     // The stage alone, waited for: its failure is reported against it, not
     // against whatever launch comes next.
-    let outcome = staged.configure(blocks, 256, LESSON_CLUSTER).unwrap().partials(&input, partials.slice_mut(..)).and_then(|()| gpu.finish());
+    let outcome = staged.configure(blocks, 256, LESSON_CLUSTER).unwrap().partials(&input, partials.slice_mut(..)).and_then(|()| Ok(gpu.finish()?));
     match &outcome {
         Ok(()) => println!("on {}: ran to completion", gpu.info.name),
         Err(e) => println!("on {}: {e}", gpu.info.name),

@@ -19,7 +19,7 @@ fn a_rank_past_the_cluster_traps_and_the_launch_fails_by_name() {
     let xs = reference::fill(100_000).unwrap();
     let input = DeviceInput::upload(&gpu, &xs).unwrap();
     let mut s = sums.scratch(64, 1).unwrap();
-    let e = sums.run(ClusterPath::OneLaunch, 64, LESSON_CLUSTER, &input, &mut s, 0).and_then(|()| gpu.finish()).unwrap_err();
+    let e = sums.run(ClusterPath::OneLaunch, 64, LESSON_CLUSTER, &input, &mut s, 0).and_then(|()| Ok(gpu.finish()?)).unwrap_err();
     println!("wrong rank on {}: {e}", gpu.info.name);
     let name = e.driver_name().unwrap_or_default();
     assert!(name == "CUDA_ERROR_LAUNCH_FAILED" || name == "CUDA_ERROR_ILLEGAL_INSTRUCTION", "{e}");

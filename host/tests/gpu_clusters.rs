@@ -5,8 +5,8 @@
 //! while another reads its shared memory) have binaries of their own:
 //! `gpu_cluster_trap.rs` and `gpu_cluster_exit.rs`.
 
+use cg_kernel::emu::{Device, Options};
 use gpu as _;
-use gpu_core::emu::{Device, Options};
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, cluster_sync_cost, probe_cooperative_clusters, shape};
 use host::device::Gpu;
 use host::launch::{ClusterShape, DeviceInput};

@@ -28,7 +28,7 @@ fn config(n: usize, nccl: NcclMode) -> MultiConfig {
 
 fn run(cfg: &MultiConfig) -> Result<MultiReport> {
     assert!(cuda_device_count().unwrap() >= 2, "these tests need two GPUs");
-    let open = |r: u32| Gpu::open(r as usize);
+    let open = |r: u32| Ok(Gpu::open(r as usize)?);
     multi::run(cfg, 2, &open, &|_| {})
 }
 

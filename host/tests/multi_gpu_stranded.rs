@@ -27,7 +27,7 @@ fn a_gpu_whose_part_is_never_launched_is_named_after_the_bounded_wait() {
         emulated: false,
     };
     let start = std::time::Instant::now();
-    let open = |r: u32| Gpu::open(r as usize);
+    let open = |r: u32| Ok(Gpu::open(r as usize)?);
     let err = multi::run(&cfg, 2, &open, &|_| {}).unwrap_err();
     println!("{err} (after {:.1} s)", start.elapsed().as_secs_f64());
     assert!(matches!(&err, Error::AcrossGpusTimedOut { gave_up: 0, missing, .. } if missing == &[1]), "{err}");

@@ -5,7 +5,6 @@
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
 use host::device::Gpu;
-use host::error::Error;
 use host::exercise;
 use host::launch::DeviceInput;
 use host::reference::{self, Reference};
@@ -130,7 +129,7 @@ fn random_sizes_and_block_sizes_pass_every_stage_check_on_every_path() {
 #[ignore = "needs an NVIDIA GPU"]
 fn a_device_index_that_does_not_exist_is_a_named_error() {
     let err = Gpu::open(999).err().expect("no device 999");
-    assert!(matches!(err, Error::NoDevice { requested: 999, .. }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::NoDevice { requested: 999, .. }), "{err}");
 }
 
 #[test]
@@ -140,7 +139,7 @@ fn an_input_larger_than_device_memory_is_refused_with_the_amounts() {
     let free = gpu.free_memory().unwrap();
     let err = gpu.ensure_free(host::launch::device_bytes((free / 4 + (1 << 28)) as usize).unwrap()).unwrap_err();
     println!("{err}");
-    assert!(matches!(err, Error::OutOfDeviceMemory { .. }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::OutOfDeviceMemory { .. }), "{err}");
 }
 
 #[test]
@@ -148,5 +147,5 @@ fn an_input_larger_than_device_memory_is_refused_with_the_amounts() {
 fn a_block_size_the_device_cannot_run_is_refused() {
     let gpu = gpu();
     let err = gpu.cooperative_kernel(&gpu::kernels::REDUCE_COOPERATIVE_GRID).unwrap().limits(2048).err().unwrap();
-    assert!(matches!(err, Error::BadThreadsPerBlock { threads_per_block: 2048, .. }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::BadThreadsPerBlock { threads_per_block: 2048, .. }), "{err}");
 }

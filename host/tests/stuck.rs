@@ -9,6 +9,7 @@ use gpu as _;
 
 use host::device::Gpu;
 use host::error::Error;
+use host::launch::prelude::*;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -23,12 +24,12 @@ fn a_kernel_that_never_finishes_is_a_timeout_then_new_work_is_refused_and_teardo
     launch.per_block(out.slice_mut(..)).unwrap();
     let err = gpu.finish().expect_err("the last block never reaches the barrier");
     println!("{err}");
-    assert!(matches!(err, Error::Timeout { kernel: "grid_sync_missing_block", .. }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::Timeout { kernel: "grid_sync_missing_block", .. }), "{err}");
 
     let refused = Instant::now();
     let err = gpu.read(&out).expect_err("a copy would wait behind the stuck kernel");
     println!("{err}");
-    assert!(matches!(err, Error::DeviceStuck { kernel: "grid_sync_missing_block" }), "{err}");
+    assert!(matches!(err, cg_launcher::error::Error::DeviceStuck { kernel: "grid_sync_missing_block" }), "{err}");
     let err = launch.per_block(out.slice_mut(..)).expect_err("a launch would queue behind it");
     assert!(matches!(err, Error::DeviceStuck { .. }), "{err}");
     assert!(refused.elapsed() < Duration::from_millis(100), "refused at once, not after a wait");

@@ -55,7 +55,7 @@ pub fn shuffle_out_of_range_expected() -> [u32; 32 * SHUFFLE_PROBES] {
 }
 
 /// A kernel named nowhere but here: the tests find it by name among the
-/// kernels the linker gathered (`gpu_core::kernels::registered`), which is
+/// kernels the linker gathered (`cg_kernel::kernels::registered`), which is
 /// how adding a kernel is one edit. After a grid barrier, each block writes
 /// `1000 +` the number of blocks it saw arrive.
 ///

@@ -30,30 +30,21 @@ pub use multi::*;
 pub use probes::*;
 pub use timing::*;
 
-pub use gpu_core::kernels::*;
+pub use cg_kernel::kernels::*;
 
-/// The PTX `build.rs` made of this crate, for the host
-/// (`gpu_core::kernels::ptx`).
-#[cfg(not(target_arch = "nvptx64"))]
-#[gpu_core::kernels::linkme::distributed_slice(gpu_core::kernels::PTX_MODULES)]
-#[linkme(crate = gpu_core::kernels::linkme)]
-static PTX: Ptx = Ptx {
-    plain: include_str!(concat!(env!("OUT_DIR"), "/gpu.ptx")),
-    traced: include_str!(concat!(env!("OUT_DIR"), "/gpu_traced.ptx")),
-    sm90: include_str!(concat!(env!("OUT_DIR"), "/gpu_sm90.ptx")),
-    ptxas_sm75: include!(concat!(env!("OUT_DIR"), "/ptxas_sm75.rs")),
-};
+// The PTX `build.rs` made of this crate, for the host (`cg_kernel::kernels::ptx`).
+cg_kernel::ptx!();
 
 /// The numbers the host launches some kernels by, shared by name
-/// (`gpu_core::kernels::constant`).
+/// (`cg_kernel::kernels::constant`).
 #[cfg(not(target_arch = "nvptx64"))]
 mod shared {
     use super::conjugate_gradient as solver;
 
     macro_rules! share {
         ($($name:ident = $value:expr),*) => {$(
-            #[gpu_core::kernels::linkme::distributed_slice(gpu_core::kernels::CONSTANTS)]
-            #[linkme(crate = gpu_core::kernels::linkme)]
+            #[cg_kernel::kernels::linkme::distributed_slice(cg_kernel::kernels::CONSTANTS)]
+            #[linkme(crate = cg_kernel::kernels::linkme)]
             static $name: (&str, u64) = (stringify!($name), $value as u64);
         )*};
     }

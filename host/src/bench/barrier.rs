@@ -11,9 +11,10 @@ use crate::device::{ArgValue, Gpu};
 use crate::driver::Shape;
 use crate::error::Result;
 use crate::launch::RawKernel;
+use crate::launch::prelude::*;
 use crate::text::plural;
 use crate::timing::{BarrierCost, BarrierLoop, barrier_cost};
-use gpu_core::cg::barrier::{WATCHED_ABOVE_BLOCKS, is_watched};
+use cg_kernel::cg::barrier::{WATCHED_ABOVE_BLOCKS, is_watched};
 use std::fmt::Write;
 
 /// The grids measured: (blocks, threads per block).
@@ -37,7 +38,7 @@ fn nvidia_loop<'a>(f: &'a RawKernel<'_>, shape: Shape) -> impl FnMut(u32) -> Res
     // SAFETY: it takes one 64-bit count and touches no memory but its grid
     // barrier's; it is launched cooperatively, on a grid the launch checks
     // against its capacity.
-    move |k| unsafe { f.launch(shape, true, &[ArgValue::Value(k as u64)]) }
+    move |k| unsafe { Ok(f.launch(shape, true, &[ArgValue::number(k as u64)])?) }
 }
 
 /// Every grid of [`grids`], with NVIDIA's barrier where nvcc builds it (the

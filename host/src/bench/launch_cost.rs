@@ -10,6 +10,7 @@
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
+use crate::launch::prelude::*;
 use cudarc::driver::{CudaContext, LaunchConfig};
 use serde::Serialize;
 use std::time::{Duration, Instant};
@@ -77,7 +78,7 @@ impl Holder<'_> {
     /// GPU time per call of `launch`, [`GPU_LAUNCHES`] calls between two
     /// events, timed as the sums are (queued behind a hold).
     fn gpu_time(&self, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
-        let mut ms = self.gpu.backend().time_queued(HELD_REPEATS, &mut |_| (0..GPU_LAUNCHES).try_for_each(|_| launch()))?;
+        let mut ms = self.gpu.time_queued(HELD_REPEATS, &mut |_| ((0..GPU_LAUNCHES).try_for_each(|_| launch())).map_err(Into::into))?;
         ms.sort_by(f64::total_cmp);
         Ok(ms[HELD_REPEATS / 2] * 1e3 / GPU_LAUNCHES as f64)
     }
@@ -117,9 +118,9 @@ pub fn rust(gpu: &Gpu, threads_per_block: u32) -> Result<Vec<LaunchCost>> {
     let max = cooperative.limits(threads_per_block)?.capacity();
     let mut out = Vec::new();
     for blocks in [1, max] {
-        out.push(measure(&holder, "rust: cuLaunchKernelEx", false, blocks, || ordinary.launch(blocks, threads_per_block), || gpu.finish())?);
+        out.push(measure(&holder, "rust: cuLaunchKernelEx", false, blocks, || ordinary.launch_empty(blocks, threads_per_block), || Ok(gpu.finish()?))?);
         let launch = cooperative.configure(blocks, threads_per_block)?;
-        out.push(measure(&holder, "rust: cuLaunchKernelEx", true, blocks, || launch.launch(), || gpu.finish())?);
+        out.push(measure(&holder, "rust: cuLaunchKernelEx", true, blocks, || launch.launch_empty(), || Ok(gpu.finish()?))?);
     }
     Ok(out)
 }

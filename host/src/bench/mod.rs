@@ -335,7 +335,7 @@ pub fn run(gpu: &Gpu, cfg: &BenchConfig, progress: &Progress) -> Result<BenchRep
             points.extend(oxide.time(&sums, cfg.repeats(), &inputs, &mut s, &reference, rotate)?);
         }
         let mut dst = gpu.zeros::<f32>(n as usize)?;
-        let timing = time_runs(gpu, cfg.repeats(), &mut |k| gpu.copy(&inputs[k % inputs.len()].view(), &mut dst))?;
+        let timing = time_runs(gpu, cfg.repeats(), &mut |k| Ok(gpu.copy(&inputs[k % inputs.len()].view(), &mut dst)?))?;
         let (q, w) = both(timing);
         points.push(Point::new(Variant::Copy, n, rotate, 0, 0, q, w, None));
         if cfg.rounds > 0 {

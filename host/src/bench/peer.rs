@@ -22,11 +22,11 @@ pub struct Oxide<'g> {
 }
 
 fn input(view: &crate::device::View<'_, f32>) -> ArgValue {
-    ArgValue::In { address: view.address(), len: view.len(), elem: 4, origin: view.origin() }
+    ArgValue::input(view)
 }
 
 fn output(view: crate::device::ViewMut<'_, f32>) -> ArgValue {
-    ArgValue::Out { address: view.address(), len: view.len(), elem: 4, origin: view.origin() }
+    ArgValue::output(&view)
 }
 
 impl<'g> Oxide<'g> {
@@ -43,11 +43,11 @@ impl<'g> Oxide<'g> {
     /// `threads_per_block`, its total into `s.out[slot]`.
     fn run(&self, path: Path, blocks: u32, threads_per_block: u32, x: &Window, s: &mut Scratch, slot: usize) -> Result<()> {
         let view = x.view();
-        let n = ArgValue::Value(view.len() as u64);
-        let m = ArgValue::Value(blocks as u64);
+        let n = ArgValue::number(view.len() as u64);
+        let m = ArgValue::number(blocks as u64);
         let partials = output(s.partials.slice_mut(..blocks as usize));
         let out = output(s.out.slice_mut(slot..slot + 1));
-        let one = ArgValue::Value(1);
+        let one = ArgValue::number(1);
         let shape = |blocks| Shape::new(blocks, threads_per_block, 0);
         // SAFETY: cuda-oxide's kernels take (input, n, partials, m) and
         // (partials, m, out, 1) and (input, n, partials, m, out, 1), each
@@ -58,9 +58,9 @@ impl<'g> Oxide<'g> {
             match path {
                 Path::TwoLaunches => {
                     self.stage1.launch(shape(blocks), false, &[input(&view), n, partials, m])?;
-                    self.stage2.launch(shape(1), false, &[partials, m, out, one])
+                    Ok(self.stage2.launch(shape(1), false, &[partials, m, out, one])?)
                 }
-                Path::Cooperative => self.cooperative.launch(shape(blocks), true, &[input(&view), n, partials, m, out, one]),
+                Path::Cooperative => Ok(self.cooperative.launch(shape(blocks), true, &[input(&view), n, partials, m, out, one])?),
                 _ => unreachable!("cuda-oxide's kernels are the lesson's two paths"),
             }
         }

@@ -120,7 +120,7 @@ fn measure(gpu: &Gpu, sides: &Sides, variant: Variant, k: &mut Kept, repeats: Re
         }
         Variant::Copy => {
             let dst = k.copy_dst.as_mut().expect("a copy destination at the copy's sizes");
-            let t = time_runs(gpu, repeats, &mut |j| gpu.copy(&inputs[j % inputs.len()].view(), dst))?;
+            let t = time_runs(gpu, repeats, &mut |j| Ok(gpu.copy(&inputs[j % inputs.len()].view(), dst)?))?;
             return Ok((t.gpu_queued.expect("a GPU times queued runs").median_ms, true));
         }
         other => unreachable!("{other:?} is timed in the C++ program"),

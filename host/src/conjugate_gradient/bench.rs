@@ -187,7 +187,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
         } else {
             let src = gpu.zeros::<f32>(5 * n)?;
             let mut dst = gpu.zeros::<f32>(5 * n)?;
-            let t = crate::timing::time_runs(gpu, crate::timing::Repeats { warmups: 3, runs: COPY_RUNS }, &mut |_| gpu.copy(&src.slice(..), &mut dst))?;
+            let t = crate::timing::time_runs(gpu, crate::timing::Repeats { warmups: 3, runs: COPY_RUNS }, &mut |_| Ok(gpu.copy(&src.slice(..), &mut dst)?))?;
             t.gpu_queued.map(|s| s.median_ms)
         };
         let row = BenchRow { n, paths: paths_times, ratios, copy_ms };

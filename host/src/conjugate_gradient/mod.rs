@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::kernels::PersistentParams;
 use crate::launch::CooperativeKernel;
 use crate::launch::conjugate_gradient::{Csr, DeviceSystem};
-use gpu_core::kernels::{GridSync, KernelDef};
+use crate::launch::prelude::*;
+use cg_kernel::kernels::{GridSync, KernelDef};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -305,10 +306,10 @@ impl<'g> Solver<'g> {
         let most_blocks = wanted.min(gpu.info.sms as u64 * 32) as usize;
         let state_len = k.solver_state.partials + 2 * most_blocks;
         gpu.ensure_free(a.device_bytes() + 20 * n as u64 + 8 * state_len as u64).map_err(|e| match e {
-            Error::OutOfDeviceMemory { needed, free } => {
+            cg_launcher::error::Error::OutOfDeviceMemory { needed, free } => {
                 Error::BadSystem { why: format!("N = {n} needs {needed} bytes of device memory and {free} are free: give a smaller --n") }
             }
-            e => e,
+            e => e.into(),
         })?;
         let mut solver = Solver {
             gpu,
@@ -370,7 +371,7 @@ impl<'g> Solver<'g> {
         state[at.tolerance_squared] = tolerance_squared;
         state[at.max_iterations] = self.settings.max_iterations as f64;
         self.gpu.write(&mut self.state, 0, &state)?;
-        self.gpu.finish()
+        Ok(self.gpu.finish()?)
     }
 
     /// One iteration's five launches.
@@ -385,11 +386,11 @@ impl<'g> Solver<'g> {
 
     /// The GPU's x after the last solve.
     pub fn x(&self) -> Result<Vec<f32>> {
-        self.gpu.read_view(&self.vectors.slice(..self.system.n()))
+        Ok(self.gpu.read_view(&self.vectors.slice(..self.system.n()))?)
     }
 
     fn scalars(&self) -> Result<Vec<f64>> {
-        self.gpu.read_view(&self.state.slice(..crate::kernels().solver_state.partials))
+        Ok(self.gpu.read_view(&self.state.slice(..crate::kernels().solver_state.partials))?)
     }
 
     /// Solves along `path`, timing from the first launch to the answer on
@@ -399,7 +400,7 @@ impl<'g> Solver<'g> {
         let gpu = self.gpu;
         // The graph is captured before the clock starts, as the samples do.
         let graph = match path {
-            Path::Graph => Some(gpu.capture(&mut || (0..ITERATIONS_PER_GRAPH).try_for_each(|_| self.iteration()))?),
+            Path::Graph => Some(gpu.capture(&mut || ((0..ITERATIONS_PER_GRAPH).try_for_each(|_| self.iteration())).map_err(Into::into))?),
             _ => None,
         };
         let start = std::time::Instant::now();

@@ -8,7 +8,7 @@ use crate::device::{Buffer, Gpu, Launched};
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
 use crate::reference::{self, Reference};
-use gpu_core::kernels::{GridSync, KernelDef};
+use cg_kernel::kernels::{GridSync, KernelDef};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -100,7 +100,7 @@ impl Idle {
     pub fn note(&self, n: u64) -> String {
         format!(
             "{} for n = {n}: {} nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is {}",
-            gpu_core::emu::fault::count(self.blocks as usize, "block"),
+            cg_kernel::emu::fault::count(self.blocks as usize, "block"),
             match self.blocks as u64 - self.wanted {
                 1 => "1 has".to_string(),
                 k => format!("{k} have"),
@@ -360,7 +360,7 @@ impl ExerciseReport {
 
 /// The emulated device the exercise runs a second time: an H200's shape,
 /// 1056 cooperative blocks of 256 threads.
-pub const LARGER_DEVICE: gpu_core::emu::Device = gpu_core::emu::Device::H200;
+pub const LARGER_DEVICE: cg_kernel::emu::Device = cg_kernel::emu::Device::H200;
 
 /// The sizes it runs there: one whose grid is smaller than a block's
 /// threads, and the lesson's n, whose 1056 blocks are more than a block has

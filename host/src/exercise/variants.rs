@@ -5,8 +5,9 @@
 use super::Solved;
 use crate::device::{Buffer, Gpu};
 use crate::error::{Error, Result};
+use crate::launch::prelude::*;
 use crate::launch::{DeviceInput, SumParams};
-use gpu_core::kernels::{GridSync, KernelDef};
+use cg_kernel::kernels::{GridSync, KernelDef};
 
 const THREADS_PER_BLOCK: u32 = 256;
 

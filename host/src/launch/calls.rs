@@ -1,65 +1,109 @@
-//! Safe launches: each checks the buffers against its kernel's contract, then
-//! makes the one `unsafe` launch call.
+//! The lesson's safe launches: each checks the buffers against its kernel's
+//! contract, then makes the one `unsafe` launch call. They are traits on the
+//! launcher's types (`use host::launch::*` brings them in).
 
-use super::{Args, CooperativeLaunch, Input, Kernel};
+use super::Input;
 use crate::device::{Gpu, View, ViewMut};
 use crate::error::{Error, Result};
-use gpu_core::kernels::Params;
-use gpu_core::mem::{In, Out};
+use crate::kernels::StageParams;
+use cg_kernel::kernels::{GridSync, NoGridSync};
+use cg_kernel::mem::{In, Out};
+use cg_launcher::launch::{ClusterKernel, ClusterLaunch, ClusterShape, CooperativeLaunch, Kernel, ensure_len};
 use serde::Serialize;
 
 pub use crate::kernels::{LastBlockParams, MultiParams, SumParams};
 
-pub(super) fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
-    if got < needed {
-        return Err(Error::BufferTooShort { kernel, buffer, needed, got });
-    }
-    Ok(())
+/// A sum of an input into `out[0]` in one launch, one partial per block
+/// (per cluster, for a cluster launch) in `partials`.
+pub trait Sum {
+    /// Sums `input` into `out[0]`.
+    fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()>;
 }
 
-impl<P: Params> CooperativeLaunch<'_, '_, P> {
-    /// # Safety
-    /// `args` satisfy the kernel's contract for this launch's shape.
-    pub(super) unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
-        // SAFETY: the caller's contract.
-        unsafe { self.kernel.loaded.launch(self.shape, true, args.values().as_ref()) }
-    }
-}
-
-impl CooperativeLaunch<'_, '_, SumParams> {
-    /// Sums `input` into `out[0]` in one cooperative launch, with one partial
-    /// per block in `partials`.
-    pub fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
-        let def = &self.kernel.loaded.def;
+impl Sum for CooperativeLaunch<'_, '_, SumParams> {
+    fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let def = self.def();
         let view = input.view();
-        ensure_len(def.name(), "the guard after the input", def.overread(self.shape.threads_per_block), input.guard())?;
-        ensure_len(def.name(), "partials", self.shape.blocks as usize, partials.len())?;
+        ensure_len(def.name(), "the guard after the input", def.overread(self.threads_per_block()), input.guard())?;
+        ensure_len(def.name(), "partials", self.blocks() as usize, partials.len())?;
         ensure_len(def.name(), "out", 1, out.len())?;
         let n = view.len();
         // SAFETY: the kernel reads input[..n + overread], which the guard
         // covers, and writes partials[..blocks] and out[0], checked above.
-        unsafe { self.go((&view, partials, out, n)) }
+        Ok(unsafe { self.launch((&view, partials, out, n)) }?)
+    }
+}
+
+impl Sum for ClusterLaunch<'_, '_, SumParams, GridSync> {
+    fn sum(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        let view = input.view();
+        self.ensure("partials", self.clusters() as usize, partials.len())?;
+        self.ensure("out", 1, out.len())?;
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n] and writes partials[..clusters] and out[0], checked above.
+        Ok(unsafe { self.launch((&view, partials, out, n)) }?)
+    }
+}
+
+/// The first stage of the two-stage cluster sum.
+pub trait ClusterPartials {
+    /// Sums `input` into one partial per cluster, `partials[cluster]`.
+    fn partials(&self, input: &impl Input, partials: ViewMut<'_, f32>) -> Result<()>;
+}
+
+impl ClusterPartials for ClusterLaunch<'_, '_, StageParams, NoGridSync> {
+    fn partials(&self, input: &impl Input, partials: ViewMut<'_, f32>) -> Result<()> {
+        let view = input.view();
+        self.ensure("partials", self.clusters() as usize, partials.len())?;
+        let n = view.len();
+        // SAFETY: the kernel reads input[..n] and writes partials[..clusters], checked above.
+        Ok(unsafe { self.launch((&view, partials, n)) }?)
+    }
+}
+
+/// `cluster_sync_loop` launched cooperatively with no check against the cluster ceiling.
+pub trait ProbeCooperative {
+    /// A cooperative launch of `blocks` blocks in clusters of `cluster`,
+    /// with no barrier and no check of the grid against the cluster ceiling:
+    /// what the device itself says of the grid. Safe at any size, since the
+    /// kernel (`cluster_sync_loop(0)`) waits for nothing.
+    fn probe_cooperative(&self, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<()>;
+}
+
+impl ProbeCooperative for ClusterKernel<'_, (u32,), NoGridSync> {
+    fn probe_cooperative(&self, blocks: u32, threads_per_block: u32, cluster: ClusterShape) -> Result<()> {
+        // SAFETY: the kernel takes one u32 and, with no barriers, touches nothing and waits for no one.
+        Ok(unsafe { self.launch_cooperatively(blocks, threads_per_block, cluster, (0u32,)) }?)
     }
 }
 
 /// Where the GPUs of a sum across GPUs meet: the barrier's words and the
 /// exchanged totals, both in memory every GPU reaches, and this GPU's place.
 pub struct Meeting<'a> {
+    /// The barrier's words.
     pub barrier: ViewMut<'a, u32>,
+    /// Two totals per GPU.
     pub totals: ViewMut<'a, f32>,
+    /// This GPU's rank.
     pub rank: u32,
+    /// GPUs in the meeting.
     pub gpus: u32,
 }
 
-impl CooperativeLaunch<'_, '_, MultiParams> {
+/// This GPU's part of the sum across GPUs.
+pub trait SumAcross {
     /// This GPU's part of the sum across GPUs: its shard `input`, one partial
     /// per block, and (on GPU 0) the total into `out[0]`.
-    pub fn sum_across(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>, m: Meeting<'_>) -> Result<()> {
-        let def = &self.kernel.loaded.def;
-        ensure_len(def.name(), "partials", self.shape.blocks as usize, partials.len())?;
+    fn sum_across(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>, m: Meeting<'_>) -> Result<()>;
+}
+
+impl SumAcross for CooperativeLaunch<'_, '_, MultiParams> {
+    fn sum_across(&self, input: &impl Input, partials: ViewMut<'_, f32>, out: ViewMut<'_, f32>, m: Meeting<'_>) -> Result<()> {
+        let def = self.def();
+        ensure_len(def.name(), "partials", self.blocks() as usize, partials.len())?;
         ensure_len(def.name(), "out", 1, out.len())?;
         ensure_len(def.name(), "totals", 2 * m.gpus as usize, m.totals.len())?;
-        ensure_len(def.name(), "barrier", gpu_core::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
+        ensure_len(def.name(), "barrier", cg_kernel::cg::multi_grid::barrier_words(m.gpus), m.barrier.len())?;
         if m.rank >= m.gpus {
             return Err(Error::RankOutOfRange { flag: "the meeting's rank", rank: m.rank, ranks: m.gpus });
         }
@@ -68,106 +112,170 @@ impl CooperativeLaunch<'_, '_, MultiParams> {
         // SAFETY: the kernel reads input[..n], writes partials[..blocks],
         // out[0], totals[..2 gpus] and the barrier's words, checked above; the
         // caller launches the same kernel on every GPU of the meeting.
-        unsafe { self.go((&view, partials, m.totals, out, m.barrier, m.rank, m.gpus, n)) }
+        Ok(unsafe { self.launch((&view, partials, m.totals, out, m.barrier, m.rank, m.gpus, n)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
-    /// Only the barrier across GPUs (for timing it).
-    pub fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
-        ensure_len(self.kernel.loaded.def.name(), "barrier", gpu_core::cg::multi_grid::barrier_words(gpus), barrier.len())?;
+/// Only the barrier across GPUs (for timing it).
+pub trait Meet {
+    /// Meets the other GPUs at the barrier across GPUs, once.
+    fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()>;
+}
+
+impl Meet for CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
+    fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
+        ensure_len(self.def().name(), "barrier", cg_kernel::cg::multi_grid::barrier_words(gpus), barrier.len())?;
         // SAFETY: the kernel touches the barrier's words only, checked above.
-        unsafe { self.go((barrier, rank, gpus)) }
+        Ok(unsafe { self.launch((barrier, rank, gpus)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, (u32,)> {
-    /// `barriers` grid barriers back to back (`grid_sync_loop`).
-    pub fn barriers(&self, barriers: u32) -> Result<()> {
+/// `barriers` barriers back to back (`grid_sync_loop`, `cluster_sync_loop`).
+pub trait Barriers {
+    /// `barriers` barriers back to back.
+    fn barriers(&self, barriers: u32) -> Result<()>;
+}
+
+impl Barriers for CooperativeLaunch<'_, '_, (u32,)> {
+    fn barriers(&self, barriers: u32) -> Result<()> {
         // SAFETY: the kernel touches no memory but its grid barrier's.
-        unsafe { self.go((barriers,)) }
-    }
-
-    /// The same by the entry whose `grid.sync()` is the watched barrier, or
-    /// by the plain one, whatever the grid's size: to time the barrier a
-    /// launch of this grid does not choose (GPU only).
-    pub(crate) fn barriers_by(&self, barriers: u32, watched: bool) -> Result<()> {
-        // SAFETY: as above; either entry takes the same parameters, and the
-        // watched one's barrier memory comes with the launch.
-        unsafe { self.kernel.loaded.function.launch_entry(self.shape, true, Some(watched), (barriers,).values().as_ref()) }
+        Ok(unsafe { self.launch((barriers,)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, (Out<u32>, Out<u32>, u32, u32)> {
-    /// `grid_sync_stress`: `rounds` rounds of write, barrier, read a
-    /// neighbour's, barrier; each block's count of wrong reads into `errors`.
-    pub fn stress(&self, slots: ViewMut<'_, u32>, errors: ViewMut<'_, u32>, rounds: u32, skip_first_sync: bool) -> Result<()> {
-        let name = self.kernel.loaded.def.name();
-        ensure_len(name, "slots", self.shape.blocks as usize, slots.len())?;
-        ensure_len(name, "errors", self.shape.blocks as usize, errors.len())?;
+impl Barriers for ClusterLaunch<'_, '_, (u32,), NoGridSync> {
+    fn barriers(&self, barriers: u32) -> Result<()> {
+        // SAFETY: the kernel touches no memory.
+        Ok(unsafe { self.launch((barriers,)) }?)
+    }
+}
+
+/// `grid_sync_loop` by the entry of one's choice.
+pub trait BarriersBy {
+    /// `barriers` grid barriers by the entry whose `grid.sync()` is the
+    /// watched barrier, or by the plain one, whatever the grid's size: to
+    /// time the barrier a launch of this grid does not choose (GPU only).
+    fn barriers_by(&self, barriers: u32, watched: bool) -> Result<()>;
+}
+
+impl BarriersBy for CooperativeLaunch<'_, '_, (u32,)> {
+    fn barriers_by(&self, barriers: u32, watched: bool) -> Result<()> {
+        // SAFETY: as `barriers`; either entry takes the same parameters, and
+        // the watched one's barrier memory comes with the launch.
+        Ok(unsafe { self.launch_by_entry(watched, (barriers,)) }?)
+    }
+}
+
+/// `grid_sync_stress`.
+pub trait Stress {
+    /// `rounds` rounds of write, barrier, read a neighbour's, barrier; each
+    /// block's count of wrong reads into `errors`.
+    fn stress(&self, slots: ViewMut<'_, u32>, errors: ViewMut<'_, u32>, rounds: u32, skip_first_sync: bool) -> Result<()>;
+}
+
+impl Stress for CooperativeLaunch<'_, '_, (Out<u32>, Out<u32>, u32, u32)> {
+    fn stress(&self, slots: ViewMut<'_, u32>, errors: ViewMut<'_, u32>, rounds: u32, skip_first_sync: bool) -> Result<()> {
+        let name = self.def().name();
+        ensure_len(name, "slots", self.blocks() as usize, slots.len())?;
+        ensure_len(name, "errors", self.blocks() as usize, errors.len())?;
         // SAFETY: the kernel writes slots[..blocks] and errors[..blocks], checked above.
-        unsafe { self.go((slots, errors, rounds, skip_first_sync as u32)) }
+        Ok(unsafe { self.launch((slots, errors, rounds, skip_first_sync as u32)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, (Out<u32>,)> {
-    /// Launches a kernel that writes one `u32` per block into `out`.
-    pub fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {
-        ensure_len(self.kernel.loaded.def.name(), "out", self.shape.blocks as usize, out.len())?;
+/// A cooperative kernel that writes one `u32` per block.
+pub trait PerBlock {
+    /// Launches it, one `u32` per block into `out`.
+    fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()>;
+}
+
+impl PerBlock for CooperativeLaunch<'_, '_, (Out<u32>,)> {
+    fn per_block(&self, out: ViewMut<'_, u32>) -> Result<()> {
+        ensure_len(self.def().name(), "out", self.blocks() as usize, out.len())?;
         // SAFETY: the kernel writes out[..blocks], checked above.
-        unsafe { self.go((out,)) }
+        Ok(unsafe { self.launch((out,)) }?)
     }
 }
 
-impl Kernel<'_, (In<f32>, Out<f32>, usize)> {
+/// One stage of the two-launch sum.
+pub trait Reduce {
     /// Launches `blocks` blocks that each sum their grid-stride share of
     /// `input` (block-stride, for a single block) and write it to `out[block]`.
-    pub fn reduce(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
-        let l = &self.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        ensure_len(l.def.name(), "reads past the input (none allowed here)", l.def.overread(threads_per_block), 0)?;
-        ensure_len(l.def.name(), "out", shape.blocks as usize, out.len())?;
+    fn reduce(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, out: ViewMut<'_, f32>) -> Result<()>;
+}
+
+impl Reduce for Kernel<'_, (In<f32>, Out<f32>, usize)> {
+    fn reduce(&self, blocks: u32, threads_per_block: u32, input: &View<'_, f32>, out: ViewMut<'_, f32>) -> Result<()> {
+        self.check_shape(blocks, threads_per_block)?;
+        let def = self.def();
+        ensure_len(def.name(), "reads past the input (none allowed here)", def.overread(threads_per_block), 0)?;
+        ensure_len(def.name(), "out", blocks as usize, out.len())?;
         let n = input.len();
         // SAFETY: the kernel reads input[..n] and writes out[..blocks], checked above.
-        unsafe { l.launch(shape, false, (input, out, n).values().as_ref()) }
+        Ok(unsafe { self.launch(blocks, threads_per_block, (input, out, n)) }?)
     }
 }
 
-impl Kernel<'_, (Out<f32>, usize, usize)> {
+/// `fill_lesson_input`.
+pub trait FillLesson {
     /// Writes elements `first .. first + out.len()` of the lesson's input into `out`.
-    pub fn fill_lesson(&self, out: ViewMut<'_, f32>, first: usize) -> Result<()> {
-        let l = &self.loaded;
+    fn fill_lesson(&self, out: ViewMut<'_, f32>, first: usize) -> Result<()>;
+}
+
+impl FillLesson for Kernel<'_, (Out<f32>, usize, usize)> {
+    fn fill_lesson(&self, out: ViewMut<'_, f32>, first: usize) -> Result<()> {
         let threads = 256;
-        let blocks = crate::sizing::ordinary_blocks(out.len(), threads).clamp(1, l.gpu.info.sms as u64 * 16) as u32;
-        let shape = l.shape(blocks, threads)?;
+        let blocks = crate::sizing::ordinary_blocks(out.len(), threads).clamp(1, self.gpu().info.sms as u64 * 16) as u32;
         let n = out.len();
         // SAFETY: the kernel writes out[..n] and nothing else.
-        unsafe { l.launch(shape, false, (out, first, n).values().as_ref()) }
+        Ok(unsafe { self.launch(blocks, threads, (out, first, n)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, ()> {
-    /// Launches a kernel that takes nothing.
-    pub fn launch(&self) -> Result<()> {
+/// A cooperative kernel that takes nothing.
+pub trait LaunchEmptyCooperative {
+    /// Launches it.
+    fn launch_empty(&self) -> Result<()>;
+}
+
+impl LaunchEmptyCooperative for CooperativeLaunch<'_, '_, ()> {
+    fn launch_empty(&self) -> Result<()> {
         // SAFETY: the kernel takes no parameters and touches no memory.
-        unsafe { self.go(()) }
+        Ok(unsafe { self.launch(()) }?)
     }
 }
 
-impl Kernel<'_, ()> {
-    /// Launches a kernel that takes nothing.
-    pub fn launch(&self, blocks: u32, threads_per_block: u32) -> Result<()> {
-        let shape = self.loaded.shape(blocks, threads_per_block)?;
+/// A kernel that takes nothing.
+pub trait LaunchEmpty {
+    /// Launches `blocks` blocks of it.
+    fn launch_empty(&self, blocks: u32, threads_per_block: u32) -> Result<()>;
+}
+
+impl LaunchEmpty for Kernel<'_, ()> {
+    fn launch_empty(&self, blocks: u32, threads_per_block: u32) -> Result<()> {
         // SAFETY: the kernel takes no parameters and touches no memory.
-        unsafe { self.loaded.launch(shape, false, &[]) }
+        Ok(unsafe { self.launch(blocks, threads_per_block, ()) }?)
     }
 }
 
-impl Kernel<'_, LastBlockParams> {
+/// The last-block sum (`reduce_last_block`).
+pub trait LastBlockSum {
     /// Sums `input` into `out[0]` in one ordinary launch of `blocks` blocks,
     /// the last block to finish adding the partials; `ticket` must hold 0
     /// (the kernel leaves it 0).
-    pub fn sum(
+    fn sum(
+        &self,
+        blocks: u32,
+        threads_per_block: u32,
+        input: &View<'_, f32>,
+        partials: ViewMut<'_, f32>,
+        ticket: ViewMut<'_, u32>,
+        out: ViewMut<'_, f32>,
+    ) -> Result<()>;
+}
+
+impl LastBlockSum for Kernel<'_, LastBlockParams> {
+    fn sum(
         &self,
         blocks: u32,
         threads_per_block: u32,
@@ -176,15 +284,15 @@ impl Kernel<'_, LastBlockParams> {
         ticket: ViewMut<'_, u32>,
         out: ViewMut<'_, f32>,
     ) -> Result<()> {
-        let l = &self.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        ensure_len(l.def.name(), "partials", shape.blocks as usize, partials.len())?;
-        ensure_len(l.def.name(), "ticket", 1, ticket.len())?;
-        ensure_len(l.def.name(), "out", 1, out.len())?;
+        self.check_shape(blocks, threads_per_block)?;
+        let name = self.def().name();
+        ensure_len(name, "partials", blocks as usize, partials.len())?;
+        ensure_len(name, "ticket", 1, ticket.len())?;
+        ensure_len(name, "out", 1, out.len())?;
         let n = input.len();
         // SAFETY: the kernel reads input[..n], writes partials[..blocks],
         // ticket[0] and out[0], checked above; the ticket's 0 is the caller's.
-        unsafe { l.launch(shape, false, (input, partials, ticket, out, n).values().as_ref()) }
+        Ok(unsafe { self.launch(blocks, threads_per_block, (input, partials, ticket, out, n)) }?)
     }
 }
 
@@ -204,21 +312,25 @@ pub struct CoalescedRecord {
     pub rank: u32,
 }
 
-impl Kernel<'_, (Out<u32>,)> {
-    /// Launches `blocks` blocks of `threads_per_block` (cooperatively if
-    /// asked) with a zeroed output of `len` words, and reads it back.
-    ///
-    /// # Safety
-    /// At this shape the kernel writes nothing but `out[..len]`, and calls
-    /// no `grid.sync()`.
-    unsafe fn written(&self, blocks: u32, threads_per_block: u32, cooperative: bool, len: usize) -> Result<Vec<u32>> {
-        let l = &self.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        let mut out = l.gpu.zeros::<u32>(len)?;
-        // SAFETY: the caller's contract.
-        unsafe { l.launch(shape, cooperative, (out.slice_mut(..),).values().as_ref())? };
-        l.gpu.read(&out)
-    }
+/// Launches `blocks` blocks of `threads_per_block` of `kernel`
+/// (cooperatively if asked) with a zeroed output of `len` words, and reads
+/// it back.
+///
+/// # Safety
+/// At this shape the kernel writes nothing but `out[..len]`.
+unsafe fn written(kernel: &Kernel<'_, (Out<u32>,)>, blocks: u32, threads_per_block: u32, cooperative: bool, len: usize) -> Result<Vec<u32>> {
+    kernel.check_shape(blocks, threads_per_block)?;
+    let gpu = kernel.gpu();
+    let mut out = gpu.zeros::<u32>(len)?;
+    // SAFETY: the caller's contract; the kernel has no grid barrier, so a cooperative launch of it completes.
+    unsafe {
+        if cooperative {
+            kernel.launch_cooperatively(blocks, threads_per_block, (out.slice_mut(..),))?
+        } else {
+            kernel.launch(blocks, threads_per_block, (out.slice_mut(..),))?
+        }
+    };
+    Ok(gpu.read(&out)?)
 }
 
 /// What the cooperative probe read when launched from a graph, and whether
@@ -230,18 +342,25 @@ pub struct GraphProbe {
     pub cooperative_nodes: Vec<bool>,
 }
 
-impl Gpu {
-    /// Captures a cooperative launch of the probe into a graph, reads the
-    /// node's cooperative attribute back, replays the graph and returns what
-    /// `this_grid()` reported, or the first refusal (at capture,
-    /// instantiation or launch: the error names the call).
-    pub fn probe_graph(&self, blocks: u32, threads_per_block: u32) -> Result<GraphProbe> {
+/// The lesson's probes, run on a device.
+pub trait Probes {
+    fn probe_graph(&self, blocks: u32, threads_per_block: u32) -> Result<GraphProbe>;
+    /// Launches the probe (no barrier, so any launch is safe) and returns what
+    /// `this_grid()` reported, or the driver's refusal.
+    fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe>;
+    /// Runs `shuffle_out_of_range` on one warp and returns what it wrote.
+    fn shuffle_out_of_range(&self) -> Result<Vec<u32>>;
+    /// Runs `coalesced_demo` on one block of two warps and returns one row
+    /// per thread that took the branch.
+    fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>>;
+}
+
+impl Probes for Gpu {
+    fn probe_graph(&self, blocks: u32, threads_per_block: u32) -> Result<GraphProbe> {
         let kernel = self.kernel(&crate::kernels().probe_cooperative)?;
-        let l = &kernel.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
         let mut out = self.zeros::<u32>(2)?;
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        let graph = self.capture(&mut || unsafe { l.launch(shape, true, (out.slice_mut(..),).values().as_ref()) })?;
+        let graph = self.capture(&mut || unsafe { kernel.launch_cooperatively(blocks, threads_per_block, (out.slice_mut(..),)) })?;
         let cooperative_nodes = self.graph_cooperative_launches(&graph)?;
         // SAFETY: `out`, the one buffer the graph addresses, lives to the end.
         unsafe { self.launch_graph(&graph)? };
@@ -251,24 +370,24 @@ impl Gpu {
 
     /// Launches the probe (no barrier, so any launch is safe) and returns what
     /// `this_grid()` reported, or the driver's refusal.
-    pub fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
+    fn probe(&self, blocks: u32, threads_per_block: u32, cooperative: bool) -> Result<Probe> {
         // SAFETY: the probe writes out[0] and out[1] from one thread and nothing else.
-        let v = unsafe { self.kernel(&crate::kernels().probe_cooperative)?.written(blocks, threads_per_block, cooperative, 2)? };
+        let v = unsafe { written(&self.kernel(&crate::kernels().probe_cooperative)?, blocks, threads_per_block, cooperative, 2)? };
         Ok(Probe { is_valid: v[0] != 0, num_blocks: v[1] })
     }
 
     /// Runs `shuffle_out_of_range` on one warp and returns what it wrote.
-    pub fn shuffle_out_of_range(&self) -> Result<Vec<u32>> {
+    fn shuffle_out_of_range(&self) -> Result<Vec<u32>> {
         // SAFETY: each lane writes its own SHUFFLE_PROBES u32.
-        unsafe { self.kernel(&crate::kernels().shuffle_out_of_range)?.written(1, 32, false, 32 * crate::kernels().shuffle_probes) }
+        unsafe { written(&self.kernel(&crate::kernels().shuffle_out_of_range)?, 1, 32, false, 32 * crate::kernels().shuffle_probes) }
     }
 
     /// Runs `coalesced_demo` on one block of two warps and returns one row
     /// per thread that took the branch.
-    pub fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>> {
+    fn coalesced_demo(&self) -> Result<Vec<CoalescedRecord>> {
         let threads = crate::kernels().coalesced_demo_threads;
         // SAFETY: each thread writes at most its own four u32.
-        let words = unsafe { self.kernel(&crate::kernels().coalesced_demo)?.written(1, threads, false, 4 * threads as usize)? };
+        let words = unsafe { written(&self.kernel(&crate::kernels().coalesced_demo)?, 1, threads, false, 4 * threads as usize)? };
         Ok(words.chunks_exact(4).filter(|r| r[2] != 0).map(|r| CoalescedRecord { warp: r[0], lane: r[1], group_size: r[2], rank: r[3] }).collect())
     }
 }

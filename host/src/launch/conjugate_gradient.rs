@@ -3,12 +3,10 @@
 //! [`DeviceSystem`], made from a [`Csr`] whose every offset and column was
 //! checked, so no launch can read outside its buffers.
 
-use super::Args;
-use super::calls::ensure_len;
-use super::{CooperativeLaunch, Kernel};
 use crate::device::{Buffer, Gpu, ViewMut};
 use crate::error::{Error, Result};
 use crate::kernels::{PersistentParams, StateParams, StepParams, VectorParams};
+use cg_launcher::launch::{CooperativeLaunch, Kernel, ensure_len};
 
 /// A square sparse matrix in compressed sparse rows, checked: row offsets
 /// that start at 0, never decrease and end at the number of values, and
@@ -83,56 +81,72 @@ impl DeviceSystem {
 fn vectors_and_state(kernel: &'static str, n: usize, vector_count: usize, vectors: &ViewMut<'_, f32>, state: &ViewMut<'_, f64>, partials: usize) -> Result<()> {
     let what = if vector_count == 5 { "vectors (x, r, p, Ap, Ar)" } else { "vectors (x, r, p, Ap)" };
     ensure_len(kernel, what, vector_count * n, vectors.len())?;
-    ensure_len(kernel, "state", crate::kernels().solver_state.partials + partials, state.len())
+    Ok(ensure_len(kernel, "state", crate::kernels().solver_state.partials + partials, state.len())?)
 }
 
-impl Kernel<'_, VectorParams> {
-    /// `conjugate_gradient_update_p` or `conjugate_gradient_axpy` over `n` rows.
-    pub fn vector_step(&self, blocks: u32, threads_per_block: u32, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>, n: usize) -> Result<()> {
-        let l = &self.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        vectors_and_state(l.def.name(), n, 4, &vectors, &state, blocks as usize)?;
+/// `conjugate_gradient_update_p` and `conjugate_gradient_axpy`.
+pub trait VectorStep {
+    /// The step over `n` rows of the vectors.
+    fn vector_step(&self, blocks: u32, threads_per_block: u32, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>, n: usize) -> Result<()>;
+}
+
+impl VectorStep for Kernel<'_, VectorParams> {
+    fn vector_step(&self, blocks: u32, threads_per_block: u32, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>, n: usize) -> Result<()> {
+        self.check_shape(blocks, threads_per_block)?;
+        vectors_and_state(self.def().name(), n, 4, &vectors, &state, blocks as usize)?;
         // SAFETY: the kernel touches rows below n of four vectors, the scalars
         // and one partial per block, checked above.
-        unsafe { l.launch(shape, false, (vectors, state, n).values().as_ref()) }
+        Ok(unsafe { self.launch(blocks, threads_per_block, (vectors, state, n)) }?)
     }
 }
 
-impl Kernel<'_, StepParams> {
+/// `conjugate_gradient_spmv_dot`.
+pub trait SpmvDot {
     /// `conjugate_gradient_spmv_dot`: A p, and a partial p·Ap per block.
-    pub fn spmv_dot(&self, blocks: u32, threads_per_block: u32, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
-        let l = &self.loaded;
-        let shape = l.shape(blocks, threads_per_block)?;
-        vectors_and_state(l.def.name(), system.n, 4, &vectors, &state, blocks as usize)?;
+    fn spmv_dot(&self, blocks: u32, threads_per_block: u32, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()>;
+}
+
+impl SpmvDot for Kernel<'_, StepParams> {
+    fn spmv_dot(&self, blocks: u32, threads_per_block: u32, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+        self.check_shape(blocks, threads_per_block)?;
+        vectors_and_state(self.def().name(), system.n, 4, &vectors, &state, blocks as usize)?;
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
         // SAFETY: a DeviceSystem is a checked CSR matrix of n rows, and the
         // vectors and partials were checked above.
-        unsafe { l.launch(shape, false, (&matrix, &values, vectors, state, system.n).values().as_ref()) }
+        Ok(unsafe { self.launch(blocks, threads_per_block, (&matrix, &values, vectors, state, system.n)) }?)
     }
 }
 
-impl Kernel<'_, StateParams> {
-    /// `conjugate_gradient_alpha` or `conjugate_gradient_next`: one block
-    /// adding the `partials` of the step before.
-    pub fn over_partials(&self, threads_per_block: u32, state: ViewMut<'_, f64>, partials: usize) -> Result<()> {
-        let l = &self.loaded;
-        let shape = l.shape(1, threads_per_block)?;
-        ensure_len(l.def.name(), "state", crate::kernels().solver_state.partials + partials, state.len())?;
+/// `conjugate_gradient_alpha` and `conjugate_gradient_next`.
+pub trait OverPartials {
+    /// One block adding the `partials` of the step before.
+    fn over_partials(&self, threads_per_block: u32, state: ViewMut<'_, f64>, partials: usize) -> Result<()>;
+}
+
+impl OverPartials for Kernel<'_, StateParams> {
+    fn over_partials(&self, threads_per_block: u32, state: ViewMut<'_, f64>, partials: usize) -> Result<()> {
+        self.check_shape(1, threads_per_block)?;
+        ensure_len(self.def().name(), "state", crate::kernels().solver_state.partials + partials, state.len())?;
         // SAFETY: the kernel reads the scalars and `partials` partials, checked above.
-        unsafe { l.launch(shape, false, (state, partials).values().as_ref()) }
+        Ok(unsafe { self.launch(1, threads_per_block, (state, partials)) }?)
     }
 }
 
-impl CooperativeLaunch<'_, '_, PersistentParams> {
+/// The whole solve in one cooperative launch.
+pub trait Solve {
     /// `conjugate_gradient_persistent` or `conjugate_gradient_fused`: the
     /// whole solve, in this launch. `vectors` holds five vectors of N (x, r,
     /// p, Ap, and Ar, which only the fused kernels use), whichever it is.
-    pub fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
-        let name = self.kernel.loaded.def.name();
-        vectors_and_state(name, system.n, 5, &vectors, &state, 2 * self.shape.blocks as usize)?;
+    fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()>;
+}
+
+impl Solve for CooperativeLaunch<'_, '_, PersistentParams> {
+    fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+        let name = self.def().name();
+        vectors_and_state(name, system.n, 5, &vectors, &state, 2 * self.blocks() as usize)?;
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
         // SAFETY: as `spmv_dot`, with five vectors and two partials per
         // block, checked above.
-        unsafe { self.go((&matrix, &values, vectors, state, system.n)) }
+        Ok(unsafe { self.launch((&matrix, &values, vectors, state, system.n)) }?)
     }
 }

@@ -1,5 +1,6 @@
 //! Inputs on the device, each followed by a guard of NaN.
 
+use super::prelude::*;
 use crate::device::{Buffer, Gpu, View};
 use crate::error::{Error, Result};
 use crate::reference;

@@ -3,7 +3,7 @@
 //! grid sized by that GPU's own occupancy, and the shards' totals combined
 //! two ways:
 //!
-//! - **across GPUs, in the kernel** (`reduce_multi_gpu`, `gpu_core::cg::multi_grid`):
+//! - **across GPUs, in the kernel** (`reduce_multi_gpu`, `cg_kernel::cg::multi_grid`):
 //!   one cooperative launch per GPU; each sums its shard as the lesson's
 //!   kernel does, then `grid.sync()`, a barrier across the GPUs, `grid.sync()`,
 //!   and block 0 of GPU 0 adds every GPU's total: NVIDIA's

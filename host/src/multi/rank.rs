@@ -6,11 +6,12 @@ use super::shard::{Shard, grid, shard_chain};
 use super::{GpuLine, GpuSum, MultiConfig, NcclMode, RUNS_PER_GATE, Way, my_shards};
 use crate::device::{Buffer, CommId, Communicator, Gpu, Rendezvous, Shared};
 use crate::error::{Error, Result};
+use crate::launch::prelude::*;
 use crate::launch::{CooperativeKernel, CooperativeLaunch, DeviceInput, Meeting, MultiParams, SumParams, device_bytes};
 use crate::lesson::Capacity;
 use crate::reference::{self, Reference, check, error_bound, fill_range_sum};
 use crate::sizing::cooperative_grid;
-use gpu_core::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
+use cg_kernel::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -242,7 +243,7 @@ impl<'a> Worker<'a> {
         {
             ex.totals.fill(f32::NAN);
         }
-        self.gpu.finish()
+        Ok(self.gpu.finish()?)
     }
 
     /// Path a, run `k`: this GPU's launch of the sum across GPUs.
@@ -260,7 +261,7 @@ impl<'a> Worker<'a> {
         let comm = self.comm.as_ref().expect("path b runs with a communicator");
         let blocks = l.lesson.blocks() as usize;
         l.lesson.sum(input, s.partials.slice_mut(..blocks), s.outs.slice_mut(k..k + 1))?;
-        self.gpu.all_reduce_sum(comm, &s.outs.slice(k..k + 1), s.combined.slice_mut(k..k + 1))
+        Ok(self.gpu.all_reduce_sum(comm, &s.outs.slice(k..k + 1), s.combined.slice_mut(k..k + 1))?)
     }
 
     /// Each way once, from poisoned buffers, checked block by block.
@@ -277,7 +278,7 @@ impl<'a> Worker<'a> {
             self.poison(&mut s)?;
             team.meet.wait(self.local, "the sum across GPUs")?;
             if team.cfg.never_launch != Some(self.local) {
-                self.across(l, &input, &mut s, 0).and_then(|()| gpu.finish()).map_err(|e| team.diagnose(e))?;
+                self.across(l, &input, &mut s, 0).and_then(|()| Ok(gpu.finish()?)).map_err(|e| team.diagnose(e))?;
             }
             team.meet.wait(self.local, "the end of the sum across GPUs")?;
             let ex = team.exchange();
@@ -332,13 +333,13 @@ impl<'a> Worker<'a> {
                 }
                 None => gpu.hold(HOLD)?,
             }
-            let queued = gpu.queue_timed(batch, &mut |k| work(warmups + done + k))?;
+            let queued = gpu.queue_timed(batch, &mut |k| (work(warmups + done + k)).map_err(Into::into))?;
             team.meet.wait(self.local, "the timed runs")?;
             self.gates.set(self.gates.get() + 1);
             if let Some(ex) = ex.filter(|_| self.local == 0) {
                 ex.gate.store_release(FLAGS + team.gpus as usize, self.gates.get());
             }
-            times.extend(gpu.queued_times(queued).map_err(|e| team.diagnose(e))?);
+            times.extend(gpu.queued_times(queued).map_err(|e| team.diagnose(e.into()))?);
         }
         Ok(times)
     }
@@ -352,7 +353,7 @@ impl<'a> Worker<'a> {
         while times.len() < runs {
             let done = times.len();
             self.gpu.hold(HOLD)?;
-            let queued = self.gpu.queue_timed((runs - done).min(RUNS_PER_GATE), &mut |k| work(warmups + done + k))?;
+            let queued = self.gpu.queue_timed((runs - done).min(RUNS_PER_GATE), &mut |k| (work(warmups + done + k)).map_err(Into::into))?;
             times.extend(self.gpu.queued_times(queued)?);
         }
         Ok(times)
@@ -390,7 +391,7 @@ impl<'a> Worker<'a> {
             self.poison(&mut s)?;
             team.meet.wait(self.local, "the timed sums across GPUs")?;
             let times = self.together(warmups, runs, &mut |k| self.across(l, input, &mut s, k))?;
-            gpu.finish().map_err(|e| team.diagnose(e))?;
+            gpu.finish().map_err(|e| team.diagnose(e.into()))?;
             let (wrong, checked) = if self.rank == 0 {
                 let bound = error_bound(team.combined_chain(Way::AcrossGpus), whole);
                 (Self::wrong(&gpu.read(&s.outs)?, made, whole, bound), made)
@@ -446,7 +447,7 @@ impl<'a> Worker<'a> {
             let bounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?;
             let launch = bounded.configure(blocks, tpb)?;
             pieces.barrier = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
-            gpu.finish().map_err(|e| team.diagnose(e))?;
+            gpu.finish().map_err(|e| team.diagnose(e.into()))?;
             // Only now that the bounded barrier met on every GPU.
             team.meet.wait(self.local, "the unbounded barrier")?;
             let unbounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier_unbounded)?;
@@ -454,12 +455,12 @@ impl<'a> Worker<'a> {
             pieces.barrier_unbounded = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
             let empty = gpu.cooperative_kernel(&crate::kernels().empty_cooperative)?;
             let launch = empty.configure(blocks, tpb)?;
-            pieces.empty_launch = Some(self.together(warmups, runs, &mut |_| launch.launch())?);
+            pieces.empty_launch = Some(self.together(warmups, runs, &mut |_| launch.launch_empty())?);
             let launch = bounded.configure(1, 32)?;
             pieces.barrier_one_block = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
-            gpu.finish().map_err(|e| team.diagnose(e))?;
+            gpu.finish().map_err(|e| team.diagnose(e.into()))?;
             let launch = empty.configure(1, 32)?;
-            pieces.empty_launch_one_block = Some(self.together(warmups, runs, &mut |_| launch.launch())?);
+            pieces.empty_launch_one_block = Some(self.together(warmups, runs, &mut |_| launch.launch_empty())?);
         }
         if let Some(comm) = &self.comm {
             let mut one = gpu.zeros::<f32>(1)?;
@@ -467,12 +468,12 @@ impl<'a> Worker<'a> {
             let mut sum = gpu.zeros::<f32>(1)?;
             let queued = super::ALL_REDUCE_RUNS.max(runs);
             let mut all_reduce = || gpu.all_reduce_sum(comm, &one.slice(..), sum.slice_mut(..));
-            pieces.all_reduce_queued = Some(self.together(warmups, queued, &mut |_| all_reduce())?);
+            pieces.all_reduce_queued = Some(self.together(warmups, queued, &mut |_| Ok(all_reduce()?))?);
             let mut waited = Vec::with_capacity(runs);
             for _ in 0..runs {
                 gpu.finish()?;
                 team.meet.wait(self.local, "the waited all-reduce")?;
-                waited.extend(gpu.backend().time_waited(1, &mut |_| all_reduce())?);
+                waited.extend(gpu.time_waited(1, &mut |_| all_reduce())?);
             }
             pieces.all_reduce_waited = Some(waited);
             let got = gpu.read(&sum)?[0];

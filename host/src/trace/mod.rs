@@ -1,7 +1,7 @@
 //! `cg-lesson trace`: where and when each block ran, drawn. On a GPU, from
-//! the traced build of the kernels (`gpu_core::trace`: `%smid` and `%globaltimer`
+//! the traced build of the kernels (`cg_kernel::trace`: `%smid` and `%globaltimer`
 //! per block, recorded by thread 0); on the emulator, from the emulator's
-//! own record, laid out in the emulated device's time (`gpu_core::emu`'s
+//! own record, laid out in the emulated device's time (`cg_kernel::emu`'s
 //! timeline: its SMs, resident blocks advancing together). Drawn for:
 //! - the lesson's cooperative launch at capacity, every block resident at once;
 //! - the two-launch path;
@@ -18,12 +18,13 @@ mod draw;
 
 use crate::device::{BlockTrace, Gpu, LaunchTrace, TraceUnit};
 use crate::error::{Error, Result};
+use crate::launch::prelude::*;
 use crate::launch::{DeviceInput, Input};
 use crate::reference::{self, Reference};
 use crate::sizing::ordinary_blocks;
 use crate::sums::{Path, Sums};
 use crate::timing::{Repeats, time_path};
-use gpu_core::kernels::Params;
+use cg_kernel::kernels::Params;
 use std::path::{Path as FsPath, PathBuf};
 
 /// The cluster picture's grid, and its input: four elements a thread, and
@@ -68,7 +69,7 @@ fn one(gpu: &Gpu, work: impl FnOnce() -> Result<()>) -> Result<LaunchTrace> {
 pub fn run(
     gpu: &Gpu,
     timed: Option<(&Gpu, &Gpu)>,
-    emulated: Option<(gpu_core::emu::Device, gpu_core::emu::Options)>,
+    emulated: Option<(cg_kernel::emu::Device, cg_kernel::emu::Options)>,
     n: usize,
     dir: &FsPath,
 ) -> Result<TraceReport> {
@@ -149,19 +150,19 @@ pub fn run(
 /// grid sized to n, on a device that hands ordinary launches a workspace too
 /// (as the H200's driver does once its context has made a cooperative
 /// launch). Its trace, and the emulator's report of the deadlock.
-fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
+fn deadlock(dev: &cg_kernel::emu::Device, options: cg_kernel::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
     let def = crate::kernels().reduce_cooperative_grid;
     let (mut partials, mut out) = (vec![f32::NAN; blocks as usize], [f32::NAN]);
-    let arg_in = gpu_core::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
-    let arg_out = |name, v: &mut [f32], slot| gpu_core::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
-    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), gpu_core::emu::Arg::Value(xs.len() as u64)];
+    let arg_in = cg_kernel::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
+    let arg_out = |name, v: &mut [f32], slot| cg_kernel::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
+    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), cg_kernel::emu::Arg::Value(xs.len() as u64)];
     let entry = def.entry();
     // SAFETY: one argument per parameter, of its kind, over live vectors of the sizes the kernel reads and writes.
-    let f = move |a: &[gpu_core::emu::Arg]| unsafe {
-        <(gpu_core::mem::In<f32>, gpu_core::mem::Out<f32>, gpu_core::mem::Out<f32>, usize) as Params>::call(entry, a)
+    let f = move |a: &[cg_kernel::emu::Arg]| unsafe {
+        <(cg_kernel::mem::In<f32>, cg_kernel::mem::Out<f32>, cg_kernel::mem::Out<f32>, usize) as Params>::call(entry, a)
     };
     let sink = std::sync::Mutex::new(Vec::<BlockTrace>::new());
-    let launch = gpu_core::emu::Launch {
+    let launch = cg_kernel::emu::Launch {
         kernel: def.name(),
         grid: blocks,
         threads: tpb,
@@ -175,7 +176,7 @@ fn deadlock(dev: &gpu_core::emu::Device, options: gpu_core::emu::Options, xs: &[
         entry: &f,
         trace: Some(&sink),
     };
-    let options = gpu_core::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
+    let options = cg_kernel::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
     let error = dev.launch(&launch, &options).err().map(|f| f.to_string());
     LaunchTrace {
         kernel: def.name(),

@@ -3,6 +3,7 @@
 
 use host::device::Gpu;
 use host::error::Error;
+use host::launch::prelude::*;
 
 /// Launches `grid_sync_missing_block` on the full grid of `threads_per_block`
 /// (its last block skips `grid.sync()`), and checks the host's wait times out
@@ -19,12 +20,12 @@ pub fn one_block_skips_the_barrier(threads_per_block: u32) -> u32 {
     // First the host's own bound: a wait shorter than the barrier's gives up
     // and names the kernel it was waiting for.
     gpu.set_timeout(std::time::Duration::from_millis(500));
-    let err = gpu.finish().expect_err("the kernel is still waiting at the barrier");
+    let err = Error::from(gpu.finish().expect_err("the kernel is still waiting at the barrier"));
     println!("{blocks} x {threads_per_block}, after {:.2} s: {err}", started.elapsed().as_secs_f64());
     assert!(matches!(err, Error::Timeout { kernel: "grid_sync_missing_block", .. }), "{err}");
     // Then the barrier's own bound.
     gpu.set_timeout(std::time::Duration::from_secs(30));
-    let err = gpu.finish().expect_err("the barrier cannot complete");
+    let err = Error::from(gpu.finish().expect_err("the barrier cannot complete"));
     println!("{blocks} x {threads_per_block}, after {:.2} s: {err}", started.elapsed().as_secs_f64());
     match err {
         Error::GridBarrierTimedOut { kernel, report } => {

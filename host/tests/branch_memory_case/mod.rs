@@ -9,6 +9,7 @@
 
 use host::device::{Buffer, Gpu};
 use host::error::Result;
+use host::launch::prelude::*;
 use host::reference;
 
 /// The sums whose totals missed their bound, of `2 * rounds`.
@@ -33,7 +34,7 @@ pub fn sums_with_buffers_made_in_branches(gpu: &Gpu, n: usize, rounds: usize, ou
     let (expected, magnitude) = reference::reference_sum(&xs);
     let bound = reference::error_bound(reference::longest_chain(n, blocks, threads, 32), magnitude);
     let input = host::launch::DeviceInput::upload(gpu, &xs)?;
-    let mut totals: Vec<Buffer<f32>> = (0..2).map(|_| gpu.zeros::<f32>(1)).collect::<Result<_>>()?;
+    let mut totals: Vec<Buffer<f32>> = (0..2).map(|_| gpu.zeros::<f32>(1)).collect::<cg_launcher::error::Result<_>>()?;
     let mut wrong = Vec::new();
     for round in 0..rounds {
         for t in &mut totals {
@@ -46,7 +47,7 @@ pub fn sums_with_buffers_made_in_branches(gpu: &Gpu, n: usize, rounds: usize, ou
                 launch.sum(&input, partials.slice_mut(..), out.slice_mut(..))?;
                 gpu.copy(&out.slice(..), &mut totals[b])
             } else {
-                launch.sum(&input, partials.slice_mut(..), totals[b].slice_mut(..))
+                Ok(launch.sum(&input, partials.slice_mut(..), totals[b].slice_mut(..))?)
             }
         })?;
         for (b, t) in totals.iter().enumerate() {

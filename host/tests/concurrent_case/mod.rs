@@ -6,6 +6,7 @@
 
 use host::device::{Buffer, Gpu};
 use host::error::Result;
+use host::launch::prelude::*;
 use std::time::Instant;
 
 /// How the launches are queued.
@@ -34,7 +35,7 @@ pub struct Together {
 pub fn stress_together(gpu: &Gpu, launches: usize, blocks: u32, threads: u32, rounds: u32, queue: Queue) -> Result<Together> {
     let kernel = gpu.cooperative_kernel(&host::kernels().grid_sync_stress)?;
     let launch = kernel.configure(blocks, threads)?;
-    let buffers = || (0..launches).map(|_| gpu.zeros::<u32>(blocks as usize)).collect::<Result<Vec<Buffer<u32>>>>();
+    let buffers = || (0..launches).map(|_| gpu.zeros::<u32>(blocks as usize)).collect::<cg_launcher::error::Result<Vec<Buffer<u32>>>>();
     let (mut slots, mut errors) = (buffers()?, buffers()?);
     for e in &mut errors {
         gpu.fill(e, u32::MAX)?;
@@ -42,7 +43,7 @@ pub fn stress_together(gpu: &Gpu, launches: usize, blocks: u32, threads: u32, ro
     gpu.finish()?;
     let mut each = |b: usize| {
         let (s, e) = (&mut slots[b], &mut errors[b]);
-        launch.stress(s.slice_mut(..), e.slice_mut(..), rounds, false)
+        Ok(launch.stress(s.slice_mut(..), e.slice_mut(..), rounds, false)?)
     };
     let seconds = match queue {
         Queue::Streams => {

@@ -4,6 +4,7 @@
 use gpu::kernels::GridSync;
 use gpu::mem::Out;
 use host::device::Gpu;
+use host::launch::prelude::*;
 
 /// `registered_alone` is named only by its `#[kernel]`: the linker's list
 /// holds it, with the type it was declared with. Six blocks each write

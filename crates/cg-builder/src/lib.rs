@@ -1,0 +1,343 @@
+//! Compiles a Rust kernel crate to PTX from its own `build.rs`, with rustc's
+//! `nvptx64-nvidia-cuda` target: the job `cuda_builder` does for rust-cuda
+//! and `nvcc` does for a `.cu` file, for kernels written with
+//! [`cg-kernel`](https://docs.rs/cg-kernel).
+//!
+//! The kernel crate is built twice: for the host, as any crate (its kernels
+//! are then functions the emulator runs, and definitions the launcher
+//! launches through), and, from `build.rs`, for the GPU. This crate does the
+//! second build: a nested `cargo rustc` of the same crate for
+//! `nvptx64-nvidia-cuda` (`-Zbuild-std=core`, fat LTO, emitted as assembly,
+//! not linked), which gives one self-contained PTX module. Then it
+//! - applies each `#[kernel(launch_bounds(max, min))]` as `.maxntid` and
+//!   `.minnctapersm`, where nvcc writes `__launch_bounds__`;
+//! - optionally builds a traced module (the crate's feature `trace`) and an
+//!   sm_90 module (for `#[kernel(cluster)]` kernels);
+//! - runs `ptxas -v` on the module where `ptxas` is found (`PTXAS`, then
+//!   `PATH`, then `$CUDA_PATH/bin`), which checks that it assembles and
+//!   reports each kernel's registers for the emulator's occupancy; where
+//!   none is found it says so in a build warning;
+//! - writes everything into `OUT_DIR`, where `cg_kernel::ptx!()` in the
+//!   kernel crate embeds it, so that the host side finds it in the program.
+//!
+//! A kernel crate's whole `build.rs` is `fn main()` with this one line in it:
+//! ```no_run
+//! cg_builder::Builder::new().build();
+//! ```
+//! and its `lib.rs` says `cg_kernel::ptx!();` once. A crate feature named
+//! `emulator-only` makes the builder skip the GPU build (empty modules): the
+//! emulator needs no PTX, and the edit loop is faster without it.
+//!
+//! Needs the nightly toolchain the kernels need (the crate's
+//! `rust-toolchain.toml`, with the `rust-src` component for `-Zbuild-std`).
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod launch_bounds;
+
+pub use launch_bounds::with_launch_bounds;
+
+/// The files the builder writes into `OUT_DIR`, by name, for `cg_kernel::ptx!()`.
+pub mod files {
+    /// The module loaded on every GPU: every kernel but the cluster ones.
+    pub const PLAIN: &str = "cg_ptx_plain.ptx";
+    /// The same kernels built with the crate's feature `trace` (empty unless asked for).
+    pub const TRACED: &str = "cg_ptx_traced.ptx";
+    /// Every kernel for sm_90, cluster kernels included (empty unless asked for).
+    pub const SM90: &str = "cg_ptx_sm90.ptx";
+    /// `Ok("what ptxas -v said")` or `Err("why it was not run")`, as Rust.
+    pub const PTXAS_REPORT: &str = "cg_ptxas_report.rs";
+}
+
+/// The PTX architecture of the plain module unless [`Builder::arch`] names
+/// another: compute capability 7.0, the oldest with independent thread
+/// scheduling, which cooperative groups' warp tiles assume.
+pub const DEFAULT_ARCH: &str = "sm_70";
+/// The architecture `ptxas -v` is asked about (the emulator's default
+/// device, a T4, is compute capability 7.5).
+pub const REPORT_ARCH: &str = "sm_75";
+const SM90: &str = "sm_90";
+
+/// One GPU build of the calling crate, configured then run by [`Builder::build`].
+#[derive(Clone, Debug)]
+pub struct Builder {
+    dir: PathBuf,
+    out_dir: PathBuf,
+    lib_name: String,
+    arch: String,
+    features: Vec<String>,
+    traced: bool,
+    sm90: bool,
+    ptxas: Vec<PathBuf>,
+    toolchain: Option<String>,
+    watched: Vec<PathBuf>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a build made, for a `build.rs` that wants more than the files.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// The plain module's path in `OUT_DIR`.
+    pub plain: PathBuf,
+    /// What `ptxas -v` reported, or why it was not run.
+    pub ptxas: Result<String, String>,
+}
+
+/// Why a build failed: what went wrong, and what to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// What went wrong.
+    pub what: String,
+    /// What to do about it.
+    pub fix: String,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n  to fix: {}", self.what, self.fix)
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn error(what: impl Into<String>, fix: impl Into<String>) -> Error {
+    Error { what: what.into(), fix: fix.into() }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+impl Builder {
+    /// A build of the crate whose `build.rs` is running (cargo's
+    /// `CARGO_MANIFEST_DIR`, `OUT_DIR` and `CARGO_PKG_NAME`), for
+    /// [`DEFAULT_ARCH`], the plain module only.
+    ///
+    /// # Panics
+    /// Outside a build script, where cargo has not set those variables.
+    pub fn new() -> Builder {
+        let var = |name| env(name).unwrap_or_else(|| panic!("cg_builder::Builder::new() runs in a build script: cargo sets {name} there"));
+        Builder {
+            dir: PathBuf::from(var("CARGO_MANIFEST_DIR")),
+            out_dir: PathBuf::from(var("OUT_DIR")),
+            lib_name: var("CARGO_PKG_NAME").replace('-', "_"),
+            arch: DEFAULT_ARCH.to_string(),
+            features: Vec::new(),
+            traced: false,
+            sm90: false,
+            ptxas: Vec::new(),
+            toolchain: None,
+            watched: Vec::new(),
+        }
+    }
+
+    /// The plain module's architecture (`sm_80`, say) instead of [`DEFAULT_ARCH`].
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = arch.into();
+        self
+    }
+
+    /// Passes the calling crate's feature `name` on to the GPU build when
+    /// it is enabled for this build: for features that change the kernels.
+    pub fn forward_feature(mut self, name: impl Into<String>) -> Self {
+        self.features.push(name.into());
+        self
+    }
+
+    /// Also builds [`files::TRACED`], with the crate's feature `trace` (which
+    /// turns on `cg-kernel/trace`): each block records its SM and its times.
+    pub fn traced(mut self, yes: bool) -> Self {
+        self.traced = yes;
+        self
+    }
+
+    /// Also builds [`files::SM90`], every kernel for compute capability 9.0:
+    /// the launcher loads `#[kernel(cluster)]` kernels from it alone.
+    pub fn sm90(mut self, yes: bool) -> Self {
+        self.sm90 = yes;
+        self
+    }
+
+    /// A `ptxas` to try after `PTXAS` and before `PATH` (one a setup script installed, say).
+    pub fn ptxas(mut self, path: impl Into<PathBuf>) -> Self {
+        self.ptxas.push(path.into());
+        self
+    }
+
+    /// Builds again when `path` changes, as well as the crate's `src`: for
+    /// a kernel library used by path, whose changes cargo does not tell a
+    /// build script about.
+    pub fn watch(mut self, path: impl Into<PathBuf>) -> Self {
+        self.watched.push(path.into());
+        self
+    }
+
+    /// The toolchain to name in the fix when the GPU build fails for want of
+    /// one (`nightly-2026-05-20`, say); the build itself runs with cargo's own.
+    pub fn toolchain(mut self, name: impl Into<String>) -> Self {
+        self.toolchain = Some(name.into());
+        self
+    }
+
+    /// Runs the build, or prints what failed and what to do and exits the
+    /// build script with status 1 (what a `build.rs` wants).
+    pub fn build(self) -> Built {
+        match self.try_build() {
+            Ok(built) => built,
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1)
+            }
+        }
+    }
+
+    /// Runs the build: the GPU modules into `OUT_DIR`, and the `cargo:`
+    /// lines that re-run it when the crate's sources change.
+    pub fn try_build(self) -> Result<Built, Error> {
+        let plain = self.out_dir.join(files::PLAIN);
+        // The nested build compiles this crate for the GPU, which runs its
+        // build script again: there is nothing to do then.
+        if env("CARGO_CFG_TARGET_ARCH").as_deref() == Some("nvptx64") {
+            return Ok(Built { plain, ptxas: Err("the GPU build itself".into()) });
+        }
+        println!("cargo:rerun-if-changed={}", self.dir.join("src").display());
+        for path in &self.watched {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        println!("cargo:rerun-if-env-changed=PTXAS");
+        if !self.arch.starts_with("sm_") {
+            return Err(error(format!("{} is not a PTX target", self.arch), "name an architecture such as sm_70, sm_80 or sm_90"));
+        }
+        if std::env::var_os("CARGO_FEATURE_EMULATOR_ONLY").is_some() {
+            for name in [files::PLAIN, files::TRACED, files::SM90] {
+                self.write(name, "")?;
+            }
+            let why = "built for the emulator only (feature emulator-only): no PTX";
+            self.write(files::PTXAS_REPORT, &format!("Err({why:?})"))?;
+            return Ok(Built { plain, ptxas: Err(why.into()) });
+        }
+        let features: Vec<&str> = self
+            .features
+            .iter()
+            .filter(|f| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase().replace('-', "_"))).is_some())
+            .map(String::as_str)
+            .collect();
+        // The sm_90 module builds in a folder of its own while the others
+        // build one after the other in theirs, each folder compiling `core`
+        // for the GPU once.
+        let sm90 = self.sm90.then(|| self.spawn("nvptx-sm90", &features, SM90));
+        let traced: Vec<&str> = features.iter().copied().chain(["trace"]).collect();
+        self.finish(self.spawn("nvptx", &features, &self.arch), "nvptx", files::PLAIN)?;
+        if self.traced {
+            self.finish(self.spawn("nvptx", &traced, &self.arch), "nvptx", files::TRACED)?;
+        } else {
+            self.write(files::TRACED, "")?;
+        }
+        match sm90 {
+            Some(child) => self.finish(child, "nvptx-sm90", files::SM90)?,
+            None => self.write(files::SM90, "")?,
+        }
+        let ptxas = self.report(&plain);
+        if let Err(why) = &ptxas {
+            println!("cargo:warning=the PTX was not checked by ptxas: {why}");
+        }
+        let text = match &ptxas {
+            Ok(report) => format!("Ok({report:?})"),
+            Err(why) => format!("Err({why:?})"),
+        };
+        self.write(files::PTXAS_REPORT, &text)?;
+        Ok(Built { plain, ptxas })
+    }
+
+    fn write(&self, name: &str, text: &str) -> Result<(), Error> {
+        let path = self.out_dir.join(name);
+        std::fs::write(&path, text).map_err(|e| error(format!("could not write {}: {e}", path.display()), "check the build folder's permissions"))
+    }
+
+    /// Starts `cargo rustc` building the crate to PTX with `features`, into `OUT_DIR/folder`.
+    fn spawn(&self, folder: &str, features: &[&str], arch: &str) -> std::io::Result<std::process::Child> {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(&self.dir)
+            .args(["rustc", "--release", "--lib", "--crate-type", "cdylib", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
+            .args(if features.is_empty() { Vec::new() } else { vec!["--features".to_string(), features.join(",")] })
+            .arg("--target-dir")
+            .arg(self.out_dir.join(folder))
+            .args(["--config", "profile.release.panic=\"abort\""])
+            .args(["--config", "profile.release.lto=\"fat\""])
+            .args(["--config", "profile.release.codegen-units=1"])
+            .args(["--config", "profile.release.opt-level=3"])
+            .args(["--config", "profile.release.incremental=false"])
+            .args(["--", "--emit=asm", "-Zno-link"])
+            .arg(format!("-Ctarget-cpu={arch}"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for var in ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER"] {
+            cmd.env_remove(var);
+        }
+        cmd.spawn()
+    }
+
+    /// Waits for a GPU build, then writes its PTX, launch bounds applied, as `name`.
+    fn finish(&self, child: std::io::Result<std::process::Child>, folder: &str, name: &str) -> Result<(), Error> {
+        let output = child
+            .and_then(|c| c.wait_with_output())
+            .map_err(|e| error(format!("could not run cargo to build the kernels for the GPU: {e}"), "check that cargo is on PATH"))?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            eprintln!("{stderr}");
+            let toolchain = self.toolchain.as_deref().unwrap_or("<the crate's nightly>");
+            let fix = if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
+                format!("rustup component add rust-src --toolchain {toolchain}")
+            } else if stderr.contains("-Z") && stderr.contains("nightly") {
+                format!("rustup toolchain install {toolchain} --profile minimal --component rust-src")
+            } else {
+                format!("fix the error above in {} and build again", self.dir.display())
+            };
+            return Err(error("building the kernels for nvptx64-nvidia-cuda failed", fix));
+        }
+        let ptx = self.out_dir.join(folder).join("nvptx64-nvidia-cuda/release/deps").join(format!("{}.s", self.lib_name));
+        let text = std::fs::read_to_string(&ptx)
+            .map_err(|e| error(format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again"))?;
+        let text = with_launch_bounds(&text)
+            .map_err(|why| error(format!("launch bounds: {why}"), "report this: `#[kernel(launch_bounds(...))]` and cg-builder disagree"))?;
+        self.write(name, &text)
+    }
+
+    /// What `ptxas -v -arch=sm_75` says of `ptx`, or why it could not be asked.
+    fn report(&self, ptx: &Path) -> Result<String, String> {
+        let mut tried = Vec::new();
+        for ptxas in self.ptxas_candidates() {
+            let output = match Command::new(&ptxas).args(["-v", &format!("-arch={REPORT_ARCH}"), "-o", "/dev/null"]).arg(ptx).output() {
+                Ok(output) => output,
+                Err(_) => {
+                    tried.push(ptxas.display().to_string());
+                    continue;
+                }
+            };
+            if !output.status.success() {
+                return Err(format!("{} failed: {}", ptxas.display(), String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or("")));
+            }
+            return Ok(String::from_utf8_lossy(&output.stderr).into_owned());
+        }
+        Err(format!("no ptxas found (tried {}); set PTXAS to one", tried.join(", ")))
+    }
+
+    fn ptxas_candidates(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = std::env::var_os("PTXAS").map(PathBuf::from).into_iter().collect();
+        paths.extend(self.ptxas.iter().filter(|p| p.exists()).cloned());
+        paths.push(PathBuf::from("ptxas"));
+        if let Some(cuda) = std::env::var_os("CUDA_PATH") {
+            paths.push(Path::new(&cuda).join("bin/ptxas"));
+        }
+        paths.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
+        paths
+    }
+}

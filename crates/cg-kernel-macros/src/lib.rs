@@ -1,0 +1,556 @@
+//! `#[kernel]`: declares a GPU kernel once and derives everything else from
+//! that one declaration (the attribute rust-cuda's `cuda_std` spells the same way).
+//!
+//! ```ignore
+//! #[kernel(cooperative, shared_memory = one_f32_per_tile)]
+//! pub unsafe fn reduce_cooperative_grid<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, out: Out<f32>, n: usize) { ... }
+//! ```
+//!
+//! emits
+//! - in the PTX build, `#[unsafe(no_mangle)] pub unsafe extern "gpu-kernel" fn reduce_cooperative_grid(...)`,
+//!   the body instantiated with the default tile (one `.entry` in the PTX);
+//! - on the host, `pub unsafe fn reduce_cooperative_grid(...)`, the same body, which the emulator runs;
+//! - on the host, `pub const REDUCE_COOPERATIVE_GRID: KernelDef<(In<f32>, Out<f32>, Out<f32>, usize), GridSync>`,
+//!   whose PTX name is the function's own name, whose launch contract is `GridSync` exactly when the
+//!   attribute says `cooperative`, and whose dynamic shared memory is `shared_memory(threads, TILE)`.
+//!   For the emulator it can also instantiate the body with any other tile (`with_tile`).
+//!
+//! Options: `cooperative` (the kernel calls `grid.sync()`: only a cooperative launch may run it),
+//! `cluster` (the kernel calls `this_cluster()`: only a cluster launch may run it, and its GPU entry
+//! is built only when the target is sm_90 or newer; its contract is `Cluster<...>`),
+//! `shared_memory = f` (`const fn(threads_per_block: u32, tile: u32) -> u32`, bytes of dynamic shared
+//! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
+//! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug),
+//! `emulator` (no GPU entry: a mistake kept for the emulator to name, which the PTX need not carry;
+//! a GPU refuses to load it by name), `launch_bounds(max_threads, min_blocks)` (C++'s
+//! `__launch_bounds__`: every entry of the kernel gets `.maxntid max_threads` and `.minnctapersm
+//! min_blocks`, so ptxas keeps its registers low enough for `min_blocks` blocks of `max_threads` per
+//! SM; the host refuses a larger block by name. Rust has no attribute for these directives: the
+//! macro leaves a `__launch_bounds__<name>` global in the PTX, which `cg-builder` turns into them).
+//!
+//! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
+//! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
+//! `sync()`: a kernel that calls `grid.sync()` without `cooperative` is a compile error at that call,
+//! naming `#[kernel(cooperative)]` (`cg_kernel::cg::GridGroup` says how).
+
+#![deny(missing_docs)]
+
+use proc_macro::TokenStream;
+use proc_macro2::{Delimiter, TokenStream as Tokens, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::parse::Parse;
+use syn::spanned::Spanned;
+use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
+
+/// The tile sizes `tiled_partition` accepts, each of which `with_tile` can instantiate.
+const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
+
+#[derive(Default)]
+struct Options {
+    cooperative: bool,
+    emulator: bool,
+    cluster: bool,
+    shared_memory: Option<Path>,
+    overread: Option<Path>,
+    /// `launch_bounds(max_threads, min_blocks)`, min_blocks 0 if not given.
+    launch_bounds: Option<(u32, u32)>,
+}
+
+fn parse_options(attr: Tokens) -> Result<Options> {
+    let mut o = Options::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("cooperative") {
+            o.cooperative = true;
+        } else if meta.path.is_ident("emulator") {
+            o.emulator = true;
+        } else if meta.path.is_ident("cluster") {
+            o.cluster = true;
+        } else if meta.path.is_ident("shared_memory") {
+            o.shared_memory = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("overread") {
+            o.overread = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("launch_bounds") {
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let numbers = content.parse_terminated(syn::LitInt::parse, syn::Token![,])?;
+            let bounds = numbers.iter().map(syn::LitInt::base10_parse::<u32>).collect::<Result<Vec<u32>>>()?;
+            o.launch_bounds = match bounds[..] {
+                [max] | [max, 0] if max > 0 => Some((max, 0)),
+                [max, min] if max > 0 => Some((max, min)),
+                _ => return Err(meta.error("expected `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`, max_threads above 0")),
+            };
+        } else {
+            return Err(
+                meta.error("expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f` or `launch_bounds(max_threads, min_blocks)`")
+            );
+        }
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(o)
+}
+
+/// The kernel's `<const TILE: u32 = N>` parameter, if it has one.
+struct Tile {
+    ident: syn::Ident,
+    default: Expr,
+}
+
+fn tile_param(f: &ItemFn) -> Result<Option<Tile>> {
+    let params: Vec<&GenericParam> = f.sig.generics.params.iter().collect();
+    match params.as_slice() {
+        [] => Ok(None),
+        [GenericParam::Const(c)] => {
+            let Some((_, default)) = &c.default else {
+                return Err(Error::new(c.span(), "give the tile size a default, as in `<const TILE: u32 = 32>`: the GPU entry is built with it"));
+            };
+            Ok(Some(Tile { ident: c.ident.clone(), default: default.clone() }))
+        }
+        _ => Err(Error::new(f.sig.generics.span(), "a kernel takes at most one generic parameter, `<const TILE: u32 = N>`")),
+    }
+}
+
+/// `TWO_WORDS` from `two_words`.
+fn screaming(name: &str) -> String {
+    name.to_uppercase()
+}
+
+/// Whether `tokens` (at any depth) hold `name` as a bare name and as
+/// `cg::name`.
+fn names(tokens: Tokens, name: &str) -> (bool, bool) {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let (mut bare, mut in_cg) = (false, false);
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(i) if i == name => {
+                let before = |back: usize| k.checked_sub(back).map(|b| &tokens[b]);
+                let after_colons = matches!(before(1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                let after_cg = after_colons && matches!(before(3), Some(TokenTree::Ident(c)) if c == "cg");
+                let path_start = !after_cg || !matches!(before(4), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                bare |= !after_colons;
+                in_cg |= after_cg && path_start;
+            }
+            TokenTree::Group(g) => {
+                let (b, c) = names(g.stream(), name);
+                bare |= b;
+                in_cg |= c;
+            }
+            _ => {}
+        }
+    }
+    (bare, in_cg)
+}
+
+/// The path written before a name, as segments (`cg_kernel::cg::` gives `gpu`,
+/// `cg`), and how many tokens it takes, a leading `::` included.
+fn path_before(out: &[TokenTree]) -> (Vec<String>, usize) {
+    let is_colon = |t: &TokenTree| matches!(t, TokenTree::Punct(p) if p.as_char() == ':');
+    let (mut segments, mut taken) = (Vec::new(), 0);
+    while let [.., a, b] = &out[..out.len() - taken] {
+        if !(is_colon(a) && is_colon(b)) {
+            break;
+        }
+        taken += 2;
+        match out[..out.len() - taken].last() {
+            Some(TokenTree::Ident(seg)) => {
+                segments.insert(0, seg.to_string());
+                taken += 1;
+            }
+            _ => break,
+        }
+    }
+    (segments, taken)
+}
+
+/// The paths by which this project's `this_grid` and `this_cluster` are
+/// called: bare, `cg::`, and `cg::` under the crates that export it.
+fn ours(segments: &[String]) -> bool {
+    match segments {
+        [] => true,
+        [cg] => cg == "cg",
+        [krate, cg] => cg == "cg" && ["gpu", "cg_kernel", "crate"].contains(&krate.as_str()),
+        _ => false,
+    }
+}
+
+/// `tokens` with every call of `name` with no arguments by one of this
+/// project's spellings (`this_grid()`, `cg::this_grid()`, `cg_kernel::cg::this_grid()`,
+/// `::cg_kernel::cg::this_grid()`) replaced by `call`, spanned where the call was.
+/// A method `x.name()`, a definition `fn name()` and a function of that name
+/// elsewhere (`my::this_grid()`) are left alone.
+fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut k = 0;
+    while k < tokens.len() {
+        match &tokens[k] {
+            TokenTree::Ident(i) if i == name => {
+                let empty_call = matches!(tokens.get(k + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis && g.stream().is_empty());
+                let method_or_fn =
+                    matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '.') || matches!(out.last(), Some(TokenTree::Ident(f)) if f == "fn");
+                let (segments, taken) = path_before(&out);
+                if !empty_call || method_or_fn || !ours(&segments) {
+                    out.push(tokens[k].clone());
+                    k += 1;
+                    continue;
+                }
+                out.truncate(out.len() - taken);
+                let span = i.span();
+                out.extend(call.clone().into_iter().map(|mut t| {
+                    t.set_span(span);
+                    t
+                }));
+                k += 2;
+            }
+            TokenTree::Group(g) => {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), rewrite_calls(g.stream(), name, call));
+                inner.set_span(g.span());
+                out.push(TokenTree::Group(inner));
+                k += 1;
+            }
+            t => {
+                out.push(t.clone());
+                k += 1;
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// A `fn` item declared inside the kernel's body (at any depth) whose body
+/// names `name`: the kernel's own grid or cluster is not in scope there (the
+/// watched entry's grid comes from the entry's hidden parameter), so such a
+/// helper is named here rather than left to a later error that points at
+/// the attribute.
+fn nested_fn_naming(tokens: Tokens, name: &str) -> Option<proc_macro2::Span> {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(f) if f == "fn" && matches!(tokens.get(k + 1), Some(TokenTree::Ident(_))) => {
+                let body = tokens[k + 1..].iter().find_map(|t| match t {
+                    TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => Some(g.stream()),
+                    _ => None,
+                });
+                if let Some(body) = body {
+                    let (bare, in_cg) = names(body, name);
+                    if bare || in_cg {
+                        return Some(tokens[k + 1].span());
+                    }
+                }
+            }
+            TokenTree::Group(g) => {
+                if let Some(span) = nested_fn_naming(g.stream(), name) {
+                    return Some(span);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The hidden last parameter of a cooperative kernel's watched entry: this
+/// launch's barrier memory (`cg_kernel::cg::barrier::watched`, ABI in `docs/abi.md`).
+fn barrier_param() -> syn::Ident {
+    syn::Ident::new("__cg_grid_barrier", proc_macro2::Span::mixed_site())
+}
+
+/// The body of a `#[kernel(cooperative)]` or `#[kernel(cluster)]` kernel:
+/// `this_grid` / `this_cluster` and `cg::...` there are the grid that may
+/// `sync()` (`cg_kernel::cg::cooperative_kernel`) and the cluster that may be used
+/// (`cg_kernel::cg::cluster_kernel`). Beside it, uses of the module's own names,
+/// which the body's shadow, so that the module's imports stay used (and a
+/// missing one is still an error).
+///
+/// With `watched`, the body of a cooperative kernel's watched entry: its
+/// `this_grid()` is the one whose `sync()` is the watched barrier
+/// (`cg_kernel::cg::barrier::watched`), which the host launches above
+/// `WATCHED_ABOVE_BLOCKS` blocks.
+fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
+    let stmts = &f.block.stmts;
+    let (scope, swapped): (Tokens, &[(&str, Tokens)]) = match (o.cooperative, o.cluster) {
+        (true, false) if watched => (quote!(cooperative_kernel::watched::{cg, this_grid}), &[]),
+        (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<::cg_kernel::cg::Ordinary>))]),
+        (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<::cg_kernel::cg::Unclustered>))]),
+        _ if watched => (quote!(cooperative_cluster_kernel::watched::{cg, this_cluster, this_grid}), &[]),
+        _ => (
+            quote!(cooperative_cluster_kernel::{cg, this_cluster, this_grid}),
+            &[("this_grid", quote!(GridGroup<::cg_kernel::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<::cg_kernel::cg::Unclustered>))],
+        ),
+    };
+    // Every call of `this_grid()` / `this_cluster()`, by any path, is the
+    // declared one: the `use` above covers the bare and `cg::` spellings and
+    // any use that is not a call; the rewrite covers a full path too.
+    let mut stmts = quote!(#( #stmts )*);
+    // The constructors are `unsafe` (their contract: called where this macro
+    // calls them); the block is allowed to be unneeded, for a call the
+    // kernel's author already wrote inside `unsafe { }`.
+    let declared = |call: Tokens| quote!({ #[allow(unused_unsafe)] let declared = unsafe { #call }; declared });
+    if o.cooperative {
+        let barrier = barrier_param();
+        let grid = if watched {
+            quote!(::cg_kernel::cg::cooperative_kernel::watched::this_grid(#barrier))
+        } else {
+            quote!(::cg_kernel::cg::cooperative_kernel::this_grid())
+        };
+        stmts = rewrite_calls(stmts, "this_grid", &declared(grid));
+    }
+    if o.cluster {
+        stmts = rewrite_calls(stmts, "this_cluster", &declared(quote!(::cg_kernel::cg::cluster_kernel::this_cluster())));
+    }
+    let body = quote_spanned! {f.block.brace_token.span.join()=> {
+        #[allow(unused_imports)]
+        use ::cg_kernel::cg::#scope;
+        #stmts
+    }};
+    let block = quote::ToTokens::to_token_stream(&f.block);
+    let mut uses = Tokens::new();
+    for (name, ty) in swapped {
+        let (bare, in_cg) = names(block.clone(), name);
+        let ident = format_ident!("{}", name);
+        let plain = quote!(fn() -> ::cg_kernel::cg::#ty);
+        if bare {
+            uses.extend(quote! { const _: #plain = #ident; });
+        }
+        if in_cg {
+            uses.extend(quote! { const _: #plain = cg::#ident; });
+        }
+    }
+    (body, uses)
+}
+
+fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
+    if !matches!(f.sig.safety, Safety::Unsafe(_)) {
+        return Err(Error::new(f.sig.fn_token.span(), "a kernel is an `unsafe fn`: its caller promises what its parameters hold"));
+    }
+    if !matches!(f.sig.output, ReturnType::Default) {
+        return Err(Error::new(f.sig.output.span(), "a kernel returns nothing; it writes its results through `Out` parameters"));
+    }
+    let tile = tile_param(&f)?;
+    let block_tokens = quote::ToTokens::to_token_stream(&f.block);
+    for (declared, name, group) in [(options.cooperative, "this_grid", "GridGroup"), (options.cluster, "this_cluster", "ClusterGroup")] {
+        if let Some(span) = declared.then(|| nested_fn_naming(block_tokens.clone(), name)).flatten() {
+            return Err(Error::new(
+                span,
+                format!(
+                    "a `fn` declared inside a kernel cannot call `{name}()`: the kernel's {} exists only in the kernel's own body; declare the helper outside the kernel and pass it `&{group}`",
+                    if name == "this_grid" { "grid" } else { "cluster" }
+                ),
+            ));
+        }
+    }
+    if options.shared_memory.is_some() && tile.is_none() {
+        return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
+    }
+
+    let name = &f.sig.ident;
+    let name_str = name.to_string();
+    let def = format_ident!("{}", screaming(&name_str));
+    let body_fn = format_ident!("__{}_body", name);
+    let vis = &f.vis;
+    let (body, outer_uses) =
+        if options.cooperative || options.cluster { declared_body(&f, &options, false) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+    let watched_body = options.cooperative.then(|| declared_body(&f, &options, true).0);
+    let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
+
+    let mut idents = Vec::new();
+    let mut types: Vec<&Type> = Vec::new();
+    for arg in &f.sig.inputs {
+        let FnArg::Typed(pt) = arg else {
+            return Err(Error::new(arg.span(), "a kernel has no `self`"));
+        };
+        let Pat::Ident(pi) = &*pt.pat else {
+            return Err(Error::new(pt.pat.span(), "name each kernel parameter with a plain identifier"));
+        };
+        idents.push(pi.ident.clone());
+        types.push(&pt.ty);
+    }
+    let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
+    let params = quote! { #( #idents: #types, )* };
+    let contract = if options.cooperative { quote!(::cg_kernel::kernels::GridSync) } else { quote!(::cg_kernel::kernels::NoGridSync) };
+    let contract = if options.cluster { quote!(::cg_kernel::kernels::Cluster<#contract>) } else { contract };
+    // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
+    // An `emulator` kernel has no GPU entry at all.
+    let gpu_cfg = if options.emulator {
+        quote!(#[cfg(any())])
+    } else if options.cluster {
+        quote!(#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))])
+    } else {
+        quote!(#[cfg(target_arch = "nvptx64")])
+    };
+    let emulator_only = if options.emulator { quote!(.emulator_only()) } else { quote!() };
+    let (bounds_def, bounds_global) = match options.launch_bounds {
+        Some((max, min)) => {
+            let global = format_ident!("__launch_bounds__{}", name);
+            (
+                quote!(.with_launch_bounds(#max, #min)),
+                quote! {
+                    // Read and removed by cg-builder, which writes `.maxntid` and
+                    // `.minnctapersm` into this kernel's entries.
+                    #gpu_cfg
+                    #[unsafe(no_mangle)]
+                    #[used]
+                    #[doc(hidden)]
+                    #[allow(non_upper_case_globals)]
+                    pub static #global: [u32; 2] = [#max, #min];
+                },
+            )
+        }
+        None => (quote!(), quote!()),
+    };
+    let overread = match &options.overread {
+        Some(p) => quote!(#p),
+        None => quote!(::cg_kernel::kernels::no_overread),
+    };
+
+    let watched_fn = format_ident!("__{}_body_watched", name);
+    let barrier = barrier_param();
+    let (gpu_call, host_body, generic_body, tile_info) = match &tile {
+        Some(Tile { ident, default }) => {
+            let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
+            // The tile size checked where the learner wrote it: an error at
+            // `const TILE: u32 = 24`, not inside tiled_partition.
+            let tile_check = quote_spanned! {default.span()=> const _: () = ::cg_kernel::cg::assert_tile_size::<{ #default }>(); };
+            let watched_generic = watched_body.as_ref().map(|b| {
+                quote! {
+                    #[doc(hidden)]
+                    #gpu_cfg
+                    #[inline(always)]
+                    #[allow(clippy::missing_safety_doc)]
+                    #( #other_attrs )*
+                    #vis unsafe fn #watched_fn<const #ident: u32>( #params #barrier: *mut u32 ) #b
+                }
+            });
+            let generic = quote! {
+                #[doc(hidden)]
+                #[inline(always)]
+                #[allow(clippy::missing_safety_doc)]
+                #( #other_attrs )*
+                #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
+                #watched_generic
+                #tile_check
+            };
+            let shared = match &options.shared_memory {
+                Some(p) => quote! { Some(#p) },
+                None => quote! { None },
+            };
+            let arms = TILES.iter().map(|t| quote! { #t => Some(#body_fn::<#t> as _), });
+            let info = quote! {
+                Some(::cg_kernel::kernels::TileInfo {
+                    tile: #default,
+                    default_tile: #default,
+                    shared_memory: #shared,
+                    instantiate: {
+                        fn instantiate(tile: u32) -> Option<<( #( #types, )* ) as ::cg_kernel::kernels::Params>::Entry> {
+                            match tile { #( #arms )* _ => None }
+                        }
+                        instantiate
+                    },
+                })
+            };
+            (quote! { unsafe { #call } }, quote! { unsafe { #call } }, generic, info)
+        }
+        None => (quote! { #body }, quote! { #body }, quote! {}, quote! { None }),
+    };
+    // The GPU entry tells `cg_kernel::trace` when the block starts and ends (which
+    // records nothing unless the traced build is asked for). A body that
+    // returns early runs in a closure, so the end is still recorded.
+    let gpu_call_block = if tile.is_some() {
+        quote! {{ ::cg_kernel::trace::block_starts(); #gpu_call; ::cg_kernel::trace::block_ends(); }}
+    } else {
+        quote! {{ ::cg_kernel::trace::block_starts(); (|| #gpu_call)(); ::cg_kernel::trace::block_ends(); }}
+    };
+    // A cooperative kernel's second entry, `name__watched`: the same body
+    // with the watched barrier (`cg_kernel::cg::barrier::watched`).
+    let watched_entry = watched_body.as_ref().map(|b| {
+        let entry = format_ident!("{}__watched", name);
+        let call = match &tile {
+            Some(Tile { default, .. }) => {
+                quote! {{ ::cg_kernel::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #barrier ) }; ::cg_kernel::trace::block_ends(); }}
+            }
+            None => quote! {{ ::cg_kernel::trace::block_starts(); (|| #b)(); ::cg_kernel::trace::block_ends(); }},
+        };
+        quote! {
+            #[doc(hidden)]
+            #gpu_cfg
+            #[unsafe(no_mangle)]
+            #[allow(improper_gpu_kernel_arg, non_snake_case)]
+            #( #other_attrs )*
+            #vis unsafe extern "gpu-kernel" fn #entry( #params #barrier: *mut u32 ) #call
+        }
+    });
+    let host_block = if tile.is_some() {
+        quote! {{ #host_body }}
+    } else {
+        host_body
+    };
+
+    // Both builds check the sizing functions' signatures (and use their imports).
+    let sizing_checks = {
+        let shared = options.shared_memory.iter().map(|p| quote! { const _: fn(u32, u32) -> u32 = #p; });
+        let over = options.overread.iter().map(|p| quote! { const _: fn(u32) -> usize = #p; });
+        quote! { #( #shared )* #( #over )* }
+    };
+    let def_doc = format!("The launch definition of [`{name_str}`]: its PTX entry name, parameters, launch contract and dynamic shared memory.");
+    let entry_name = &name_str;
+    let registered = format_ident!("__REGISTERED_{}", def);
+    Ok(quote! {
+        #generic_body
+        #sizing_checks
+        #outer_uses
+
+        #( #docs )*
+        #gpu_cfg
+        #[unsafe(no_mangle)]
+        // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
+        #[allow(improper_gpu_kernel_arg)]
+        #( #other_attrs )*
+        #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
+
+        #watched_entry
+
+        #( #docs )*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #( #other_attrs )*
+        #vis unsafe fn #name( #params ) #host_block
+
+        #[doc = #def_doc]
+        #[cfg(not(target_arch = "nvptx64"))]
+        #vis const #def: ::cg_kernel::kernels::KernelDef<( #( #types, )* ), #contract> = {
+            // SAFETY: the macro names the definition after the entry it emitted
+            // above, with that entry's own parameters, and declares `GridSync`
+            // wherever the attribute says `cooperative`.
+            unsafe {
+                ::cg_kernel::kernels::KernelDef::new(
+                    #entry_name,
+                    &[ #( #names ),* ],
+                    #name as _,
+                    #tile_info,
+                    #overread,
+                )
+            }
+            #emulator_only
+            #bounds_def
+        };
+        #bounds_global
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[::cg_kernel::kernels::linkme::distributed_slice(::cg_kernel::kernels::REGISTERED)]
+        #[linkme(crate = ::cg_kernel::kernels::linkme)]
+        static #registered: ::cg_kernel::kernels::Registered = ::cg_kernel::kernels::Registered::new(&#def);
+    })
+}
+
+/// Declares a GPU kernel: `cg_kernel::kernel` documents its options, with an example.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let result = parse_options(attr.into()).and_then(|o| expand(o, syn::parse(item)?));
+    match result {
+        Ok(tokens) => tokens.into(),
+        Err(e) => {
+            let span = e.span();
+            let msg = e.to_compile_error();
+            quote_spanned!(span=> #msg).into()
+        }
+    }
+}

@@ -1,0 +1,453 @@
+//! What went wrong in an emulated launch, named the way a learner can act on:
+//! which thread, where in the source, what it did, and what was missing.
+
+use std::fmt;
+use std::panic::Location;
+
+/// A place in a kernel's source, and the call made there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Site {
+    /// The file, line and column.
+    pub location: &'static Location<'static>,
+    /// The cooperative-groups call (`"grid.sync()"`), or `""` for a plain access.
+    pub call: &'static str,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let l = self.location;
+        if self.call.is_empty() {
+            write!(f, "{}:{}:{}", l.file(), l.line(), l.column())
+        } else {
+            write!(f, "{} at {}:{}:{}", self.call, l.file(), l.line(), l.column())
+        }
+    }
+}
+
+/// One emulated GPU thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ThreadId {
+    /// The block's index in the grid.
+    pub block: u32,
+    /// The thread's rank in its block.
+    pub thread: u32,
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "thread {} of block {} (warp {}, lane {})", self.thread, self.block, self.thread / 32, self.thread % 32)
+    }
+}
+
+/// A read or a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A load.
+    Read,
+    /// A store.
+    Write,
+}
+
+impl Access {
+    fn past(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "wrote",
+        }
+    }
+}
+
+/// One side of a data race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touch {
+    /// The thread that did it.
+    pub thread: ThreadId,
+    /// A read or a write.
+    pub access: Access,
+    /// Where in the kernel's source.
+    pub site: Site,
+}
+
+impl fmt::Display for Touch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} it at {}", self.thread, self.access.past(), self.site)
+    }
+}
+
+/// A warp-level barrier (`tile.sync()`, a warp collective) that lay between
+/// two racing accesses but did not include the second thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartialBarrier {
+    /// The warp it synchronized.
+    pub warp: u32,
+    /// The lanes it synchronized.
+    pub mask: u32,
+}
+
+impl PartialBarrier {
+    /// Why it did not order the access by `thread`, and what would.
+    fn reaching(&self, thread: u32) -> String {
+        let lanes = if self.mask == u32::MAX {
+            format!("warp {}", self.warp)
+        } else {
+            format!("lanes {} of warp {}", ranges((0..32).filter(|l| self.mask & (1 << l) != 0)), self.warp)
+        };
+        if thread / 32 != self.warp {
+            format!(
+                "the warp sync between them (tile.sync()?) covers {lanes} only, and thread {thread} is in warp {}: a tile is at most one warp, so threads of different warps need block.sync()",
+                thread / 32
+            )
+        } else {
+            format!("the warp sync between them covers {lanes} only, not lane {}: sync a tile that holds both lanes, or the block", thread % 32)
+        }
+    }
+}
+
+/// Why an emulated launch failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// The launch's shape is one the device cannot run (`CUDA_ERROR_INVALID_VALUE`).
+    InvalidValue(String),
+    /// `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
+    CooperativeLaunchTooLarge {
+        /// Blocks asked for.
+        requested: u32,
+        /// Blocks that fit at once.
+        max: u32,
+    },
+    /// A kernel parameter or the dynamic shared memory was read or written outside its bounds.
+    OutOfBounds {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The buffer's name.
+        buffer: String,
+        /// The element's index.
+        index: usize,
+        /// Its length, in elements.
+        len: usize,
+        /// A read or a write.
+        access: Access,
+        /// What the index suggests, where something does.
+        note: Option<String>,
+    },
+    /// A vector load from an address not aligned to its size.
+    Misaligned {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The buffer's name.
+        buffer: &'static str,
+        /// The element's index.
+        index: usize,
+        /// The alignment the access needed, in bytes.
+        alignment: usize,
+    },
+    /// Two threads of a block touched the same word, one of them writing, with no barrier between.
+    Race {
+        /// The word, as its buffer and index.
+        word: String,
+        /// The earlier access.
+        first: Touch,
+        /// The later access, with no barrier between it and the first.
+        second: Touch,
+        /// A warp barrier between the two that did not cover the second thread.
+        partial: Option<PartialBarrier>,
+    },
+    /// Two blocks touched the same word of a buffer, one of them writing, with no `grid.sync()` between.
+    BlockRace {
+        /// The word, as its buffer and index.
+        word: String,
+        /// The block that wrote.
+        writer: u32,
+        /// Where it wrote.
+        writer_site: Site,
+        /// The other block.
+        other: u32,
+        /// Where the other block did it.
+        other_site: Site,
+        /// What the other block did.
+        other_access: Access,
+        /// The buffer and the grid's block count, where both writes came from
+        /// one line into a buffer of one element per block.
+        per_block: Option<(String, u32)>,
+    },
+    /// Two blocks of a cluster touched one word of a block's shared memory
+    /// (one of them the owner, perhaps), one writing, with no cluster barrier between.
+    ClusterRace {
+        /// The word, as its buffer and index.
+        word: String,
+        /// The earlier access.
+        first: Touch,
+        /// The later access, with no barrier between it and the first.
+        second: Touch,
+    },
+    /// A block read or wrote the shared memory of a block of its cluster that
+    /// exited without a cluster barrier after the access.
+    ClusterBlockExited {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The block whose shared memory it was.
+        owner: u32,
+        /// The owner's rank in the cluster.
+        rank: u32,
+        /// A read or a write.
+        access: Access,
+    },
+    /// `map_shared_rank` with a rank past the cluster.
+    ClusterRankOutOfRange {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The rank asked for.
+        rank: u32,
+        /// The cluster's size, in blocks.
+        size: u32,
+    },
+    /// `barrier_wait()` with no `barrier_arrive()` before it in this phase,
+    /// or a second `barrier_arrive()` before the wait.
+    ClusterBarrierMisuse {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// What was wrong.
+        why: &'static str,
+    },
+    /// `CUDA_ERROR_INVALID_CLUSTER_SIZE`: a cluster the device or the grid cannot have.
+    InvalidClusterSize(String),
+    /// The threads of a block met at one `block.sync()` from different places in the source.
+    DivergentBarrier {
+        /// The block whose threads met apart.
+        block: u32,
+        /// Where the threads met, as sites.
+        what: String,
+    },
+    /// Every thread that has not finished waits for something that cannot happen.
+    Deadlock(String),
+    /// `grid.sync()` in a kernel that was not launched cooperatively.
+    GridSyncNotCooperative {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+    },
+    /// `grid.sync()` in a kernel not declared `#[kernel(cooperative)]` (reached
+    /// around the compile-time guard).
+    GridSyncUndeclared {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// A warp collective named lanes it cannot: the caller itself, or a shuffle source, outside its mask.
+    BadMask {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// What was wrong.
+        why: String,
+    },
+    /// A barrier across GPUs where this GPU waited in vain for another.
+    MultiGridTimeout {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The GPU that was waited for.
+        rank: u32,
+        /// How long it waited, in seconds.
+        seconds: f64,
+    },
+    /// A thread executed `trap`.
+    Trap {
+        /// The thread that trapped.
+        thread: ThreadId,
+    },
+    /// A kernel used an operation the emulator does not model.
+    NotEmulated {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// What was done.
+        what: &'static str,
+    },
+    /// A thread panicked (an overflow, an index out of a Rust array's bounds...).
+    Panic {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// The panic's message.
+        message: String,
+    },
+    /// The launch ran longer than the time limit.
+    Timeout {
+        /// How long it waited, in seconds.
+        seconds: f64,
+    },
+    /// The emulator could not set up the launch (memory for stacks, say).
+    Resources(String),
+}
+
+impl Fault {
+    /// The CUDA driver's error for the same failure on a GPU, where a GPU reports one
+    /// (a race or a deadlock gives no error there: a wrong answer or a hang).
+    pub fn driver_name(&self) -> Option<&'static str> {
+        match self {
+            Fault::InvalidValue(_) => Some("CUDA_ERROR_INVALID_VALUE"),
+            Fault::CooperativeLaunchTooLarge { .. } => Some("CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"),
+            Fault::InvalidClusterSize(_) => Some("CUDA_ERROR_INVALID_CLUSTER_SIZE"),
+            Fault::ClusterRankOutOfRange { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
+            Fault::OutOfBounds { .. } => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
+            Fault::Misaligned { .. } => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
+            Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } | Fault::GridSyncUndeclared { .. } => {
+                Some("CUDA_ERROR_LAUNCH_FAILED")
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::InvalidValue(why) => write!(f, "CUDA_ERROR_INVALID_VALUE: {why}"),
+            Fault::CooperativeLaunchTooLarge { requested, max } => {
+                write!(f, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: {requested} blocks requested, {max} fit")
+            }
+            Fault::OutOfBounds { thread, site, buffer, index, len, access, note } => {
+                let verb = access.past();
+                write!(f, "{thread} {verb} {buffer}[{index}], past its {}, at {site}", count(*len, "element"))?;
+                match note {
+                    Some(note) => write!(f, " ({note})"),
+                    None => Ok(()),
+                }
+            }
+            Fault::Misaligned { thread, site, buffer, index, alignment } => {
+                write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
+            }
+            Fault::Race { word, first, second, partial: None }
+                if first.access == Access::Write && second.access == Access::Write && first.site == second.site =>
+            {
+                write!(
+                    f,
+                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); have one thread write it (`if block.thread_rank() == 0`)"
+                )
+            }
+            Fault::Race { word, first, second, partial: None } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
+            Fault::Race { word, first, second, partial: Some(p) } => {
+                write!(f, "data race on {word}: {first}, and {second}; {}", p.reaching(second.thread.thread))
+            }
+            Fault::BlockRace { word, writer, writer_site, other, other_site, per_block: Some((buffer, blocks)), .. } => write!(
+                f,
+                "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: {buffer} holds one element per block of this grid of {blocks}, and every block wrote the same one; index it by the block (`block.group_index().x`), not by a thread's rank within its block"
+            ),
+            Fault::BlockRace { word, writer, writer_site, other, other_site, other_access, per_block: None } => match other_access {
+                Access::Read => write!(
+                    f,
+                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} read it at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
+                ),
+                Access::Write => write!(
+                    f,
+                    "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: more than one block writes this one word, so the last to write wins (a barrier between them would only decide which); have one block write it"
+                ),
+            },
+            Fault::ClusterRace { word, first, second } => write!(
+                f,
+                "data race on {word}: {first}, and {second}, with no cluster.sync() between (blocks see each other's shared memory as it stood at the cluster's last barrier)"
+            ),
+            Fault::ClusterBlockExited { thread, site, owner, rank, access } => write!(
+                f,
+                "{thread} {} block {owner}'s shared memory (cluster rank {rank}) at {site}, and block {owner} exited without a cluster.sync() after it: a block's shared memory is gone once it exits, so every block must reach a cluster.sync() after the cluster's last access to its memory (the second cluster.sync())",
+                access.past()
+            ),
+            Fault::ClusterRankOutOfRange { thread, site, rank, size } => write!(
+                f,
+                "{thread} mapped the shared memory of cluster rank {rank} at {site}, but the cluster has {} (ranks 0-{}); on a GPU this traps",
+                count(*size as usize, "block"),
+                size.saturating_sub(1)
+            ),
+            Fault::ClusterBarrierMisuse { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
+            Fault::InvalidClusterSize(why) => write!(f, "CUDA_ERROR_INVALID_CLUSTER_SIZE: {why}"),
+            Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
+            Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
+            Fault::GridSyncNotCooperative { thread, site } => {
+                write!(
+                    f,
+                    "{thread} called {site}, but the launch was not cooperative, so the grid cannot synchronize (is_valid() is false): launch a kernel declared #[kernel(cooperative)] through the host's CooperativeKernel, which launches it only that way"
+                )
+            }
+            Fault::GridSyncUndeclared { thread, site, kernel } => write!(
+                f,
+                "{thread} called {site}, but {kernel} is not declared #[kernel(cooperative)], so the host may launch it the ordinary way, where the barrier cannot complete: declare it #[kernel(cooperative)]"
+            ),
+            Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
+            Fault::Trap { thread } => write!(f, "{thread} executed trap"),
+            Fault::MultiGridTimeout { thread, site, rank, seconds } => write!(
+                f,
+                "GPU {rank} waited {seconds} s at the barrier across GPUs ({thread}, at {site}) for a GPU that never arrived: every GPU's grid must be launched and running at once"
+            ),
+            Fault::NotEmulated { thread, site, what } => {
+                write!(f, "{thread} used {what} at {site}, which the emulator does not model (blocks talking through atomics): run this kernel on a GPU")
+            }
+            Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
+            Fault::Timeout { seconds } => write!(
+                f,
+                "did not finish within {seconds} s on the emulated device: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+            ),
+            Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
+        }
+    }
+}
+
+/// `0-15`, `2, 4, 8`, `0-3, 7`: a set of numbers as ranges.
+pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
+    let mut v: Vec<u32> = items.into_iter().collect();
+    v.sort_unstable();
+    v.dedup();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if j > i + 1 {
+            format!("{}-{}", v[i], v[j])
+        } else if j == i + 1 {
+            format!("{}, {}", v[i], v[j])
+        } else {
+            v[i].to_string()
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
+/// `1 block`, `3 blocks`.
+pub fn count(n: usize, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_compress_runs() {
+        assert_eq!(ranges([0, 1, 2, 3]), "0-3");
+        assert_eq!(ranges([2, 4, 8]), "2, 4, 8");
+        assert_eq!(ranges([5, 0, 1, 7, 6, 9]), "0, 1, 5-7, 9");
+        assert_eq!(ranges([]), "");
+        assert_eq!(count(1, "block"), "1 block");
+        assert_eq!(count(39, "block"), "39 blocks");
+    }
+}

@@ -1,0 +1,84 @@
+//! An emulated GPU on the CPU: the same kernel source, run with a GPU's
+//! execution model, so a learner without a GPU can run, change and break the
+//! lesson's kernels and be told what went wrong.
+//!
+//! - **Threads**: every GPU thread is a stackful coroutine; a block's threads
+//!   run on one worker thread, switching only where a GPU thread waits (a
+//!   block barrier, a warp collective, `grid.sync()`, a spin on memory). One
+//!   worker per core runs whole blocks. Stacks: see [`stack`].
+//! - **The device** has SMs with per-SM limits ([`Device`]), so occupancy,
+//!   the cooperative maximum and the refusal of one block more behave as on
+//!   hardware; the default is the lesson's Tesla T4.
+//! - **Memory**: a block sees other blocks' writes only after `grid.sync()`
+//!   (`emu::launch` says why), which makes every run deterministic.
+//! - **Checks a GPU needs a sanitizer for**: an access outside a kernel
+//!   parameter's buffer or the dynamic shared memory, a misaligned vector
+//!   load, a data race in a block (no barrier between two threads' accesses,
+//!   one a write) or between blocks (no `grid.sync()` between), a barrier met
+//!   from different places, and a deadlock (every live thread waits for
+//!   something that cannot happen), each a [`Fault`] that names the kernel,
+//!   the threads, the source line and what is missing.
+//! - **Interleavings**: by default each block runs its threads in order; with
+//!   a seed ([`Options::seed`]) it picks the next thread and preempts at
+//!   random, to shake out code that relies on an order the GPU does not promise.
+
+// The floors, lowest first: each module uses only those above it in this
+// list (`crates/cg-kernel/tests/emu_layers.rs` reads this list and holds every file to it).
+//
+// The ground: faults and where they happened, memory, coroutine stacks,
+// what a launch is, and the per-worker clock.
+pub mod fault;
+mod memory;
+pub mod stack;
+mod spec;
+mod clock;
+// What every block of a launch shares, and panics turned into faults.
+mod info;
+// The race shadow of one word.
+mod race;
+// One thread's and one warp's state; one block's memory.
+mod warp;
+mod shared;
+// A cluster's barrier and distributed shared memory.
+mod cluster;
+// One block: its barrier and faults, then its warp collectives, its memory
+// accesses, and its reports.
+mod block;
+mod collectives;
+mod access;
+mod report;
+// The scheduler that runs a block's threads as coroutines.
+mod scheduler;
+// A traced launch laid out in the emulated device's time.
+mod timeline;
+// One launch: workers, the grid barrier, global memory between blocks.
+mod launch;
+// What kernels call: the emulated thread's view (`arch/cpu.rs` uses it).
+pub mod thread;
+
+pub use fault::{Access, Fault, PartialBarrier, Site, ThreadId};
+pub use memory::Memory;
+pub use spec::{Arg, BlockTrace, ClusterCeilings, ClusterShape, Device, H200_CLUSTERS, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
+
+impl Device {
+    /// Runs a launch to completion: `Ok` once every thread has returned, or
+    /// the fault that stopped it.
+    pub fn launch(&self, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
+        launch::run(self, launch, options)
+    }
+}
+
+/// An input whose float sum depends on the order of the additions (values
+/// of both signs over 15 binary orders of magnitude), for checking that the
+/// emulator adds in exactly the GPU's order: same input, grid and block size,
+/// same bits.
+pub fn order_sensitive_input(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let unit = (z >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            unit * (1u32 << ((z >> 8) % 15)) as f32
+        })
+        .collect()
+}

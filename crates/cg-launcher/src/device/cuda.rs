@@ -1,0 +1,1038 @@
+//! The CUDA backend: cudarc's safe layer for the context, stream, modules,
+//! functions and events, and [`crate::driver`] for the rest.
+
+use super::group::Comm;
+use super::{ArgRepr, ArgValue, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
+use crate::driver::{self, Shape};
+use crate::error::{Error, Result};
+use crate::sizing::SmResources;
+use cg_kernel::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched, watched};
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DevicePtr};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_void;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The launcher's own module: one kernel, [`HOLD`], that keeps the GPU busy
+/// for a given number of nanoseconds (`hold.ptx`).
+const HOLD_PTX: &str = include_str!("hold.ptx");
+/// The hold kernel's name in [`HOLD_PTX`].
+const HOLD: &str = "cg_launcher_hold_for";
+
+/// An open CUDA device: its context, the one stream everything runs on, the module.
+pub(crate) struct Cuda {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: OnceLock<Arc<CudaModule>>,
+    /// The sm_90 module (`crate::ptx().sm90`), for the cluster kernels.
+    sm90: OnceLock<Arc<CudaModule>>,
+    compute_capability: (i32, i32),
+    /// The kernel launched last, for naming it in errors.
+    last_kernel: Cell<&'static str>,
+    /// The kernel that did not finish within the timeout, until a later wait
+    /// sees it end: it cannot be stopped, so meanwhile no new work is queued
+    /// behind it (a launch, a copy to or from the host) and no teardown call
+    /// that would wait for it is made. `finish` may still wait for it again.
+    stuck: Cell<Option<&'static str>>,
+    timeout: Cell<Duration>,
+    /// `hold_for`, loaded on the first timed batch.
+    hold_function: OnceLock<CudaFunction>,
+    /// How long the next batch of timed runs is held (see `time_queued`).
+    hold_time: Cell<Duration>,
+    /// While a graph is being captured, the stream it is captured from:
+    /// launches go there instead of `stream`.
+    capturing: Cell<Option<sys::CUstream>>,
+    /// While a branch of [`Backend::in_parallel`] runs, its stream: launches
+    /// go there (it is in the capture too, during one).
+    branch: Cell<Option<sys::CUstream>>,
+    /// The branches' streams, made on first use and kept.
+    branch_streams: RefCell<Vec<Arc<CudaStream>>>,
+    /// Frees held back while a branch runs, until its join.
+    frees: Arc<HeldFrees>,
+    /// The watched barrier's memory for launches outside a capture: one
+    /// block of `watched::BYTES` per stream (see [`GraphBarriers`] and `docs/abi.md`).
+    barriers: RefCell<Vec<(usize, cudarc::driver::CudaSlice<u8>)>>,
+    /// During a capture, the graph's own barrier memory, one block per
+    /// captured watched launch.
+    capture_barriers: RefCell<Option<GraphBarriers>>,
+    /// Loads the traced build of the kernels; and reads each launch's trace, or not.
+    traced: Option<super::Tracing>,
+    /// With `Tracing::Unread`: the one buffer every launch records into.
+    unread: OnceLock<cudarc::driver::CudaSlice<u64>>,
+    traces: RefCell<Vec<super::LaunchTrace>>,
+    #[cfg(feature = "barrier-timeout")]
+    barrier_report: OnceLock<driver::HostMapped>,
+    /// The mutant of the shared barrier memory ([`Backend::mutant_share_barrier_memory`]).
+    #[cfg(feature = "barrier-timeout")]
+    mutant_shared_barrier: Cell<bool>,
+    /// The mutant of memory out of order in branches ([`Backend::mutant_unordered_branch_memory`]).
+    #[cfg(feature = "barrier-timeout")]
+    mutant_unordered_memory: Cell<bool>,
+}
+
+impl Cuda {
+    pub fn device_count() -> Result<usize> {
+        if !driver::driver_present() {
+            return Err(Error::NoDriver);
+        }
+        Ok(CudaContext::device_count().map_err(Error::driver("cuDeviceGetCount"))?.max(0) as usize)
+    }
+
+    pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
+        if crate::ptx().plain.is_empty() {
+            return Err(Error::EmulatorOnlyBuild);
+        }
+        let count = Self::device_count()?;
+        super::check_ordinal(ordinal, count)?;
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
+        let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuDeviceGetAttribute"));
+        let name = ctx.name().map_err(Error::driver("cuDeviceGetName"))?;
+        let compute_capability = ctx.compute_capability().map_err(Error::driver("cuDeviceGetAttribute"))?;
+        let cooperative_launch = attr(Attr::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? == 1;
+        super::check_cooperative(&name, compute_capability, cooperative_launch)?;
+        let info = DeviceInfo {
+            ordinal,
+            name,
+            compute_capability: Some(compute_capability),
+            sms: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            cooperative_launch,
+            clusters: compute_capability.0 >= 9,
+            max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            l2_bytes: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?),
+            sm: SmResources {
+                max_threads: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+                max_blocks: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+                registers: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?),
+                shared_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+                reserved_shared_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?,
+            },
+            driver_version: Some(driver::driver_version()?),
+            emulated: false,
+            seed: None,
+        };
+        driver::single_stream(&ctx);
+        ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+        let stream = ctx.default_stream();
+        let cuda = Cuda {
+            ctx,
+            stream,
+            module: OnceLock::new(),
+            sm90: OnceLock::new(),
+            compute_capability,
+            last_kernel: Cell::new("(no kernel yet)"),
+            stuck: Cell::new(None),
+            timeout: Cell::new(super::DEFAULT_TIMEOUT),
+            hold_function: OnceLock::new(),
+            hold_time: Cell::new(FIRST_HOLD),
+            capturing: Cell::new(None),
+            branch: Cell::new(None),
+            branch_streams: RefCell::new(Vec::new()),
+            frees: Arc::new(HeldFrees::default()),
+            barriers: RefCell::new(Vec::new()),
+            capture_barriers: RefCell::new(None),
+            traced,
+            unread: OnceLock::new(),
+            traces: RefCell::new(Vec::new()),
+            #[cfg(feature = "barrier-timeout")]
+            barrier_report: OnceLock::new(),
+            #[cfg(feature = "barrier-timeout")]
+            mutant_shared_barrier: Cell::new(false),
+            #[cfg(feature = "barrier-timeout")]
+            mutant_unordered_memory: Cell::new(false),
+        };
+        Ok((cuda, info))
+    }
+
+    /// The embedded PTX module, loaded once.
+    fn module(&self) -> Result<&Arc<CudaModule>> {
+        if let Some(m) = self.module.get() {
+            return Ok(m);
+        }
+        let ptx = if self.traced.is_some() { crate::ptx().traced } else { crate::ptx().plain };
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(Error::driver("cuModuleLoadData"))?;
+        #[cfg(feature = "barrier-timeout")]
+        {
+            let report = driver::HostMapped::new(16)?;
+            let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+            self.stream.memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
+            let _ = self.barrier_report.set(report);
+        }
+        Ok(self.module.get_or_init(|| m))
+    }
+
+    /// The embedded sm_90 module, loaded once: the only one holding the
+    /// `#[kernel(cluster)]` kernels (not traced: a trace of a cluster launch
+    /// comes from the emulator).
+    fn sm90_module(&self, kernel: &'static str) -> Result<&Arc<CudaModule>> {
+        if let Some(m) = self.sm90.get() {
+            return Ok(m);
+        }
+        let (major, minor) = self.compute_capability;
+        if major < 9 {
+            return Err(Error::ClustersNeedSm90 { kernel, major, minor });
+        }
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::ptx().sm90)).map_err(Error::driver("cuModuleLoadData"))?;
+        Ok(self.sm90.get_or_init(|| m))
+    }
+
+    fn event(&self) -> Result<CudaEvent> {
+        self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(Error::driver("cuEventCreate"))
+    }
+
+    fn record(&self, event: &CudaEvent) -> Result<()> {
+        // SAFETY: the event and the stream are this context's, which `open`
+        // made current on this thread (the only one that uses it).
+        unsafe { driver::record_event(event.cu_event(), self.stream.cu_stream()) }.map_err(Error::driver("cuEventRecord"))
+    }
+
+    /// Waits, at most the timeout, for `event`; a failure or a timeout names
+    /// the last kernel launched. Polls without sleeping for the first
+    /// millisecond, then sleeps between polls.
+    fn wait_for(&self, event: &CudaEvent) -> Result<()> {
+        let start = Instant::now();
+        let spin = Duration::from_millis(1);
+        loop {
+            match event.try_is_complete() {
+                Ok(true) => {
+                    self.stuck.set(None);
+                    return Ok(());
+                }
+                Ok(false) if start.elapsed() > self.timeout.get() => {
+                    self.stuck.set(Some(self.last_kernel.get()));
+                    return Err(Error::Timeout { kernel: self.last_kernel.get(), seconds: self.timeout.get().as_secs_f64() });
+                }
+                Ok(false) if start.elapsed() < spin => std::hint::spin_loop(),
+                Ok(false) => std::thread::sleep(Duration::from_micros(200)),
+                Err(error) => {
+                    self.stuck.set(None);
+                    return Err(self.kernel_failure(error));
+                }
+            }
+        }
+    }
+
+    /// Refuses new work while a kernel is stuck.
+    fn usable(&self) -> Result<()> {
+        match self.stuck.get() {
+            Some(kernel) => Err(Error::DeviceStuck { kernel }),
+            None => Ok(()),
+        }
+    }
+
+    /// The error for a kernel that failed while running: the diagnosing
+    /// barrier's report where there is one.
+    fn kernel_failure(&self, error: cudarc::driver::DriverError) -> Error {
+        let kernel = self.last_kernel.get();
+        #[cfg(feature = "barrier-timeout")]
+        if let Some(report) = self.barrier_report.get().and_then(|r| cg_kernel::cg::barrier::Report::from_words(r.words())) {
+            return Error::GridBarrierTimedOut { kernel, report };
+        }
+        Error::KernelFailed { kernel, error }
+    }
+
+    /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
+    /// launch of `blocks` blocks (`cg_kernel::trace`).
+    fn start_trace(&self, blocks: u32) -> Result<cudarc::driver::CudaSlice<u64>> {
+        let words = self.stream.alloc_zeros::<u64>(blocks as usize * cg_kernel::trace::WORDS_PER_BLOCK).map_err(Error::driver("cuMemAllocAsync"))?;
+        let (address, _) = words.device_ptr(&self.stream);
+        let mut slot = self.module()?.get_global("CG_TRACE", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+        self.stream.memcpy_htod(&address.to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
+        Ok(words)
+    }
+
+    /// Points `CG_TRACE` once at one buffer that every launch of up to
+    /// `cg_kernel::trace::MAX_TIMED_BLOCKS` blocks records into, unread.
+    fn unread_trace(&self, blocks: u32) -> Result<()> {
+        if blocks as usize > cg_kernel::trace::MAX_TIMED_BLOCKS {
+            return Err(Error::GridTooLarge { kernel: self.last_kernel.get(), blocks: blocks as u64 });
+        }
+        if self.unread.get().is_none() {
+            let words = self.start_trace(cg_kernel::trace::MAX_TIMED_BLOCKS as u32)?;
+            let _ = self.unread.set(words);
+        }
+        Ok(())
+    }
+
+    /// Waits for the traced launch and keeps what its blocks recorded.
+    fn end_trace(&self, kernel: &'static str, shape: Shape, cooperative: bool, words: &cudarc::driver::CudaSlice<u64>) -> Result<()> {
+        self.finish()?;
+        let w = self.stream.clone_dtoh(words).map_err(Error::driver("cuMemcpyDtoH"))?;
+        let nonzero = |x: u64| (x != 0).then_some(x);
+        let trace = w
+            .chunks_exact(cg_kernel::trace::WORDS_PER_BLOCK)
+            .enumerate()
+            .filter(|(_, r)| r[0] != 0)
+            .map(|(b, r)| super::BlockTrace {
+                block: b as u32,
+                place: (r[0] - 1) as u32,
+                start: r[1],
+                arrive: nonzero(r[2]),
+                leave: nonzero(r[3]),
+                end: nonzero(r[4]),
+                // The traced module holds no cluster kernels (they are sm_90 only).
+                cluster_arrive: None,
+                cluster_leave: None,
+            })
+            .collect();
+        self.traces.borrow_mut().push(super::LaunchTrace {
+            kernel,
+            blocks: shape.blocks,
+            threads_per_block: shape.threads_per_block,
+            cooperative,
+            cluster: shape.cluster.map(|c| c.blocks),
+            unit: super::TraceUnit::Nanoseconds,
+            trace,
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// The stream launches go to: a branch's own while one runs, else the
+    /// capture stream while a graph is being captured, else `stream`.
+    fn launch_stream(&self) -> sys::CUstream {
+        self.branch.get().or(self.capturing.get()).unwrap_or(self.stream.cu_stream())
+    }
+
+    /// Zeroed barrier memory for `blocks` launches at once, ready before
+    /// anything queued after this call.
+    fn barrier_memory(&self, blocks: usize) -> Result<cudarc::driver::CudaSlice<u8>> {
+        let m = self.stream.alloc_zeros::<u8>(blocks * watched::BYTES as usize).map_err(Error::driver("cuMemAllocAsync"))?;
+        // Launches on other streams are not ordered after the zeroing: wait for it.
+        self.finish()?;
+        Ok(m)
+    }
+
+    /// The watched barrier's memory for a launch now (`cg_kernel::cg::barrier::watched`):
+    /// no other launch in flight may use it (see [`GraphBarriers`] and `docs/abi.md`).
+    fn watched_barrier(&self) -> Result<u64> {
+        if self.capturing.get().is_some() {
+            let mut slab = self.capture_barriers.borrow_mut();
+            let slab = slab.as_mut().expect("barrier memory for every capture");
+            if slab.taken == GRAPH_BARRIERS {
+                return Err(Error::GraphBarriersExhausted { kernel: self.last_kernel.get(), max: GRAPH_BARRIERS });
+            }
+            let (base, _) = slab.memory.device_ptr(&self.stream);
+            slab.taken += 1;
+            return Ok(base + ((slab.taken - 1) * watched::BYTES as usize) as u64);
+        }
+        let stream = self.launch_stream() as usize;
+        // Today's bug, kept as a test of the test: every stream's launches on one block.
+        #[cfg(feature = "barrier-timeout")]
+        let stream = if self.mutant_shared_barrier.get() { 0 } else { stream };
+        if let Some((_, m)) = self.barriers.borrow().iter().find(|(s, _)| *s == stream) {
+            return Ok(m.device_ptr(&self.stream).0);
+        }
+        let m = self.barrier_memory(1)?;
+        let address = m.device_ptr(&self.stream).0;
+        self.barriers.borrow_mut().push((stream, m));
+        Ok(address)
+    }
+
+    /// Queues run `r` of `work` between `events[r]`'s two records, for each `r` of `runs`.
+    fn queue_between(&self, events: &[(CudaEvent, CudaEvent)], runs: std::ops::Range<usize>, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        for r in runs {
+            self.record(&events[r].0)?;
+            work(r)?;
+            self.record(&events[r].1)?;
+        }
+        Ok(())
+    }
+
+    fn elapsed(start: &CudaEvent, end: &CudaEvent) -> Result<f64> {
+        Ok(start.elapsed_ms(end).map_err(Error::driver("cuEventElapsedTime"))? as f64)
+    }
+}
+
+impl Drop for Cuda {
+    /// With a kernel stuck, unloading the module or releasing the context
+    /// would wait for it forever: both are left to the process's exit, which
+    /// ends the kernel.
+    fn drop(&mut self) {
+        if self.stuck.get().is_some() {
+            std::mem::forget(self.ctx.clone());
+            std::mem::forget(self.module.take());
+            #[cfg(feature = "barrier-timeout")]
+            std::mem::forget(self.barrier_report.take());
+        }
+    }
+}
+
+/// Frees of device memory held back while a branch of `in_parallel` runs
+/// or a graph is captured: every allocation is freed on the stream that
+/// made it, the context's default stream, which waits for the branches only
+/// at the join, and cannot be used at all during a capture.
+#[derive(Default)]
+pub(crate) struct HeldFrees {
+    /// Branch runs and captures under way (a branch may be inside a capture).
+    holding: std::sync::atomic::AtomicUsize,
+    held: std::sync::Mutex<Vec<cudarc::driver::CudaSlice<u8>>>,
+}
+
+impl HeldFrees {
+    fn hold(&self) {
+        self.holding.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Ends one hold; after the last, frees what was held, on the default
+    /// stream, which by then waits for every branch.
+    fn release(&self) {
+        if self.holding.fetch_sub(1, std::sync::atomic::Ordering::Relaxed) == 1 {
+            drop(std::mem::take(&mut *self.held.lock().unwrap_or_else(|e| e.into_inner())));
+        }
+    }
+}
+
+/// A device allocation, freed when dropped, after the join if dropped in a
+/// branch (see [`HeldFrees`]).
+pub(crate) struct Allocation {
+    slice: Option<cudarc::driver::CudaSlice<u8>>,
+    frees: Arc<HeldFrees>,
+}
+
+impl Drop for Allocation {
+    fn drop(&mut self) {
+        if let Some(slice) = self.slice.take()
+            && self.frees.holding.load(std::sync::atomic::Ordering::Relaxed) > 0
+        {
+            self.frees.held.lock().unwrap_or_else(|e| e.into_inner()).push(slice);
+        }
+    }
+}
+
+impl Cuda {
+    /// Refuses memory work during a capture; inside a branch of
+    /// `in_parallel`, runs `op` (which queues on the default stream) in the
+    /// branch's order: after the branch's work so far, before its later work.
+    fn in_order<R>(&self, what: &'static str, op: impl FnOnce() -> Result<R>) -> Result<R> {
+        self.usable()?;
+        if self.capturing.get().is_some() {
+            return Err(Error::MemoryInCapture { what });
+        }
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return op();
+        }
+        let Some(branch) = self.branch.get() else { return op() };
+        let main = self.stream.cu_stream();
+        self.stream_waits(main, branch)?;
+        let r = op()?;
+        self.stream_waits(branch, main)?;
+        Ok(r)
+    }
+
+    /// Makes `waiter` wait for what is queued on `on` so far.
+    fn stream_waits(&self, waiter: sys::CUstream, on: sys::CUstream) -> Result<()> {
+        let e = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"))?;
+        // SAFETY: the event and both streams are this context's, live for the call.
+        unsafe {
+            driver::record_event(e.cu_event(), on).map_err(Error::driver("cuEventRecord"))?;
+            cudarc::driver::result::stream::wait_event(waiter, e.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                .map_err(Error::driver("cuStreamWaitEvent"))
+        }
+    }
+
+    /// Holds frees until [`release_frees`](Self::release_frees) (see [`HeldFrees`]).
+    fn hold_frees(&self) {
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return;
+        }
+        self.frees.hold();
+    }
+
+    fn release_frees(&self) {
+        #[cfg(feature = "barrier-timeout")]
+        if self.mutant_unordered_memory.get() {
+            return;
+        }
+        self.frees.release();
+    }
+
+    fn allocation(&self, slice: cudarc::driver::CudaSlice<u8>, bytes: usize) -> Memory {
+        let (address, _) = slice.device_ptr(&self.stream);
+        Memory::new(address, bytes, Owner::Cuda(Allocation { slice: Some(slice), frees: self.frees.clone() }))
+    }
+}
+
+impl Backend for Cuda {
+    fn alloc(&self, bytes: usize) -> Result<Memory> {
+        self.in_order("device memory allocated", || {
+            let slice = self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(Error::driver("cuMemAllocAsync"))?;
+            Ok(self.allocation(slice, bytes))
+        })
+    }
+
+    fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
+        self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+        let m = driver::HostMapped::new(bytes)?;
+        let (address, host) = (m.device_address(), m.host());
+        Ok((SharedOwner::Cuda(m), address, host))
+    }
+
+    fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
+        self.in_order("device memory allocated", || {
+            // SAFETY: the bytes are only ever read by kernels, as device memory
+            // (a `Pod` type), never as host values that would need to be initialized.
+            let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(Error::driver("cuMemAllocAsync"))?;
+            Ok(self.allocation(slice, bytes))
+        })
+    }
+
+    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+        let address = dst.at(offset, src.len());
+        self.in_order("a copy to the device", || {
+            // A copy from pageable memory waits for the stream: bound that wait first.
+            self.finish()?;
+            // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
+            // of this context (checked by `at`); the copy is in stream order.
+            unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))?;
+            self.finish()
+        })
+    }
+
+    fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
+        let address = src.at(offset, dst.len());
+        self.in_order("a copy from the device", || {
+            self.finish()?;
+            // SAFETY: as in `write`, the other way.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
+            self.finish()
+        })
+    }
+
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+        let (from, to) = (src.at(src_offset, bytes), dst.at(dst_offset, bytes));
+        self.in_order("a copy on the device", || {
+            // SAFETY: both ranges lie inside live allocations of this context.
+            unsafe { cudarc::driver::result::memcpy_dtod_async(to, from, bytes, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoDAsync"))
+        })
+    }
+
+    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
+        let address = dst.at(offset, count * 4);
+        self.in_order("a fill of device memory", || {
+            // SAFETY: the range lies inside a live allocation of this context.
+            unsafe { driver::memset_d32(address, value, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetD32Async"))
+        })
+    }
+
+    fn free_memory(&self) -> Result<u64> {
+        // Memory freed with cuMemFreeAsync returns to the device only when the
+        // pool is trimmed after the host has seen the free done in a synchronize
+        // (an event query is not enough). `finish` first, so that this one cannot hang.
+        self.finish()?;
+        self.stream.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
+        // Best effort: a device without memory pools has nothing to trim.
+        let _ = driver::trim_default_pool(self.ctx.cu_device());
+        Ok(self.ctx.mem_get_info().map_err(Error::driver("cuMemGetInfo"))?.0 as u64)
+    }
+
+    fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        let module_is_ours = module.is_none();
+        let module: &Arc<CudaModule> = match module {
+            Some(m) => &m.cuda,
+            None => {
+                if !spec.in_ptx {
+                    return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
+                }
+                let ptx = if spec.cluster { crate::ptx().sm90 } else { crate::ptx().plain };
+                if !spec.grid_sync && ptx_calls_grid_sync(ptx, spec.name) {
+                    return Err(Error::UndeclaredGridSync { kernel: spec.name });
+                }
+                if spec.cluster { self.sm90_module(spec.name)? } else { self.module()? }
+            }
+        };
+        let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
+        // A cooperative kernel of this project's modules has a second entry
+        // whose grid.sync() is the watched barrier, launched for large grids.
+        let watched = match (spec.grid_sync, module_is_ours) {
+            (true, true) => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
+            _ => None,
+        };
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched }))
+    }
+
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
+        self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))
+    }
+
+    fn finish(&self) -> Result<()> {
+        let event = self.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
+        self.record(&event)?;
+        self.wait_for(&event)
+    }
+
+    fn hold(&self, time: Duration) -> Result<()> {
+        self.usable()?;
+        let hold = match self.hold_function.get() {
+            Some(f) => f,
+            None => {
+                let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(HOLD_PTX)).map_err(Error::driver("cuModuleLoadData"))?;
+                let f = module.load_function(HOLD).map_err(Error::driver("cuModuleGetFunction"))?;
+                self.hold_function.get_or_init(|| f)
+            }
+        };
+        self.last_kernel.set(HOLD);
+        let mut ns = time.as_nanos() as u64;
+        let shape = Shape::new(1, 32, 0);
+        // SAFETY: the hold takes one u64 and touches no memory.
+        unsafe { driver::launch_kernel_ex(hold.cu_function(), self.stream.cu_stream(), shape, false, &mut [&mut ns as *mut u64 as *mut c_void]) }
+            .map_err(Error::driver("cuLaunchKernelEx"))
+    }
+
+    /// Runs are queued in batches of [`BATCH`], each behind a `hold_for`
+    /// that keeps the GPU from starting the batch before the host has queued
+    /// all of it: so the GPU runs the batch back to back, and a run's events
+    /// time the GPU alone, not how fast the host submits. A batch the host
+    /// took more than half the hold to queue is run again behind a hold twice
+    /// as long (up to [`MAX_HOLD`]); the hold that sufficed is kept for the
+    /// next batch.
+    fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
+        let mut first = 0;
+        while first < runs {
+            let batch = first..(first + BATCH).min(runs);
+            let hold = self.hold_time.get();
+            self.hold(hold)?;
+            let queueing = Instant::now();
+            self.queue_between(&events, batch.clone(), work)?;
+            let queued_in = queueing.elapsed();
+            self.wait_for(&events[batch.end - 1].1)?;
+            if queued_in * 2 > hold && hold < MAX_HOLD {
+                self.hold_time.set(hold * 2);
+                continue;
+            }
+            first = batch.end;
+        }
+        events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
+    }
+
+    fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        let (start, end) = (self.event()?, self.event()?);
+        (0..runs)
+            .map(|r| {
+                self.finish()?;
+                self.record(&start)?;
+                work(r)?;
+                self.record(&end)?;
+                self.wait_for(&end)?;
+                Self::elapsed(&start, &end)
+            })
+            .collect()
+    }
+
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Queued> {
+        let events: Vec<(CudaEvent, CudaEvent)> = (0..runs).map(|_| Ok((self.event()?, self.event()?))).collect::<Result<_>>()?;
+        self.queue_between(&events, 0..runs, work)?;
+        Ok(Queued::Cuda(events))
+    }
+
+    fn queued_times(&self, queued: Queued) -> Result<Vec<f64>> {
+        let Queued::Cuda(events) = queued else { return Err(Error::OtherDevice { what: "runs the emulator queued" }) };
+        if let Some((_, last)) = events.last() {
+            self.wait_for(last)?;
+        }
+        events.iter().map(|(s, e)| Self::elapsed(s, e)).collect()
+    }
+
+    fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Comm> {
+        let super::CommId::Nccl(id) = id else {
+            return Err(Error::Nccl { call: "ncclCommInitRank", error: "given the emulator's stand-in instead of an NCCL id".to_string() });
+        };
+        self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+        // SAFETY: this device's context is current on this thread, just above.
+        Ok(Comm::Nccl(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }))
+    }
+
+    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
+        self.usable()?;
+        let Comm::Nccl(comm) = &comm.inner else { return Err(Error::OtherDevice { what: "the emulator's stand-in communicator" }) };
+        let (src, dst) = (src.at(src_offset, count * 4), dst.at(dst_offset, count * 4));
+        self.last_kernel.set("ncclAllReduce");
+        // SAFETY: both ranges lie inside this device's allocations, checked
+        // by `at`; the stream is this context's.
+        unsafe { comm.all_reduce_sum(src, dst, count, self.launch_stream()) }
+    }
+
+    fn set_timeout(&self, timeout: Duration) {
+        self.timeout.set(timeout);
+    }
+
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Captured> {
+        self.usable()?;
+        if self.capturing.get().is_some() || self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a graph capture" });
+        }
+        // Memory cannot be allocated during a capture: the graph's barrier
+        // memory is allocated first, and belongs to the graph.
+        let memory = self.barrier_memory(GRAPH_BARRIERS)?;
+        *self.capture_barriers.borrow_mut() = Some(GraphBarriers { memory, taken: 0 });
+        let side = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
+        side.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(Error::driver("cuStreamBeginCapture"))?;
+        self.capturing.set(Some(side.cu_stream()));
+        self.hold_frees();
+        let made = work();
+        self.capturing.set(None);
+        let barriers = self.capture_barriers.borrow_mut().take().expect("the capture's barrier memory");
+        // End the capture whatever `work` did, so the stream leaves capture mode.
+        // SAFETY: `side` is this context's, in capture since above.
+        let ended = unsafe { driver::GraphExec::end_capture(side.cu_stream()) };
+        self.release_frees();
+        made?;
+        let exec = ended?.ok_or(Error::EmptyGraph)?;
+        side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
+        Ok(Captured::Cuda(CudaGraph { exec, _barriers: barriers.memory }))
+    }
+
+    /// Fork and join with events: each branch's stream waits for what was
+    /// queued before, runs the branch's launches, and what is queued after
+    /// waits for every branch. During a capture the same calls make
+    /// parallel branches of the graph.
+    fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        self.usable()?;
+        if self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
+        }
+        while self.branch_streams.borrow().len() < branches {
+            let stream = self.ctx.new_stream().map_err(Error::driver("cuStreamCreate"))?;
+            self.branch_streams.borrow_mut().push(stream);
+        }
+        let origin = self.launch_stream();
+        let event = || self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"));
+        let wait = |stream: sys::CUstream, e: &CudaEvent| {
+            // SAFETY: both are this context's, live for the call.
+            unsafe { cudarc::driver::result::stream::wait_event(stream, e.cu_event(), sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT) }
+                .map_err(Error::driver("cuStreamWaitEvent"))
+        };
+        let fork = event()?;
+        // SAFETY: the event and the stream are this context's.
+        unsafe { driver::record_event(fork.cu_event(), origin) }.map_err(Error::driver("cuEventRecord"))?;
+        let streams: Vec<sys::CUstream> = self.branch_streams.borrow()[..branches].iter().map(|s| s.cu_stream()).collect();
+        let mut joins = Vec::with_capacity(branches);
+        self.hold_frees();
+        let made = streams.iter().enumerate().try_for_each(|(b, &stream)| {
+            wait(stream, &fork)?;
+            self.branch.set(Some(stream));
+            let made = work(b);
+            self.branch.set(None);
+            let join = event()?;
+            // SAFETY: as above.
+            unsafe { driver::record_event(join.cu_event(), stream) }.map_err(Error::driver("cuEventRecord"))?;
+            joins.push(join);
+            made
+        });
+        // Join whatever ran, so that a capture can end; then free what the
+        // branches dropped, on the default stream, after the join.
+        let joined = joins.iter().try_for_each(|join| wait(origin, join));
+        self.release_frees();
+        made.and(joined)
+    }
+
+    fn launch_graph(&self, graph: &Captured) -> Result<()> {
+        self.usable()?;
+        let g = &Self::cuda_graph(graph)?.exec;
+        self.last_kernel.set("a captured graph");
+        // SAFETY: the graph was captured and instantiated in this context, and
+        // its kernels' buffers are the caller's to keep alive (as for a launch).
+        unsafe { driver::graph_launch(g.exec, self.launch_stream()) }.map_err(Error::driver("cuGraphLaunch"))
+    }
+
+    fn take_traces(&self) -> Vec<super::LaunchTrace> {
+        std::mem::take(&mut *self.traces.borrow_mut())
+    }
+
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_share_barrier_memory(&self) {
+        self.mutant_shared_barrier.set(true);
+    }
+
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_unordered_branch_memory(&self) {
+        self.mutant_unordered_memory.set(true);
+    }
+
+    fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>> {
+        let g = &Self::cuda_graph(graph)?.exec;
+        // SAFETY: the graph is live (owned by `g`) and of this context.
+        unsafe { driver::graph_kernel_nodes_cooperative(g.graph) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
+    }
+}
+
+/// A captured graph, and the barrier memory its watched launches use.
+pub(crate) struct CudaGraph {
+    exec: driver::GraphExec,
+    _barriers: cudarc::driver::CudaSlice<u8>,
+}
+
+impl Cuda {
+    fn cuda_graph(graph: &Captured) -> Result<&CudaGraph> {
+        match graph {
+            Captured::Cuda(g) => Ok(g),
+            Captured::Emulated(_) => Err(Error::OtherDevice { what: "a graph the emulator captured" }),
+        }
+    }
+}
+
+/// The most watched launches one graph holds ([`GraphBarriers`]).
+const GRAPH_BARRIERS: usize = 8;
+
+/// Where the watched barrier's memory comes from (`cg_kernel::cg::barrier::watched`,
+/// `docs/abi.md`): it must not be shared by two launches in flight. Outside
+/// a capture, launches on one stream run one after another and each leaves
+/// its memory at rest, so each stream has one block. A graph's launches may
+/// run beside launches on any stream, and beside each other on parallel
+/// branches, so each watched launch captured gets a block of the graph's
+/// own; a graph is never in flight twice (CUDA orders the launches of one
+/// executable graph).
+struct GraphBarriers {
+    memory: cudarc::driver::CudaSlice<u8>,
+    taken: usize,
+}
+
+/// Timed runs queued behind one hold.
+const BATCH: usize = 32;
+/// The first hold: about four times what the H200 machine's host took to
+/// queue 32 two-launch runs (some 3.5 µs per launch or event record there).
+const FIRST_HOLD: Duration = Duration::from_millis(2);
+/// The longest hold.
+const MAX_HOLD: Duration = Duration::from_secs(1);
+
+/// A kernel loaded from a CUDA module.
+struct CudaKernel<'g> {
+    cuda: &'g Cuda,
+    name: &'static str,
+    function: CudaFunction,
+    /// The `name__watched` entry of a cooperative kernel of this project's
+    /// modules, launched cooperatively above `WATCHED_ABOVE_BLOCKS` blocks.
+    watched: Option<CudaFunction>,
+}
+
+impl CudaKernel<'_> {
+    /// The entry a launch of `shape` runs (`gpu::cg::barrier::is_watched`),
+    /// and whether it is the watched one.
+    fn entry(&self, shape: Shape, cooperative: bool) -> (&CudaFunction, bool) {
+        match &self.watched {
+            Some(w) if cooperative && is_watched(shape.blocks) => (w, true),
+            _ => (&self.function, false),
+        }
+    }
+}
+
+impl Drop for CudaKernel<'_> {
+    /// A stuck kernel's module stays loaded (see `Drop for Cuda`); a module
+    /// from a file is unloaded when its last function goes.
+    fn drop(&mut self) {
+        if self.cuda.stuck.get().is_some() {
+            std::mem::forget(self.function.clone());
+            std::mem::forget(self.watched.clone());
+        }
+    }
+}
+
+/// The most parameters an entry of this project takes (a watched entry's
+/// hidden barrier parameter included).
+const MAX_PARAMS: usize = 9;
+
+impl Function for CudaKernel<'_> {
+    fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
+        let blocks = |f: &CudaFunction| {
+            f.occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
+                .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+        };
+        // Either entry may be launched: a grid fits only if it fits both.
+        let blocks_per_sm = match &self.watched {
+            Some(w) => blocks(&self.function)?.min(blocks(w)?),
+            None => blocks(&self.function)?,
+        };
+        let attr = |a| self.function.get_attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuFuncGetAttribute"));
+        Ok(Occupancy {
+            blocks_per_sm,
+            registers_per_thread: Some(attr(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
+            static_shared_bytes: attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+        })
+    }
+
+    fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
+        // SAFETY: the function is live in this context.
+        unsafe { driver::max_active_clusters(self.function.cu_function(), shape) }.map_err(Error::driver("cuOccupancyMaxActiveClusters"))
+    }
+
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()> {
+        assert!(args.len() < MAX_PARAMS, "{} parameters", args.len());
+        self.cuda.usable()?;
+        self.cuda.last_kernel.set(self.name);
+        let (entry, watched) = match (watched, &self.watched) {
+            (None, _) => self.entry(shape, cooperative),
+            (Some(true), Some(w)) => (w, true),
+            (Some(false), _) => (&self.function, false),
+            (Some(true), None) => return Err(Error::NoWatchedEntry { kernel: self.name }),
+        };
+        // Each parameter's bits in a u64: the driver reads the parameter's own
+        // size from its start, which on a little-endian host is the value.
+        let mut bits = [0u64; MAX_PARAMS];
+        for (b, a) in bits.iter_mut().zip(args) {
+            *b = match a.0 {
+                ArgRepr::In { address, .. } | ArgRepr::Out { address, .. } => address,
+                ArgRepr::Value(v) => v,
+            };
+        }
+        let mut count = args.len();
+        if watched {
+            // The watched entry's last parameter: this launch's barrier memory.
+            bits[count] = self.cuda.watched_barrier()?;
+            count += 1;
+        }
+        let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];
+        for (p, b) in params.iter_mut().zip(bits.iter_mut()) {
+            *p = b as *mut u64 as *mut c_void;
+        }
+        let words = match self.cuda.traced {
+            Some(super::Tracing::Read) if self.cuda.capturing.get().is_none() => Some(self.cuda.start_trace(shape.blocks)?),
+            Some(_) => {
+                self.cuda.unread_trace(shape.blocks)?;
+                None
+            }
+            None => None,
+        };
+        // SAFETY: one value per parameter (the caller's contract, and the
+        // watched entry's barrier memory), each in a u64 that lives across the
+        // call; the function and stream are live.
+        unsafe { driver::launch_kernel_ex(entry.cu_function(), self.cuda.launch_stream(), shape, cooperative, &mut params[..count]) }
+            .map_err(Error::driver(if cooperative { "cooperative cuLaunchKernelEx" } else { "cuLaunchKernelEx" }))?;
+        if let Some(words) = words {
+            self.cuda.end_trace(self.name, shape, cooperative, &words)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a PTX `call` line calls: `call.uni (retval0), f, (param0);` or
+/// `call.uni f, ();` name `f`; `call.uni (retval0), %rd5, (param0), prototype_0;`
+/// calls through a register.
+#[derive(Debug, PartialEq)]
+enum Callee {
+    Named(String),
+    Indirect,
+}
+
+fn callee(line: &str) -> Option<Callee> {
+    let rest = line.trim_start().strip_prefix("call")?;
+    if !rest.starts_with(['.', ' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start_matches(|c: char| c == '.' || c.is_ascii_alphanumeric()).trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => r.split_once(')')?.1.trim_start().strip_prefix(',')?.trim_start(),
+        None => rest,
+    };
+    if rest.starts_with('%') {
+        return Some(Callee::Indirect);
+    }
+    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+    (!name.is_empty()).then_some(Callee::Named(name))
+}
+
+/// The name a `.func` header line declares, with or without a return
+/// value: `.func f(`, `.visible .func (.param .b32 func_retval0) f(`.
+fn func_name(line: &str) -> Option<&str> {
+    let rest = line.split_once(".func")?.1.trim_start();
+    let rest = match rest.strip_prefix('(') {
+        Some(r) => r.split_once(')')?.1.trim_start(),
+        None => rest,
+    };
+    let name = rest.split(['(', ' ', '\t']).next()?;
+    (!name.is_empty()).then_some(name)
+}
+
+/// The body, braces excluded, of the function whose header starts at `start` in `ptx`.
+fn body_from(ptx: &str, start: usize) -> Option<&str> {
+    let open = start + ptx[start..].find('{')?;
+    let mut depth = 0;
+    for (i, c) in ptx[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&ptx[open..open + i]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether entry `name` of `ptx`, or any function it calls, may call
+/// `grid.sync()`: it holds the mark `grid.sync()` leaves
+/// (`arch::mark_grid_sync`), or calls through a register, where the callee
+/// cannot be read and is taken to sync.
+pub fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
+    let entry = format!(".entry {name}(");
+    let Some(start) = ptx.find(&entry) else { return false };
+    let funcs: Vec<(&str, usize)> = ptx
+        .match_indices(".func")
+        .filter_map(|(at, _)| {
+            let line_start = ptx[..at].rfind('\n').map_or(0, |l| l + 1);
+            let line = &ptx[line_start..ptx[at..].find('\n').map_or(ptx.len(), |e| at + e)];
+            // A declaration (`.extern .func ...;`) has no body of its own.
+            if line.trim_end().ends_with(';') { None } else { func_name(line).map(|n| (n, line_start)) }
+        })
+        .collect();
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = vec![start];
+    while let Some(at) = todo.pop() {
+        let Some(b) = body_from(ptx, at) else { continue };
+        if b.contains("cg::grid_group::sync") {
+            return true;
+        }
+        for c in b.lines().filter_map(callee) {
+            match c {
+                Callee::Indirect => return true,
+                Callee::Named(f) if !seen.contains(&f) => {
+                    if let Some(&(_, at)) = funcs.iter().find(|(n, _)| *n == f) {
+                        todo.push(at);
+                    }
+                    seen.push(f);
+                }
+                Callee::Named(_) => {}
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grid_sync_inside_a_called_function_is_found() {
+        let ptx = ".func helper(\n)\n{\n\t// cg::grid_group::sync\n\tret;\n}\n.visible .entry k(\n)\n{\n\tcall.uni helper, ();\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
+        assert!(!ptx_calls_grid_sync(ptx, "other"));
+        let named = |f: &str| Some(Callee::Named(f.to_string()));
+        assert_eq!(callee("\tcall.uni (retval0), _ZN3gpu2cg4sync17h0123E, (param0, param1);"), named("_ZN3gpu2cg4sync17h0123E"));
+        assert_eq!(callee("\tcall.uni helper, ();"), named("helper"));
+        assert_eq!(callee("\tcall.uni (retval0), %rd5, (param0), prototype_0;"), Some(Callee::Indirect));
+        assert_eq!(callee("\tadd.s32 %r1, %r2, %r3;"), None);
+        assert_eq!(callee("\tcallseq_end;"), None);
+    }
+
+    #[test]
+    fn a_grid_sync_inside_a_function_that_returns_a_value_is_found() {
+        // rustc writes a function with a result as `.func (.param .b32 func_retval0) NAME(`.
+        let ptx = ".func  (.param .b32 func_retval0) helper(\n\t.param .b64 helper_param_0\n)\n{\n\t// cg::grid_group::sync\n\tret;\n}\n\
+                   .visible .entry k(\n)\n{\n\tcall.uni (retval0), helper, (param0);\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
+        assert_eq!(func_name(".func  (.param .b32 func_retval0) helper("), Some("helper"));
+        assert_eq!(func_name(".visible .func helper2("), Some("helper2"));
+    }
+
+    #[test]
+    fn a_call_through_a_register_is_taken_to_sync() {
+        let ptx = ".visible .entry k(\n)\n{\n\tcall.uni (retval0), %rd5, (param0), prototype_0;\n\tret;\n}\n";
+        assert!(ptx_calls_grid_sync(ptx, "k"));
+    }
+}

@@ -1,0 +1,732 @@
+//! The device: a CUDA GPU (`cuda.rs`) or the emulated one (`emulated.rs`),
+//! two implementations of one trait, `Backend`, behind one facade, [`Gpu`].
+//! Everything above this module is the same code for both.
+
+mod cuda;
+mod emulated;
+mod group;
+mod memory;
+
+/// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
+pub use cg_kernel::emu::Device as EmulatedDevice;
+pub use cuda::ptx_calls_grid_sync;
+pub use group::{CommId, Communicator, Rendezvous, StandIn};
+pub use memory::{Buffer, Pod, Shared, View, ViewMut};
+
+use crate::driver::Shape;
+use crate::error::{Error, Result};
+use crate::sizing::SmResources;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Bytes of memory the host can still give this process (Linux's
+/// `MemAvailable`), or `None` where it cannot tell: what the emulated
+/// device reports as its free memory.
+pub fn host_available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// How long the host waits for the device before calling a kernel stuck.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What the lesson prints about the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceInfo {
+    /// The device's index (the driver's ordinal; 0 on the emulator).
+    pub ordinal: usize,
+    /// The device's name, as the driver reports it.
+    pub name: String,
+    /// `None` on the emulator.
+    pub compute_capability: Option<(i32, i32)>,
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// `cudaDevAttrCooperativeLaunch`.
+    pub cooperative_launch: bool,
+    /// Thread-block clusters: compute capability 9.0 or later, or the emulated H200.
+    pub clusters: bool,
+    /// The most threads a block may have.
+    pub max_threads_per_block: u32,
+    /// `None` on the emulator.
+    pub l2_bytes: Option<u32>,
+    /// What one SM offers.
+    pub sm: SmResources,
+    /// The CUDA version the driver supports; `None` on the emulator.
+    pub driver_version: Option<String>,
+    /// Whether this is the emulated device.
+    pub emulated: bool,
+    /// The emulator's interleaving seed, when it was given one.
+    pub seed: Option<u64>,
+}
+
+/// An allocation of device memory: its address as kernels see it, its size,
+/// what keeps it alive, and where it was made.
+pub(crate) struct Memory {
+    pub address: u64,
+    pub bytes: usize,
+    owner: Owner,
+    pub origin: Origin,
+}
+
+/// Where memory was made: which device, and which branch of which
+/// [`Gpu::in_parallel`] call. A launch or copy on another device is refused
+/// ([`Error::OtherDevice`]), and so is a launch in another branch of the
+/// same call ([`Error::OtherBranch`]), whose stream is not ordered after
+/// the allocation's. `device` is `None` for memory every device reaches
+/// ([`Shared::handle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) struct Origin {
+    pub device: Option<DeviceKey>,
+    pub branch: Option<Branch>,
+}
+
+/// Branch `index` of the `fork`-th [`Gpu::in_parallel`] call of a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Branch {
+    fork: u64,
+    index: usize,
+}
+
+/// What keeps an allocation alive, by the backend that made it.
+#[allow(dead_code, reason = "a GPU's allocation is held only to be freed when dropped")]
+pub(crate) enum Owner {
+    Cuda(cuda::Allocation),
+    Emulated(cg_kernel::emu::Memory),
+    /// A view of memory something else owns ([`Shared::handle`]).
+    Borrowed,
+}
+
+/// What keeps memory every device reaches alive ([`Shared`]), by backend.
+#[allow(dead_code, reason = "held only to be freed when dropped")]
+pub(crate) enum SharedOwner {
+    Cuda(crate::driver::HostMapped),
+    Emulated(cg_kernel::emu::Memory),
+}
+
+/// Which open device made a handle (a module, a graph, queued runs, a
+/// communicator): a handle given to another device is refused by name
+/// ([`Error::OtherDevice`]), never used in a context it does not belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceKey(u64);
+
+impl DeviceKey {
+    fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        DeviceKey(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
+}
+
+impl Memory {
+    /// An allocation a backend made; [`Gpu`] sets its origin.
+    pub(crate) fn new(address: u64, bytes: usize, owner: Owner) -> Memory {
+        Memory { address, bytes, owner, origin: Origin::default() }
+    }
+
+    /// Checks that `offset .. offset + len` lies inside; the address of its start.
+    fn at(&self, offset: usize, len: usize) -> u64 {
+        assert!(offset.checked_add(len).is_some_and(|end| end <= self.bytes), "{offset}+{len} outside an allocation of {} bytes", self.bytes);
+        self.address + offset as u64
+    }
+}
+
+/// A kernel as the emulator calls it, with the launch's arguments.
+pub(crate) type EmulatedEntry = Arc<dyn Fn(&[cg_kernel::emu::Arg]) + Send + Sync>;
+
+/// A kernel as a backend loads it.
+#[derive(Clone)]
+pub(crate) struct KernelSpec {
+    pub name: &'static str,
+    pub params: &'static [&'static str],
+    /// Declared `#[kernel(cooperative)]`: it calls `grid.sync()`.
+    pub grid_sync: bool,
+    /// Declared `#[kernel(cluster)]`: it calls `this_cluster()`, so it is in
+    /// the sm_90 module only and runs only with a cluster dimension.
+    pub cluster: bool,
+    /// Whether the PTX module holds it (false for a tile made only for the emulator).
+    pub in_ptx: bool,
+    pub tile: Option<u32>,
+    /// The kernel for the emulator.
+    pub emulated: EmulatedEntry,
+}
+
+impl KernelSpec {
+    /// Its registers per thread as `ptxas` counts them for sm_75 (the
+    /// emulated devices' figure): `None` for a tile the PTX does not hold,
+    /// or where the build found no ptxas.
+    pub fn registers(&self) -> Option<u32> {
+        if self.in_ptx { crate::ptx().registers_sm75(self.name) } else { None }
+    }
+}
+
+/// One kernel argument, as a launch passes it: made by [`Arg`](crate::launch::Arg)
+/// for a typed launch, or by the constructors below for a [`RawKernel`](crate::launch::RawKernel).
+#[derive(Clone, Copy, Debug)]
+pub struct ArgValue(pub(crate) ArgRepr);
+
+impl ArgValue {
+    /// A buffer the kernel reads.
+    pub fn input<T: Pod>(view: &View<'_, T>) -> ArgValue {
+        ArgValue(ArgRepr::In { address: view.address(), len: view.len(), elem: size_of::<T>(), origin: view.origin() })
+    }
+
+    /// A buffer the kernel writes.
+    pub fn output<T: Pod>(view: &ViewMut<'_, T>) -> ArgValue {
+        ArgValue(ArgRepr::Out { address: view.address(), len: view.len(), elem: size_of::<T>(), origin: view.origin() })
+    }
+
+    /// A number, passed as 64 bits (a `usize` or, zero-extended, a `u32`).
+    pub fn number(v: u64) -> ArgValue {
+        ArgValue(ArgRepr::Value(v))
+    }
+}
+
+/// What an [`ArgValue`] holds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArgRepr {
+    /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`.
+    In {
+        address: u64,
+        len: usize,
+        elem: usize,
+        origin: Origin,
+    },
+    /// A buffer the kernel writes.
+    Out {
+        address: u64,
+        len: usize,
+        elem: usize,
+        origin: Origin,
+    },
+    Value(u64),
+}
+
+/// What the occupancy API and the function attributes say about one kernel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Occupancy {
+    pub blocks_per_sm: u32,
+    pub registers_per_thread: Option<u32>,
+    pub static_shared_bytes: u32,
+}
+
+/// A loaded kernel.
+pub(crate) trait Function {
+    /// Blocks per SM for blocks of `threads_per_block` with `shared_bytes` of dynamic shared memory.
+    fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy>;
+
+    /// Clusters of `shape.cluster` (blocks of `shape`'s threads and shared
+    /// memory) that fit on the device at once (`cuOccupancyMaxActiveClusters`).
+    fn max_active_clusters(&self, shape: Shape) -> Result<u32>;
+
+    /// Launches it: a cooperative kernel's watched entry above
+    /// `WATCHED_ABOVE_BLOCKS` blocks, its plain entry otherwise.
+    ///
+    /// # Safety
+    /// `args` hold one value per parameter, each of its kind, and the memory
+    /// they address satisfies the kernel's contract for `shape`.
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_entry(shape, cooperative, None, args) }
+    }
+
+    /// Launches it, running the watched entry if `watched` says so, the
+    /// plain one if it says not, or the one the grid's size chooses (`None`).
+    /// Only the bench forces an entry, to time the barrier a launch did not choose.
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()>;
+}
+
+/// A CUDA module from a file (see [`Gpu::load_module_file`]); only a GPU loads one.
+pub struct Module {
+    made_by: DeviceKey,
+    pub(crate) cuda: Arc<cudarc::driver::CudaModule>,
+}
+
+pub use cg_kernel::emu::BlockTrace;
+
+/// How a GPU opened with the traced kernels treats their records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracing {
+    /// Each launch waits for its blocks and its trace is read ([`Gpu::take_traces`]).
+    Read,
+    /// Every launch records into one buffer nobody reads: launches queue as
+    /// usual, so timing them times the recording.
+    Unread,
+}
+
+/// What a trace's times count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceUnit {
+    /// `%globaltimer` on a GPU.
+    Nanoseconds,
+    /// Memory accesses the whole emulated launch has made so far.
+    EmulatorSteps,
+}
+
+/// One traced launch: each block's course through it (see `cg_kernel::trace`).
+#[derive(Clone, Debug)]
+pub struct LaunchTrace {
+    /// The kernel's name.
+    pub kernel: &'static str,
+    /// Blocks launched.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Whether the launch was cooperative.
+    pub cooperative: bool,
+    /// Blocks per cluster, for a cluster launch.
+    pub cluster: Option<u32>,
+    /// What the trace's times count.
+    pub unit: TraceUnit,
+    /// The blocks that started, in block order.
+    pub trace: Vec<BlockTrace>,
+    /// How the launch ended, if it failed.
+    pub error: Option<String>,
+}
+
+/// Runs queued with their events, not yet waited for (see [`Gpu::queue_timed`]).
+pub struct QueuedRuns {
+    made_by: DeviceKey,
+    runs: Queued,
+}
+
+/// Queued runs, by backend.
+pub(crate) enum Queued {
+    /// Each run's start and end events.
+    Cuda(Vec<(cudarc::driver::CudaEvent, cudarc::driver::CudaEvent)>),
+    /// The emulator ran them when queued: their milliseconds.
+    Emulated(Vec<f64>),
+}
+
+impl Gpu {
+    /// Milliseconds of each of `runs` runs of `work` (given the run's
+    /// index), by events on the GPU: queued behind a hold, so that the GPU
+    /// runs them back to back and the events time the GPU alone (on the
+    /// emulator, the host's wall time).
+    pub fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        self.backend().time_queued(runs, work)
+    }
+
+    /// Milliseconds of each of `runs` runs of `work`, the host waiting for
+    /// each to finish before it queues the next: launch to completion.
+    pub fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>> {
+        self.backend().time_waited(runs, work)
+    }
+}
+
+impl Gpu {
+    /// Queues `runs` runs of `work`, each between two CUDA events, neither
+    /// holding the GPU first nor waiting: for runs on several GPUs that start
+    /// together behind a gate the caller queued (on the emulator, the runs
+    /// are made now). [`queued_times`](Self::queued_times) reads the times.
+    pub fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<QueuedRuns> {
+        Ok(QueuedRuns { made_by: self.key, runs: self.backend.queue_timed(runs, work)? })
+    }
+
+    /// Waits (at most the timeout) for runs queued by [`queue_timed`](Self::queue_timed):
+    /// each run's milliseconds, GPU time (CPU wall time on the emulator).
+    pub fn queued_times(&self, queued: QueuedRuns) -> Result<Vec<f64>> {
+        self.owns(queued.made_by, "runs queued")?;
+        self.backend.queued_times(queued.runs)
+    }
+}
+
+/// Launches captured once and replayed as one (a CUDA graph, instantiated:
+/// `cudaGraphExec_t`); see [`Gpu::capture`].
+pub struct Graph {
+    made_by: DeviceKey,
+    launches: Captured,
+}
+
+/// A captured graph, by backend.
+pub(crate) enum Captured {
+    Cuda(cuda::CudaGraph),
+    /// The launches, in capture order, to run again in that order.
+    Emulated(Vec<emulated::Recorded>),
+}
+
+/// What a device does.
+pub(crate) trait Backend {
+    fn alloc(&self, bytes: usize) -> Result<Memory>;
+    /// An allocation whose contents are whatever the device left there.
+    fn alloc_uninit(&self, bytes: usize) -> Result<Memory>;
+    /// Zeroed memory every device of the process reaches at one address,
+    /// and the host too: its owner, that address, and the host's pointer.
+    fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)>;
+    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
+    fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
+    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()>;
+    fn free_memory(&self) -> Result<u64>;
+    fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>>;
+    fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<cudarc::driver::CudaModule>>;
+    /// Waits, at most the timeout, for everything queued so far.
+    fn finish(&self) -> Result<()>;
+    /// Queues `hold_for(time)`: work queued after it starts once the GPU has
+    /// spent `time` on it.
+    fn hold(&self, time: Duration) -> Result<()>;
+    /// Milliseconds of each of `runs` runs of `work` (given the run's index),
+    /// on the GPU: queued before the GPU starts them, then run back to back.
+    fn time_queued(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    /// Milliseconds of each of `runs` runs, the host waiting for each before the next.
+    fn time_waited(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Vec<f64>>;
+    /// Queues `runs` runs of `work`, each between two events, without
+    /// holding the GPU or waiting; [`queued_times`](Backend::queued_times)
+    /// reads their times. (The emulator runs them now.)
+    fn queue_timed(&self, runs: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<Queued>;
+    /// Waits for runs queued by [`queue_timed`](Backend::queue_timed); the milliseconds of each.
+    fn queued_times(&self, queued: Queued) -> Result<Vec<f64>>;
+    /// This device's rank of a group made from `id` (see [`Gpu::communicator`]).
+    fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<group::Comm>;
+    /// Queues the sum across the group of `count` floats (see [`Gpu::all_reduce_sum`]).
+    fn all_reduce_sum(&self, comm: &Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()>;
+    fn set_timeout(&self, timeout: Duration);
+    /// The launches `work` makes, captured into a graph and instantiated
+    /// instead of run.
+    fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Captured>;
+    /// Runs `work(b)`'s launches for each branch on a stream of its own, after
+    /// what was queued before and before what is queued after (see [`Gpu::in_parallel`]).
+    fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()>;
+    /// Queues `graph`'s launches, in capture order, as one launch.
+    fn launch_graph(&self, graph: &Captured) -> Result<()>;
+    /// For each kernel launch in `graph`, whether it is cooperative, as the
+    /// graph itself records it.
+    fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>>;
+    /// The launches traced since the last call (see [`Gpu::open_traced`]).
+    fn take_traces(&self) -> Vec<LaunchTrace>;
+    /// See [`Gpu::mutant_share_barrier_memory`].
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_share_barrier_memory(&self) {}
+    /// See [`Gpu::mutant_unordered_branch_memory`].
+    #[cfg(feature = "barrier-timeout")]
+    fn mutant_unordered_branch_memory(&self) {}
+}
+
+/// An open device and its facts.
+pub struct Gpu {
+    backend: Box<dyn Backend>,
+    key: DeviceKey,
+    /// What the device is.
+    pub info: DeviceInfo,
+    /// While [`Gpu::recording_launches`] runs, every launch made through a
+    /// kernel's definition.
+    launches: std::cell::RefCell<Option<Vec<Launched>>>,
+    /// The branch of [`Gpu::in_parallel`] running now, if any.
+    branch: std::cell::Cell<Option<Branch>>,
+    /// How many `in_parallel` calls have begun.
+    forks: std::cell::Cell<u64>,
+}
+
+/// One launch as the launch path made it: which kernel, on what grid, how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Launched {
+    /// The kernel's name.
+    pub kernel: &'static str,
+    /// Blocks launched.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Whether the launch was cooperative.
+    pub cooperative: bool,
+}
+
+impl Gpu {
+    fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Gpu {
+        Gpu {
+            backend,
+            key: DeviceKey::new(),
+            info,
+            launches: std::cell::RefCell::new(None),
+            branch: std::cell::Cell::new(None),
+            forks: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Refuses a handle another device made.
+    fn owns(&self, made_by: DeviceKey, what: &'static str) -> Result<()> {
+        if made_by == self.key { Ok(()) } else { Err(Error::OtherDevice { what }) }
+    }
+
+    /// Where memory allocated now comes from: this device, and the branch running.
+    pub(crate) fn origin(&self) -> Origin {
+        Origin { device: Some(self.key), branch: self.branch.get() }
+    }
+
+    /// Refuses memory another device made, or another branch of the
+    /// `in_parallel` call running now.
+    pub(crate) fn check_origin(&self, origin: Origin) -> Result<()> {
+        if origin.device.is_some_and(|d| d != self.key) {
+            return Err(Error::OtherDevice { what: "a buffer" });
+        }
+        if let (Some(made), Some(now)) = (origin.branch, self.branch.get())
+            && made.fork == now.fork
+            && made.index != now.index
+        {
+            return Err(Error::OtherBranch { made_in: made.index, used_in: now.index });
+        }
+        Ok(())
+    }
+
+    /// [`check_origin`](Self::check_origin) for every buffer of a launch.
+    pub(crate) fn check_args(&self, args: &[ArgValue]) -> Result<()> {
+        args.iter().try_for_each(|a| match a.0 {
+            ArgRepr::In { origin, .. } | ArgRepr::Out { origin, .. } => self.check_origin(origin),
+            ArgRepr::Value(_) => Ok(()),
+        })
+    }
+
+    /// Loads a kernel, from `module` if given (one this device loaded).
+    pub(crate) fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        if let Some(m) = module {
+            self.owns(m.made_by, "a CUDA module")?;
+        }
+        self.backend.load(spec, module)
+    }
+
+    /// Runs `work`, and returns with its result every launch it made through
+    /// a kernel's definition (what the exercise's harness checks a `Solved` against).
+    pub fn recording_launches<R>(&self, work: impl FnOnce() -> R) -> (R, Vec<Launched>) {
+        let before = self.launches.replace(Some(Vec::new()));
+        let r = work();
+        let made = self.launches.replace(before).unwrap_or_default();
+        (r, made)
+    }
+
+    pub(crate) fn note_launch(&self, launch: Launched) {
+        if let Some(l) = self.launches.borrow_mut().as_mut() {
+            l.push(launch);
+        }
+    }
+}
+
+impl Gpu {
+    /// Opens CUDA device `ordinal`, refusing one that cannot run a cooperative launch.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        let (backend, info) = cuda::Cuda::open(ordinal, None)?;
+        Ok(Gpu::with(Box::new(backend), info))
+    }
+
+    /// Opens CUDA device `ordinal` with the traced build of the kernels
+    /// (`crate::ptx().traced`): every launch then records each block's SM and
+    /// times, and waits for the launch to read them ([`Gpu::take_traces`]).
+    /// For pictures, not timings.
+    pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {
+        let (backend, info) = cuda::Cuda::open(ordinal, Some(tracing))?;
+        Ok(Gpu::with(Box::new(backend), info))
+    }
+
+    /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
+    pub fn emulated_traced(device: cg_kernel::emu::Device, options: cg_kernel::emu::Options) -> Gpu {
+        let (backend, info) = emulated::Emulated::new(device, options);
+        backend.tracing.set(true);
+        Gpu::with(Box::new(backend), info)
+    }
+
+    /// The launches traced since the last call (none unless opened traced).
+    pub fn take_traces(&self) -> Vec<LaunchTrace> {
+        self.backend.take_traces()
+    }
+
+    /// The emulated device (see `cg_kernel::emu`): the same kernels, run on the CPU.
+    pub fn emulated(device: cg_kernel::emu::Device, options: cg_kernel::emu::Options) -> Gpu {
+        let (backend, info) = emulated::Emulated::new(device, options);
+        Gpu::with(Box::new(backend), info)
+    }
+
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        &*self.backend
+    }
+
+    /// Sets how long the host waits for the device before calling a kernel stuck.
+    pub fn set_timeout(&self, timeout: Duration) {
+        self.backend.set_timeout(timeout);
+    }
+
+    /// Free device memory in bytes, once everything queued (frees too) has finished.
+    pub fn free_memory(&self) -> Result<u64> {
+        self.backend.free_memory()
+    }
+
+    /// Fails with a named error unless `bytes` more device memory is free.
+    pub fn ensure_free(&self, bytes: u64) -> Result<()> {
+        let free = self.free_memory()?;
+        if bytes > free {
+            return Err(Error::OutOfDeviceMemory { needed: bytes, free });
+        }
+        Ok(())
+    }
+
+    /// Waits, at most the timeout, for everything queued so far.
+    pub fn finish(&self) -> Result<()> {
+        self.backend.finish()
+    }
+
+    /// Keeps the device busy for `time` before it starts what is queued next
+    /// (`hold_for`), so that the host can queue work the GPU does not wait for.
+    pub fn hold(&self, time: Duration) -> Result<()> {
+        self.backend.hold(time)
+    }
+
+    /// Captures the launches `work` makes into a graph instead of running
+    /// them (CUDA stream capture: `cuStreamBeginCapture` on a stream of its
+    /// own, since the legacy default stream cannot be captured, then
+    /// `cuStreamEndCapture` and `cuGraphInstantiate`). Nothing runs until
+    /// [`launch_graph`](Self::launch_graph). Every launch goes through the
+    /// same typed calls as outside a capture, so a kernel that calls
+    /// `grid.sync()` is captured only as a cooperative launch that fits.
+    pub fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
+        Ok(Graph { made_by: self.key, launches: self.backend.capture(work)? })
+    }
+
+    /// Queues the launches `work(b)` makes for each branch `b` of `branches`
+    /// on a stream of the branch's own, so that the branches may run at once:
+    /// every branch starts after everything queued before this call, and
+    /// everything queued after it waits for every branch
+    /// (fork and join, with events). Inside [`capture`](Self::capture) the
+    /// branches become parallel branches of the graph. Branches do not nest.
+    ///
+    /// Whether they overlap is the GPU's choice: two grids that each fill
+    /// the GPU run one after the other. Each cooperative launch has barrier
+    /// memory of its own, as NVIDIA's has its own workspace, so two that do
+    /// run together never count each other's arrivals (`docs/abi.md`).
+    ///
+    /// Memory stays in order: a buffer allocated, written, read or copied
+    /// in a branch is so in that branch's order (after its launches so
+    /// far, before its later ones); one allocated in a branch is refused
+    /// by name in another branch of the same call ([`Error::OtherBranch`]),
+    /// and may be used anywhere after it; a buffer dropped in a branch is
+    /// freed after the join, once every branch is done with it. In a
+    /// capture, where nothing runs, memory cannot be touched at all
+    /// ([`Error::MemoryInCapture`]).
+    ///
+    /// The emulator runs the branches one after another. That is what the
+    /// GPU may do too (the branches are independent), and no branch waits
+    /// on another, so nothing that hangs on a GPU runs on the emulator.
+    pub fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+        if self.branch.get().is_some() {
+            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
+        }
+        let fork = self.forks.get();
+        self.forks.set(fork + 1);
+        let made = self.backend.in_parallel(branches, &mut |index| {
+            self.branch.set(Some(Branch { fork, index }));
+            let made = work(index);
+            self.branch.set(None);
+            made
+        });
+        self.branch.set(None);
+        made
+    }
+
+    /// Broken on purpose, for the test that shows the concurrent-launch test
+    /// can fail: from now on every stream's watched launches share one block
+    /// of barrier memory, as every launch shared the module's static before
+    /// 2026-12-02 (two in flight together then count each other's arrivals
+    /// and never finish). Only in the diagnosing build, which names the hang.
+    #[cfg(feature = "barrier-timeout")]
+    #[doc(hidden)]
+    pub fn mutant_share_barrier_memory(&self) {
+        self.backend.mutant_share_barrier_memory();
+    }
+
+    /// Broken on purpose, for the test that shows the branch-memory test can
+    /// fail: from now on memory work in a branch of `in_parallel` runs on the
+    /// default stream unordered against the branch, and frees are not held
+    /// to the join, as before 2026-12-03. Only in the diagnosing build.
+    #[cfg(feature = "barrier-timeout")]
+    #[doc(hidden)]
+    pub fn mutant_unordered_branch_memory(&self) {
+        self.backend.mutant_unordered_branch_memory();
+    }
+
+    /// Queues a captured graph as one launch (`cuGraphLaunch`); inside a
+    /// branch of [`in_parallel`](Self::in_parallel), on the branch's stream.
+    ///
+    /// # Safety
+    /// Every buffer the captured launches address is still allocated: a
+    /// graph holds their addresses, not the buffers.
+    pub unsafe fn launch_graph(&self, graph: &Graph) -> Result<()> {
+        self.owns(graph.made_by, "a captured graph")?;
+        self.backend.launch_graph(&graph.launches)
+    }
+
+    /// Whether each kernel launch in `graph` is cooperative, as the graph
+    /// records it (`cuGraphKernelNodeGetAttribute` with
+    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
+    pub fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
+        self.owns(graph.made_by, "a captured graph")?;
+        self.backend.graph_cooperative_launches(&graph.launches)
+    }
+
+    /// Loads a module that another compiler built (a cubin or PTX file), for
+    /// launching its kernels through the same path as this project's.
+    pub fn load_module_file(&self, path: &std::path::Path) -> Result<Module> {
+        Ok(Module { made_by: self.key, cuda: self.backend.load_module_file(path)? })
+    }
+}
+
+/// How many CUDA devices the driver reports (the error names a missing driver).
+pub fn cuda_device_count() -> Result<usize> {
+    cuda::Cuda::device_count()
+}
+
+/// A device index must be below the driver's device count.
+pub fn check_ordinal(requested: usize, count: usize) -> Result<()> {
+    if requested >= count {
+        return Err(Error::NoDevice { requested, count });
+    }
+    Ok(())
+}
+
+/// The oldest GPU this project's PTX runs on: it targets sm_70, and uses
+/// instructions that need it (`ld.acquire`, `red.release`, `atom.acq_rel`,
+/// `barrier.sync`, `nanosleep`). Cooperative launch itself needs only 6.0.
+pub const MIN_COMPUTE_CAPABILITY: (i32, i32) = (7, 0);
+
+/// Refuses, before anything is loaded, a GPU older than
+/// [`MIN_COMPUTE_CAPABILITY`] or one without cooperative launch.
+pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_launch: bool) -> Result<()> {
+    if (major, minor) < MIN_COMPUTE_CAPABILITY {
+        return Err(Error::ComputeCapabilityTooLow { name: name.to_string(), major, minor });
+    }
+    if !cooperative_launch {
+        return Err(Error::NoCooperativeLaunch { name: name.to_string() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_index_past_the_count_is_refused_with_the_range() {
+        assert!(check_ordinal(0, 1).is_ok());
+        assert_eq!(check_ordinal(3, 1).unwrap_err().to_string(), "no CUDA device 3: the driver reports 1 device, numbered 0..0");
+        assert!(check_ordinal(0, 0).unwrap_err().to_string().contains("reports no devices"));
+    }
+
+    #[test]
+    fn old_or_unsupported_devices_are_refused_by_name() {
+        assert!(check_cooperative("NVIDIA H200", (9, 0), true).is_ok());
+        let old = check_cooperative("Tesla K80", (3, 7), true).unwrap_err().to_string();
+        assert!(old.contains("Tesla K80 is compute capability 3.7; cg-kernel's kernels need 7.0"), "{old}");
+        // Cooperative launch works from 6.0, but the PTX is sm_70: a Pascal
+        // GPU is refused here, by name, not by the driver's module load.
+        for (major, minor) in [(6, 0), (6, 1), (6, 2)] {
+            let pascal = check_cooperative("Tesla P100", (major, minor), true).unwrap_err().to_string();
+            assert!(pascal.contains(&format!("compute capability {major}.{minor}; cg-kernel's kernels need 7.0")), "{pascal}");
+            assert!(pascal.contains("sm_70"), "{pascal}");
+        }
+        for cc in [(7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0), (12, 0)] {
+            assert!(check_cooperative("a newer GPU", cc, true).is_ok(), "{cc:?}");
+        }
+        let no = check_cooperative("Tesla T4", (7, 5), false).unwrap_err().to_string();
+        assert!(no.contains("does not support cooperative launch"), "{no}");
+    }
+}

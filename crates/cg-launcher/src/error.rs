@@ -1,0 +1,462 @@
+//! The launcher's error type. Each variant's `Display` is one line: what is
+//! wrong and what to do.
+
+use crate::sizing::{BadBlock, Limits};
+use crate::text::plural;
+use cudarc::driver::DriverError;
+use std::fmt;
+
+#[derive(Debug)]
+/// What went wrong, in a form a caller can match and a user can read.
+pub enum Error {
+    /// `libcuda` could not be loaded.
+    NoDriver,
+    /// A GPU asked of a program whose kernels were built for the emulator only (empty PTX).
+    EmulatorOnlyBuild,
+    /// A graph capture that captured no launch.
+    EmptyGraph,
+    /// The driver is there but reports no device at that index.
+    NoDevice {
+        /// The device asked for.
+        requested: usize,
+        /// Devices the driver reports.
+        count: usize,
+    },
+    /// The kernels' PTX needs compute capability 7.0 or newer.
+    ComputeCapabilityTooLow {
+        /// The device's name.
+        name: String,
+        /// Compute capability, major.
+        major: i32,
+        /// Compute capability, minor.
+        minor: i32,
+    },
+    /// Streams or a capture begun inside a branch of `in_parallel` or a capture.
+    NestedStreams {
+        /// What was begun.
+        what: &'static str,
+    },
+    /// A graph captured more watched launches than it has barrier memory for.
+    GraphBarriersExhausted {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Watched launches one graph may hold.
+        max: usize,
+    },
+    /// The watched entry of a kernel that has none (a module from a file).
+    NoWatchedEntry {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// The device or platform does not support cooperative launch.
+    NoCooperativeLaunch {
+        /// The device's name.
+        name: String,
+    },
+    /// A driver call failed.
+    Driver {
+        /// The driver call.
+        call: &'static str,
+        /// The driver's error.
+        error: DriverError,
+    },
+    /// A cooperative grid larger than can be resident at once was asked for;
+    /// refused before launching, because its barrier could never complete.
+    CooperativeGridTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Blocks asked for.
+        requested: u32,
+        /// What the device holds of this kernel at that block size.
+        limits: Box<Limits>,
+    },
+    /// A cluster kernel on a GPU older than compute capability 9.0.
+    ClustersNeedSm90 {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Compute capability, major.
+        major: i32,
+        /// Compute capability, minor.
+        minor: i32,
+    },
+    /// A cluster size the device cannot take, or that does not divide the grid.
+    BadCluster {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Why it was refused.
+        why: String,
+    },
+    /// A cooperative cluster launch past the clusters that fit at once.
+    ClusterGridTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Blocks asked for.
+        requested: u32,
+        /// Blocks per cluster.
+        cluster: u32,
+        /// Clusters resident at once.
+        clusters: u32,
+        /// Blocks the block ceiling allows.
+        block_ceiling: u32,
+    },
+    /// A cooperative launch of a kernel from another module, larger than fits.
+    ForeignGridTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Blocks asked for.
+        requested: u32,
+        /// Blocks that can be resident at once.
+        capacity: u32,
+    },
+    /// A launch of zero blocks was asked for.
+    EmptyGrid {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// A grid of more blocks than a launch can describe.
+    GridTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Blocks asked for.
+        blocks: u64,
+    },
+    /// A grid of 2^32 threads or more: cg-kernel's kernels count a grid's
+    /// threads in 32 bits, and trap on such a grid.
+    GridTooManyThreads {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Blocks asked for.
+        blocks: u32,
+        /// Threads per block.
+        threads_per_block: u32,
+    },
+    /// Threads per block this device cannot use.
+    BadThreadsPerBlock {
+        /// Threads per block.
+        threads_per_block: u32,
+        /// What is wrong with it.
+        why: BadBlock,
+    },
+    /// A block larger than the kernel's `launch_bounds` (`.maxntid`), which CUDA would refuse.
+    OverLaunchBounds {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads per block.
+        threads_per_block: u32,
+        /// Its launch bounds' most threads per block.
+        max_threads: u32,
+    },
+    /// Not one block of this kernel fits on an SM.
+    BlockDoesNotFit {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// What the device holds of this kernel at that block size.
+        limits: Box<Limits>,
+    },
+    /// A buffer is shorter than the kernel's contract needs.
+    BufferTooShort {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The buffer's name.
+        buffer: &'static str,
+        /// Elements the launch needs.
+        needed: usize,
+        /// Elements it holds.
+        got: usize,
+    },
+    /// An input whose size in bytes this machine cannot even express.
+    InputTooLarge {
+        /// The element count.
+        n: usize,
+    },
+    /// Not enough free device memory for the input.
+    OutOfDeviceMemory {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes free.
+        free: u64,
+    },
+    /// Not enough host memory for the input and its reference.
+    OutOfHostMemory {
+        /// Bytes needed.
+        needed: u64,
+    },
+    /// A kernel failed while running (the launch itself was accepted).
+    KernelFailed {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The driver's error.
+        error: DriverError,
+    },
+    /// The device did not finish within the host's time limit.
+    Timeout {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Seconds waited.
+        seconds: f64,
+    },
+    /// Work asked of a device on which a kernel timed out earlier and still runs.
+    DeviceStuck {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// A diagnosing `grid.sync()` gave up (build feature `barrier-timeout`).
+    GridBarrierTimedOut {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// What the barrier recorded.
+        report: cg_kernel::cg::barrier::Report,
+    },
+    /// A launch on the emulated device failed.
+    Emulated {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// What the emulator found.
+        fault: Box<cg_kernel::emu::Fault>,
+    },
+    /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
+    UndeclaredGridSync {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
+    /// A kernel built with a tile the PTX module does not hold, or (no
+    /// tile) one declared `#[kernel(emulator)]`, which has no GPU entry.
+    NotInPtx {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The tile it was built with, if the kernel has one.
+        tile: Option<u32>,
+    },
+    /// Something only a CUDA GPU has was asked of the emulator.
+    NotOnEmulator(&'static str),
+    /// A handle (a module, a graph, queued runs, a communicator, memory)
+    /// given to a device other than the one that made it.
+    OtherDevice {
+        /// What was done.
+        what: &'static str,
+    },
+    /// A buffer made in one branch of `in_parallel`, used in another.
+    OtherBranch {
+        /// The branch that allocated it.
+        made_in: usize,
+        /// The branch that used it.
+        used_in: usize,
+    },
+    /// Memory allocated, copied or freed while a graph is captured.
+    MemoryInCapture {
+        /// What was done.
+        what: &'static str,
+    },
+    /// cudarc cannot load NCCL; `why` says what to do.
+    NoNccl {
+        /// What to do.
+        why: String,
+    },
+    /// An NCCL call failed.
+    Nccl {
+        /// The NCCL call.
+        call: &'static str,
+        /// NCCL's error.
+        error: String,
+    },
+    /// Another GPU's host thread failed first (its error is the one to read).
+    PeerStopped {
+        /// The rank that failed.
+        rank: u32,
+    },
+    /// Host threads of some GPUs did not reach a step the others waited at.
+    RanksDidNotArrive {
+        /// The step they did not reach.
+        step: &'static str,
+        /// The ranks that did not arrive.
+        missing: Vec<u32>,
+        /// Seconds waited.
+        seconds: f64,
+    },
+    /// An error of the caller's own, from a closure the launcher ran
+    /// (`Gpu::capture`, `Gpu::in_parallel`, `Gpu::queue_timed`), passed through.
+    Caller(Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps a failed driver call, naming the call.
+    pub fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |error| Error::Driver { call, error }
+    }
+
+    /// The driver call that failed, where the error came from one.
+    pub fn call(&self) -> Option<&'static str> {
+        match self {
+            Error::Driver { call, .. } => Some(call),
+            _ => None,
+        }
+    }
+
+    /// The driver's name for the error (`CUDA_ERROR_...`), where there is one.
+    pub fn driver_name(&self) -> Option<String> {
+        match self {
+            Error::Driver { error, .. } | Error::KernelFailed { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
+            Error::Emulated { fault, .. } => fault.driver_name().map(str::to_string),
+            _ => None,
+        }
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
+fn gpus_named(ranks: &[u32]) -> String {
+    let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    match names.as_slice() {
+        [] => "no GPU".to_string(),
+        [one] => format!("GPU {one}"),
+        [rest @ .., last] => format!("GPUs {} and {last}", rest.join(", ")),
+    }
+}
+
+fn driver_error_name(error: &DriverError) -> &str {
+    error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::ForeignGridTooLarge { kernel, requested, capacity } => {
+                write!(f, "cooperative launch of {kernel} with {requested} blocks refused: at most {capacity} can be resident at once")
+            }
+            Error::EmulatorOnlyBuild => write!(
+                f,
+                "this program's kernels were built for the emulator only (their crate's feature emulator-only), so it holds no PTX for a GPU: open the emulated device (Gpu::emulated), or build without that feature"
+            ),
+            Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
+            Error::NoDriver => {
+                write!(f, "no NVIDIA driver found (libcuda could not be loaded): install the NVIDIA driver, or open the emulated device (Gpu::emulated)")
+            }
+            Error::NoDevice { requested, count } => match count {
+                0 => write!(f, "no CUDA device {requested}: the driver reports no devices (open the emulated device, Gpu::emulated)"),
+                _ => write!(f, "no CUDA device {requested}: the driver reports {}, numbered 0..{}", plural(*count, "device", "devices"), count - 1),
+            },
+            Error::ComputeCapabilityTooLow { name, major, minor } => write!(
+                f,
+                "{name} is compute capability {major}.{minor}; cg-kernel's kernels need 7.0 or newer (their PTX is sm_70, with acquire/release atomics and barrier.sync that older GPUs lack): use the emulated device"
+            ),
+            Error::NestedStreams { what } => {
+                write!(f, "{what} cannot begin inside a branch of in_parallel or a graph capture: begin it outside, or make one the branch of the other")
+            }
+            Error::GraphBarriersExhausted { kernel, max } => write!(
+                f,
+                "{kernel}: one graph holds at most {max} cooperative launches of more than {} blocks, each with barrier memory of its own: capture fewer per graph",
+                cg_kernel::cg::barrier::WATCHED_ABOVE_BLOCKS
+            ),
+            Error::NoWatchedEntry { kernel } => write!(f, "{kernel} has no watched entry (only a module cg-builder built has one)"),
+            Error::NoCooperativeLaunch { name } => write!(
+                f,
+                "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or use the emulated device)"
+            ),
+            Error::Driver { call, error } => {
+                let text = error.error_string().ok().and_then(|s| s.to_str().ok()).unwrap_or("");
+                write!(f, "{call} failed: {}: {text}", driver_error_name(error))
+            }
+            Error::CooperativeGridTooLarge { kernel, requested, limits } => write!(
+                f,
+                "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {}; blocks/SM limited by {})",
+                limits.capacity(),
+                limits.blocks_per_sm,
+                plural(limits.sms, "SM", "SMs"),
+                limits.explain()
+            ),
+            Error::ClustersNeedSm90 { kernel, major, minor } => write!(
+                f,
+                "{kernel} uses thread-block clusters (#[kernel(cluster)]), which need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: run it on an H100/H200, or on the emulated H200 (emu::Device::H200)"
+            ),
+            Error::BadCluster { kernel, why } => write!(f, "cluster launch of {kernel} refused: {why}"),
+            Error::ClusterGridTooLarge { kernel, requested, cluster, clusters, block_ceiling } => write!(
+                f,
+                "cooperative launch of {kernel} with {requested} blocks in clusters of {cluster} refused: at most {clusters} clusters of {cluster} ({} blocks) are resident at once (cuOccupancyMaxActiveClusters), fewer than the {block_ceiling} blocks the block ceiling allows: a cluster is scheduled whole on one GPC, so size a cluster launch from the cluster ceiling (ClusterKernel::cluster_limits)",
+                clusters * cluster
+            ),
+            Error::EmptyGrid { kernel } => {
+                write!(f, "launch of {kernel} with 0 blocks refused: a grid needs at least one block (for n = 0, return without launching)")
+            }
+            Error::GridTooManyThreads { kernel, blocks, threads_per_block } => write!(
+                f,
+                "launch of {kernel} with {blocks} blocks of {threads_per_block} threads refused: that is {} threads, and cg-kernel's kernels count a grid's threads in 32 bits (a grid of 2^32 or more traps); a grid-stride loop covers any n with fewer blocks",
+                *blocks as u64 * *threads_per_block as u64
+            ),
+            Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
+            Error::BadThreadsPerBlock { threads_per_block, why } => match why {
+                BadBlock::Empty => write!(f, "blocks of 0 threads: a block needs at least one warp, 32 threads"),
+                BadBlock::NotWarps => write!(f, "blocks of {threads_per_block} threads: use a multiple of 32 (whole warps)"),
+                BadBlock::OverDeviceMax(max) => write!(f, "blocks of {threads_per_block} threads: this device runs at most {max} threads per block"),
+            },
+            Error::OverLaunchBounds { kernel, threads_per_block, max_threads } => write!(
+                f,
+                "blocks of {threads_per_block} threads refused: {kernel} is declared `launch_bounds({max_threads}, ...)` (C++'s __launch_bounds__), so its PTX runs blocks of at most {max_threads} threads"
+            ),
+            Error::BlockDoesNotFit { kernel, limits } => write!(
+                f,
+                "one block of {kernel} ({} threads, {} B of shared memory) does not fit on an SM of this device: limited by {}",
+                limits.block.threads_per_block,
+                limits.block.shared_bytes,
+                limits.explain()
+            ),
+            Error::BufferTooShort { kernel, buffer, needed, got } => write!(f, "{kernel}: {buffer} holds {got} elements but the launch needs {needed}"),
+            Error::InputTooLarge { n } => write!(f, "{n} elements are too many: their bytes cannot be counted in this machine's address space"),
+            Error::OutOfDeviceMemory { needed, free } => {
+                write!(f, "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: ask for less", *needed as f64 / MIB, *free as f64 / MIB)
+            }
+            Error::OutOfHostMemory { needed } => {
+                write!(f, "the input needs {:.1} MiB of host memory, more than this machine can give it: ask for less", *needed as f64 / MIB)
+            }
+            Error::KernelFailed { kernel, error } => write!(f, "{kernel} failed while running: {}", driver_error_name(error)),
+            Error::Timeout { kernel, seconds } => write!(
+                f,
+                "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with Gpu::set_timeout)"
+            ),
+            Error::DeviceStuck { kernel } => {
+                write!(f, "not run: the GPU is still running {kernel}, which did not finish in time earlier; nothing else can run until this program exits")
+            }
+            Error::GridBarrierTimedOut { kernel, report } => write!(
+                f,
+                "grid barrier timed out in {kernel}: {} of {} blocks arrived (block {} gave up after {} s)",
+                report.arrived,
+                report.expected,
+                report.block,
+                cg_kernel::cg::barrier::TIMEOUT_NS as f64 / 1e9
+            ),
+            Error::Emulated { kernel, fault } => match **fault {
+                cg_kernel::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
+                _ => write!(f, "{kernel} on the emulated device: {fault}"),
+            },
+            Error::UndeclaredGridSync { kernel } => write!(
+                f,
+                "{kernel} calls grid.sync() but is declared #[kernel] without `cooperative`, so it would be launched the ordinary way: declare it #[kernel(cooperative)]"
+            ),
+            Error::NotInPtx { kernel, tile } => match tile {
+                Some(t) => write!(f, "{kernel} with tiles of {t} exists only on the emulator: change the tile in the kernel's source to run it on the GPU"),
+                None => write!(f, "{kernel} is declared #[kernel(emulator)]: it has no GPU entry and runs only on the emulator"),
+            },
+            Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU, and this device is the emulated one"),
+            Error::OtherDevice { what } => write!(f, "{what} was made by another device than the one it was given to: use it on the device that made it"),
+            Error::OtherBranch { made_in, used_in } => write!(
+                f,
+                "a buffer allocated in branch {made_in} of in_parallel was given to a launch in branch {used_in}, whose stream does not wait for branch {made_in}: allocate it before in_parallel, or in the branch that uses it"
+            ),
+            Error::MemoryInCapture { what } => {
+                write!(f, "{what} while a graph is captured: nothing runs during a capture, so allocate, copy and free before it or after it")
+            }
+            Error::Caller(e) => write!(f, "{e}"),
+            Error::NoNccl { why } => write!(f, "{why}"),
+            Error::Nccl { call, error } => write!(f, "{call} failed: {error}"),
+            Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),
+            Error::RanksDidNotArrive { step, missing, seconds } => {
+                write!(f, "{} did not reach {step} within {seconds} s while the others waited there", gpus_named(missing))
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}

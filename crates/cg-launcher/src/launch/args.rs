@@ -1,0 +1,72 @@
+//! Host values for kernel parameters, typed by the kernel's parameter types:
+//! a [`View`] stands for an `In<T>`, a [`ViewMut`] (only) for an `Out<T>`,
+//! and a number for a number.
+
+use crate::device::{ArgValue, Pod, View, ViewMut};
+use cg_kernel::mem::{In, Out};
+
+/// A host value that can be passed for the kernel parameter type `P`.
+pub trait Arg<P> {
+    /// The value the launch passes.
+    #[doc(hidden)]
+    fn value(&self) -> ArgValue;
+}
+
+impl<T: Pod> Arg<In<T>> for &View<'_, T> {
+    fn value(&self) -> ArgValue {
+        ArgValue::input(*self)
+    }
+}
+
+impl<T: Pod> Arg<Out<T>> for ViewMut<'_, T> {
+    fn value(&self) -> ArgValue {
+        ArgValue::output(self)
+    }
+}
+
+impl Arg<usize> for usize {
+    fn value(&self) -> ArgValue {
+        ArgValue::number(*self as u64)
+    }
+}
+
+impl Arg<u32> for u32 {
+    fn value(&self) -> ArgValue {
+        ArgValue::number(*self as u64)
+    }
+}
+
+/// A whole argument list for a parameter tuple `P`, as a fixed-size array.
+pub trait Args<P> {
+    /// One value per parameter.
+    #[doc(hidden)]
+    type Values: AsRef<[ArgValue]>;
+    /// The values the launch passes, in order.
+    #[doc(hidden)]
+    fn values(&self) -> Self::Values;
+}
+
+macro_rules! args {
+    ($n:literal; $($a:ident $p:ident $i:tt),+) => {
+        impl<$($a: Arg<$p>, $p),+> Args<($($p,)+)> for ($($a,)+) {
+            type Values = [ArgValue; $n];
+            fn values(&self) -> [ArgValue; $n] {
+                [$(self.$i.value()),+]
+            }
+        }
+    };
+}
+impl Args<()> for () {
+    type Values = [ArgValue; 0];
+    fn values(&self) -> [ArgValue; 0] {
+        []
+    }
+}
+args!(1; A0 P0 0);
+args!(2; A0 P0 0, A1 P1 1);
+args!(3; A0 P0 0, A1 P1 1, A2 P2 2);
+args!(4; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3);
+args!(5; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4);
+args!(6; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5);
+args!(7; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6);
+args!(8; A0 P0 0, A1 P1 1, A2 P2 2, A3 P3 3, A4 P4 4, A5 P5 5, A6 P6 6, A7 P7 7);

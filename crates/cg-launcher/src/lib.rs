@@ -1,0 +1,67 @@
+//! Launches GPU kernels written with `cg-kernel` from Rust on the host: on a
+//! CUDA GPU through the driver API (`cudarc`, loaded at run time), or on the
+//! emulated GPU that runs the same kernels on the CPU, behind one type,
+//! [`Gpu`](device::Gpu).
+//!
+//! - [`device`]: opening a device ([`Gpu::open`](device::Gpu::open),
+//!   [`Gpu::emulated`](device::Gpu::emulated)), typed device memory
+//!   ([`Buffer`](device::Buffer), its views), streams run side by side
+//!   ([`Gpu::in_parallel`](device::Gpu::in_parallel)), graphs
+//!   ([`Gpu::capture`](device::Gpu::capture)), timed runs;
+//! - [`launch`]: kernels loaded through the definitions `#[kernel]` emits, so
+//!   their parameter types are checked at compile time. A kernel declared
+//!   `#[kernel(cooperative)]` (it calls `grid.sync()`) loads only as a
+//!   [`CooperativeKernel`](launch::CooperativeKernel), which has no ordinary
+//!   launch, and launches only on a grid that its own occupancy says fits on
+//!   the device at once: a grid barrier that cannot complete is refused by
+//!   name before it is launched. Clusters (sm_90) likewise;
+//! - [`sizing`]: the occupancy arithmetic, blocks per SM and why;
+//! - [`error`]: one error type, each variant one line saying what to do.
+//!
+//! The kernels and their PTX come from the kernel crate linked into the
+//! program (the one that says `cg_kernel::ptx!()`; `use my_kernels as _;`
+//! is enough to link it); the launcher finds both by name.
+//!
+//! ```no_run
+//! # mod my_kernels {
+//! #   use cg_kernel::{kernel, cg::this_grid, mem::Out};
+//! #   /// # Safety
+//! #   /// `out` holds one element per block.
+//! #   #[kernel(cooperative)]
+//! #   pub unsafe fn mark(out: Out<u32>) {
+//! #       this_grid().sync();
+//! #   }
+//! # }
+//! use cg_launcher::device::{EmulatedDevice, Gpu};
+//! use cg_launcher::launch::ensure_len;
+//!
+//! fn main() -> cg_launcher::error::Result<()> {
+//!     // A CUDA GPU where there is one, else the emulated T4.
+//!     let gpu = Gpu::open(0).unwrap_or_else(|_| Gpu::emulated(EmulatedDevice::T4, Default::default()));
+//!     let kernel = gpu.cooperative_kernel(&my_kernels::MARK)?;
+//!     let limits = kernel.limits(256)?; // blocks per SM x SMs, from the occupancy API
+//!     let launch = kernel.configure(limits.capacity(), 256)?; // refused if it could not be resident
+//!     let mut out = gpu.zeros::<u32>(launch.blocks() as usize)?;
+//!     ensure_len("mark", "out", launch.blocks() as usize, out.len())?;
+//!     // SAFETY: `out` holds one element per block (checked above).
+//!     unsafe { launch.launch((out.slice_mut(..),))? };
+//!     gpu.finish()?;
+//!     Ok(())
+//! }
+//! ```
+#![deny(missing_docs)]
+
+pub mod device;
+pub mod driver;
+pub mod error;
+pub mod launch;
+pub mod nccl;
+pub mod sizing;
+pub mod text;
+
+/// The PTX of the kernel crate linked into this program (its
+/// `cg_kernel::ptx!()`). A program that links none, or two, stops here with
+/// that named: a build mistake, not a user's.
+pub(crate) fn ptx() -> &'static cg_kernel::kernels::Ptx {
+    cg_kernel::kernels::ptx().unwrap_or_else(|e| panic!("{e}"))
+}

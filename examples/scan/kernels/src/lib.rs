@@ -1,0 +1,175 @@
+//! An inclusive prefix sum of `n` floats in one cooperative launch, written
+//! with `cg-kernel` alone: `y[i] = x[0] + ... + x[i]`.
+//!
+//! Each block takes one contiguous chunk of the input and
+//! 1. adds its chunk up (a warp-tile scan per 32 threads, then a block scan
+//!    of the tiles' totals) and writes the total to `block_totals[block]`;
+//! 2. `grid.sync()`: every block's total is now visible to every block;
+//! 3. adds the totals of the blocks before it (its offset);
+//! 4. reads its chunk again and scans it, step by step, carrying the offset
+//!    and each step's total into the next, and writes `y`.
+//!
+//! It reads the input twice and writes the output once: about 1.5 times the
+//! bytes of a single-pass scan (CUB's `DeviceScan::InclusiveSum`, which
+//! passes each tile's prefix from block to block instead of waiting at a
+//! grid barrier).
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+#![deny(unsafe_op_in_unsafe_fn, missing_docs)]
+
+use cg_kernel::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
+use cg_kernel::kernel;
+use cg_kernel::mem::{In, Out, dynamic_shared};
+
+cg_kernel::ptx!();
+
+/// Floats each thread loads at once (one 16-byte load).
+pub const ITEMS: usize = 4;
+
+/// Bytes of dynamic shared memory a block needs: one `f32` per tile.
+pub const fn one_f32_per_tile(threads_per_block: u32, tile: u32) -> u32 {
+    threads_per_block.div_ceil(tile) * 4
+}
+
+/// `v` summed over this lane and every lane below it in the tile (C++'s
+/// `cg::inclusive_scan(tile, v)`): log2(TILE) shuffles up.
+#[inline(always)]
+pub fn tile_inclusive_scan<const TILE: u32>(tile: &ThreadBlockTile<TILE>, v: f32) -> f32 {
+    let lane = tile.thread_rank();
+    let mut sum = v;
+    let mut delta = 1;
+    while delta < TILE {
+        let below = tile.shfl_up(sum, delta);
+        if lane >= delta {
+            sum += below;
+        }
+        delta *= 2;
+    }
+    sum
+}
+
+/// `v` summed over every thread of the block ranked below this one (an
+/// exclusive scan, cub's `BlockScan::ExclusiveSum`), and the block's total.
+/// Every thread of the block must call it; the block has at most `TILE` tiles.
+#[inline(always)]
+pub fn block_exclusive_scan<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f32) -> (f32, f32) {
+    let tile_sums = dynamic_shared::<f32>();
+    let lane = tile.thread_rank();
+    let tiles = tile.meta_group_size();
+    let inclusive = tile_inclusive_scan(tile, v);
+    let below_in_tile = tile.shfl_up(inclusive, 1);
+    let exclusive_in_tile = if lane == 0 { 0.0 } else { below_in_tile };
+    if lane == TILE - 1 {
+        // SAFETY: one f32 per tile (one_f32_per_tile); each tile writes its own.
+        unsafe { tile_sums.write(tile.meta_group_rank() as usize, inclusive) };
+    }
+    block.sync();
+    if tile.meta_group_rank() == 0 {
+        // SAFETY: lane < tiles names a tile, whose total was written before block.sync().
+        let total = if lane < tiles { unsafe { tile_sums.read(lane as usize) } } else { 0.0 };
+        let scanned = tile_inclusive_scan(tile, total);
+        if lane < tiles {
+            // SAFETY: each lane rewrites only the slot it read.
+            unsafe { tile_sums.write(lane as usize, scanned) };
+        }
+    }
+    block.sync();
+    let rank = tile.meta_group_rank() as usize;
+    // SAFETY: the first tile scanned every slot before block.sync().
+    let before_tile = if rank == 0 { 0.0 } else { unsafe { tile_sums.read(rank - 1) } };
+    // SAFETY: as above.
+    let total = unsafe { tile_sums.read(tiles as usize - 1) };
+    // The next call may overwrite the slots only after every thread has read them.
+    block.sync();
+    (before_tile + exclusive_in_tile, total)
+}
+
+/// `x[i..i + 4]`, with zeros past `n`.
+#[inline(always)]
+fn load4(x: In<f32>, i: usize, n: usize) -> [f32; 4] {
+    if i + ITEMS <= n {
+        // SAFETY: i + 4 <= n, and i is a multiple of 4 in a 256-byte-aligned buffer.
+        unsafe { x.read4(i) }
+    } else {
+        // SAFETY: each read is below n.
+        core::array::from_fn(|k| if i + k < n { unsafe { x.read(i + k) } } else { 0.0 })
+    }
+}
+
+/// Writes `v` to `y[i..i + 4]`, leaving out what is past `n`.
+#[inline(always)]
+fn store4(y: Out<f32>, i: usize, n: usize, v: [f32; 4]) {
+    if i + ITEMS <= n {
+        // SAFETY: i + 4 <= n, 16-byte aligned as in load4; this thread alone writes y[i..i + 4].
+        unsafe { y.write4(i, v) };
+    } else {
+        for (k, v) in v.into_iter().enumerate() {
+            if i + k < n {
+                // SAFETY: below n, and this thread alone writes it.
+                unsafe { y.write(i + k, v) };
+            }
+        }
+    }
+}
+
+/// The first element of block `block`'s chunk and the element after its
+/// last: whole steps of `span` floats, as evenly as the grid allows.
+#[inline(always)]
+pub fn chunk(block: usize, blocks: usize, span: usize, n: usize) -> (usize, usize) {
+    let per_block = n.div_ceil(span).div_ceil(blocks) * span;
+    ((block * per_block).min(n), ((block + 1) * per_block).min(n))
+}
+
+/// `y[i] = x[0] + ... + x[i]` for every `i < n`, in one cooperative launch
+/// (see the crate's documentation for the steps).
+///
+/// # Safety
+/// `x` and `y` hold `n` floats, `x` 16-byte aligned; `block_totals` holds
+/// one float per block of the grid.
+#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, block_totals: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let t = block.thread_rank() as usize;
+    let threads = block.num_threads() as usize;
+    let b = block.group_index().x as usize;
+    let span = threads * ITEMS;
+    let (first, end) = chunk(b, grid.num_blocks(), span, n);
+
+    let mut mine = 0.0f32;
+    let mut base = first;
+    while base < end {
+        let v = load4(x, base + t * ITEMS, end);
+        mine += (v[0] + v[1]) + (v[2] + v[3]);
+        base += span;
+    }
+    let (_, chunk_total) = block_exclusive_scan(&block, &tile, mine);
+    if t == 0 {
+        // SAFETY: one slot per block, written by its thread 0 alone.
+        unsafe { block_totals.write(b, chunk_total) };
+    }
+    grid.sync();
+
+    let mut before = 0.0f32;
+    let mut k = t;
+    while k < b {
+        // SAFETY: k < b < blocks, written before grid.sync().
+        before += unsafe { block_totals.read(k) };
+        k += threads;
+    }
+    let (_, offset) = block_exclusive_scan(&block, &tile, before);
+
+    let mut carry = offset;
+    let mut base = first;
+    while base < end {
+        let i = base + t * ITEMS;
+        let v = load4(x, i, end);
+        let own = [v[0], v[0] + v[1], v[0] + v[1] + v[2], (v[0] + v[1]) + (v[2] + v[3])];
+        let (below, step_total) = block_exclusive_scan(&block, &tile, own[3]);
+        let start = carry + below;
+        store4(y, i, end, own.map(|s| start + s));
+        carry += step_total;
+        base += span;
+    }
+}

@@ -1,0 +1,149 @@
+//! An inclusive prefix sum of n floats in one cooperative launch, built on
+//! the three toolkit crates alone: the kernel (`kernels/`, cg-kernel,
+//! compiled to PTX by cg-builder in its `build.rs`) and this program
+//! (cg-launcher). It checks the scan against a double-precision CPU scan on
+//! a ladder of sizes and, with `--bench` on a GPU, times it against CUB's
+//! `DeviceScan::InclusiveSum`, built by nvcc at run time.
+
+mod check;
+mod cub;
+
+use cg_launcher::device::{Buffer, EmulatedDevice, Gpu};
+use cg_launcher::error::{Error, Result};
+use cg_launcher::launch::ensure_len;
+use clap::Parser;
+use scan_kernels::INCLUSIVE_SCAN;
+use std::process::ExitCode;
+
+// Links the kernels' crate, whose PTX and kernels the launcher finds by name.
+use scan_kernels as _;
+
+/// The ladder: a block and a warp and one either side, an odd size, a
+/// larger odd size, and two large ones (the last on a GPU only).
+const LADDER: [usize; 9] = [1, 31, 32, 33, 611, 4_096, (1 << 20) + 7, 1 << 24, 1 << 26];
+/// Threads per block.
+const THREADS: u32 = 256;
+
+#[derive(Parser)]
+#[command(name = "scan", about = "A grid-wide inclusive scan in one cooperative launch, checked against a double-precision CPU scan")]
+struct Args {
+    /// Run on the emulated GPU (a T4) instead of a CUDA GPU.
+    #[arg(long)]
+    emulate: bool,
+    /// Sizes to check instead of the ladder.
+    #[arg(long, value_delimiter = ',')]
+    n: Vec<usize>,
+    /// Also time it against CUB's DeviceScan::InclusiveSum (a GPU and nvcc needed).
+    #[arg(long)]
+    bench: bool,
+    /// Rounds of the benchmark, each timing both once.
+    #[arg(long, default_value_t = 15)]
+    rounds: usize,
+}
+
+/// The scan of `x` into `y`: a safe wrapper that checks the buffers against
+/// the kernel's contract, sizes the grid from the kernel's own occupancy
+/// (every block must be resident at once for its `grid.sync()`), and makes
+/// the one `unsafe` launch.
+fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32>) -> Result<()> {
+    let kernel = gpu.cooperative_kernel(&INCLUSIVE_SCAN)?;
+    let n = x.len();
+    let span = THREADS as usize * scan_kernels::ITEMS;
+    let blocks = kernel.limits(THREADS)?.capacity().min(n.div_ceil(span).max(1) as u32);
+    let launch = kernel.configure(blocks, THREADS)?;
+    ensure_len(INCLUSIVE_SCAN.name(), "y", n, y.len())?;
+    ensure_len(INCLUSIVE_SCAN.name(), "block_totals", blocks as usize, totals.len())?;
+    // SAFETY: x and y hold n floats (checked above), x is a whole buffer (256-byte
+    // aligned), and block_totals one float per block.
+    unsafe { launch.launch((&x.slice(..), y.slice_mut(..), totals.slice_mut(..), n)) }
+}
+
+/// Refuses a size before anything is allocated: zero, or more than the host
+/// (input, output and the reference) or the device (input and output) can hold.
+fn check_size(gpu: &Gpu, n: usize) -> std::result::Result<(), String> {
+    if n == 0 {
+        return Err("--n 0: a scan needs at least one element".into());
+    }
+    let bytes = |per: u64| (n as u64).saturating_mul(per);
+    if let Some(free) = cg_launcher::device::host_available().filter(|&free| bytes(16) > free) {
+        return Err(format!("--n {n} needs {} MiB of host memory and {} MiB is free: give a smaller --n", bytes(16) >> 20, free >> 20));
+    }
+    let free = gpu.free_memory().map_err(|e| e.to_string())?;
+    if bytes(8) > free {
+        return Err(format!("--n {n} needs {} MiB of device memory and {} MiB is free: give a smaller --n", bytes(8) >> 20, free >> 20));
+    }
+    Ok(())
+}
+
+fn run(args: &Args) -> std::result::Result<bool, String> {
+    let gpu = if args.emulate { Gpu::emulated(EmulatedDevice::T4, Default::default()) } else { Gpu::open(0).map_err(|e| e.to_string())? };
+    let sizes: Vec<usize> = if !args.n.is_empty() {
+        args.n.clone()
+    } else if gpu.info.emulated {
+        LADDER[..LADDER.len() - 1].to_vec()
+    } else {
+        LADDER.to_vec()
+    };
+    for &n in &sizes {
+        check_size(&gpu, n)?;
+    }
+    if args.bench && gpu.info.emulated {
+        return Err(Error::NotOnEmulator("--bench").to_string());
+    }
+    ladder(&gpu, &sizes)
+        .and_then(|all| Ok(all && (!args.bench || cub::bench(&gpu, args.rounds, &mut |x, y, t| scan(&gpu, x, y, t))?)))
+        .map_err(|e| e.to_string())
+}
+
+/// Each size scanned and checked, a row each; whether all passed.
+fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
+    let capacity = gpu.cooperative_kernel(&INCLUSIVE_SCAN)?.limits(THREADS)?;
+    println!(
+        "inclusive_scan on {}: blocks of {THREADS}, at most {} blocks/SM x {} SMs = {} in one cooperative launch",
+        gpu.info.name,
+        capacity.blocks_per_sm,
+        capacity.sms,
+        capacity.capacity()
+    );
+    println!("input: {}; reference: double-precision scan; bound per element: gamma_h * (|x[0]| + ... + |x[i]|)", check::FILL_RULE);
+    println!("{:>10}  {:>6}  {:>16}  {:>16}  {:>9}  {:>9}  result", "n", "blocks", "y[n-1]", "reference", "max err", "its bound");
+    let mut all = true;
+    for &n in sizes {
+        let xs = check::fill(n);
+        let x = gpu.upload(&xs)?;
+        let mut y = gpu.zeros::<f32>(n)?;
+        let mut totals = gpu.zeros::<f32>(capacity.capacity() as usize)?;
+        scan(gpu, &x, &mut y, &mut totals)?;
+        let ys = gpu.read(&y)?;
+        let blocks = capacity.capacity().min(n.div_ceil(THREADS as usize * scan_kernels::ITEMS) as u32);
+        let c = check::against_reference(&xs, &ys, blocks as usize, THREADS as usize);
+        all &= c.pass;
+        println!(
+            "{n:>10}  {blocks:>6}  {:>16.4}  {:>16.4}  {:>9.2e}  {:>9.2e}  {}",
+            ys[n - 1],
+            c.last_reference,
+            c.worst_error,
+            c.worst_bound,
+            if c.pass { "pass".to_string() } else { format!("FAIL at y[{}]", c.worst_index) }
+        );
+    }
+    Ok(all)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(true) => {
+            println!("all checks passed");
+            ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            eprintln!("error: a check failed (above)");
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
