@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 // The kernels, which the host library reaches through `host::kernels()`.
+use cg_launcher::error::Error as L;
 use gpu as _;
 
 /// The learner's `solve()`: compiled into this program, not the library, so
@@ -195,7 +196,7 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
         return r.verdict();
     }
     if emulated {
-        return Err(Error::NotOnEmulator("timing the conjugate-gradient paths"));
+        return Err(Error::Launch(L::NotOnEmulator("timing the conjugate-gradient paths")));
     }
     let sizes: Vec<usize> = (10..=args.max_log2).map(|k| 1usize << k).collect();
     let twin = if args.no_cpp { Err("--no-cpp".to_string()) } else { solver::Twin::build(&gpu)? };
@@ -239,11 +240,11 @@ fn run_occupancy(target: &TargetArgs) -> Result<()> {
 /// `bench --only-clusters`: the cluster sum against its C++ twin, into clusters.json.
 fn run_cluster_bench(gpu: &Gpu, args: &BenchArgs) -> Result<()> {
     if !gpu.info.clusters {
-        return Err(Error::ClustersNeedSm90 {
+        return Err(Error::Launch(L::ClustersNeedSm90 {
             kernel: host::kernels().reduce_cluster_grid.name(),
             major: gpu.info.compute_capability.map_or(0, |c| c.0),
             minor: gpu.info.compute_capability.map_or(0, |c| c.1),
-        });
+        }));
     }
     let progress = Progress::new(args.json);
     let c = {
@@ -259,7 +260,7 @@ fn run_cluster_bench(gpu: &Gpu, args: &BenchArgs) -> Result<()> {
 
 fn run_bench(args: &BenchArgs) -> Result<()> {
     let gpu = Gpu::open(args.device).map_err(|e| match Error::from(e) {
-        Error::NoDriver => Error::BenchNeedsGpu,
+        Error::Launch(L::NoDriver) => Error::BenchNeedsGpu,
         e => e,
     })?;
     gpu.set_timeout(Duration::from_secs_f64(args.timeout_s));
@@ -317,7 +318,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
     let gpus = match (count, a.gpus) {
         _ if process => 1,
         (None, g) => g.unwrap_or(2),
-        (Some(0), _) => return Err(Error::NoDevice { requested: 0, count: 0 }),
+        (Some(0), _) => return Err(Error::Launch(L::NoDevice { requested: 0, count: 0 })),
         (Some(count), Some(g)) if g > count => return Err(Error::TooManyGpus { requested: g, count }),
         (Some(count), g) => g.unwrap_or(count),
     };

@@ -3,6 +3,7 @@
 //! second stage's sum of the partials.
 
 use crate::error::{Error, Result};
+use cg_launcher::error::Error as L;
 use serde::Serialize;
 
 /// How the input is filled, as printed.
@@ -10,7 +11,7 @@ pub const FILL_RULE: &str = "x[i] = 0.5 + ((i * 2654435761) mod 1024) / 1024";
 
 /// Bytes of `n` floats, or the error that `--n` is too large to count.
 pub fn float_bytes(n: usize) -> Result<u64> {
-    (n as u64).checked_mul(4).ok_or(Error::InputTooLarge { n })
+    (n as u64).checked_mul(4).ok_or(Error::Launch(L::InputTooLarge { n }))
 }
 
 pub use cg_launcher::device::host_available;
@@ -20,7 +21,7 @@ pub use cg_launcher::device::host_available;
 /// line, not a process the system kills half-way.
 pub fn ensure_host_free(bytes: u64) -> Result<()> {
     match host_available() {
-        Some(available) if bytes > available => Err(Error::OutOfHostMemory { needed: bytes }),
+        Some(available) if bytes > available => Err(Error::Launch(L::OutOfHostMemory { needed: bytes })),
         _ => Ok(()),
     }
 }
@@ -35,7 +36,7 @@ pub fn fill(n: usize) -> Result<Vec<f32>> {
 pub fn fill_range(first: usize, len: usize) -> Result<Vec<f32>> {
     let bytes = float_bytes(len)?;
     let mut xs = Vec::new();
-    xs.try_reserve_exact(len).map_err(|_| Error::OutOfHostMemory { needed: bytes })?;
+    xs.try_reserve_exact(len).map_err(|_| Error::Launch(L::OutOfHostMemory { needed: bytes }))?;
     xs.extend((first as u64..(first + len) as u64).map(element));
     Ok(xs)
 }
@@ -343,16 +344,16 @@ mod tests {
         let available = host_available().expect("Linux reports MemAvailable");
         assert!(available > 0);
         assert!(ensure_host_free(available / 2).is_ok());
-        assert!(matches!(ensure_host_free(available.saturating_mul(4)), Err(Error::OutOfHostMemory { .. })));
+        assert!(matches!(ensure_host_free(available.saturating_mul(4)), Err(Error::Launch(L::OutOfHostMemory { .. }))));
     }
 
     #[test]
     fn an_input_the_host_cannot_hold_or_count_is_a_named_error() {
         let err = fill(1 << 60).unwrap_err();
-        assert!(matches!(err, Error::OutOfHostMemory { .. }), "{err}");
+        assert!(matches!(err, Error::Launch(L::OutOfHostMemory { .. })), "{err}");
         assert!(err.to_string().contains("use a smaller --n"));
         for n in [usize::MAX, usize::MAX / 2, 4_611_686_018_427_387_904] {
-            assert!(matches!(fill(n), Err(Error::InputTooLarge { .. })), "{n}");
+            assert!(matches!(fill(n), Err(Error::Launch(L::InputTooLarge { .. }))), "{n}");
         }
     }
 

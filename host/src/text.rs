@@ -1,21 +1,4 @@
-//! Words the text output shares.
+//! Words the text output shares: the launcher's own, so that the program's
+//! messages and the launcher's count things the same way.
 
-use std::fmt::Display;
-
-/// `n` and the noun for it: `1 SM`, `40 SMs`.
-pub fn plural<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
-    let noun = if n == N::from(1) { one } else { many };
-    format!("{n} {noun}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_is_singular_and_every_other_count_plural() {
-        assert_eq!(plural(1u32, "SM", "SMs"), "1 SM");
-        assert_eq!(plural(0usize, "check", "checks"), "0 checks");
-        assert_eq!(plural(40u64, "warm-up", "warm-ups"), "40 warm-ups");
-    }
-}
+pub use cg_launcher::text::{gpus_named, plural};

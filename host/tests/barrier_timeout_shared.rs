@@ -16,6 +16,7 @@ use host::device::Gpu;
 use host::error::Error;
 
 mod concurrent_case;
+use cg_launcher::error::Error as L;
 use concurrent_case::{Queue, stress_together};
 
 /// Blocks per launch: two watched launches that fit on the GPU together.
@@ -45,7 +46,7 @@ fn two_watched_launches_sharing_barrier_memory_are_named_and_the_next_process_ru
     gpu.set_timeout(std::time::Duration::from_secs(30));
     let started = std::time::Instant::now();
     match stress_together(&gpu, 2, blocks, threads, 100_000, Queue::Streams) {
-        Err(Error::GridBarrierTimedOut { kernel, report }) => {
+        Err(Error::Launch(L::GridBarrierTimedOut { kernel, report })) => {
             println!("2 x {blocks} blocks of {threads} sharing barrier memory, after {:.2} s: {report:?}", started.elapsed().as_secs_f64());
             assert_eq!(kernel, "grid_sync_stress");
             assert_eq!(report.expected, blocks);

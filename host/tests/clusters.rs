@@ -3,6 +3,7 @@
 //! is a named error before launch. (`gpu.rs` runs the same on a GPU.)
 
 use cg_kernel::emu::{Device, Fault, Options};
+use cg_launcher::error::Error as L;
 use gpu as _;
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, probe_cooperative_clusters, shape};
 use host::device::Gpu;
@@ -18,7 +19,7 @@ fn h200() -> Gpu {
 /// The emulator's fault behind an error, if it is one.
 fn fault(e: &Error) -> &Fault {
     match e {
-        Error::Emulated { fault, .. } => fault,
+        Error::Launch(L::Emulated { fault, .. }) => fault,
         other => panic!("not an emulator fault: {other}"),
     }
 }
@@ -113,7 +114,7 @@ fn sizing_from_the_block_ceiling_is_refused_before_launch_and_by_the_device() {
     let mut s = sums.scratch(1056, 1).unwrap();
     let e = sums.run(ClusterPath::OneLaunch, 1056, LESSON_CLUSTER, &input, &mut s, 0).unwrap_err();
     let msg = e.to_string();
-    assert!(matches!(e, Error::ClusterGridTooLarge { requested: 1056, cluster: 4, clusters: 248, block_ceiling: 1056, .. }), "{msg}");
+    assert!(matches!(e, Error::Launch(L::ClusterGridTooLarge { requested: 1056, cluster: 4, clusters: 248, block_ceiling: 1056, .. })), "{msg}");
     assert!(msg.contains("at most 248 clusters of 4 (992 blocks)"), "{msg}");
     // The device's own answer, with no check in front of it.
     let e = probe_cooperative_clusters(&gpu, 1056, 256, LESSON_CLUSTER).unwrap_err();

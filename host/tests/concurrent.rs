@@ -8,6 +8,7 @@ use host::device::Gpu;
 use host::error::Error;
 
 mod concurrent_case;
+use cg_launcher::error::Error as L;
 use concurrent_case::{Queue, stress_together};
 use host::launch::prelude::*;
 
@@ -207,7 +208,7 @@ fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_th
         })
         .map_err(host::error::Error::from)
         .unwrap_err();
-    assert!(matches!(err, host::error::Error::OtherBranch { made_in: 0, used_in: 1 }), "{err}");
+    assert!(matches!(err, host::error::Error::Launch(cg_launcher::error::Error::OtherBranch { made_in: 0, used_in: 1 })), "{err}");
     assert!(err.to_string().contains("allocate it before in_parallel, or in the branch that uses it"), "{err}");
     let mut kept = kept.unwrap();
     launch.sum(&input, kept.slice_mut(..), out.slice_mut(..)).unwrap();
@@ -236,7 +237,7 @@ fn a_buffer_of_another_device_is_refused_by_name_at_launch_and_in_a_copy() {
     let input = host::launch::DeviceInput::upload(&a, &[1.0f32; 1000]).unwrap();
     let (mut partials, mut out) = (b.zeros::<f32>(4).unwrap(), b.zeros::<f32>(1).unwrap());
     let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
-    assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
+    assert!(matches!(err, Error::Launch(L::OtherDevice { what: "a buffer" })), "{err}");
     let on_a = a.upload(&[1.0f32; 4]).unwrap();
     assert!(matches!(b.read(&on_a), Err(cg_launcher::error::Error::OtherDevice { .. })));
     assert!(matches!(b.copy(&on_a.slice(..), &mut partials), Err(cg_launcher::error::Error::OtherDevice { .. })));
@@ -268,7 +269,7 @@ fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
         let input = host::launch::DeviceInput::upload(from, &[1.0f32; 1000]).unwrap();
         let (mut partials, mut out) = (on.zeros::<f32>(4).unwrap(), on.zeros::<f32>(1).unwrap());
         let err = launch.sum(&input, partials.slice_mut(..), out.slice_mut(..)).unwrap_err();
-        assert!(matches!(err, Error::OtherDevice { what: "a buffer" }), "{err}");
+        assert!(matches!(err, Error::Launch(L::OtherDevice { what: "a buffer" })), "{err}");
         let theirs = from.zeros::<f32>(4).unwrap();
         assert!(matches!(on.read(&theirs), Err(cg_launcher::error::Error::OtherDevice { .. })));
     }

@@ -13,6 +13,7 @@ use host::exercise::{self, LADDER, Variant};
 /// The learner's `solve()`, as the program compiles it.
 #[path = "../../exercise/solve.rs"]
 mod solve;
+use cg_launcher::error::Error as L;
 use host::launch::DeviceInput;
 use host::launch::prelude::*;
 use host::lesson::{self, LessonConfig};
@@ -64,7 +65,7 @@ fn the_lessons_kernels_pass_every_check_with_tiles_of_1_2_4_8_16_and_32() {
 
 #[test]
 fn a_tile_the_ptx_does_not_hold_is_refused_on_a_gpu_by_name() {
-    let err = Error::NotInPtx { kernel: "reduce_cooperative_grid", tile: Some(16) };
+    let err = Error::Launch(L::NotInPtx { kernel: "reduce_cooperative_grid", tile: Some(16) });
     assert_eq!(
         err.to_string(),
         "reduce_cooperative_grid with tiles of 16 exists only on the emulator: change the tile in the kernel's source to run it on the GPU"
@@ -401,11 +402,11 @@ fn an_ordinary_grid_of_2_to_the_32_threads_is_refused_by_name_and_one_fewer_bloc
     let input = gpu.zeros::<f32>(1).unwrap();
     let mut out = gpu.zeros::<f32>(1).unwrap();
     let e = stage1.reduce(1 << 24, 256, &input.slice(..), out.slice_mut(..)).unwrap_err();
-    assert!(matches!(e, Error::GridTooManyThreads { blocks: 16_777_216, threads_per_block: 256, .. }), "{e}");
+    assert!(matches!(e, Error::Launch(L::GridTooManyThreads { blocks: 16_777_216, threads_per_block: 256, .. })), "{e}");
     assert!(e.to_string().contains("4294967296 threads") && e.to_string().contains("a grid-stride loop covers any n"), "{e}");
     // One block fewer passes the bound and fails only on the output's length.
     let e = stage1.reduce((1 << 24) - 1, 256, &input.slice(..), out.slice_mut(..)).unwrap_err();
-    assert!(matches!(e, Error::BufferTooShort { .. }), "{e}");
+    assert!(matches!(e, Error::Launch(L::BufferTooShort { .. })), "{e}");
 }
 
 /// The stress kernel on `gpu`'s full grid of `threads`-thread blocks: no

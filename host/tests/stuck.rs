@@ -7,6 +7,7 @@
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
 
+use cg_launcher::error::Error as L;
 use host::device::Gpu;
 use host::error::Error;
 use host::launch::prelude::*;
@@ -31,7 +32,7 @@ fn a_kernel_that_never_finishes_is_a_timeout_then_new_work_is_refused_and_teardo
     println!("{err}");
     assert!(matches!(err, cg_launcher::error::Error::DeviceStuck { kernel: "grid_sync_missing_block" }), "{err}");
     let err = launch.per_block(out.slice_mut(..)).expect_err("a launch would queue behind it");
-    assert!(matches!(err, Error::DeviceStuck { .. }), "{err}");
+    assert!(matches!(err, Error::Launch(L::DeviceStuck { .. })), "{err}");
     assert!(refused.elapsed() < Duration::from_millis(100), "refused at once, not after a wait");
 
     let teardown = Instant::now();

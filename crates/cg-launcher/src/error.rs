@@ -2,7 +2,7 @@
 //! wrong and what to do.
 
 use crate::sizing::{BadBlock, Limits};
-use crate::text::plural;
+use crate::text::{gpus_named, plural};
 use cudarc::driver::DriverError;
 use std::fmt;
 
@@ -306,16 +306,6 @@ impl Error {
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-/// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
-fn gpus_named(ranks: &[u32]) -> String {
-    let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
-    match names.as_slice() {
-        [] => "no GPU".to_string(),
-        [one] => format!("GPU {one}"),
-        [rest @ .., last] => format!("GPUs {} and {last}", rest.join(", ")),
-    }
-}
 
 fn driver_error_name(error: &DriverError) -> &str {
     error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")

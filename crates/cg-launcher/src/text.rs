@@ -1,4 +1,4 @@
-//! Words the text output shares.
+//! Words the launcher's messages share, for a program's messages to share too.
 
 use std::fmt::Display;
 
@@ -6,6 +6,16 @@ use std::fmt::Display;
 pub fn plural<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
     let noun = if n == N::from(1) { one } else { many };
     format!("{n} {noun}")
+}
+
+/// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
+pub fn gpus_named(ranks: &[u32]) -> String {
+    let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    match names.as_slice() {
+        [] => "no GPU".to_string(),
+        [one] => format!("GPU {one}"),
+        [rest @ .., last] => format!("GPUs {} and {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]

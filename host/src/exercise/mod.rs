@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
 use crate::reference::{self, Reference};
 use cg_kernel::kernels::{GridSync, KernelDef};
+use cg_launcher::error::Error as L;
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -136,8 +137,8 @@ fn exercise_kernels() -> [KernelDef<SumParams, GridSync>; 3] {
 /// n, so a 0-block grid for n > 0 is named as the rounding it is.
 fn case_error(n: u64, e: &Error) -> String {
     match e {
-        Error::Emulated { fault, .. } => fault.to_string(),
-        Error::EmptyGrid { kernel } if n > 0 => format!(
+        Error::Launch(L::Emulated { fault, .. }) => fault.to_string(),
+        Error::Launch(L::EmptyGrid { kernel }) if n > 0 => format!(
             "launch of {kernel} with 0 blocks refused, but n = {n} has elements to sum: a block count computed as n / threads per block rounds down to 0 when n is less than one block's threads; round the division up"
         ),
         _ => e.driver_name().unwrap_or_else(|| e.to_string()),
@@ -816,7 +817,7 @@ mod tests {
     #[test]
     fn failures_are_reported_smallest_first_and_errors_do_not_stop_the_ladder() {
         let cases = ladder(&LADDER[..7], |xs| match xs.len() {
-            1024 => Err(Error::EmptyGrid { kernel: "exercise_sum" }),
+            1024 => Err(Error::Launch(L::EmptyGrid { kernel: "exercise_sum" })),
             611 => Ok((1.0, solved(3))),
             _ => cpu_sum(xs),
         });

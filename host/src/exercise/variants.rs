@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::launch::prelude::*;
 use crate::launch::{DeviceInput, SumParams};
 use cg_kernel::kernels::{GridSync, KernelDef};
+use cg_launcher::error::Error as L;
 
 const THREADS_PER_BLOCK: u32 = 256;
 
@@ -38,7 +39,7 @@ fn launch_as_sized(gpu: &Gpu, def: &KernelDef<SumParams, GridSync>, sizing: Sizi
     let kernel = gpu.cooperative_kernel(def)?;
     let limits = kernel.limits(THREADS_PER_BLOCK)?;
     let wanted = sizing(input.len() as u64, limits.capacity());
-    let blocks = u32::try_from(wanted).map_err(|_| Error::GridTooLarge { kernel: def.name(), blocks: wanted })?;
+    let blocks = u32::try_from(wanted).map_err(|_| Error::Launch(L::GridTooLarge { kernel: def.name(), blocks: wanted }))?;
     let launch = kernel.configure(blocks, THREADS_PER_BLOCK)?;
     let mut partials = gpu.zeros::<f32>(launch.blocks() as usize)?;
     launch.sum(input, partials.slice_mut(..), total.slice_mut(..))?;

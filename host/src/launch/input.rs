@@ -4,6 +4,7 @@ use super::prelude::*;
 use crate::device::{Buffer, Gpu, View};
 use crate::error::{Error, Result};
 use crate::reference;
+use cg_launcher::error::Error as L;
 
 /// Floats of NaN after every input: enough for the largest block.
 pub const GUARD: usize = 1024;
@@ -11,8 +12,8 @@ pub const GUARD: usize = 1024;
 /// Device bytes an input of `n` floats takes, guard included; an `n` whose
 /// bytes overflow is a named error, never a wrapped number.
 pub fn device_bytes(n: usize) -> Result<u64> {
-    let floats = n.checked_add(GUARD).ok_or(Error::InputTooLarge { n })?;
-    reference::float_bytes(floats).map_err(|_| Error::InputTooLarge { n })
+    let floats = n.checked_add(GUARD).ok_or(Error::Launch(L::InputTooLarge { n }))?;
+    reference::float_bytes(floats).map_err(|_| Error::Launch(L::InputTooLarge { n }))
 }
 
 /// An input the sum kernels can read: `n` floats on the device, and how many
@@ -63,7 +64,7 @@ impl DeviceInput {
     /// `copies` copies of `values` back to back in one allocation, for
     /// benchmarks that rotate among inputs: see [`windows`](Self::windows).
     pub fn upload_copies(gpu: &Gpu, values: &[f32], copies: usize) -> Result<DeviceInput> {
-        let len = values.len().checked_mul(copies).ok_or(Error::InputTooLarge { n: values.len() })?;
+        let len = values.len().checked_mul(copies).ok_or(Error::Launch(L::InputTooLarge { n: values.len() }))?;
         gpu.ensure_free(device_bytes(len)?)?;
         let mut buffer = gpu.zeros::<f32>(len + GUARD)?;
         for c in 0..copies {
@@ -118,7 +119,7 @@ mod tests {
         assert_eq!(device_bytes(0).unwrap(), 4096);
         assert_eq!(device_bytes(4_194_915).unwrap(), (4_194_915 + 1024) * 4);
         for n in [usize::MAX, usize::MAX - 1023, usize::MAX - 1024, 4_611_686_018_427_387_904, 4_611_686_018_427_387_903] {
-            assert!(matches!(device_bytes(n), Err(Error::InputTooLarge { .. })), "{n}");
+            assert!(matches!(device_bytes(n), Err(Error::Launch(L::InputTooLarge { .. }))), "{n}");
         }
     }
 }

@@ -7,13 +7,14 @@ use super::MultiConfig;
 use crate::device::CommId;
 use crate::error::{Error, Result};
 use crate::nccl::{self, UniqueId};
+use cg_launcher::error::Error as L;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// This rank's id: made and written by rank 0, read by the others.
 pub(super) fn exchange(cfg: &MultiConfig, rank: u32, path: &Path) -> Result<CommId> {
     if cfg.emulated {
-        return Err(Error::NotOnEmulator("one process per GPU (--rank)"));
+        return Err(Error::Launch(L::NotOnEmulator("one process per GPU (--rank)")));
     }
     nccl::library()?;
     let io = |error| Error::Io { path: path.display().to_string(), error };

@@ -33,6 +33,7 @@ use crate::error::{Error, Result};
 use crate::lesson::Capacity;
 use crate::reference::{self, SumCheck, check, error_bound, fill_range_sum};
 use crate::timing::Stats;
+use cg_launcher::error::Error as L;
 use serde::Serialize;
 use shard::{Crossover, Shard, combined_chain, crossover, shards, slowest};
 use std::path::PathBuf;
@@ -280,7 +281,7 @@ pub fn run(cfg: &MultiConfig, gpus: u32, open: Opener<'_>, step: &(dyn Fn(&str) 
 /// barrier for one that failed (lowest rank first).
 fn first_error(results: Vec<Result<rank::RankReport>>) -> Result<Vec<rank::RankReport>> {
     let weight = |e: &Error| match e {
-        Error::PeerStopped { .. } => 2,
+        Error::Launch(L::PeerStopped { .. }) => 2,
         Error::AcrossGpusTimedOut { .. } => 1,
         _ => 0,
     };

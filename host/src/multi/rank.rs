@@ -12,6 +12,7 @@ use crate::lesson::Capacity;
 use crate::reference::{self, Reference, check, error_bound, fill_range_sum};
 use crate::sizing::cooperative_grid;
 use cg_kernel::cg::multi_grid::{FLAGS, REPORT, REPORT_MAGIC, REPORTER, TIMEOUT_NS, barrier_words};
+use cg_launcher::error::Error as L;
 use std::cell::Cell;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -478,7 +479,10 @@ impl<'a> Worker<'a> {
             pieces.all_reduce_waited = Some(waited);
             let got = gpu.read(&sum)?[0];
             if got != team.ranks as f32 {
-                return Err(Error::Nccl { call: "ncclAllReduce", error: format!("one float of 1.0 from each of {} ranks summed to {got}", team.ranks) });
+                return Err(Error::Launch(L::Nccl {
+                    call: "ncclAllReduce",
+                    error: format!("one float of 1.0 from each of {} ranks summed to {got}", team.ranks),
+                }));
             }
         }
         Ok(())

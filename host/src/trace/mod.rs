@@ -25,6 +25,7 @@ use crate::sizing::ordinary_blocks;
 use crate::sums::{Path, Sums};
 use crate::timing::{Repeats, time_path};
 use cg_kernel::kernels::Params;
+use cg_launcher::error::Error as L;
 use std::path::{Path as FsPath, PathBuf};
 
 /// The cluster picture's grid, and its input: four elements a thread, and
@@ -59,7 +60,7 @@ fn picture(dir: &FsPath, name: &str, title: String, trace: LaunchTrace, device: 
 fn one(gpu: &Gpu, work: impl FnOnce() -> Result<()>) -> Result<LaunchTrace> {
     gpu.take_traces();
     work()?;
-    gpu.take_traces().pop().ok_or(Error::NotOnEmulator("a trace of a launch that made none"))
+    gpu.take_traces().pop().ok_or(Error::Launch(L::NotOnEmulator("a trace of a launch that made none")))
 }
 
 /// Draws every picture into `dir`. `gpu` was opened traced

@@ -1,6 +1,7 @@
 //! The case both diagnosing-barrier test binaries run (`mod barrier_timeout_case;`),
 //! one per binary, because the trap leaves the process's context unusable.
 
+use cg_launcher::error::Error as L;
 use host::device::Gpu;
 use host::error::Error;
 use host::launch::prelude::*;
@@ -22,13 +23,13 @@ pub fn one_block_skips_the_barrier(threads_per_block: u32) -> u32 {
     gpu.set_timeout(std::time::Duration::from_millis(500));
     let err = Error::from(gpu.finish().expect_err("the kernel is still waiting at the barrier"));
     println!("{blocks} x {threads_per_block}, after {:.2} s: {err}", started.elapsed().as_secs_f64());
-    assert!(matches!(err, Error::Timeout { kernel: "grid_sync_missing_block", .. }), "{err}");
+    assert!(matches!(err, Error::Launch(L::Timeout { kernel: "grid_sync_missing_block", .. })), "{err}");
     // Then the barrier's own bound.
     gpu.set_timeout(std::time::Duration::from_secs(30));
     let err = Error::from(gpu.finish().expect_err("the barrier cannot complete"));
     println!("{blocks} x {threads_per_block}, after {:.2} s: {err}", started.elapsed().as_secs_f64());
     match err {
-        Error::GridBarrierTimedOut { kernel, report } => {
+        Error::Launch(L::GridBarrierTimedOut { kernel, report }) => {
             assert_eq!(kernel, "grid_sync_missing_block");
             assert_eq!(report.expected, blocks);
             assert_eq!(report.arrived, blocks - 1);
