@@ -40,5 +40,26 @@ if [ "${1:-}" != "--no-tiles" ]; then
   done
   rm -rf "$copy"
 fi
+# The toolkit's two programs: the grid-wide scan, and the program of
+# docs/your-own-kernel.md, built from the chapter's own files in a folder
+# outside this repository.
+cargo build --release -p scan
+cp target/release/scan .device/scan
+walk=$(mktemp -d)
+ln -s "$PWD" "$walk/cg-lesson"
+python3 - "$walk" docs/your-own-kernel.md <<'PY'
+import os, sys
+walk, doc = sys.argv[1], open(sys.argv[2]).read().split("```")
+for block in doc[1::2]:
+    info, _, body = block.partition("\n")
+    path = next((w[5:] for w in info.split() if w.startswith("file=")), None)
+    if path:
+        os.makedirs(os.path.dirname(os.path.join(walk, path)) or walk, exist_ok=True)
+        open(os.path.join(walk, path), "w").write(body)
+PY
+(cd "$walk/my-app" && CARGO_TARGET_DIR="$PWD/../target" cargo build --release -q)
+cp "$walk/target/release/my-app" .device/my-app
+rm -rf "$walk"
+
 cp scripts/gpu-check.sh scripts/multi-gpu-check.sh scripts/sanitize.sh .device/
 ls -la .device .device/tests
