@@ -26,18 +26,19 @@ pub struct Checked {
 
 /// Float additions on the longest path to any output of the kernel
 /// (`scan_kernels::inclusive_scan`) with `blocks` blocks of `threads`: the
-/// chunk's sum (steps of four floats per thread, then the tile and block
+/// chunk's sum (steps of `ITEMS` floats per thread, then the tile and block
 /// scans), the offset (a thread's share of the totals before it, then the
 /// block scan), the carry across the chunk's steps, and the element's own.
 pub fn additions(n: usize, blocks: usize, threads: usize) -> usize {
     let span = threads * scan_kernels::ITEMS;
     let steps = n.div_ceil(span).div_ceil(blocks.max(1));
     let log = |x: usize| (usize::BITS - x.max(1).leading_zeros()) as usize;
+    let items = scan_kernels::ITEMS;
     let block_scan = 2 * log(threads) + 2;
-    let chunk_sum = 4 * steps + block_scan;
+    let chunk_sum = items * steps + block_scan;
     let offset = blocks.div_ceil(threads) + block_scan + chunk_sum;
     let carry = steps * (block_scan + 1);
-    offset + carry + block_scan + 4
+    offset + carry + block_scan + items
 }
 
 /// `ys` against the double-precision scan of `xs`: element `i` must be

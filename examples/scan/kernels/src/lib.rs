@@ -9,6 +9,9 @@
 //! 4. reads its chunk again and scans it, step by step, carrying the offset
 //!    and each step's total into the next, and writes `y`.
 //!
+//! Each thread takes sixteen contiguous floats per step (four 16-byte
+//! loads), scans them itself, and the block scans the threads' totals.
+//!
 //! It reads the input twice and writes the output once: about 1.5 times the
 //! bytes of a single-pass scan (CUB's `DeviceScan::InclusiveSum`, which
 //! passes each tile's prefix from block to block instead of waiting at a
@@ -23,8 +26,10 @@ use cg_kernel::mem::{In, Out, dynamic_shared};
 
 cg_kernel::ptx!();
 
-/// Floats each thread loads at once (one 16-byte load).
-pub const ITEMS: usize = 4;
+/// Floats each thread takes per step: sixteen contiguous floats, as four
+/// 16-byte loads issued together, so that each thread has four loads in
+/// flight (what keeps the memory system busy at a few blocks per SM).
+pub const ITEMS: usize = 16;
 
 /// Bytes of dynamic shared memory a block needs: one `f32` per tile.
 pub const fn one_f32_per_tile(threads_per_block: u32, tile: u32) -> u32 {
@@ -84,24 +89,35 @@ pub fn block_exclusive_scan<const TILE: u32>(block: &ThreadBlock, tile: &ThreadB
     (before_tile + exclusive_in_tile, total)
 }
 
-/// `x[i..i + 4]`, with zeros past `n`.
+/// `x[i..i + ITEMS]`, with zeros past `n`.
 #[inline(always)]
-fn load4(x: In<f32>, i: usize, n: usize) -> [f32; 4] {
+fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
+    let mut v = [0.0f32; ITEMS];
     if i + ITEMS <= n {
-        // SAFETY: i + 4 <= n, and i is a multiple of 4 in a 256-byte-aligned buffer.
-        unsafe { x.read4(i) }
+        for q in 0..ITEMS / 4 {
+            // SAFETY: i + ITEMS <= n, and i + 4q is a multiple of 4 in a 256-byte-aligned buffer.
+            let four = unsafe { x.read4(i + 4 * q) };
+            v[4 * q..4 * q + 4].copy_from_slice(&four);
+        }
     } else {
-        // SAFETY: each read is below n.
-        core::array::from_fn(|k| if i + k < n { unsafe { x.read(i + k) } } else { 0.0 })
+        for (k, v) in v.iter_mut().enumerate() {
+            if i + k < n {
+                // SAFETY: below n.
+                *v = unsafe { x.read(i + k) };
+            }
+        }
     }
+    v
 }
 
-/// Writes `v` to `y[i..i + 4]`, leaving out what is past `n`.
+/// Writes `v` to `y[i..i + ITEMS]`, leaving out what is past `n`.
 #[inline(always)]
-fn store4(y: Out<f32>, i: usize, n: usize, v: [f32; 4]) {
+fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
     if i + ITEMS <= n {
-        // SAFETY: i + 4 <= n, 16-byte aligned as in load4; this thread alone writes y[i..i + 4].
-        unsafe { y.write4(i, v) };
+        for q in 0..ITEMS / 4 {
+            // SAFETY: in bounds and 16-byte aligned as in `load`; this thread alone writes these.
+            unsafe { y.write4(i + 4 * q, [v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]]) };
+        }
     } else {
         for (k, v) in v.into_iter().enumerate() {
             if i + k < n {
@@ -140,8 +156,8 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     let mut mine = 0.0f32;
     let mut base = first;
     while base < end {
-        let v = load4(x, base + t * ITEMS, end);
-        mine += (v[0] + v[1]) + (v[2] + v[3]);
+        let v = load(x, base + t * ITEMS, end);
+        mine += v.iter().sum::<f32>();
         base += span;
     }
     let (_, chunk_total) = block_exclusive_scan(&block, &tile, mine);
@@ -164,11 +180,13 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     let mut base = first;
     while base < end {
         let i = base + t * ITEMS;
-        let v = load4(x, i, end);
-        let own = [v[0], v[0] + v[1], v[0] + v[1] + v[2], (v[0] + v[1]) + (v[2] + v[3])];
-        let (below, step_total) = block_exclusive_scan(&block, &tile, own[3]);
+        let mut own = load(x, i, end);
+        for k in 1..ITEMS {
+            own[k] += own[k - 1];
+        }
+        let (below, step_total) = block_exclusive_scan(&block, &tile, own[ITEMS - 1]);
         let start = carry + below;
-        store4(y, i, end, own.map(|s| start + s));
+        store(y, i, end, own.map(|s| start + s));
         carry += step_total;
         base += span;
     }
