@@ -87,7 +87,7 @@ fn each_help_lists_only_the_flags_its_command_uses() {
 #[test]
 fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
     for args in [&[][..], &["exercise"], &["--json"], &["bench"]] {
-        let o = Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(args).env("CG_LESSON_NO_DRIVER", "1").output().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(args).env("CG_NO_DRIVER", "1").output().unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");

@@ -7,10 +7,10 @@ use cudarc::driver::sys;
 use std::ffi::c_void;
 
 /// Whether `libcuda` can be loaded (cudarc's `is_culib_present`). Setting
-/// `CG_LESSON_NO_DRIVER=1` makes it answer no, so that what a machine without
+/// `CG_NO_DRIVER=1` makes it answer no, so that what a machine without
 /// a driver prints can be tested on one that has it.
 pub fn driver_present() -> bool {
-    if std::env::var_os("CG_LESSON_NO_DRIVER").is_some_and(|v| v == "1") {
+    if std::env::var_os("CG_NO_DRIVER").is_some_and(|v| v == "1") {
         return false;
     }
     // SAFETY: loading the library runs its initializers; that is what using the driver needs anyway.

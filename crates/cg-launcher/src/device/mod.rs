@@ -33,7 +33,7 @@ pub fn host_available() -> Option<u64> {
 /// How long the host waits for the device before calling a kernel stuck.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What the lesson prints about the device.
+/// What a device is: its name, SMs and limits, as the driver (or the emulator) reports them.
 #[derive(Clone, Debug, Serialize)]
 pub struct DeviceInfo {
     /// The device's index (the driver's ordinal; 0 on the emulator).

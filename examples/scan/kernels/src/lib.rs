@@ -3,14 +3,16 @@
 //!
 //! Each block takes one contiguous chunk of the input and
 //! 1. adds its chunk up (a warp-tile scan per 32 threads, then a block scan
-//!    of the tiles' totals) and writes the total to `block_totals[block]`;
+//!    of the tiles' totals) and writes the total to `block_totals[block]`,
+//!    reading the chunk last step first, so that the L2 cache still holds
+//!    the chunk's first steps when step 4 begins;
 //! 2. `grid.sync()`: every block's total is now visible to every block;
 //! 3. adds the totals of the blocks before it (its offset);
 //! 4. reads its chunk again and scans it, step by step, carrying the offset
 //!    and each step's total into the next, and writes `y`.
 //!
-//! Each thread takes sixteen contiguous floats per step (four 16-byte
-//! loads), scans them itself, and the block scans the threads' totals.
+//! Each thread takes eight contiguous floats per step (two 16-byte loads),
+//! scans them itself, and the block scans the threads' totals.
 //!
 //! It reads the input twice and writes the output once: about 1.5 times the
 //! bytes of a single-pass scan (CUB's `DeviceScan::InclusiveSum`, which
@@ -26,10 +28,12 @@ use cg_kernel::mem::{In, Out, dynamic_shared};
 
 cg_kernel::ptx!();
 
-/// Floats each thread takes per step: sixteen contiguous floats, as four
-/// 16-byte loads issued together, so that each thread has four loads in
-/// flight (what keeps the memory system busy at a few blocks per SM).
-pub const ITEMS: usize = 16;
+/// Floats each thread takes per step: eight contiguous floats, as two
+/// 16-byte loads issued together. Measured on the H200 against sixteen
+/// (77 registers, 3 blocks per SM; 64 with launch bounds, and spills): eight
+/// (61 registers, 4 blocks per SM) was the fastest
+/// (`records/2026-12-04-h200-toolkit/`).
+pub const ITEMS: usize = 8;
 
 /// Bytes of dynamic shared memory a block needs: one `f32` per tile.
 pub const fn one_f32_per_tile(threads_per_block: u32, tile: u32) -> u32 {
@@ -119,7 +123,7 @@ fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
             unsafe { y.write4(i + 4 * q, [v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]]) };
         }
     } else {
-        for (k, v) in v.into_iter().enumerate() {
+        for (k, &v) in v.iter().enumerate() {
             if i + k < n {
                 // SAFETY: below n, and this thread alone writes it.
                 unsafe { y.write(i + k, v) };
@@ -153,12 +157,15 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     let span = threads * ITEMS;
     let (first, end) = chunk(b, grid.num_blocks(), span, n);
 
+    // The chunk's sum, its steps taken last to first: the second pass reads
+    // the chunk first to last, so it starts on what this pass read last,
+    // which the L2 cache still holds.
     let mut mine = 0.0f32;
-    let mut base = first;
-    while base < end {
-        let v = load(x, base + t * ITEMS, end);
+    let mut steps = (end - first).div_ceil(span);
+    while steps > 0 {
+        steps -= 1;
+        let v = load(x, first + steps * span + t * ITEMS, end);
         mine += v.iter().sum::<f32>();
-        base += span;
     }
     let (_, chunk_total) = block_exclusive_scan(&block, &tile, mine);
     if t == 0 {
