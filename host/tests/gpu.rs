@@ -280,6 +280,11 @@ fn a_kernel_with_launch_bounds_runs_within_them_and_a_larger_block_is_refused_by
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_kernel_declared_for_the_emulator_only_is_refused_by_name_on_the_gpu() {
-    let err = gpu().cooperative_kernel(&host::kernels().mutant_conjugate_gradient_sync_in_a_branch).map(|_| ()).unwrap_err().to_string();
+    let err = gpu()
+        .cooperative_kernel(&host::kernels().mutant_conjugate_gradient_sync_in_a_branch)
+        .map(|_| ())
+        .map_err(host::error::Error::from)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("is declared #[kernel(emulator)]") && err.contains("--emulate"), "{err}");
 }

@@ -104,6 +104,9 @@ fn the_chapter_runs_from_cargo_new_to_a_grid_barrier_on_the_emulator() {
                 if line.contains("--emulate") {
                     let stdout = String::from_utf8_lossy(&out.stdout);
                     assert!(stdout.contains("160 blocks of 256") && stdout.contains("normalized 100000 floats"), "{stdout}");
+                    for line in stdout.lines() {
+                        assert!(CHAPTER.contains(line), "the chapter should show the program's output as it is now:\n{line}");
+                    }
                     ran_emulated = true;
                 }
             }
