@@ -29,7 +29,8 @@
 use host::device::{Buffer, Gpu};
 use host::error::Result;
 use host::exercise::Solved;
-use host::launch::DeviceInput;
+// The input's type, and the launch calls (`launch.sum(...)`) on the launcher's types.
+use host::launch::*;
 
 /// Your single-launch sum: launch the exercise kernel once, cooperatively,
 /// so that `total[0]` holds the sum of `input`, and return what you launched.
