@@ -18,8 +18,8 @@ use host::exercise::{Variant, run_sizes};
 // The kernels, linked as the program links them.
 use gpu as _;
 
-/// `exercise/solve.rs` with the reference's body written into it, as
-/// `scripts/measure-loop.sh` writes it.
+/// `exercise/solve.rs` with the reference's body written into it (the file
+/// `scripts/measure-loop.sh` copies in for its `solve()` edits).
 fn written() -> String {
     let variants = include_str!("../src/exercise/variants.rs");
     let start = variants.find("pub fn reference(").expect("variants.rs has the reference");

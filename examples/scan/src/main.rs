@@ -22,7 +22,7 @@ use scan_kernels as _;
 /// larger odd size, and two large ones (the last on a GPU only).
 const LADDER: [usize; 9] = [1, 31, 32, 33, 611, 4_096, (1 << 20) + 7, 1 << 24, 1 << 26];
 /// Threads per block.
-const THREADS: u32 = 256;
+pub(crate) const THREADS: u32 = 256;
 
 #[derive(Parser)]
 #[command(name = "scan", about = "A grid-wide inclusive scan in one cooperative launch, checked against a double-precision CPU scan")]
@@ -44,8 +44,8 @@ struct Args {
 /// The scan of `x` into `y`: a safe wrapper that checks the buffers against
 /// the kernel's contract, sizes the grid from the kernel's own occupancy
 /// (every block must be resident at once for its `grid.sync()`), and makes
-/// the one `unsafe` launch.
-fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32>) -> Result<()> {
+/// the one `unsafe` launch. Returns the blocks it launched.
+fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32>) -> Result<u32> {
     let kernel = gpu.cooperative_kernel(&INCLUSIVE_SCAN)?;
     let n = x.len();
     let span = THREADS as usize * scan_kernels::ITEMS;
@@ -55,7 +55,8 @@ fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32
     ensure_len(INCLUSIVE_SCAN.name(), "block_totals", blocks as usize, totals.len())?;
     // SAFETY: x and y hold n floats (checked above), x is a whole buffer (256-byte
     // aligned), and block_totals one float per block.
-    unsafe { launch.launch((&x.slice(..), y.slice_mut(..), totals.slice_mut(..), n)) }
+    unsafe { launch.launch((&x.slice(..), y.slice_mut(..), totals.slice_mut(..), n))? };
+    Ok(blocks)
 }
 
 /// Refuses a size before anything is allocated: zero, or more than the host
@@ -113,9 +114,8 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
         let x = gpu.upload(&xs)?;
         let mut y = gpu.zeros::<f32>(n)?;
         let mut totals = gpu.zeros::<f32>(capacity.capacity() as usize)?;
-        scan(gpu, &x, &mut y, &mut totals)?;
+        let blocks = scan(gpu, &x, &mut y, &mut totals)?;
         let ys = gpu.read(&y)?;
-        let blocks = capacity.capacity().min(n.div_ceil(THREADS as usize * scan_kernels::ITEMS) as u32);
         let c = check::against_reference(&xs, &ys, blocks as usize, THREADS as usize);
         all &= c.pass;
         println!(

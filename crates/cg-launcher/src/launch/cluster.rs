@@ -189,15 +189,6 @@ impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
         self.shape.threads_per_block
     }
 
-    /// # Safety
-    /// `args` satisfy the kernel's contract for this launch's shape.
-    unsafe fn go<A: Args<P>>(&self, args: A) -> Result<()> {
-        // SAFETY: the caller's contract; cooperative exactly when the kernel calls grid.sync().
-        unsafe { self.kernel.loaded.launch(self.shape, G::GRID_SYNC, args.values().as_ref()) }
-    }
-}
-
-impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
     /// Launches it with `args`: with its cluster dimension, and
     /// cooperatively exactly when the kernel calls `grid.sync()`.
     ///
@@ -205,8 +196,8 @@ impl<P: Params, G: Contract> ClusterLaunch<'_, '_, P, G> {
     /// `args` satisfy the kernel's own safety contract for this launch's
     /// shape (see [`Kernel::launch`](super::Kernel::launch)).
     pub unsafe fn launch<A: Args<P>>(&self, args: A) -> Result<()> {
-        // SAFETY: the caller's contract.
-        unsafe { self.go(args) }
+        // SAFETY: the caller's contract; cooperative exactly when the kernel calls grid.sync().
+        unsafe { self.kernel.loaded.launch(self.shape, G::GRID_SYNC, args.values().as_ref()) }
     }
 
     /// Fails with [`Error::BufferTooShort`] unless `got >= needed`, naming this kernel.
