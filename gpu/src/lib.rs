@@ -18,10 +18,9 @@
 // `#[kernel]` names this crate `::gpu`, inside it as outside.
 extern crate self as gpu;
 
-use cg_kernel::arch;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use cg_kernel::emu;
-pub use cg_kernel::{cg, mem, trace};
+pub use cg_kernel::{cg, clock, mem, trace};
 
 pub mod kernels;
 pub mod lesson;

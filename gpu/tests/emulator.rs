@@ -41,23 +41,26 @@ fn launch_with<P: Params, C: Contract>(
     let entry = def.entry();
     // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
     let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
-    dev.launch(
-        &Launch {
-            kernel: def.name(),
-            grid,
-            threads,
-            shared_bytes: def.shared_bytes(threads),
-            registers_per_thread: None,
-            cooperative,
-            grid_sync: def.grid_sync(),
-            cluster: None,
-            cluster_kernel: def.cluster(),
-            args,
-            entry: &f,
-            trace: None,
-        },
-        &options,
-    )
+    // SAFETY: each test passes arguments over live vectors of the lengths its kernel reads and writes.
+    unsafe {
+        dev.launch(
+            &Launch {
+                kernel: def.name(),
+                grid,
+                threads,
+                shared_bytes: def.shared_bytes(threads),
+                registers_per_thread: None,
+                cooperative,
+                grid_sync: def.grid_sync(),
+                cluster: None,
+                cluster_kernel: def.cluster(),
+                args,
+                entry: &f,
+                trace: None,
+            },
+            &options,
+        )
+    }
 }
 
 fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg]) -> Result<LaunchStats, Fault> {

@@ -66,9 +66,11 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
-#[doc(hidden)]
-pub mod arch;
+// The instructions, one small function each: private, since several trust
+// their arguments; `cg`, `mem` and `clock` are the surface built on them.
+pub(crate) mod arch;
 pub mod cg;
+pub mod clock;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emu;
 pub mod kernels;

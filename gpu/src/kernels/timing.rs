@@ -1,8 +1,8 @@
 //! Kernels the host's timing uses: empty ones for what a launch costs, and
 //! one that holds the GPU while the host queues the runs it times.
 
-use crate::arch;
 use crate::cg::{this_cluster, this_grid, this_thread_block};
+use crate::clock;
 use crate::kernel;
 use crate::mem::Out;
 
@@ -32,8 +32,8 @@ pub unsafe fn empty_cooperative() {}
 #[kernel]
 pub unsafe fn hold_for(ns: usize) {
     if this_grid().block_rank() == 0 && this_thread_block().thread_rank() == 0 {
-        let start = arch::global_timer();
-        while (arch::global_timer().wrapping_sub(start) as usize) < ns {}
+        let start = clock::global_timer();
+        while (clock::global_timer().wrapping_sub(start) as usize) < ns {}
     }
 }
 

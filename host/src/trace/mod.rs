@@ -178,7 +178,11 @@ fn deadlock(dev: &cg_kernel::emu::Device, options: cg_kernel::emu::Options, xs: 
         trace: Some(&sink),
     };
     let options = cg_kernel::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
-    let error = dev.launch(&launch, &options).err().map(|f| f.to_string());
+    // SAFETY: each argument addresses a live vector of its length, aligned
+    // for f32; nothing else touches them during the call, and `f` calls the
+    // kernel with its parameters' kinds (input holds n floats, partials one
+    // per block, out one).
+    let error = unsafe { dev.launch(&launch, &options) }.err().map(|f| f.to_string());
     LaunchTrace {
         kernel: def.name(),
         blocks,

@@ -105,6 +105,7 @@ impl PartialBarrier {
 
 /// Why an emulated launch failed.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Fault {
     /// The launch's shape is one the device cannot run (`CUDA_ERROR_INVALID_VALUE`).
     InvalidValue(String),
@@ -267,11 +268,6 @@ pub enum Fault {
         /// How long it waited, in seconds.
         seconds: f64,
     },
-    /// A thread executed `trap`.
-    Trap {
-        /// The thread that trapped.
-        thread: ThreadId,
-    },
     /// A kernel used an operation the emulator does not model.
     NotEmulated {
         /// The thread that did it.
@@ -308,9 +304,7 @@ impl Fault {
             Fault::ClusterRankOutOfRange { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
             Fault::OutOfBounds { .. } => Some("CUDA_ERROR_ILLEGAL_ADDRESS"),
             Fault::Misaligned { .. } => Some("CUDA_ERROR_MISALIGNED_ADDRESS"),
-            Fault::Trap { .. } | Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } | Fault::GridSyncUndeclared { .. } => {
-                Some("CUDA_ERROR_LAUNCH_FAILED")
-            }
+            Fault::Panic { .. } | Fault::GridSyncNotCooperative { .. } | Fault::GridSyncUndeclared { .. } => Some("CUDA_ERROR_LAUNCH_FAILED"),
             _ => None,
         }
     }
@@ -390,7 +384,6 @@ impl fmt::Display for Fault {
                 "{thread} called {site}, but {kernel} is not declared #[kernel(cooperative)], so the host may launch it the ordinary way, where the barrier cannot complete: declare it #[kernel(cooperative)]"
             ),
             Fault::BadMask { thread, site, why } => write!(f, "{thread} at {site}: {why}"),
-            Fault::Trap { thread } => write!(f, "{thread} executed trap"),
             Fault::MultiGridTimeout { thread, site, rank, seconds } => write!(
                 f,
                 "GPU {rank} waited {seconds} s at the barrier across GPUs ({thread}, at {site}) for a GPU that never arrived: every GPU's grid must be launched and running at once"
@@ -433,7 +426,7 @@ pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
 }
 
 /// `1 block`, `3 blocks`.
-pub fn count(n: usize, what: &str) -> String {
+pub(crate) fn count(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
 

@@ -545,19 +545,21 @@ fn settle_clusters(g: &Grid, st: &mut GridState) -> bool {
 /// Writes this phase's buffered writes to memory, in order, and starts a new phase.
 fn publish(info: &LaunchInfo, st: &mut GridState) {
     for (&(slot, index), &(_, bits)) in &st.writes {
-        let (address, elem) = info
+        let (address, elem, len) = info
             .launch
             .args
             .iter()
             .find_map(|a| match *a {
-                Arg::Out { address, elem, slot: s, .. } if s == slot => Some((address, elem)),
+                Arg::Out { address, elem, len, slot: s, .. } if s == slot => Some((address, elem, len)),
                 _ => None,
             })
             .expect("every write is to an Out argument");
+        assert!(index < len, "a write to element {index} of an Out argument of {len} was buffered");
         let p = address + index * elem;
-        // SAFETY: `index` was bounds-checked against the argument when it was
-        // written; every block is parked or done, so nothing reads this memory
-        // now, and only this launch touches an `Out` buffer.
+        // SAFETY: `index` is below the argument's length (checked above), and
+        // the caller of `Device::launch` gave `len` live elements there;
+        // every block is parked or done, so nothing reads this memory now,
+        // and only this launch touches an `Out` buffer (the same contract).
         unsafe {
             match elem {
                 8 => (p as *mut u64).write_unaligned(bits),

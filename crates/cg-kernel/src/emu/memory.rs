@@ -11,9 +11,12 @@ pub struct Memory {
     bytes: usize,
 }
 
-// SAFETY: plain memory; the host touches it only between launches, and a
-// launch's workers only through the argument rules in `launch`.
+// SAFETY: plain memory owned by this value: writes take `&mut self`, so
+// threads sharing a `&Memory` only read it; a launch's workers reach it only
+// through the addresses an `unsafe` `Device::launch` was given, whose caller
+// keeps everything else off it meanwhile.
 unsafe impl Send for Memory {}
+// SAFETY: as above.
 unsafe impl Sync for Memory {}
 
 const ALIGN: usize = 256;
@@ -67,34 +70,36 @@ impl Memory {
         unsafe { (self.ptr as *mut u8).add(offset) }
     }
 
-    /// Copies `src` in at `offset`.
-    pub fn write(&self, offset: usize, src: &[u8]) {
+    /// Copies `src` in at `offset`. Panics if it does not fit.
+    pub fn write(&mut self, offset: usize, src: &[u8]) {
         let dst = self.range(offset, src.len());
-        // SAFETY: in bounds; no launch runs while the host copies.
+        // SAFETY: in bounds; `&mut self` excludes every other access.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
     }
 
-    /// Copies out from `offset`.
+    /// Copies out from `offset`. Panics if it reads past the end.
     pub fn read(&self, offset: usize, dst: &mut [u8]) {
         let src = self.range(offset, dst.len());
-        // SAFETY: as in `write`.
+        // SAFETY: in bounds; writes need `&mut self`, so none runs meanwhile.
         unsafe { std::ptr::copy_nonoverlapping(src, dst.as_mut_ptr(), dst.len()) };
     }
 
-    /// Copies `bytes` from `src` at `src_offset` to `dst_offset`.
-    pub fn copy_from(&self, dst_offset: usize, src: &Memory, src_offset: usize, bytes: usize) {
+    /// Copies `bytes` from `src` at `src_offset` to `dst_offset`. Panics if
+    /// either range is out of bounds.
+    pub fn copy_from(&mut self, dst_offset: usize, src: &Memory, src_offset: usize, bytes: usize) {
         let (s, d) = (src.range(src_offset, bytes), self.range(dst_offset, bytes));
-        // SAFETY: both in bounds; `copy` allows overlap within one allocation.
-        unsafe { std::ptr::copy(s, d, bytes) };
+        // SAFETY: both in bounds, and two allocations (`&mut self` and `&Memory` cannot alias).
+        unsafe { std::ptr::copy_nonoverlapping(s, d, bytes) };
     }
 
-    /// Sets `count` 32-bit words from `offset` to `value`.
-    pub fn fill32(&self, offset: usize, value: u32, count: usize) {
-        let bytes = count.checked_mul(4).expect("a word count that fits in memory");
+    /// Sets `count` elements of `pattern.len()` bytes from `offset` to
+    /// `pattern`. Panics if they do not fit.
+    pub fn fill(&mut self, offset: usize, pattern: &[u8], count: usize) {
+        let bytes = count.checked_mul(pattern.len()).expect("a fill whose bytes can be counted");
         let dst = self.range(offset, bytes);
         for k in 0..count {
-            // SAFETY: in bounds; unaligned writes are fine.
-            unsafe { (dst.add(4 * k) as *mut u32).write_unaligned(value) };
+            // SAFETY: in bounds; `&mut self` excludes every other access.
+            unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(k * pattern.len()), pattern.len()) };
         }
     }
 }
@@ -112,14 +117,14 @@ mod tests {
 
     #[test]
     fn memory_is_zeroed_aligned_and_copies_within_bounds() {
-        let a = Memory::zeroed(64).unwrap();
+        let mut a = Memory::zeroed(64).unwrap();
         assert_eq!(a.address() % ALIGN, 0);
         let mut out = [1u8; 64];
         a.read(0, &mut out);
         assert!(out.iter().all(|&b| b == 0));
         a.write(8, &[1, 2, 3, 4]);
-        a.fill32(16, 0x7fc0_0000, 2);
-        let b = Memory::zeroed(64).unwrap();
+        a.fill(16, &0x7fc0_0000u32.to_ne_bytes(), 2);
+        let mut b = Memory::zeroed(64).unwrap();
         b.copy_from(0, &a, 8, 16);
         let mut got = [0u8; 16];
         b.read(0, &mut got);

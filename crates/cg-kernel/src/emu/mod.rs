@@ -29,7 +29,7 @@
 // what a launch is, and the per-worker clock.
 pub mod fault;
 mod memory;
-pub mod stack;
+mod stack;
 mod spec;
 mod clock;
 // What every block of a launch shares, and panics turned into faults.
@@ -53,8 +53,9 @@ mod scheduler;
 mod timeline;
 // One launch: workers, the grid barrier, global memory between blocks.
 mod launch;
-// What kernels call: the emulated thread's view (`arch/cpu.rs` uses it).
-pub mod thread;
+// What kernels call: the emulated thread's view (`arch/cpu.rs`, `mem` and
+// `cg` use it; private, since its functions trust their arguments).
+pub(crate) mod thread;
 
 pub use fault::{Access, Fault, PartialBarrier, Site, ThreadId};
 pub use memory::Memory;
@@ -63,7 +64,19 @@ pub use spec::{Arg, BlockTrace, ClusterCeilings, ClusterShape, Device, H200_CLUS
 impl Device {
     /// Runs a launch to completion: `Ok` once every thread has returned, or
     /// the fault that stopped it.
-    pub fn launch(&self, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
+    ///
+    /// # Safety
+    /// The kernel reads and writes host memory at the addresses `launch.args`
+    /// give, as a kernel on a GPU would, so for the whole call:
+    /// - every [`Arg::In`] and [`Arg::Out`] addresses `len` elements of
+    ///   `elem` bytes (4 or 8) of live memory, aligned to `elem`;
+    /// - nothing writes an `In` argument's memory, and nothing but this
+    ///   launch reads or writes an `Out` argument's, and no two `Out`
+    ///   arguments overlap;
+    /// - `launch.entry` called with `launch.args` satisfies the safety
+    ///   contract of the kernel it calls (each argument of the kind its
+    ///   parameter takes, and as long as the kernel reads and writes).
+    pub unsafe fn launch(&self, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
         launch::run(self, launch, options)
     }
 }

@@ -79,7 +79,9 @@ impl BlockRun {
         }
         for t in 0..b.threads.len() {
             if let Some(saved) = self.saved[t].take() {
-                slots.stack(t).restore(&saved);
+                // SAFETY: this worker runs no coroutine now, and `saved` is
+                // thread t's stack, saved from slot t when its block parked.
+                unsafe { slots.stack(t).restore(&saved) };
             }
             if matches!(b.threads[t].wait.get(), Wait::Grid | Wait::Cluster) {
                 b.make_runnable(t as u32);

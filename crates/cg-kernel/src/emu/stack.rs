@@ -31,6 +31,7 @@ pub struct Slots {
     base: *mut u8,
     stride: usize,
     count: usize,
+    #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests of the guard pages"))]
     guard: usize,
     total: usize,
 }
@@ -61,11 +62,6 @@ impl Slots {
         Ok(slots)
     }
 
-    /// How many slots there are.
-    pub fn count(&self) -> usize {
-        self.count
-    }
-
     /// Slot `i` as a coroutine stack.
     pub fn stack(&self, i: usize) -> SlotStack {
         assert!(i < self.count, "slot {i} of {}", self.count);
@@ -75,6 +71,7 @@ impl Slots {
     }
 
     /// Whether `address` is a guard page of this region.
+    #[cfg(test)]
     pub fn is_guard(&self, address: usize) -> bool {
         let start = self.base as usize;
         address >= start && address < start + self.total && (address - start) % self.stride < self.guard
@@ -120,10 +117,16 @@ impl SlotStack {
         Saved { from, bytes }
     }
 
-    /// Puts `saved` back where it was copied from.
-    pub fn restore(&self, saved: &Saved) {
+    /// Puts `saved` back where it was copied from. Panics if `saved` was
+    /// copied from another slot.
+    ///
+    /// # Safety
+    /// No coroutine runs on this slot now, and every frame in the restored
+    /// range belongs to the one suspended coroutine `saved` was copied from
+    /// (the scheduler restores a thread's stack just before it resumes it).
+    pub unsafe fn restore(&self, saved: &Saved) {
         assert!(saved.from >= self.limit && saved.from + saved.bytes.len() == self.top, "a saved stack restored into another slot");
-        // SAFETY: the same range of the same slot; nothing runs on it now.
+        // SAFETY: the same range of the same slot (checked); the caller's contract.
         unsafe { std::ptr::copy_nonoverlapping(saved.bytes.as_ptr(), saved.from as *mut u8, saved.bytes.len()) };
     }
 }
@@ -136,13 +139,9 @@ pub struct Saved {
 
 impl Saved {
     /// Bytes held.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.bytes.len()
-    }
-
-    /// Whether nothing is held.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
     }
 }
 
@@ -177,7 +176,8 @@ mod tests {
         let saved = s.save(at);
         // SAFETY: as above.
         unsafe { std::ptr::write_bytes((s.top - 4096) as *mut u8, 0, 4096) };
-        s.restore(&saved);
+        // SAFETY: nothing runs on the slot; the bytes are the ones saved from it.
+        unsafe { s.restore(&saved) };
         // SAFETY: as above.
         assert!(unsafe { std::slice::from_raw_parts(at as *const u8, 100) }.iter().all(|&b| b == 0xab));
         assert_eq!(saved.len(), 100 + BELOW_MARK);

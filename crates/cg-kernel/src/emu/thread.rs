@@ -137,12 +137,6 @@ pub fn multi_grid_timeout(rank: u32, waited_ns: u64) -> ! {
     b.fail(Fault::MultiGridTimeout { thread: b.thread_id(), site: site(), rank, seconds: waited_ns as f64 * 1e-9 })
 }
 
-/// `trap`.
-pub fn trap() -> ! {
-    let b = block();
-    b.fail(Fault::Trap { thread: b.thread_id() })
-}
-
 /// The resident place of the current thread's block (the emulator's `%smid`).
 pub fn place() -> u32 {
     block().place()

@@ -116,16 +116,24 @@ impl<P: Params, C> KernelDef<P, C> {
     }
 
     /// Bytes of dynamic shared memory per block of `threads_per_block`: what
-    /// the launch passes and the occupancy query is asked about.
+    /// the launch passes and the occupancy query is asked about. The sum of
+    /// the kernel's own and any [extra](Self::with_extra_shared) saturates at
+    /// `u32::MAX`, more than any GPU holds, so that a launcher refuses it as a
+    /// block that does not fit rather than launch a size that wrapped.
     pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
-        self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0) + self.extra_shared
+        let own = self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0);
+        own.saturating_add(self.extra_shared)
     }
 
     /// The same kernel asking for `bytes` more dynamic shared memory per
     /// block, which it does not use: what adding shared memory does to how
-    /// many blocks fit (the ceiling is the kernel's, not the card's).
-    pub const fn with_extra_shared(&self, bytes: u32) -> Self {
-        KernelDef { extra_shared: self.extra_shared + bytes, ..*self }
+    /// many blocks fit (the ceiling is the kernel's, not the card's). `None`
+    /// if the extra bytes no longer fit in the `u32` a launch describes them with.
+    pub const fn with_extra_shared(&self, bytes: u32) -> Option<Self> {
+        match self.extra_shared.checked_add(bytes) {
+            Some(extra_shared) => Some(KernelDef { extra_shared, ..*self }),
+            None => None,
+        }
     }
 
     /// Elements the kernel may read past its input, for blocks of `threads_per_block`.

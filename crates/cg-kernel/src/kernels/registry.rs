@@ -98,6 +98,7 @@ fn registers_in(ptxas: &str, kernel: &str) -> Option<u32> {
 
 /// Why a kernel, a module or a constant was not found in the program.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum NotLinked {
     /// No kernels' crate is linked: the program needs `use gpu as _;`.
     NoKernelsCrate,
