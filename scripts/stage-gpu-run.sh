@@ -26,7 +26,9 @@ copy_tests --workspace
 cargo build --release -p host --features barrier-timeout
 cp target/release/cg-lesson .device/cg-lesson-barrier-timeout
 rm -f .device/tests/barrier_timeout .device/tests/barrier_timeout_watched .device/tests/barrier_timeout_shared .device/tests/branch_memory_mutant
-copy_tests -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared --test branch_memory_mutant
+copy_tests -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched
+# The launcher's mutants exist only under --cfg cg_mutants (scripts/test.sh says how it is set).
+copy_tests -Zprofile-rustflags --config 'profile.release.package.cg-launcher.rustflags=["--cfg","cg_mutants"]' --config 'profile.release.package.host.rustflags=["--cfg","cg_mutants"]' -p host --features barrier-timeout --test barrier_timeout_shared --test branch_memory_mutant
 
 if [ "${1:-}" != "--no-tiles" ]; then
   # The learner's edit, in a copy: every lesson kernel's tile from 32 to $t.

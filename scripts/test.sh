@@ -23,7 +23,15 @@ fi
 export PTXAS="${PTXAS:-$PWD/$ptxas}"
 cargo test --workspace
 # The diagnosing grid barrier is a build feature, so its test is its own build.
-cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched --test barrier_timeout_shared --test branch_memory_mutant
+cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched
+# The tests that show two of the launcher's checks can fail use its mutants
+# (`Gpu::mutant_*`), which exist only under `--cfg cg_mutants`: set here, by
+# a profile of this workspace for the launcher and the program alone
+# (nightly cargo's -Zprofile-rustflags), which no dependent's feature or
+# manifest can set. The doors test checks that the feature alone opens none.
+mutants=(-Zprofile-rustflags --config 'profile.dev.package.cg-launcher.rustflags=["--cfg","cg_mutants"]' --config 'profile.dev.package.host.rustflags=["--cfg","cg_mutants"]')
+cargo "${mutants[@]}" test -p host --features barrier-timeout --test barrier_timeout_shared --test branch_memory_mutant
+cargo test -p cg-launcher --features barrier-timeout --test doors
 # The four library crates as they would be published: their documentation
 # complete and warning-free (each denies missing_docs), and each packaged and
 # the package built on its own, path dependencies replaced by the packages.

@@ -4,7 +4,6 @@
 
 use crate::text::{gpus_named, plural};
 use cg_launcher::error::Error as L;
-use cudarc::driver::DriverError;
 use std::fmt;
 
 #[derive(Debug)]
@@ -37,6 +36,10 @@ pub enum Error {
     BadSweep { lo: u32, hi: u32 },
     /// A GPU's rank (`flag`: `--rank`, `--never-launch`, a launch's) not below the `ranks` there are.
     RankOutOfRange { flag: &'static str, rank: u32, ranks: u32 },
+    /// Another GPU's host thread failed first (its error is the one to read).
+    PeerStopped { rank: u32 },
+    /// Host threads of some GPUs did not reach a step the others waited at.
+    RanksDidNotArrive { step: &'static str, missing: Vec<u32>, seconds: f64 },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -64,8 +67,8 @@ impl From<Error> for cg_launcher::error::Error {
 
 impl Error {
     /// Wraps a failed driver call, naming the call.
-    pub fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
-        move |error| Error::Launch(L::Driver { call, error })
+    pub fn driver(call: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+        move |error| Error::Launch(L::Driver { call, error: error.into() })
     }
 
     /// The launcher's error, if this is one.
@@ -181,6 +184,10 @@ impl fmt::Display for Error {
             },
             Error::Launch(L::NotOnEmulator(what)) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
             Error::Launch(L::NoNccl { why }) => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),
+            Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),
+            Error::RanksDidNotArrive { step, missing, seconds } => {
+                write!(f, "{} did not reach {step} within {seconds} s while the others waited there", gpus_named(missing))
+            }
             Error::Launch(e) => write!(f, "{e}"),
         }
     }
@@ -212,7 +219,8 @@ mod tests {
             }),
             Error::TooManyGpus { requested: 3, count: 2 },
             Error::AcrossGpusTimedOut { kernel: "reduce_multi_gpu", gave_up: 0, missing: vec![1, 3], seconds: 5.0 },
-            Error::Launch(L::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 }),
+            Error::RanksDidNotArrive { step: "the sum", missing: vec![2], seconds: 60.0 },
+            Error::PeerStopped { rank: 1 },
             Error::Launch(L::NoNccl { why: "no NCCL library was found".into() }),
             Error::RankOutOfRange { flag: "--rank", rank: 3, ranks: 2 },
         ];

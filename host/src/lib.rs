@@ -1,8 +1,8 @@
 //! The host side of the cooperative-groups lesson: the program `cg-lesson`
 //! (lesson, exercise, bench, trace, occupancy, conjugate gradient,
 //! multi-GPU), written on the launcher library, `cg-launcher` (devices,
-//! memory, launches; re-exported here as [`device`], [`driver`], [`nccl`]
-//! and [`sizing`]), through its public API alone. It finds the lesson's
+//! memory, launches; re-exported here as [`device`], [`nccl`] and
+//! [`sizing`]), through its public API alone. It finds the lesson's
 //! kernels that the `gpu` crate compiled (`kernels()`).
 //!
 //! Layers, each calling only those above it in this list (`tests/layers.rs`
@@ -42,7 +42,7 @@ pub mod timing;
 pub mod trace;
 
 // The launcher library's modules, under the names the lesson's code uses.
-pub use cg_launcher::{device, driver, nccl, sizing};
+pub use cg_launcher::{device, nccl, sizing};
 
 // The unit tests link the kernels as the program does (`kernels::linked`).
 #[cfg(test)]

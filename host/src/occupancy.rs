@@ -49,7 +49,7 @@ impl Row {
 /// Every row of the table, on `gpu`.
 pub fn run(gpu: &Gpu) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let heavy = crate::kernels().reduce_cooperative_grid.with_extra_shared(EXTRA_SHARED);
+    let heavy = crate::kernels().reduce_cooperative_grid.with_extra_shared(EXTRA_SHARED).expect("16 KiB more than the kernel's own fits in a u32");
     let heavy_name = format!("{} + {} KiB shared", crate::kernels().reduce_cooperative_grid.name(), EXTRA_SHARED / 1024);
     for &t in &BLOCK_SIZES {
         rows.push(Row::of(crate::kernels().reduce_blocks_to_partials.name().into(), &gpu.kernel(&crate::kernels().reduce_blocks_to_partials)?.occupancy(t)?));

@@ -6,7 +6,7 @@ use crate::device::{Buffer, Gpu, Graph, Module};
 use crate::error::Result;
 use crate::launch::{CooperativeKernel, Input, Kernel, LastBlockParams, SumParams};
 use crate::reference::{self, Reference, StageChecks, SumCheck};
-use crate::sizing::{self, Limits, cooperative_grid};
+use crate::sizing::{Limits, cooperative_grid};
 use cg_kernel::kernels::{KernelDef, NoGridSync};
 use serde::Serialize;
 
@@ -77,7 +77,27 @@ pub const SINGLE_BLOCK_UP_TO: usize = 1 << 15;
 /// `records/NOTES.md`): 256 threads are fastest up to 4,096 floats, 512 at
 /// 8,192, 1024 from 16,384.
 pub fn single_block_threads(n: usize, max_threads_per_block: u32) -> u32 {
-    sizing::single_block_threads(n, crate::kernels().fast_floats_per_trip, max_threads_per_block)
+    single_block_threads_for(n, crate::kernels().fast_floats_per_trip, max_threads_per_block)
+}
+
+/// The fast cooperative sum's grid (pure arithmetic) for `n` floats: enough blocks of
+/// `threads_per_block` for one loop trip of `floats_per_trip` per thread,
+/// rounded up to a whole number per SM (so no SM holds one block more than
+/// another), at most `threads_per_sm` worth of blocks per SM (at least one),
+/// at most `ceil(n / threads_per_block)` and the cooperative `capacity`.
+pub fn fast_grid_for(n: usize, threads_per_block: u32, floats_per_trip: u32, threads_per_sm: u32, sms: u32, capacity: u32) -> u32 {
+    let sms = sms.max(1) as u64;
+    let needed = (n as u64).div_ceil(threads_per_block as u64 * floats_per_trip as u64);
+    let per_sm = (threads_per_sm / threads_per_block).max(1) as u64;
+    needed.div_ceil(sms).saturating_mul(sms).min(per_sm * sms).min(cooperative_grid(n, threads_per_block, capacity) as u64) as u32
+}
+
+/// Threads for a sum of `n` floats in one block: one loop trip of
+/// `floats_per_trip` each, as a power of two from 256 to 1024, at most
+/// `max_threads_per_block`.
+fn single_block_threads_for(n: usize, floats_per_trip: u32, max_threads_per_block: u32) -> u32 {
+    let wanted = n.div_ceil(floats_per_trip.max(1) as usize).next_power_of_two().clamp(256, 1024) as u32;
+    wanted.min(max_threads_per_block)
 }
 
 /// Threads per SM the fast cooperative grid aims at: 3 blocks of 256. A
@@ -226,7 +246,7 @@ impl<'g> Sums<'g> {
     }
 
     fn fast_grid_within(n: usize, threads_per_block: u32, limits: &Limits) -> u32 {
-        sizing::fast_grid(n, threads_per_block, crate::kernels().fast_floats_per_trip, FAST_THREADS_PER_SM, limits.sms, limits.capacity())
+        fast_grid_for(n, threads_per_block, crate::kernels().fast_floats_per_trip, FAST_THREADS_PER_SM, limits.sms, limits.capacity())
     }
 
     /// Which fast path suits `n`: one block of one ordinary launch for small
@@ -326,5 +346,37 @@ impl<'g> Sums<'g> {
             Path::FastCooperative | Path::FastLastBlock => reference::longest_chain_fast(n, blocks, self.threads_per_block, self.tile),
             Path::TwoLaunchesGraph | Path::CooperativeGraph => unreachable!("launches() is not a graph path"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_grid_is_three_blocks_of_256_per_h200_sm_at_most() {
+        // The lesson's block of 256 on an H200: 8 blocks/SM x 132 SMs.
+        let capacity = 1056;
+        // One trip of 16 floats per thread: 4,096 floats per block.
+        assert_eq!(fast_grid_for(1 << 28, 256, 16, 768, 132, capacity), 396);
+        assert_eq!(fast_grid_for(4_194_915, 256, 16, 768, 132, capacity), 396);
+        // 2^20 floats need 256 blocks: rounded up to 2 per SM.
+        assert_eq!(fast_grid_for(1 << 20, 256, 16, 768, 132, capacity), 264);
+        // Small inputs: never more blocks than ceil(n / 256), none for n = 0.
+        assert_eq!(fast_grid_for(1024, 256, 16, 768, 132, capacity), 4);
+        assert_eq!(fast_grid_for(0, 256, 16, 768, 132, capacity), 0);
+        // Larger blocks: one per SM; smaller: more of them, within the capacity.
+        assert_eq!(fast_grid_for(1 << 28, 1024, 16, 768, 132, 264), 132);
+        // Blocks of 64: 32 blocks/SM x 132 SMs.
+        let capacity_64 = 4224;
+        assert_eq!(fast_grid_for(1 << 28, 64, 16, 768, 132, capacity_64), 12 * 132);
+        assert_eq!(fast_grid_for(1 << 28, 64, 16, 768, 132, 1000), 1000);
+    }
+
+    #[test]
+    fn a_single_block_gets_one_trip_per_thread_from_256_to_1024_threads() {
+        let threads: Vec<u32> = [1, 1024, 4096, 4097, 8192, 16384, 32768, 1 << 20].iter().map(|&n| single_block_threads_for(n, 16, 1024)).collect();
+        assert_eq!(threads, [256, 256, 256, 512, 512, 1024, 1024, 1024]);
+        assert_eq!(single_block_threads_for(32768, 16, 512), 512);
     }
 }

@@ -1,4 +1,39 @@
-//! Words the text output shares: the launcher's own, so that the program's
-//! messages and the launcher's count things the same way.
+//! Words the program's messages share: counts with their nouns, lists of GPUs.
 
-pub use cg_launcher::text::{gpus_named, plural};
+use std::fmt::Display;
+
+/// `n` and the noun for it: `1 SM`, `40 SMs`.
+pub fn plural<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
+/// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
+pub fn gpus_named(ranks: &[u32]) -> String {
+    let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    match names.as_slice() {
+        [] => "no GPU".to_string(),
+        [one] => format!("GPU {one}"),
+        [rest @ .., last] => format!("GPUs {} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_is_singular_and_every_other_count_plural() {
+        assert_eq!(plural(1u32, "SM", "SMs"), "1 SM");
+        assert_eq!(plural(0usize, "check", "checks"), "0 checks");
+        assert_eq!(plural(40u64, "warm-up", "warm-ups"), "40 warm-ups");
+    }
+
+    #[test]
+    fn gpus_are_listed_as_a_sentence_names_them() {
+        assert_eq!(gpus_named(&[]), "no GPU");
+        assert_eq!(gpus_named(&[1]), "GPU 1");
+        assert_eq!(gpus_named(&[1, 3]), "GPUs 1 and 3");
+        assert_eq!(gpus_named(&[1, 2, 3]), "GPUs 1, 2 and 3");
+    }
+}

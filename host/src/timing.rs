@@ -23,6 +23,20 @@ use crate::sums::{Path, Scratch, Sums};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
+/// Keeps the GPU busy for `time` before it starts what is queued next (the
+/// lesson's `hold_for`, one block of 32 threads spinning on the GPU's timer),
+/// so that the host can queue work the GPU does not wait for. Nothing on
+/// the emulator, where each launch runs when made.
+pub fn hold(gpu: &Gpu, time: Duration) -> Result<()> {
+    if gpu.info.emulated {
+        return Ok(());
+    }
+    let kernel = gpu.kernel(&crate::kernels().hold_for)?;
+    let ns = usize::try_from(time.as_nanos()).unwrap_or(usize::MAX);
+    // SAFETY: hold_for touches no memory.
+    Ok(unsafe { kernel.launch(1, 32, (ns,)) }?)
+}
+
 /// Summary of timed runs, in milliseconds.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct Stats {

@@ -7,7 +7,8 @@
 //! not clear it: measured on an H200, 2026-12-02), so the next launch is a
 //! new process's, and it runs the same two launches, each with memory of its
 //! own, clean. Its own test binary, because the trap ends this one's context.
-#![cfg(feature = "barrier-timeout")]
+// The launcher's mutants exist only under `--cfg cg_mutants` (scripts/test.sh).
+#![cfg(all(cg_mutants, feature = "barrier-timeout"))]
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;

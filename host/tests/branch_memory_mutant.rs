@@ -4,7 +4,8 @@
 //! before 2026-12-03), the check of `tests/concurrent.rs` must find wrong
 //! sums. It records how many; a run that finds none says so and fails, since
 //! a check that has never failed is not yet a check.
-#![cfg(feature = "barrier-timeout")]
+// The launcher's mutants exist only under `--cfg cg_mutants` (scripts/test.sh).
+#![cfg(all(cg_mutants, feature = "barrier-timeout"))]
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;

@@ -76,7 +76,7 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
     gpu.fill(&mut errors, u32::MAX).unwrap();
     let start = std::time::Instant::now();
     gpu.in_parallel(2, &mut |b| match b {
-        0 => gpu.hold(std::time::Duration::from_millis(200)),
+        0 => host::timing::hold(&gpu, std::time::Duration::from_millis(200)).map_err(Into::into),
         _ => Ok(launch.stress(slots.slice_mut(..), errors.slice_mut(..), rounds, false)?),
     })
     .unwrap();
@@ -273,4 +273,64 @@ fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
         let theirs = from.zeros::<f32>(4).unwrap();
         assert!(matches!(on.read(&theirs), Err(cg_launcher::error::Error::OtherDevice { .. })));
     }
+}
+
+/// Branches of `in_parallel` run on streams ordered against nothing but the
+/// fork and the join, so a buffer made before the fork that one branch
+/// writes and another reads or writes could race: the launcher refuses the
+/// second use by name (it did not before 2026-12-04). Reads of the same
+/// bytes in several branches, and writes to disjoint parts, are fine.
+#[test]
+fn a_buffer_written_in_one_branch_and_used_in_another_is_refused_by_name() {
+    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let kernel = gpu.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
+    let launch = kernel.configure(4, 256).unwrap();
+    let input = host::launch::DeviceInput::upload(&gpu, &[1.0f32; 1000]).unwrap();
+    let mut partials = [gpu.zeros::<f32>(4).unwrap(), gpu.zeros::<f32>(4).unwrap()];
+    let mut out = gpu.zeros::<f32>(2).unwrap();
+    let race = |e: &Error| matches!(e, Error::Launch(L::RaceBetweenBranches { first: 0, second: 1, .. }));
+
+    // A kernel writes `out` in branch 0; branch 1 reads it back.
+    let err = gpu
+        .in_parallel(2, &mut |b| match b {
+            0 => Ok(launch.sum(&input, partials[0].slice_mut(..), out.slice_mut(0..1))?),
+            _ => gpu.read(&out).map(drop),
+        })
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(race(&err), "{err}");
+    assert!(err.to_string().contains("a buffer written in branch 0 of in_parallel was given to a read in branch 1"), "{err}");
+
+    // The host writes `out` in branch 0 (a safe `gpu.write`) while a kernel writes it in branch 1.
+    let err = gpu
+        .in_parallel(2, &mut |b| match b {
+            0 => gpu.write(&mut out, 0, &[2.0]),
+            _ => Ok(launch.sum(&input, partials[1].slice_mut(..), out.slice_mut(0..1))?),
+        })
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(race(&err), "{err}");
+    assert!(err.to_string().contains("was given to a write in branch 1"), "{err}");
+
+    // Two kernels writing one buffer's same element.
+    let err = gpu
+        .in_parallel(2, &mut |b| {
+            let (p, rest) = partials.split_at_mut(1);
+            let mine = if b == 0 { &mut p[0] } else { &mut rest[0] };
+            Ok(launch.sum(&input, mine.slice_mut(..), out.slice_mut(0..1))?)
+        })
+        .map_err(Error::from)
+        .unwrap_err();
+    assert!(race(&err), "{err}");
+
+    // Fine: both branches read the input; each writes its own element of `out`.
+    gpu.in_parallel(2, &mut |b| {
+        let (p, rest) = partials.split_at_mut(1);
+        let mine = if b == 0 { &mut p[0] } else { &mut rest[0] };
+        Ok(launch.sum(&input, mine.slice_mut(..), out.slice_mut(b..b + 1))?)
+    })
+    .unwrap();
+    assert_eq!(gpu.read(&out).unwrap(), [1000.0, 1000.0]);
+    // And after the join, anything goes again.
+    gpu.write(&mut out, 0, &[0.0, 0.0]).unwrap();
 }

@@ -1,15 +1,20 @@
 //! The thin unsafe layer: the CUDA driver calls cudarc's safe layer does not
 //! offer, each in one small function whose `# Safety` says what its caller
 //! must guarantee. Everything else in `device::cuda` uses cudarc's safe API.
+//!
+//! Private to the crate, as cudarc keeps `sys` and `result` under `safe`:
+//! these functions take raw handles and addresses, and only the safe types of
+//! [`crate::device`] and [`crate::launch`] may call them.
 
 use crate::error::{Error, Result};
+use crate::launch::Shape;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 
 /// Whether `libcuda` can be loaded (cudarc's `is_culib_present`). Setting
 /// `CG_NO_DRIVER=1` makes it answer no, so that what a machine without
 /// a driver prints can be tested on one that has it.
-pub fn driver_present() -> bool {
+pub(crate) fn driver_present() -> bool {
     if std::env::var_os("CG_NO_DRIVER").is_some_and(|v| v == "1") {
         return false;
     }
@@ -20,7 +25,7 @@ pub fn driver_present() -> bool {
 /// Turns off cudarc's per-buffer event tracking (an event record, and a
 /// stream wait, per buffer per launch): this program orders its streams
 /// itself.
-pub fn single_stream(ctx: &cudarc::driver::CudaContext) {
+pub(crate) fn single_stream(ctx: &cudarc::driver::CudaContext) {
     // SAFETY: every buffer is allocated, copied and freed on the context's
     // default stream, and every launch goes there too, except in a branch of
     // `Gpu::in_parallel` (or a capture), which orders its own stream against
@@ -32,32 +37,11 @@ pub fn single_stream(ctx: &cudarc::driver::CudaContext) {
 }
 
 /// The CUDA version the driver supports, as `CUDA major.minor` (`cuDriverGetVersion`).
-pub fn driver_version() -> Result<String> {
+pub(crate) fn driver_version() -> Result<String> {
     let mut v = 0i32;
     // SAFETY: cuDriverGetVersion writes one int.
     unsafe { sys::cuDriverGetVersion(&mut v) }.result().map_err(Error::driver("cuDriverGetVersion"))?;
     Ok(format!("CUDA {}.{}", v / 1000, (v % 1000) / 10))
-}
-
-/// The launch shape, as `cudaLaunchConfig_t` holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// Blocks in the grid.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-    /// Blocks per cluster (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`), for a
-    /// cluster launch.
-    pub cluster: Option<cg_kernel::emu::ClusterShape>,
-}
-
-impl Shape {
-    /// A launch of `blocks` blocks of `threads_per_block`, with `shared_bytes` of dynamic shared memory, no clusters.
-    pub fn new(blocks: u32, threads_per_block: u32, shared_bytes: u32) -> Shape {
-        Shape { blocks, threads_per_block, shared_bytes, cluster: None }
-    }
 }
 
 /// `cuLaunchKernelEx`, with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` when `cooperative`
@@ -70,7 +54,7 @@ impl Shape {
 /// of it; `params` points at one value per kernel parameter, each of the
 /// parameter's size; and the memory those values address satisfies the
 /// kernel's contract for `shape`.
-pub unsafe fn launch_kernel_ex(
+pub(crate) unsafe fn launch_kernel_ex(
     f: sys::CUfunction,
     stream: sys::CUstream,
     shape: Shape,
@@ -135,7 +119,7 @@ impl LaunchAttrs {
 ///
 /// # Safety
 /// `f` is a live function of the current context.
-pub unsafe fn max_active_clusters(f: sys::CUfunction, shape: Shape) -> Result<u32, cudarc::driver::DriverError> {
+pub(crate) unsafe fn max_active_clusters(f: sys::CUfunction, shape: Shape) -> Result<u32, cudarc::driver::DriverError> {
     if shape.cluster.is_some_and(|c| c.non_portable) {
         // SAFETY: the caller's contract.
         unsafe { sys::cuFuncSetAttribute(f, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1) }.result()?;
@@ -154,24 +138,44 @@ pub unsafe fn max_active_clusters(f: sys::CUfunction, shape: Shape) -> Result<u3
 ///
 /// # Safety
 /// `event` and `stream` are live and belong to the context current on this thread.
-pub unsafe fn record_event(event: sys::CUevent, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+pub(crate) unsafe fn record_event(event: sys::CUevent, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
     // SAFETY: the caller's contract.
     unsafe { sys::cuEventRecord(event, stream) }.result()
 }
 
-/// `cuMemsetD32Async`: `count` copies of `value` from `dst`, in stream order.
+/// Sets `count` elements of `pattern.len()` bytes each from `dst` to
+/// `pattern`, in stream order: `cuMemsetD8Async`, `cuMemsetD16Async` or
+/// `cuMemsetD32Async` for elements of 1, 2 or 4 bytes, and for 8-byte
+/// elements `cuMemsetD2D32Async` twice, each setting one 4-byte half of every
+/// element (a pitch of 8 bytes, one word wide, `count` rows high).
 ///
 /// # Safety
-/// `dst .. dst + 4 * count` lies inside a live allocation of the stream's context.
-pub unsafe fn memset_d32(dst: sys::CUdeviceptr, value: u32, count: usize, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
-    // SAFETY: the caller's contract.
-    unsafe { sys::cuMemsetD32Async(dst, value, count, stream) }.result()
+/// `dst .. dst + pattern.len() * count` lies inside a live allocation of the
+/// stream's context, and `dst` is aligned to `pattern.len()` (the driver
+/// requires 2-byte alignment for D16 and 4-byte for D32).
+pub(crate) unsafe fn memset(dst: sys::CUdeviceptr, pattern: &[u8], count: usize, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+    let word = |b: &[u8]| u32::from_ne_bytes(b.try_into().expect("four bytes"));
+    // SAFETY (each call): the caller's contract.
+    unsafe {
+        match *pattern {
+            [b] => sys::cuMemsetD8Async(dst, b, count, stream).result(),
+            [a, b] => sys::cuMemsetD16Async(dst, u16::from_ne_bytes([a, b]), count, stream).result(),
+            [_, _, _, _] => sys::cuMemsetD32Async(dst, word(pattern), count, stream).result(),
+            [_, _, _, _, _, _, _, _] if count == 0 => Ok(()),
+            [_, _, _, _, _, _, _, _] if pattern[..4] == pattern[4..] => sys::cuMemsetD32Async(dst, word(&pattern[..4]), 2 * count, stream).result(),
+            [_, _, _, _, _, _, _, _] => {
+                sys::cuMemsetD2D32Async(dst, 8, word(&pattern[..4]), 1, count, stream).result()?;
+                sys::cuMemsetD2D32Async(dst + 4, 8, word(&pattern[4..]), 1, count, stream).result()
+            }
+            _ => unreachable!("device elements are 1, 2, 4 or 8 bytes (device::Pod)"),
+        }
+    }
 }
 
 /// Gives the device's default memory pool's unused memory back to the
 /// device (`cuMemPoolTrimTo(pool, 0)`): memory freed with `cuMemFreeAsync`
 /// stays in the pool, and out of `cuMemGetInfo`'s free count, until then.
-pub fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::driver::DriverError> {
+pub(crate) fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::driver::DriverError> {
     let mut pool = std::ptr::null_mut();
     // SAFETY: `pool` receives the device's pool; trimming frees only memory no allocation uses.
     unsafe {
@@ -185,7 +189,7 @@ pub fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::driver::Dr
 /// context of the process reaches it at the same address (unified
 /// addressing), so GPUs without peer access share it, and the host can
 /// read it after a kernel has trapped and its context is unusable.
-pub struct HostMapped {
+pub(crate) struct HostMapped {
     host: *mut u8,
     device: u64,
 }
@@ -198,7 +202,7 @@ unsafe impl Sync for HostMapped {}
 
 impl HostMapped {
     /// `bytes` of zeroed host-mapped memory; a context must be current.
-    pub fn new(bytes: usize) -> Result<HostMapped> {
+    pub(crate) fn new(bytes: usize) -> Result<HostMapped> {
         let mut host: *mut c_void = std::ptr::null_mut();
         // SAFETY: allocates `bytes`; the pointer is checked by the result.
         unsafe { sys::cuMemHostAlloc(&mut host, bytes.max(4), sys::CU_MEMHOSTALLOC_DEVICEMAP | sys::CU_MEMHOSTALLOC_PORTABLE) }
@@ -213,18 +217,18 @@ impl HostMapped {
     }
 
     /// The address kernels use.
-    pub fn device_address(&self) -> u64 {
+    pub(crate) fn device_address(&self) -> u64 {
         self.device
     }
 
     /// The host's view of the bytes.
-    pub fn host(&self) -> *mut u8 {
+    pub(crate) fn host(&self) -> *mut u8 {
         self.host
     }
 
     /// The first four words as they are now.
     #[cfg(feature = "barrier-timeout")]
-    pub fn words(&self) -> [u32; 4] {
+    pub(crate) fn words(&self) -> [u32; 4] {
         // SAFETY: at least four u32 of live host memory; volatile, since the GPU writes them.
         std::array::from_fn(|i| unsafe { (self.host as *const u32).add(i).read_volatile() })
     }
@@ -243,7 +247,7 @@ impl Drop for HostMapped {
 /// # Safety
 /// `exec` is a live graph executable and `stream` a live stream, both of the
 /// context current on this thread; the memory its kernels address is live.
-pub unsafe fn graph_launch(exec: sys::CUgraphExec, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
+pub(crate) unsafe fn graph_launch(exec: sys::CUgraphExec, stream: sys::CUstream) -> Result<(), cudarc::driver::DriverError> {
     // SAFETY: the caller's contract.
     unsafe { sys::cuGraphLaunch(exec, stream) }.result()
 }
@@ -254,7 +258,7 @@ pub unsafe fn graph_launch(exec: sys::CUgraphExec, stream: sys::CUstream) -> Res
 ///
 /// # Safety
 /// `graph` is a live graph of the context current on this thread.
-pub unsafe fn graph_kernel_nodes_cooperative(graph: sys::CUgraph) -> Result<Vec<bool>, cudarc::driver::DriverError> {
+pub(crate) unsafe fn graph_kernel_nodes_cooperative(graph: sys::CUgraph) -> Result<Vec<bool>, cudarc::driver::DriverError> {
     let mut count = 0usize;
     // SAFETY: with a null array, cuGraphGetNodes writes only the count.
     unsafe { sys::cuGraphGetNodes(graph, std::ptr::null_mut(), &mut count) }.result()?;
@@ -281,11 +285,21 @@ pub unsafe fn graph_kernel_nodes_cooperative(graph: sys::CUgraph) -> Result<Vec<
 
 /// A captured graph and its instantiation (`CUgraph`, `CUgraphExec`),
 /// destroyed together.
-pub struct GraphExec {
-    /// The captured graph.
-    pub graph: sys::CUgraph,
-    /// Its instantiation.
-    pub exec: sys::CUgraphExec,
+pub(crate) struct GraphExec {
+    graph: sys::CUgraph,
+    exec: sys::CUgraphExec,
+}
+
+impl GraphExec {
+    /// The captured graph, owned by `self`.
+    pub(crate) fn graph(&self) -> sys::CUgraph {
+        self.graph
+    }
+
+    /// The instantiation, owned by `self`.
+    pub(crate) fn exec(&self) -> sys::CUgraphExec {
+        self.exec
+    }
 }
 
 impl GraphExec {
@@ -296,7 +310,7 @@ impl GraphExec {
     ///
     /// # Safety
     /// `stream` is a live stream of the context current on this thread, in capture.
-    pub unsafe fn end_capture(stream: sys::CUstream) -> Result<Option<GraphExec>> {
+    pub(crate) unsafe fn end_capture(stream: sys::CUstream) -> Result<Option<GraphExec>> {
         use cudarc::driver::result;
         // SAFETY: the caller's contract.
         let graph = unsafe { result::stream::end_capture(stream) }.map_err(Error::driver("cuStreamEndCapture"))?;

@@ -2,11 +2,71 @@
 //! wrong and what to do.
 
 use crate::sizing::{BadBlock, Limits};
-use crate::text::{gpus_named, plural};
-use cudarc::driver::DriverError;
 use std::fmt;
 
+/// `n` and the noun for it: `1 SM`, `40 SMs`.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A CUDA driver call's failure: its `CUresult`, with the driver's name and
+/// description for it. The driver binding's own error type (cudarc's) is
+/// this one's [`source`](std::error::Error::source), not part of this API.
+#[derive(Debug, Clone)]
+pub struct DriverError {
+    code: i32,
+    name: String,
+    description: String,
+    source: cudarc::driver::DriverError,
+}
+
+impl DriverError {
+    /// The `CUresult` value (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` is 720).
+    pub fn code(&self) -> i32 {
+        self.code
+    }
+
+    /// The driver's name for it (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`),
+    /// or `an unknown error` where the driver has none.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The driver's description of it.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+}
+
+impl From<cudarc::driver::DriverError> for DriverError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        let text = |r: Result<&std::ffi::CStr, _>| r.ok().map(|c: &std::ffi::CStr| c.to_string_lossy().into_owned());
+        DriverError {
+            code: e.0 as i32,
+            name: text(e.error_name()).unwrap_or_else(|| "an unknown error".to_string()),
+            description: text(e.error_string()).unwrap_or_default(),
+            source: e,
+        }
+    }
+}
+
+impl fmt::Display for DriverError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.description.as_str() {
+            "" => write!(f, "{}", self.name),
+            d => write!(f, "{}: {d}", self.name),
+        }
+    }
+}
+
+impl std::error::Error for DriverError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 #[derive(Debug)]
+#[non_exhaustive]
 /// What went wrong, in a form a caller can match and a user can read.
 pub enum Error {
     /// `libcuda` could not be loaded.
@@ -242,6 +302,43 @@ pub enum Error {
         /// The branch that used it.
         used_in: usize,
     },
+    /// A buffer made before `in_parallel`, used by two of its branches in a
+    /// way that could race: one writes bytes the other reads or writes.
+    RaceBetweenBranches {
+        /// The branch that used it first.
+        first: usize,
+        /// Whether that use wrote it.
+        first_wrote: bool,
+        /// The branch using it now.
+        second: usize,
+        /// Whether this use writes it.
+        second_writes: bool,
+    },
+    /// A copy to or from a buffer past its end.
+    OutOfRange {
+        /// The call (`gpu.write`).
+        what: &'static str,
+        /// The first element.
+        start: usize,
+        /// Elements copied.
+        count: usize,
+        /// Elements the buffer holds.
+        len: usize,
+    },
+    /// A raw launch with more arguments than a kernel entry takes.
+    TooManyParameters {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Arguments given.
+        count: usize,
+        /// The most a launch passes.
+        max: usize,
+    },
+    /// Shared memory per block past what a launch can describe (`u32` bytes).
+    SharedMemoryTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+    },
     /// Memory allocated, copied or freed while a graph is captured.
     MemoryInCapture {
         /// What was done.
@@ -259,20 +356,6 @@ pub enum Error {
         /// NCCL's error.
         error: String,
     },
-    /// Another GPU's host thread failed first (its error is the one to read).
-    PeerStopped {
-        /// The rank that failed.
-        rank: u32,
-    },
-    /// Host threads of some GPUs did not reach a step the others waited at.
-    RanksDidNotArrive {
-        /// The step they did not reach.
-        step: &'static str,
-        /// The ranks that did not arrive.
-        missing: Vec<u32>,
-        /// Seconds waited.
-        seconds: f64,
-    },
     /// An error of the caller's own, from a closure the launcher ran
     /// (`Gpu::capture`, `Gpu::in_parallel`, `Gpu::queue_timed`), passed through.
     Caller(Box<dyn std::error::Error + Send + Sync>),
@@ -283,8 +366,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Wraps a failed driver call, naming the call.
-    pub fn driver(call: &'static str) -> impl FnOnce(DriverError) -> Error {
-        move |error| Error::Driver { call, error }
+    pub(crate) fn driver(call: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
+        move |error| Error::Driver { call, error: error.into() }
     }
 
     /// The driver call that failed, where the error came from one.
@@ -298,7 +381,7 @@ impl Error {
     /// The driver's name for the error (`CUDA_ERROR_...`), where there is one.
     pub fn driver_name(&self) -> Option<String> {
         match self {
-            Error::Driver { error, .. } | Error::KernelFailed { error, .. } => error.error_name().ok().map(|n| n.to_string_lossy().into_owned()),
+            Error::Driver { error, .. } | Error::KernelFailed { error, .. } => Some(error.name().to_string()),
             Error::Emulated { fault, .. } => fault.driver_name().map(str::to_string),
             _ => None,
         }
@@ -306,10 +389,6 @@ impl Error {
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-fn driver_error_name(error: &DriverError) -> &str {
-    error.error_name().ok().and_then(|n| n.to_str().ok()).unwrap_or("an unknown error")
-}
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -327,7 +406,7 @@ impl fmt::Display for Error {
             }
             Error::NoDevice { requested, count } => match count {
                 0 => write!(f, "no CUDA device {requested}: the driver reports no devices (open the emulated device, Gpu::emulated)"),
-                _ => write!(f, "no CUDA device {requested}: the driver reports {}, numbered 0..{}", plural(*count, "device", "devices"), count - 1),
+                _ => write!(f, "no CUDA device {requested}: the driver reports {}, numbered 0..{}", plural(*count as u64, "device", "devices"), count - 1),
             },
             Error::ComputeCapabilityTooLow { name, major, minor } => write!(
                 f,
@@ -346,16 +425,13 @@ impl fmt::Display for Error {
                 f,
                 "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or use the emulated device)"
             ),
-            Error::Driver { call, error } => {
-                let text = error.error_string().ok().and_then(|s| s.to_str().ok()).unwrap_or("");
-                write!(f, "{call} failed: {}: {text}", driver_error_name(error))
-            }
+            Error::Driver { call, error } => write!(f, "{call} failed: {}: {}", error.name(), error.description()),
             Error::CooperativeGridTooLarge { kernel, requested, limits } => write!(
                 f,
                 "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {}; blocks/SM limited by {})",
                 limits.capacity(),
                 limits.blocks_per_sm,
-                plural(limits.sms, "SM", "SMs"),
+                plural(limits.sms.into(), "SM", "SMs"),
                 limits.explain()
             ),
             Error::ClustersNeedSm90 { kernel, major, minor } => write!(
@@ -401,7 +477,7 @@ impl fmt::Display for Error {
             Error::OutOfHostMemory { needed } => {
                 write!(f, "the input needs {:.1} MiB of host memory, more than this machine can give it: ask for less", *needed as f64 / MIB)
             }
-            Error::KernelFailed { kernel, error } => write!(f, "{kernel} failed while running: {}", driver_error_name(error)),
+            Error::KernelFailed { kernel, error } => write!(f, "{kernel} failed while running: {}", error.name()),
             Error::Timeout { kernel, seconds } => write!(
                 f,
                 "{kernel} did not finish within {seconds} s: a kernel is stuck (a barrier that some thread never reaches?); exiting ends it (raise the limit with Gpu::set_timeout)"
@@ -435,18 +511,35 @@ impl fmt::Display for Error {
                 f,
                 "a buffer allocated in branch {made_in} of in_parallel was given to a launch in branch {used_in}, whose stream does not wait for branch {made_in}: allocate it before in_parallel, or in the branch that uses it"
             ),
+            Error::RaceBetweenBranches { first, first_wrote, second, second_writes } => write!(
+                f,
+                "a buffer {} in branch {first} of in_parallel was given to a {} in branch {second}: the branches' streams are not ordered against each other, so the two could race; use it in one branch only, or after in_parallel returns",
+                if *first_wrote { "written" } else { "read" },
+                if *second_writes { "write" } else { "read" }
+            ),
+            Error::OutOfRange { what, start, count, len } => {
+                write!(f, "{what}: elements {start}..{} of a buffer of {len}: past its end", start.saturating_add(*count))
+            }
+            Error::TooManyParameters { kernel, count, max } => write!(f, "launch of {kernel} with {count} arguments refused: a kernel takes at most {max}"),
+            Error::SharedMemoryTooLarge { kernel } => {
+                write!(f, "{kernel}: its dynamic shared memory per block does not fit in the 32 bits a launch describes it with")
+            }
             Error::MemoryInCapture { what } => {
                 write!(f, "{what} while a graph is captured: nothing runs during a capture, so allocate, copy and free before it or after it")
             }
             Error::Caller(e) => write!(f, "{e}"),
             Error::NoNccl { why } => write!(f, "{why}"),
             Error::Nccl { call, error } => write!(f, "{call} failed: {error}"),
-            Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),
-            Error::RanksDidNotArrive { step, missing, seconds } => {
-                write!(f, "{} did not reach {step} within {seconds} s while the others waited there", gpus_named(missing))
-            }
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Driver { error, .. } | Error::KernelFailed { error, .. } => Some(error),
+            Error::Caller(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}

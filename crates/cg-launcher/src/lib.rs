@@ -52,12 +52,12 @@
 #![deny(missing_docs)]
 
 pub mod device;
-pub mod driver;
+mod driver;
 pub mod error;
 pub mod launch;
+#[cfg(feature = "nccl")]
 pub mod nccl;
 pub mod sizing;
-pub mod text;
 
 /// The PTX of the kernel crate linked into this program (its
 /// `cg_kernel::ptx!()`). A program that links none, or two, stops here with

@@ -89,7 +89,7 @@ impl UniqueId {
 
 /// One rank's communicator (`ncclComm_t`); aborted when dropped, so that a
 /// rank whose peers failed never waits for them.
-pub struct Comm(sys::ncclComm_t);
+pub(crate) struct Comm(sys::ncclComm_t);
 
 impl Comm {
     /// Joins rank `rank` of `ranks` (`ncclCommInitRank`): blocks until every
@@ -97,7 +97,7 @@ impl Comm {
     ///
     /// # Safety
     /// The CUDA context of this rank's device is current on this thread.
-    pub unsafe fn init_rank(id: &UniqueId, rank: u32, ranks: u32) -> Result<Comm> {
+    pub(crate) unsafe fn init_rank(id: &UniqueId, rank: u32, ranks: u32) -> Result<Comm> {
         let mut comm = std::ptr::null_mut();
         // SAFETY: `comm` receives the new communicator; the caller's contract.
         unsafe { result::comm_init_rank(&mut comm, ranks as i32, id.0, rank as i32) }.map_err(nccl_error("ncclCommInitRank"))?;
@@ -110,7 +110,7 @@ impl Comm {
     /// # Safety
     /// `src` and `dst` address `count` floats of this rank's device, and
     /// `stream` is its context's.
-    pub unsafe fn all_reduce_sum(&self, src: u64, dst: u64, count: usize, stream: cudarc::driver::sys::CUstream) -> Result<()> {
+    pub(crate) unsafe fn all_reduce_sum(&self, src: u64, dst: u64, count: usize, stream: cudarc::driver::sys::CUstream) -> Result<()> {
         // SAFETY: the caller's contract.
         unsafe {
             result::all_reduce(

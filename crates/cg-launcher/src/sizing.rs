@@ -131,28 +131,9 @@ pub fn cooperative_grid(n: usize, threads_per_block: u32, capacity: u32) -> u32 
     ordinary_blocks(n, threads_per_block).min(capacity as u64) as u32
 }
 
-/// The fast cooperative sum's grid for `n` floats: enough blocks of
-/// `threads_per_block` for one loop trip of `floats_per_trip` per thread,
-/// rounded up to a whole number per SM (so no SM holds one block more than
-/// another), at most `threads_per_sm` worth of blocks per SM (at least one),
-/// at most `ceil(n / threads_per_block)` and the cooperative `capacity`.
-pub fn fast_grid(n: usize, threads_per_block: u32, floats_per_trip: u32, threads_per_sm: u32, sms: u32, capacity: u32) -> u32 {
-    let sms = sms.max(1) as u64;
-    let needed = (n as u64).div_ceil(threads_per_block as u64 * floats_per_trip as u64);
-    let per_sm = (threads_per_sm / threads_per_block).max(1) as u64;
-    needed.div_ceil(sms).saturating_mul(sms).min(per_sm * sms).min(cooperative_grid(n, threads_per_block, capacity) as u64) as u32
-}
-
-/// Threads for a sum of `n` floats in one block: one loop trip of
-/// `floats_per_trip` each, as a power of two from 256 to 1024, at most
-/// `max_threads_per_block`.
-pub fn single_block_threads(n: usize, floats_per_trip: u32, max_threads_per_block: u32) -> u32 {
-    let wanted = n.div_ceil(floats_per_trip.max(1) as usize).next_power_of_two().clamp(256, 1024) as u32;
-    wanted.min(max_threads_per_block)
-}
-
 /// Why a block size cannot be used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BadBlock {
     /// No threads at all.
     Empty,
@@ -226,31 +207,6 @@ mod tests {
         assert_eq!((l.blocks_per_sm, l.capacity()), (8, 1056));
         assert_eq!(cooperative_grid(4_194_915, 256, l.capacity()), 1056);
         assert_eq!(l.limiting(), vec![Resource::Threads]);
-    }
-
-    #[test]
-    fn the_fast_grid_is_three_blocks_of_256_per_h200_sm_at_most() {
-        let capacity = limits(H200, 132, lesson_block(256, 27)).capacity();
-        // One trip of 16 floats per thread: 4,096 floats per block.
-        assert_eq!(fast_grid(1 << 28, 256, 16, 768, 132, capacity), 396);
-        assert_eq!(fast_grid(4_194_915, 256, 16, 768, 132, capacity), 396);
-        // 2^20 floats need 256 blocks: rounded up to 2 per SM.
-        assert_eq!(fast_grid(1 << 20, 256, 16, 768, 132, capacity), 264);
-        // Small inputs: never more blocks than ceil(n / 256), none for n = 0.
-        assert_eq!(fast_grid(1024, 256, 16, 768, 132, capacity), 4);
-        assert_eq!(fast_grid(0, 256, 16, 768, 132, capacity), 0);
-        // Larger blocks: one per SM; smaller: more of them, within the capacity.
-        assert_eq!(fast_grid(1 << 28, 1024, 16, 768, 132, 264), 132);
-        let capacity_64 = limits(H200, 132, lesson_block(64, 27)).capacity();
-        assert_eq!(fast_grid(1 << 28, 64, 16, 768, 132, capacity_64), 12 * 132);
-        assert_eq!(fast_grid(1 << 28, 64, 16, 768, 132, 1000), 1000);
-    }
-
-    #[test]
-    fn a_single_block_gets_one_trip_per_thread_from_256_to_1024_threads() {
-        let threads: Vec<u32> = [1, 1024, 4096, 4097, 8192, 16384, 32768, 1 << 20].iter().map(|&n| single_block_threads(n, 16, 1024)).collect();
-        assert_eq!(threads, [256, 256, 256, 512, 512, 1024, 1024, 1024]);
-        assert_eq!(single_block_threads(32768, 16, 512), 512);
     }
 
     #[test]

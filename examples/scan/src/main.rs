@@ -53,8 +53,8 @@ fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32
     let launch = kernel.configure(blocks, THREADS)?;
     ensure_len(INCLUSIVE_SCAN.name(), "y", n, y.len())?;
     ensure_len(INCLUSIVE_SCAN.name(), "block_totals", blocks as usize, totals.len())?;
-    // SAFETY: x and y hold n floats (checked above), x is a whole buffer (256-byte
-    // aligned), and block_totals one float per block.
+    // SAFETY: x and y hold n floats (checked above) and are whole buffers,
+    // whose starts are 256-byte aligned; block_totals holds one float per block.
     unsafe { launch.launch((&x.slice(..), y.slice_mut(..), totals.slice_mut(..), n))? };
     Ok(blocks)
 }

@@ -8,9 +8,9 @@
 
 use super::cpp;
 use crate::device::{ArgValue, Gpu};
-use crate::driver::Shape;
 use crate::error::Result;
 use crate::launch::RawKernel;
+use crate::launch::Shape;
 use crate::launch::prelude::*;
 use crate::text::plural;
 use crate::timing::{BarrierCost, BarrierLoop, barrier_cost};

@@ -61,7 +61,7 @@ impl Holder<'_> {
     fn held(&self, launch: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
         let mut samples = Vec::with_capacity(HELD_REPEATS);
         for _ in 0..HELD_REPEATS {
-            self.gpu.hold(HOLD)?;
+            crate::timing::hold(self.gpu, HOLD)?;
             let start = Instant::now();
             for _ in 0..HELD_LAUNCHES {
                 launch()?;

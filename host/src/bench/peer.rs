@@ -7,8 +7,8 @@
 
 use super::{Point, Variant};
 use crate::device::{ArgValue, Gpu, Module};
-use crate::driver::Shape;
 use crate::error::Result;
+use crate::launch::Shape;
 use crate::launch::{Input, RawKernel, Window};
 use crate::reference::Reference;
 use crate::sums::{Path, Scratch, Sums};
@@ -19,14 +19,6 @@ pub struct Oxide<'g> {
     stage1: RawKernel<'g>,
     stage2: RawKernel<'g>,
     cooperative: RawKernel<'g>,
-}
-
-fn input(view: &crate::device::View<'_, f32>) -> ArgValue {
-    ArgValue::input(view)
-}
-
-fn output(view: crate::device::ViewMut<'_, f32>) -> ArgValue {
-    ArgValue::output(&view)
 }
 
 impl<'g> Oxide<'g> {
@@ -45,8 +37,8 @@ impl<'g> Oxide<'g> {
         let view = x.view();
         let n = ArgValue::number(view.len() as u64);
         let m = ArgValue::number(blocks as u64);
-        let partials = output(s.partials.slice_mut(..blocks as usize));
-        let out = output(s.out.slice_mut(slot..slot + 1));
+        let (partials, out) = (s.partials.slice_mut(..blocks as usize), s.out.slice_mut(slot..slot + 1));
+        let (input, partials, out) = (ArgValue::input(&view), ArgValue::output(&partials), ArgValue::output(&out));
         let one = ArgValue::number(1);
         let shape = |blocks| Shape::new(blocks, threads_per_block, 0);
         // SAFETY: cuda-oxide's kernels take (input, n, partials, m) and
@@ -57,10 +49,10 @@ impl<'g> Oxide<'g> {
         unsafe {
             match path {
                 Path::TwoLaunches => {
-                    self.stage1.launch(shape(blocks), false, &[input(&view), n, partials, m])?;
+                    self.stage1.launch(shape(blocks), false, &[input, n, partials, m])?;
                     Ok(self.stage2.launch(shape(1), false, &[partials, m, out, one])?)
                 }
-                Path::Cooperative => Ok(self.cooperative.launch(shape(blocks), true, &[input(&view), n, partials, m, out, one])?),
+                Path::Cooperative => Ok(self.cooperative.launch(shape(blocks), true, &[input, n, partials, m, out, one])?),
                 _ => unreachable!("cuda-oxide's kernels are the lesson's two paths"),
             }
         }

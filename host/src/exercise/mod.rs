@@ -101,7 +101,7 @@ impl Idle {
     pub fn note(&self, n: u64) -> String {
         format!(
             "{} for n = {n}: {} nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is {}",
-            cg_kernel::emu::fault::count(self.blocks as usize, "block"),
+            crate::text::plural(self.blocks, "block", "blocks"),
             match self.blocks as u64 - self.wanted {
                 1 => "1 has".to_string(),
                 k => format!("{k} have"),

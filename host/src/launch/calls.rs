@@ -3,7 +3,7 @@
 //! launcher's types (`use host::launch::*` brings them in).
 
 use super::Input;
-use crate::device::{Gpu, View, ViewMut};
+use crate::device::{Gpu, SharedOut, View, ViewMut};
 use crate::error::{Error, Result};
 use crate::kernels::StageParams;
 use cg_kernel::kernels::{GridSync, NoGridSync};
@@ -81,9 +81,9 @@ impl ProbeCooperative for ClusterKernel<'_, (u32,), NoGridSync> {
 /// exchanged totals, both in memory every GPU reaches, and this GPU's place.
 pub struct Meeting<'a> {
     /// The barrier's words.
-    pub barrier: ViewMut<'a, u32>,
+    pub barrier: SharedOut<'a, u32>,
     /// Two totals per GPU.
-    pub totals: ViewMut<'a, f32>,
+    pub totals: SharedOut<'a, f32>,
     /// This GPU's rank.
     pub rank: u32,
     /// GPUs in the meeting.
@@ -111,7 +111,8 @@ impl SumAcross for CooperativeLaunch<'_, '_, MultiParams> {
         let n = view.len();
         // SAFETY: the kernel reads input[..n], writes partials[..blocks],
         // out[0], totals[..2 gpus] and the barrier's words, checked above; the
-        // caller launches the same kernel on every GPU of the meeting.
+        // caller launches the same kernel on every GPU of the meeting, and
+        // keeps the shared memory (`Meeting` borrows it) until they finish.
         Ok(unsafe { self.launch((&view, partials, m.totals, out, m.barrier, m.rank, m.gpus, n)) }?)
     }
 }
@@ -119,13 +120,14 @@ impl SumAcross for CooperativeLaunch<'_, '_, MultiParams> {
 /// Only the barrier across GPUs (for timing it).
 pub trait Meet {
     /// Meets the other GPUs at the barrier across GPUs, once.
-    fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()>;
+    fn meet(&self, barrier: SharedOut<'_, u32>, rank: u32, gpus: u32) -> Result<()>;
 }
 
 impl Meet for CooperativeLaunch<'_, '_, (Out<u32>, u32, u32)> {
-    fn meet(&self, barrier: ViewMut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
+    fn meet(&self, barrier: SharedOut<'_, u32>, rank: u32, gpus: u32) -> Result<()> {
         ensure_len(self.def().name(), "barrier", cg_kernel::cg::multi_grid::barrier_words(gpus), barrier.len())?;
-        // SAFETY: the kernel touches the barrier's words only, checked above.
+        // SAFETY: the kernel touches the barrier's words only, checked above,
+        // with system-scope atomics; the caller keeps them until it finishes.
         Ok(unsafe { self.launch((barrier, rank, gpus)) }?)
     }
 }

@@ -144,9 +144,15 @@ impl Solve for CooperativeLaunch<'_, '_, PersistentParams> {
     fn solve(&self, system: &DeviceSystem, vectors: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
         let name = self.def().name();
         vectors_and_state(name, system.n, 5, &vectors, &state, 2 * self.blocks() as usize)?;
+        // The fused kernels index in 32 bits.
+        if (5 * system.n as u64).max(system.matrix.len() as u64) > u32::MAX as u64 {
+            return Err(Error::BadSystem {
+                why: format!("{name} indexes its vectors and matrix in 32 bits: N = {} with {} matrix words is past that", system.n, system.matrix.len()),
+            });
+        }
         let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
         // SAFETY: as `spmv_dot`, with five vectors and two partials per
-        // block, checked above.
+        // block, checked above, and 5 N and the matrix's length within u32.
         Ok(unsafe { self.launch((&matrix, &values, vectors, state, system.n)) }?)
     }
 }

@@ -13,7 +13,7 @@
 //!   `ncclAllReduce` adds the totals on the devices (on the emulator a
 //!   host-side stand-in, labelled so).
 //!
-//! One host thread drives each GPU (they meet at a [`Rendezvous`](crate::device::Rendezvous) between
+//! One host thread drives each GPU (they meet at a [`Rendezvous`](rendezvous::Rendezvous) between
 //! steps); with `--rank`, `--ranks` and `--nccl-id`, one process drives one
 //! GPU, as NCCL runs across hosts (the NCCL path only: the barrier across
 //! GPUs needs memory every GPU maps, which processes do not share).
@@ -24,6 +24,7 @@
 
 mod id_file;
 mod rank;
+pub mod rendezvous;
 pub mod render;
 pub mod shard;
 
@@ -33,7 +34,6 @@ use crate::error::{Error, Result};
 use crate::lesson::Capacity;
 use crate::reference::{self, SumCheck, check, error_bound, fill_range_sum};
 use crate::timing::Stats;
-use cg_launcher::error::Error as L;
 use serde::Serialize;
 use shard::{Crossover, Shard, combined_chain, crossover, shards, slowest};
 use std::path::PathBuf;
@@ -281,7 +281,7 @@ pub fn run(cfg: &MultiConfig, gpus: u32, open: Opener<'_>, step: &(dyn Fn(&str) 
 /// barrier for one that failed (lowest rank first).
 fn first_error(results: Vec<Result<rank::RankReport>>) -> Result<Vec<rank::RankReport>> {
     let weight = |e: &Error| match e {
-        Error::Launch(L::PeerStopped { .. }) => 2,
+        Error::PeerStopped { .. } => 2,
         Error::AcrossGpusTimedOut { .. } => 1,
         _ => 0,
     };

@@ -2,9 +2,10 @@
 //! drives it: its kernels and grids, its checked sums, its timed runs, each
 //! step met by every other GPU's thread first.
 
+use super::rendezvous::Rendezvous;
 use super::shard::{Shard, grid, shard_chain};
 use super::{GpuLine, GpuSum, MultiConfig, NcclMode, RUNS_PER_GATE, Way, my_shards};
-use crate::device::{Buffer, CommId, Communicator, Gpu, Rendezvous, Shared};
+use crate::device::{Buffer, CommId, Communicator, Gpu, Shared};
 use crate::error::{Error, Result};
 use crate::launch::prelude::*;
 use crate::launch::{CooperativeKernel, CooperativeLaunch, DeviceInput, Meeting, MultiParams, SumParams, device_bytes};
@@ -251,8 +252,7 @@ impl<'a> Worker<'a> {
     fn across(&self, l: &Launches<'_>, input: &DeviceInput, s: &mut Scratch, k: usize) -> Result<()> {
         let launch = l.across.as_ref().expect("path a runs only within one process");
         let ex = self.team.exchange();
-        let (mut barrier, mut totals) = (ex.barrier.handle(), ex.totals.handle());
-        let meeting = Meeting { barrier: barrier.slice_mut(..), totals: totals.slice_mut(..), rank: self.local, gpus: self.team.gpus };
+        let meeting = Meeting { barrier: ex.barrier.out(), totals: ex.totals.out(), rank: self.local, gpus: self.team.gpus };
         let blocks = launch.blocks() as usize;
         launch.sum_across(input, s.partials.slice_mut(..blocks), s.outs.slice_mut(k..k + 1), meeting)
     }
@@ -329,10 +329,9 @@ impl<'a> Worker<'a> {
             let ex = team.exchange.get().filter(|_| gated);
             match ex {
                 Some(ex) => {
-                    let mut gate = ex.gate.handle();
-                    gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?.configure(1, 32)?.meet(gate.slice_mut(..), self.local, team.gpus + 1)?;
+                    gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?.configure(1, 32)?.meet(ex.gate.out(), self.local, team.gpus + 1)?;
                 }
-                None => gpu.hold(HOLD)?,
+                None => crate::timing::hold(gpu, HOLD)?,
             }
             let queued = gpu.queue_timed(batch, &mut |k| (work(warmups + done + k)).map_err(Into::into))?;
             team.meet.wait(self.local, "the timed runs")?;
@@ -353,7 +352,7 @@ impl<'a> Worker<'a> {
         let mut times = Vec::with_capacity(runs);
         while times.len() < runs {
             let done = times.len();
-            self.gpu.hold(HOLD)?;
+            crate::timing::hold(self.gpu, HOLD)?;
             let queued = self.gpu.queue_timed((runs - done).min(RUNS_PER_GATE), &mut |k| (work(warmups + done + k)).map_err(Into::into))?;
             times.extend(self.gpu.queued_times(queued)?);
         }
@@ -444,21 +443,21 @@ impl<'a> Worker<'a> {
         if let Some(across) = &l.across {
             let (blocks, tpb) = (across.blocks(), across.threads_per_block());
             let ex = team.exchange();
-            let mut words = ex.barrier.handle();
+            let words = &ex.barrier;
             let bounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier)?;
             let launch = bounded.configure(blocks, tpb)?;
-            pieces.barrier = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
+            pieces.barrier = Some(self.together(warmups, runs, &mut |_| launch.meet(words.out(), self.local, team.gpus))?);
             gpu.finish().map_err(|e| team.diagnose(e.into()))?;
             // Only now that the bounded barrier met on every GPU.
             team.meet.wait(self.local, "the unbounded barrier")?;
             let unbounded = gpu.cooperative_kernel(&crate::kernels().multi_grid_barrier_unbounded)?;
             let launch = unbounded.configure(blocks, tpb)?;
-            pieces.barrier_unbounded = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
+            pieces.barrier_unbounded = Some(self.together(warmups, runs, &mut |_| launch.meet(words.out(), self.local, team.gpus))?);
             let empty = gpu.cooperative_kernel(&crate::kernels().empty_cooperative)?;
             let launch = empty.configure(blocks, tpb)?;
             pieces.empty_launch = Some(self.together(warmups, runs, &mut |_| launch.launch_empty())?);
             let launch = bounded.configure(1, 32)?;
-            pieces.barrier_one_block = Some(self.together(warmups, runs, &mut |_| launch.meet(words.slice_mut(..), self.local, team.gpus))?);
+            pieces.barrier_one_block = Some(self.together(warmups, runs, &mut |_| launch.meet(words.out(), self.local, team.gpus))?);
             gpu.finish().map_err(|e| team.diagnose(e.into()))?;
             let launch = empty.configure(1, 32)?;
             pieces.empty_launch_one_block = Some(self.together(warmups, runs, &mut |_| launch.launch_empty())?);

@@ -2,9 +2,10 @@
 //! functions and events, and [`crate::driver`] for the rest.
 
 use super::group::Comm;
-use super::{ArgRepr, ArgValue, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
-use crate::driver::{self, Shape};
+use super::{ArgRepr, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
+use crate::driver;
 use crate::error::{Error, Result};
+use crate::launch::Shape;
 use crate::sizing::SmResources;
 use cg_kernel::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched, watched};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
@@ -36,6 +37,16 @@ pub(crate) struct Cuda {
     /// that would wait for it is made. `finish` may still wait for it again.
     stuck: Cell<Option<&'static str>>,
     timeout: Cell<Duration>,
+    /// The program's kernels loaded so far, by (in the sm_90 module, name):
+    /// the function and its watched entry.
+    functions: RefCell<std::collections::HashMap<FunctionKey, (CudaFunction, Option<CudaFunction>)>>,
+    /// Occupancy answers so far, by kernel, threads per block and dynamic shared bytes.
+    occupancies: RefCell<std::collections::HashMap<(FunctionKey, u32, u32), Occupancy>>,
+    /// Which entries of the plain and the sm_90 PTX call `grid.sync()`, read once each.
+    plain_index: OnceLock<PtxIndex>,
+    sm90_index: OnceLock<PtxIndex>,
+    /// The event [`Backend::finish`] records and waits for.
+    finished: OnceLock<CudaEvent>,
     /// `hold_for`, loaded on the first timed batch.
     hold_function: OnceLock<CudaFunction>,
     /// How long the next batch of timed runs is held (see `time_queued`).
@@ -64,10 +75,10 @@ pub(crate) struct Cuda {
     #[cfg(feature = "barrier-timeout")]
     barrier_report: OnceLock<driver::HostMapped>,
     /// The mutant of the shared barrier memory ([`Backend::mutant_share_barrier_memory`]).
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     mutant_shared_barrier: Cell<bool>,
     /// The mutant of memory out of order in branches ([`Backend::mutant_unordered_branch_memory`]).
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     mutant_unordered_memory: Cell<bool>,
 }
 
@@ -123,6 +134,11 @@ impl Cuda {
             last_kernel: Cell::new("(no kernel yet)"),
             stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
+            functions: RefCell::default(),
+            occupancies: RefCell::default(),
+            plain_index: OnceLock::new(),
+            sm90_index: OnceLock::new(),
+            finished: OnceLock::new(),
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
             capturing: Cell::new(None),
@@ -136,9 +152,9 @@ impl Cuda {
             traces: RefCell::new(Vec::new()),
             #[cfg(feature = "barrier-timeout")]
             barrier_report: OnceLock::new(),
-            #[cfg(feature = "barrier-timeout")]
+            #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
             mutant_shared_barrier: Cell::new(false),
-            #[cfg(feature = "barrier-timeout")]
+            #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
             mutant_unordered_memory: Cell::new(false),
         };
         Ok((cuda, info))
@@ -228,7 +244,7 @@ impl Cuda {
         if let Some(report) = self.barrier_report.get().and_then(|r| cg_kernel::cg::barrier::Report::from_words(r.words())) {
             return Error::GridBarrierTimedOut { kernel, report };
         }
-        Error::KernelFailed { kernel, error }
+        Error::KernelFailed { kernel, error: error.into() }
     }
 
     /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
@@ -318,7 +334,7 @@ impl Cuda {
         }
         let stream = self.launch_stream() as usize;
         // Today's bug, kept as a test of the test: every stream's launches on one block.
-        #[cfg(feature = "barrier-timeout")]
+        #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
         let stream = if self.mutant_shared_barrier.get() { 0 } else { stream };
         if let Some((_, m)) = self.barriers.borrow().iter().find(|(s, _)| *s == stream) {
             return Ok(m.device_ptr(&self.stream).0);
@@ -409,7 +425,7 @@ impl Cuda {
         if self.capturing.get().is_some() {
             return Err(Error::MemoryInCapture { what });
         }
-        #[cfg(feature = "barrier-timeout")]
+        #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
         if self.mutant_unordered_memory.get() {
             return op();
         }
@@ -434,7 +450,7 @@ impl Cuda {
 
     /// Holds frees until [`release_frees`](Self::release_frees) (see [`HeldFrees`]).
     fn hold_frees(&self) {
-        #[cfg(feature = "barrier-timeout")]
+        #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
         if self.mutant_unordered_memory.get() {
             return;
         }
@@ -442,7 +458,7 @@ impl Cuda {
     }
 
     fn release_frees(&self) {
-        #[cfg(feature = "barrier-timeout")]
+        #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
         if self.mutant_unordered_memory.get() {
             return;
         }
@@ -452,6 +468,34 @@ impl Cuda {
     fn allocation(&self, slice: cudarc::driver::CudaSlice<u8>, bytes: usize) -> Memory {
         let (address, _) = slice.device_ptr(&self.stream);
         Memory::new(address, bytes, Owner::Cuda(Allocation { slice: Some(slice), frees: self.frees.clone() }))
+    }
+}
+
+impl Cuda {
+    /// A kernel of the program's own modules: its functions looked up once
+    /// per device and kept, and its PTX read once per module (see [`PtxIndex`]).
+    fn load_ours(&self, spec: &KernelSpec) -> Result<Box<dyn Function + '_>> {
+        if !spec.in_ptx {
+            return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
+        }
+        let key = (spec.cluster, spec.name);
+        if let Some((function, watched)) = self.functions.borrow().get(&key) {
+            return Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function: function.clone(), watched: watched.clone(), cache: Some(key) }));
+        }
+        let (ptx, index) = if spec.cluster { (crate::ptx().sm90, &self.sm90_index) } else { (crate::ptx().plain, &self.plain_index) };
+        if !spec.grid_sync && index.get_or_init(|| PtxIndex::new(ptx)).calls_grid_sync(spec.name) {
+            return Err(Error::UndeclaredGridSync { kernel: spec.name });
+        }
+        let module = if spec.cluster { self.sm90_module(spec.name)? } else { self.module()? };
+        let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
+        // A cooperative kernel of this project's modules has a second entry
+        // whose grid.sync() is the watched barrier, launched for large grids.
+        let watched = match spec.grid_sync {
+            true => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
+            false => None,
+        };
+        self.functions.borrow_mut().insert(key, (function.clone(), watched.clone()));
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched, cache: Some(key) }))
     }
 }
 
@@ -479,29 +523,34 @@ impl Backend for Cuda {
         })
     }
 
-    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+    /// One bounded wait: a copy from pageable memory may wait for the stream
+    /// (for room to stage what it copies), so the stream is drained first,
+    /// within the timeout; the call then returns once `src` is staged, and
+    /// the copy completes in stream order.
+    fn write(&self, dst: &mut Memory, offset: usize, src: &[u8]) -> Result<()> {
         let address = dst.at(offset, src.len());
         self.in_order("a copy to the device", || {
-            // A copy from pageable memory waits for the stream: bound that wait first.
             self.finish()?;
             // SAFETY: `address .. + src.len()` lies inside `dst`, a live allocation
-            // of this context (checked by `at`); the copy is in stream order.
-            unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))?;
-            self.finish()
+            // of this context (checked by `at`); the copy is in stream order,
+            // and has read `src` when the call returns (pageable memory is staged).
+            unsafe { cudarc::driver::result::memcpy_htod_async(address, src, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyHtoDAsync"))
         })
     }
 
+    /// One bounded wait: a copy to pageable memory returns only once it has
+    /// completed, after everything queued before it, so the stream is
+    /// drained first, within the timeout.
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()> {
         let address = src.at(offset, dst.len());
         self.in_order("a copy from the device", || {
             self.finish()?;
-            // SAFETY: as in `write`, the other way.
-            unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))?;
-            self.finish()
+            // SAFETY: as in `write`, the other way; the copy has completed when the call returns.
+            unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, address, self.stream.cu_stream()) }.map_err(Error::driver("cuMemcpyDtoHAsync"))
         })
     }
 
-    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, bytes: usize) -> Result<()> {
         let (from, to) = (src.at(src_offset, bytes), dst.at(dst_offset, bytes));
         self.in_order("a copy on the device", || {
             // SAFETY: both ranges lie inside live allocations of this context.
@@ -509,11 +558,13 @@ impl Backend for Cuda {
         })
     }
 
-    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
-        let address = dst.at(offset, count * 4);
+    fn fill(&self, dst: &mut Memory, offset: usize, pattern: &[u8], count: usize) -> Result<()> {
+        let address = dst.at(offset, count * pattern.len());
         self.in_order("a fill of device memory", || {
-            // SAFETY: the range lies inside a live allocation of this context.
-            unsafe { driver::memset_d32(address, value, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetD32Async"))
+            // SAFETY: the range lies inside a live allocation of this context
+            // (`at`), whose base is 256-byte aligned, at an offset that is a
+            // multiple of the element's size (`Gpu::fill`).
+            unsafe { driver::memset(address, pattern, count, self.stream.cu_stream()) }.map_err(Error::driver("cuMemsetAsync"))
         })
     }
 
@@ -529,38 +580,26 @@ impl Backend for Cuda {
     }
 
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
-        let module_is_ours = module.is_none();
-        let module: &Arc<CudaModule> = match module {
-            Some(m) => &m.cuda,
-            None => {
-                if !spec.in_ptx {
-                    return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
-                }
-                let ptx = if spec.cluster { crate::ptx().sm90 } else { crate::ptx().plain };
-                if !spec.grid_sync && ptx_calls_grid_sync(ptx, spec.name) {
-                    return Err(Error::UndeclaredGridSync { kernel: spec.name });
-                }
-                if spec.cluster { self.sm90_module(spec.name)? } else { self.module()? }
-            }
-        };
-        let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        // A cooperative kernel of this project's modules has a second entry
-        // whose grid.sync() is the watched barrier, launched for large grids.
-        let watched = match (spec.grid_sync, module_is_ours) {
-            (true, true) => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
-            _ => None,
-        };
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched }))
+        let Some(module) = module else { return self.load_ours(spec) };
+        let function = module.cuda.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched: None, cache: None }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
         self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))
     }
 
+    /// Records one event, made on the first call and kept, and waits for it.
     fn finish(&self) -> Result<()> {
-        let event = self.ctx.new_event(None).map_err(Error::driver("cuEventCreate"))?;
-        self.record(&event)?;
-        self.wait_for(&event)
+        let event = match self.finished.get() {
+            Some(e) => e,
+            None => {
+                let e = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"))?;
+                self.finished.get_or_init(|| e)
+            }
+        };
+        self.record(event)?;
+        self.wait_for(event)
     }
 
     fn hold(&self, time: Duration) -> Result<()> {
@@ -637,15 +676,23 @@ impl Backend for Cuda {
     }
 
     fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Comm> {
-        let super::CommId::Nccl(id) = id else {
-            return Err(Error::Nccl { call: "ncclCommInitRank", error: "given the emulator's stand-in instead of an NCCL id".to_string() });
-        };
-        self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
-        // SAFETY: this device's context is current on this thread, just above.
-        Ok(Comm::Nccl(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }))
+        #[cfg(feature = "nccl")]
+        if let super::CommId::Nccl(id) = id {
+            self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
+            // SAFETY: this device's context is current on this thread, just above.
+            return Ok(Comm::Nccl(unsafe { crate::nccl::Comm::init_rank(id, rank, ranks)? }));
+        }
+        let _ = (id, rank, ranks);
+        Err(Error::Nccl { call: "ncclCommInitRank", error: "given the emulator's stand-in instead of an NCCL id".to_string() })
     }
 
-    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
+    #[cfg(not(feature = "nccl"))]
+    fn all_reduce_sum(&self, _: &super::Communicator, _: &Memory, _: usize, _: &mut Memory, _: usize, _: usize) -> Result<()> {
+        Err(Error::OtherDevice { what: "the emulator's stand-in communicator" })
+    }
+
+    #[cfg(feature = "nccl")]
+    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, count: usize) -> Result<()> {
         self.usable()?;
         let Comm::Nccl(comm) = &comm.inner else { return Err(Error::OtherDevice { what: "the emulator's stand-in communicator" }) };
         let (src, dst) = (src.at(src_offset, count * 4), dst.at(dst_offset, count * 4));
@@ -735,19 +782,19 @@ impl Backend for Cuda {
         self.last_kernel.set("a captured graph");
         // SAFETY: the graph was captured and instantiated in this context, and
         // its kernels' buffers are the caller's to keep alive (as for a launch).
-        unsafe { driver::graph_launch(g.exec, self.launch_stream()) }.map_err(Error::driver("cuGraphLaunch"))
+        unsafe { driver::graph_launch(g.exec(), self.launch_stream()) }.map_err(Error::driver("cuGraphLaunch"))
     }
 
     fn take_traces(&self) -> Vec<super::LaunchTrace> {
         std::mem::take(&mut *self.traces.borrow_mut())
     }
 
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     fn mutant_share_barrier_memory(&self) {
         self.mutant_shared_barrier.set(true);
     }
 
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     fn mutant_unordered_branch_memory(&self) {
         self.mutant_unordered_memory.set(true);
     }
@@ -755,7 +802,7 @@ impl Backend for Cuda {
     fn graph_cooperative_launches(&self, graph: &Captured) -> Result<Vec<bool>> {
         let g = &Self::cuda_graph(graph)?.exec;
         // SAFETY: the graph is live (owned by `g`) and of this context.
-        unsafe { driver::graph_kernel_nodes_cooperative(g.graph) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
+        unsafe { driver::graph_kernel_nodes_cooperative(g.graph()) }.map_err(Error::driver("cuGraphKernelNodeGetAttribute"))
     }
 }
 
@@ -798,6 +845,10 @@ const FIRST_HOLD: Duration = Duration::from_millis(2);
 /// The longest hold.
 const MAX_HOLD: Duration = Duration::from_secs(1);
 
+/// A kernel of the program's own modules, as the caches know it: whether it
+/// is in the sm_90 module, and its name.
+type FunctionKey = (bool, &'static str);
+
 /// A kernel loaded from a CUDA module.
 struct CudaKernel<'g> {
     cuda: &'g Cuda,
@@ -806,6 +857,9 @@ struct CudaKernel<'g> {
     /// The `name__watched` entry of a cooperative kernel of this project's
     /// modules, launched cooperatively above `WATCHED_ABOVE_BLOCKS` blocks.
     watched: Option<CudaFunction>,
+    /// Where its occupancy answers are kept: the program's own kernels only
+    /// (a module from a file may be unloaded and another loaded in its place).
+    cache: Option<FunctionKey>,
 }
 
 impl CudaKernel<'_> {
@@ -830,12 +884,16 @@ impl Drop for CudaKernel<'_> {
     }
 }
 
-/// The most parameters an entry of this project takes (a watched entry's
-/// hidden barrier parameter included).
-const MAX_PARAMS: usize = 9;
+/// The most parameters an entry takes: `#[kernel]`'s limit of 16, and a
+/// watched entry's hidden barrier parameter.
+const MAX_PARAMS: usize = 17;
 
 impl Function for CudaKernel<'_> {
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
+        let key = self.cache.map(|k| (k, threads_per_block, shared_bytes));
+        if let Some(o) = key.and_then(|k| self.cuda.occupancies.borrow().get(&k).copied()) {
+            return Ok(o);
+        }
         let blocks = |f: &CudaFunction| {
             f.occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
                 .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
@@ -846,11 +904,15 @@ impl Function for CudaKernel<'_> {
             None => blocks(&self.function)?,
         };
         let attr = |a| self.function.get_attribute(a).map(|v| v.max(0) as u32).map_err(Error::driver("cuFuncGetAttribute"));
-        Ok(Occupancy {
+        let o = Occupancy {
             blocks_per_sm,
             registers_per_thread: Some(attr(FnAttr::CU_FUNC_ATTRIBUTE_NUM_REGS)?),
             static_shared_bytes: attr(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
-        })
+        };
+        if let Some(k) = key {
+            self.cuda.occupancies.borrow_mut().insert(k, o);
+        }
+        Ok(o)
     }
 
     fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
@@ -858,8 +920,10 @@ impl Function for CudaKernel<'_> {
         unsafe { driver::max_active_clusters(self.function.cu_function(), shape) }.map_err(Error::driver("cuOccupancyMaxActiveClusters"))
     }
 
-    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()> {
-        assert!(args.len() < MAX_PARAMS, "{} parameters", args.len());
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgRepr]) -> Result<()> {
+        if args.len() >= MAX_PARAMS {
+            return Err(Error::TooManyParameters { kernel: self.name, count: args.len(), max: MAX_PARAMS - 1 });
+        }
         self.cuda.usable()?;
         self.cuda.last_kernel.set(self.name);
         let (entry, watched) = match (watched, &self.watched) {
@@ -872,7 +936,7 @@ impl Function for CudaKernel<'_> {
         // size from its start, which on a little-endian host is the value.
         let mut bits = [0u64; MAX_PARAMS];
         for (b, a) in bits.iter_mut().zip(args) {
-            *b = match a.0 {
+            *b = match *a {
                 ArgRepr::In { address, .. } | ArgRepr::Out { address, .. } => address,
                 ArgRepr::Value(v) => v,
             };
@@ -964,43 +1028,77 @@ fn body_from(ptx: &str, start: usize) -> Option<&str> {
     None
 }
 
-/// Whether entry `name` of `ptx`, or any function it calls, may call
-/// `grid.sync()`: it holds the mark `grid.sync()` leaves
-/// (`arch::mark_grid_sync`), or calls through a register, where the callee
-/// cannot be read and is taken to sync.
-pub fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
-    let entry = format!(".entry {name}(");
-    let Some(start) = ptx.find(&entry) else { return false };
-    let funcs: Vec<(&str, usize)> = ptx
-        .match_indices(".func")
-        .filter_map(|(at, _)| {
-            let line_start = ptx[..at].rfind('\n').map_or(0, |l| l + 1);
-            let line = &ptx[line_start..ptx[at..].find('\n').map_or(ptx.len(), |e| at + e)];
-            // A declaration (`.extern .func ...;`) has no body of its own.
-            if line.trim_end().ends_with(';') { None } else { func_name(line).map(|n| (n, line_start)) }
-        })
-        .collect();
-    let mut seen: Vec<String> = Vec::new();
-    let mut todo = vec![start];
-    while let Some(at) = todo.pop() {
-        let Some(b) = body_from(ptx, at) else { continue };
-        if b.contains("cg::grid_group::sync") {
-            return true;
-        }
-        for c in b.lines().filter_map(callee) {
-            match c {
-                Callee::Indirect => return true,
-                Callee::Named(f) if !seen.contains(&f) => {
-                    if let Some(&(_, at)) = funcs.iter().find(|(n, _)| *n == f) {
-                        todo.push(at);
-                    }
-                    seen.push(f);
+/// A PTX module's functions, read once: for each entry and `.func`, whether
+/// its body holds the mark `grid.sync()` leaves (`arch::mark_grid_sync`),
+/// what it calls by name, and whether it calls through a register (where
+/// the callee cannot be read and is taken to sync).
+pub(crate) struct PtxIndex {
+    functions: std::collections::HashMap<String, PtxFunction>,
+}
+
+#[derive(Default)]
+struct PtxFunction {
+    marked: bool,
+    indirect: bool,
+    calls: Vec<String>,
+}
+
+impl PtxIndex {
+    pub(crate) fn new(ptx: &str) -> PtxIndex {
+        let mut functions = std::collections::HashMap::new();
+        let mut at = 0;
+        while let Some(found) = ptx[at..].find(['.']) {
+            let start = at + found;
+            at = start + 1;
+            let line_start = ptx[..start].rfind('\n').map_or(0, |l| l + 1);
+            let line_end = ptx[start..].find('\n').map_or(ptx.len(), |e| start + e);
+            let line = &ptx[line_start..line_end];
+            let name = if ptx[start..].starts_with(".entry ") {
+                line.split_once(".entry ").and_then(|(_, r)| r.split(['(', ' ', '\t']).next())
+            } else if ptx[start..].starts_with(".func") && !line.trim_end().ends_with(';') {
+                func_name(line)
+            } else {
+                continue;
+            };
+            let (Some(name), Some(body)) = (name, body_from(ptx, line_start)) else { continue };
+            let mut f = PtxFunction { marked: body.contains("cg::grid_group::sync"), ..Default::default() };
+            for c in body.lines().filter_map(callee) {
+                match c {
+                    Callee::Indirect => f.indirect = true,
+                    Callee::Named(n) => f.calls.push(n),
                 }
-                Callee::Named(_) => {}
             }
+            functions.insert(name.to_string(), f);
+            at = line_end;
         }
+        PtxIndex { functions }
     }
-    false
+
+    /// Whether entry `name`, or any function it calls, may call `grid.sync()`.
+    pub(crate) fn calls_grid_sync(&self, name: &str) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![name];
+        while let Some(f) = todo.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            let Some(func) = self.functions.get(f) else { continue };
+            if func.marked || func.indirect {
+                return true;
+            }
+            todo.extend(func.calls.iter().map(String::as_str));
+        }
+        false
+    }
+}
+
+/// Whether entry `name` of `ptx`, or any function it calls, may call
+/// `grid.sync()`: it holds the mark `grid.sync()` leaves, or calls through
+/// a register, where the callee cannot be read and is taken to sync. A
+/// launcher loading a kernel of the program's own PTX asks this once per
+/// module for all its entries; this function reads `ptx` on each call.
+pub fn ptx_calls_grid_sync(ptx: &str, name: &str) -> bool {
+    ptx.contains(&format!(".entry {name}(")) && PtxIndex::new(ptx).calls_grid_sync(name)
 }
 
 #[cfg(test)]

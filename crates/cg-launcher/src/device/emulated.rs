@@ -2,11 +2,11 @@
 //! wall time for timings.
 
 use super::group::Comm;
-use super::{ArgRepr, ArgValue, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
-use crate::driver::Shape;
+use super::{ArgRepr, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
+use crate::error::plural;
 use crate::error::{Error, Result};
+use crate::launch::Shape;
 use crate::sizing::SmResources;
-use crate::text::plural;
 use cg_kernel::emu;
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
@@ -59,7 +59,7 @@ pub(crate) struct Recorded {
     spec: KernelSpec,
     shape: Shape,
     cooperative: bool,
-    args: Vec<ArgValue>,
+    args: Vec<ArgRepr>,
 }
 
 impl Emulated {
@@ -73,7 +73,7 @@ impl Emulated {
                     emu::Device::H200 => "H200 (clusters as measured on one)",
                     _ => "GPU",
                 },
-                plural(device.sms, "SM", "SMs"),
+                plural(device.sms.into(), "SM", "SMs"),
                 device.threads_per_sm,
                 device.blocks_per_sm,
                 device.shared_bytes_per_sm / 1024
@@ -118,7 +118,13 @@ impl Emulated {
         match &mem.owner {
             Owner::Emulated(m) => Ok(m),
             Owner::Cuda(_) => Err(Error::OtherDevice { what: "memory a GPU allocated" }),
-            Owner::Borrowed => Err(Error::OtherDevice { what: "a handle of shared memory (read it with Shared::read)" }),
+        }
+    }
+
+    fn memory_mut(mem: &mut Memory) -> Result<&mut emu::Memory> {
+        match &mut mem.owner {
+            Owner::Emulated(m) => Ok(m),
+            Owner::Cuda(_) => Err(Error::OtherDevice { what: "memory a GPU allocated" }),
         }
     }
 
@@ -157,9 +163,9 @@ impl Backend for Emulated {
         self.alloc(bytes)
     }
 
-    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()> {
+    fn write(&self, dst: &mut Memory, offset: usize, src: &[u8]) -> Result<()> {
         self.not_capturing("a copy to the device")?;
-        Self::memory(dst)?.write(offset, src);
+        Self::memory_mut(dst)?.write(offset, src);
         Ok(())
     }
 
@@ -169,15 +175,15 @@ impl Backend for Emulated {
         Ok(())
     }
 
-    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()> {
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, bytes: usize) -> Result<()> {
         self.not_capturing("a copy on the device")?;
-        Self::memory(dst)?.copy_from(dst_offset, Self::memory(src)?, src_offset, bytes);
+        Self::memory_mut(dst)?.copy_from(dst_offset, Self::memory(src)?, src_offset, bytes);
         Ok(())
     }
 
-    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()> {
+    fn fill(&self, dst: &mut Memory, offset: usize, pattern: &[u8], count: usize) -> Result<()> {
         self.not_capturing("a fill of device memory")?;
-        Self::memory(dst)?.fill32(offset, value, count);
+        Self::memory_mut(dst)?.fill(offset, pattern, count);
         Ok(())
     }
 
@@ -229,11 +235,13 @@ impl Backend for Emulated {
     fn communicator(&self, id: &super::CommId, _rank: u32, _ranks: u32) -> Result<Comm> {
         match id {
             super::CommId::StandIn(s) => Ok(Comm::StandIn(s.clone())),
+            #[cfg(feature = "nccl")]
             super::CommId::Nccl(_) => Err(Error::NotOnEmulator("NCCL")),
         }
     }
 
-    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()> {
+    fn all_reduce_sum(&self, comm: &super::Communicator, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, count: usize) -> Result<()> {
+        #[cfg_attr(not(feature = "nccl"), allow(irrefutable_let_patterns))]
         let Comm::StandIn(stand_in) = &comm.inner else { return Err(Error::OtherDevice { what: "an NCCL communicator" }) };
         let mut bytes = vec![0u8; count * 4];
         self.read(src, src_offset, &mut bytes)?;
@@ -314,7 +322,7 @@ impl Function for EmulatedKernel<'_> {
         }
     }
 
-    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()> {
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgRepr]) -> Result<()> {
         if watched.is_some() {
             return Err(Error::NotOnEmulator("a launch of a chosen grid-barrier entry (the emulator chooses by the grid's size, as the host does)"));
         }
@@ -332,12 +340,12 @@ impl Emulated {
     ///
     /// # Safety
     /// As [`Function::launch`].
-    unsafe fn run(&self, spec: &KernelSpec, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+    unsafe fn run(&self, spec: &KernelSpec, shape: Shape, cooperative: bool, args: &[ArgRepr]) -> Result<()> {
         let mut slot = 0;
         let emu_args: Vec<emu::Arg> = args
             .iter()
             .zip(spec.params)
-            .map(|(a, &name)| match a.0 {
+            .map(|(a, &name)| match *a {
                 ArgRepr::In { address, len, elem, .. } => emu::Arg::In { name, address: address as usize, len, elem },
                 ArgRepr::Out { address, len, elem, .. } => {
                     slot += 1;
@@ -364,7 +372,10 @@ impl Emulated {
         let options = self.options.get();
         start_watchdog();
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
-        let result = self.device.launch(&launch, &options);
+        // SAFETY: the caller's contract (`Function::launch`): each buffer
+        // argument addresses its `len` elements of live memory that nothing
+        // else touches while the launch runs (the host is in this call).
+        let result = unsafe { self.device.launch(&launch, &options) };
         *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if self.tracing.get() {
             self.traces.borrow_mut().push(super::LaunchTrace {

@@ -1,16 +1,22 @@
 //! Typed device memory: a [`Buffer`] of `T` and read-only [`View`]s of it,
 //! on either backend, with every copy bounds-checked against the allocation.
 
-use super::{Gpu, Memory};
+use super::{Gpu, Memory, Origin, Span, Use};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
 use std::ops::{Bound, Range, RangeBounds};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
-/// A value that can live in device memory as plain bytes (4-byte `f32` and `u32`).
+/// A value that can live in device memory as plain bytes, and that kernels
+/// load and store (`cg_kernel::mem::Word`): every bit pattern is a value, so
+/// reading any bytes back is defined.
 pub trait Pod: bytemuck::Pod + cg_kernel::mem::Word {}
 impl Pod for f32 {}
 impl Pod for u32 {}
+impl Pod for i32 {}
 impl Pod for f64 {}
+impl Pod for u64 {}
+impl Pod for i64 {}
 
 /// A buffer of `T` in device memory.
 pub struct Buffer<T> {
@@ -22,7 +28,9 @@ pub struct Buffer<T> {
 /// Memory every device of this process reaches at one address, and the
 /// host too: host-mapped on a GPU (`cuMemHostAlloc`; no peer access
 /// needed), host memory on the emulator. What GPUs exchange through the
-/// barrier across them. Launches take it through [`Shared::handle`].
+/// barrier across them. Launches take it as an `Out` parameter through
+/// [`Shared::out`], which borrows it; the host reads and writes it with
+/// atomic accesses, so it may do so while kernels use it.
 pub struct Shared<T> {
     _owner: super::SharedOwner,
     address: u64,
@@ -30,32 +38,83 @@ pub struct Shared<T> {
     len: usize,
 }
 
-// SAFETY: the owner is Send + Sync; the host pointer is only read and
-// written with volatile accesses of plain values.
+// SAFETY: the owner frees the allocation once, when dropped; the host
+// pointer is only read and written with atomic accesses (`read`, `fill`,
+// `store_release`), so threads sharing a `&Shared` never race.
 unsafe impl<T: Pod> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T: Pod> Sync for Shared<T> {}
 
+/// [`Shared`] memory as a kernel's `Out<T>` argument, on any device of the
+/// process. It borrows the `Shared`, so the memory outlives the call that
+/// queues the launch; a launch's `# Safety` asks its caller to keep it alive
+/// until the kernel has run (dropping a `Shared` does not wait for kernels).
+pub struct SharedOut<'a, T> {
+    pub(crate) address: u64,
+    len: usize,
+    _shared: PhantomData<&'a Shared<T>>,
+}
+
+impl<T: Pod> SharedOut<'_, T> {
+    /// Its length, in elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Every byte of `bytes` bytes at `p`, each read with an atomic load.
+///
+/// # Safety
+/// `p .. p + bytes` is live memory, and every access to it, by any thread
+/// of this process, is atomic (a device's accesses are outside Rust's memory model).
+unsafe fn atomic_read(p: *mut u8, bytes: usize) -> Vec<u8> {
+    let mut out = vec![0u8; bytes];
+    let words = if (p as usize).is_multiple_of(4) && bytes.is_multiple_of(4) { bytes / 4 } else { 0 };
+    for w in 0..words {
+        // SAFETY: the caller's contract; aligned (checked) and in bounds.
+        let v = unsafe { AtomicU32::from_ptr(p.add(4 * w) as *mut u32) }.load(Ordering::Relaxed);
+        out[4 * w..4 * w + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    for (b, o) in out.iter_mut().enumerate().skip(4 * words) {
+        // SAFETY: the caller's contract.
+        *o = unsafe { AtomicU8::from_ptr(p.add(b)) }.load(Ordering::Relaxed);
+    }
+    out
+}
+
 impl<T: Pod> Shared<T> {
-    /// A [`Buffer`] naming this memory, for launches on any device of the
-    /// process (it owns nothing: `self` must outlive its launches).
-    pub fn handle(&self) -> Buffer<T> {
-        Buffer { mem: Memory::new(self.address, self.len * size_of::<T>(), super::Owner::Borrowed), len: self.len, _t: PhantomData }
+    /// The memory as a kernel's `Out<T>` argument, for a launch on any
+    /// device of the process.
+    pub fn out(&self) -> SharedOut<'_, T> {
+        SharedOut { address: self.address, len: self.len, _shared: PhantomData }
     }
 
-    /// The elements as they are now (read while no kernel writes them, or
-    /// after one has trapped).
+    /// The elements as they are now (atomic loads: defined while kernels
+    /// write them, though a kernel's writes may not be visible yet).
     pub fn read(&self) -> Vec<T> {
-        // SAFETY: `len` elements of live memory; volatile, since devices write them.
-        (0..self.len).map(|i| unsafe { self.host.add(i).read_volatile() }).collect()
+        let bytes = self.len * size_of::<T>();
+        // SAFETY: `bytes` of live memory, owned by `self`; every host access is atomic.
+        let raw = unsafe { atomic_read(self.host as *mut u8, bytes) };
+        raw.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
     }
 
-    /// Sets every element to `value` (while no kernel uses it).
+    /// Sets every element to `value` (atomic stores; a kernel running now
+    /// may see some elements set and others not yet).
     pub fn fill(&self, value: T) {
+        let pattern = bytemuck::bytes_of(&value);
+        let base = self.host as *mut u8;
         for i in 0..self.len {
-            // SAFETY: as in `read`.
-            unsafe { self.host.add(i).write_volatile(value) };
+            for (k, &b) in pattern.iter().enumerate() {
+                // SAFETY: in bounds of live memory owned by `self`; every host access is atomic.
+                unsafe { AtomicU8::from_ptr(base.add(i * pattern.len() + k)) }.store(b, Ordering::Relaxed);
+            }
         }
+        std::sync::atomic::fence(Ordering::Release);
     }
 
     /// Its length, in elements.
@@ -72,11 +131,11 @@ impl<T: Pod> Shared<T> {
 impl Shared<u32> {
     /// Writes `v` at element `i` with release semantics: a kernel that reads
     /// it with `ld.acquire.sys` sees it and everything the host wrote before
-    /// (the host taking part in a barrier across GPUs).
+    /// (the host taking part in a barrier across GPUs). Panics if `i` is past the end.
     pub fn store_release(&self, i: usize, v: u32) {
         assert!(i < self.len, "element {i} of {}", self.len);
         // SAFETY: element i of live memory, aligned for u32; devices access it atomically too.
-        unsafe { std::sync::atomic::AtomicU32::from_ptr(self.host.add(i)) }.store(v, std::sync::atomic::Ordering::Release);
+        unsafe { AtomicU32::from_ptr(self.host.add(i)) }.store(v, Ordering::Release);
     }
 }
 
@@ -100,26 +159,29 @@ pub struct View<'a, T> {
 /// A range of a [`Buffer`] a kernel may write (borrowed exclusively, so no
 /// [`View`] of the same buffer can be passed beside it).
 pub struct ViewMut<'a, T> {
-    pub(crate) mem: &'a Memory,
+    pub(crate) mem: &'a mut Memory,
     pub(crate) offset: usize,
     len: usize,
     _t: PhantomData<&'a mut T>,
 }
 
-/// `range` as start..end within `len`; out of range is a bug in the caller.
+/// `range` as start..end within `len`; out of range is a bug in the caller,
+/// as for a slice.
 fn bounds(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
     let start = match range.start_bound() {
-        Bound::Included(&s) => s,
-        Bound::Excluded(&s) => s + 1,
-        Bound::Unbounded => 0,
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
     };
     let end = match range.end_bound() {
-        Bound::Included(&e) => e + 1,
-        Bound::Excluded(&e) => e,
-        Bound::Unbounded => len,
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
     };
-    assert!(start <= end && end <= len, "{start}..{end} of a buffer of {len}");
-    start..end
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => start..end,
+        _ => panic!("range {:?}..{:?} out of a buffer of {len}", range.start_bound(), range.end_bound()),
+    }
 }
 
 impl<T: Pod> Buffer<T> {
@@ -133,16 +195,17 @@ impl<T: Pod> Buffer<T> {
         self.len == 0
     }
 
-    /// Elements `range` of the buffer.
+    /// Elements `range` of the buffer. Panics if the range is out of bounds, as a slice does.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> View<'_, T> {
         let r = bounds(range, self.len);
         View { mem: &self.mem, offset: r.start, len: r.end - r.start, _t: PhantomData }
     }
 
-    /// Elements `range` of the buffer, for a kernel to write.
+    /// Elements `range` of the buffer, for a kernel to write. Panics if the
+    /// range is out of bounds, as a slice does.
     pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> ViewMut<'_, T> {
         let r = bounds(range, self.len);
-        ViewMut { mem: &self.mem, offset: r.start, len: r.end - r.start, _t: PhantomData }
+        ViewMut { mem: &mut self.mem, offset: r.start, len: r.end - r.start, _t: PhantomData }
     }
 }
 
@@ -162,9 +225,9 @@ impl<T: Pod> ViewMut<'_, T> {
         self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
     }
 
-    /// Where its buffer was made.
-    pub(crate) fn origin(&self) -> super::Origin {
-        self.mem.origin
+    /// Where its buffer was made, and the bytes of the allocation it spans.
+    pub(crate) fn origin(&self) -> (Origin, Span) {
+        (self.mem.origin, byte_range::<T>(self.offset, self.len))
     }
 }
 
@@ -179,7 +242,7 @@ impl<T: Pod> View<'_, T> {
         self.len == 0
     }
 
-    /// Elements `range` of the view.
+    /// Elements `range` of the view. Panics if the range is out of bounds, as a slice does.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> View<'_, T> {
         let r = bounds(range, self.len);
         View { mem: self.mem, offset: self.offset + r.start, len: r.end - r.start, _t: PhantomData }
@@ -190,16 +253,21 @@ impl<T: Pod> View<'_, T> {
         self.mem.at(self.offset * size_of::<T>(), self.len * size_of::<T>())
     }
 
-    /// Where its buffer was made.
-    pub(crate) fn origin(&self) -> super::Origin {
-        self.mem.origin
+    /// Where its buffer was made, and the bytes of the allocation it spans.
+    pub(crate) fn origin(&self) -> (Origin, Span) {
+        (self.mem.origin, byte_range::<T>(self.offset, self.len))
     }
+}
+
+/// The bytes of `len` elements of `T` from element `offset`.
+fn byte_range<T>(offset: usize, len: usize) -> Span {
+    (offset * size_of::<T>(), (offset + len) * size_of::<T>())
 }
 
 impl Gpu {
     /// Memory a backend allocated, marked as this device's, made in the branch running now.
     fn allocated(&self, mut mem: Memory) -> Memory {
-        mem.origin = self.origin();
+        mem.origin = self.origin(mem.address);
         mem
     }
 
@@ -209,9 +277,13 @@ impl Gpu {
         Ok(Buffer { mem: self.allocated(self.backend().alloc(bytes)?), len, _t: PhantomData })
     }
 
-    /// A device buffer never written: what it holds is undefined on a GPU
-    /// (zeros on the emulator). Only for showing that `compute-sanitizer
-    /// --tool initcheck` catches a read of memory nothing wrote.
+    /// A device buffer of `len` elements not cleared first (`cudaMalloc`
+    /// without the `cudaMemset`): on a GPU each element holds whatever bytes
+    /// the allocator left there, some value of `T` that no one chose; on the
+    /// emulator every element is poison, and a kernel that reads one before
+    /// anything wrote it stops with a fault that names the read and the
+    /// buffer (as `compute-sanitizer --tool initcheck` does on a GPU).
+    /// Write it before reading it, or use [`zeros`](Self::zeros).
     pub fn uninit<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or(Error::InputTooLarge { n: len })?;
         Ok(Buffer { mem: self.allocated(self.backend().alloc_uninit(bytes)?), len, _t: PhantomData })
@@ -219,15 +291,19 @@ impl Gpu {
 
     /// A device buffer holding `values`.
     pub fn upload<T: Pod>(&self, values: &[T]) -> Result<Buffer<T>> {
-        let buffer = self.zeros::<T>(values.len())?;
-        self.backend().write(&buffer.mem, 0, bytemuck::cast_slice(values))?;
+        let mut buffer = self.uninit::<T>(values.len())?;
+        self.backend().write(&mut buffer.mem, 0, bytemuck::cast_slice(values))?;
         Ok(buffer)
     }
 
-    /// Copies `values` into `buffer` from element `at`.
+    /// Copies `values` into `buffer` from element `at`. Fails by name if they
+    /// do not fit ([`Error::BufferTooShort`]).
     pub fn write<T: Pod>(&self, buffer: &mut Buffer<T>, at: usize, values: &[T]) -> Result<()> {
-        self.check_origin(buffer.mem.origin)?;
-        self.backend().write(&buffer.mem, at * size_of::<T>(), bytemuck::cast_slice(values))
+        if at.checked_add(values.len()).is_none_or(|end| end > buffer.len) {
+            return Err(Error::OutOfRange { what: "gpu.write", start: at, count: values.len(), len: buffer.len });
+        }
+        self.check_use(buffer.mem.origin, byte_range::<T>(at, values.len()), Use::Write)?;
+        self.backend().write(&mut buffer.mem, at * size_of::<T>(), bytemuck::cast_slice(values))
     }
 
     /// Copies a device buffer to the host, once the work before it is done.
@@ -237,24 +313,29 @@ impl Gpu {
 
     /// Copies a range of a device buffer to the host, once the work before it is done.
     pub fn read_view<T: Pod>(&self, view: &View<'_, T>) -> Result<Vec<T>> {
-        self.check_origin(view.mem.origin)?;
+        let (origin, bytes) = view.origin();
+        self.check_use(origin, bytes, Use::Read)?;
         let mut out = vec![T::zeroed(); view.len];
         self.backend().read(view.mem, view.offset * size_of::<T>(), bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }
 
     /// Sets every element of `buffer` to `value`, in stream order (to poison
-    /// an output before a run).
+    /// an output before a run): one memset of the element's width.
     pub fn fill<T: Pod>(&self, buffer: &mut Buffer<T>, value: T) -> Result<()> {
-        self.check_origin(buffer.mem.origin)?;
-        let word: u32 = bytemuck::cast(value);
-        self.backend().fill32(&buffer.mem, 0, word, buffer.len)
+        self.check_use(buffer.mem.origin, byte_range::<T>(0, buffer.len), Use::Write)?;
+        self.backend().fill(&mut buffer.mem, 0, bytemuck::bytes_of(&value), buffer.len)
     }
 
     /// Copies `src` into the start of `dst` on the device (`cuMemcpyDtoDAsync`).
+    /// Fails by name if `dst` is shorter than `src`.
     pub fn copy<T: Pod>(&self, src: &View<'_, T>, dst: &mut Buffer<T>) -> Result<()> {
-        self.check_origin(src.mem.origin)?;
-        self.check_origin(dst.mem.origin)?;
-        self.backend().copy(src.mem, src.offset * size_of::<T>(), &dst.mem, 0, src.len * size_of::<T>())
+        if src.len > dst.len {
+            return Err(Error::OutOfRange { what: "gpu.copy", start: 0, count: src.len, len: dst.len });
+        }
+        let (origin, bytes) = src.origin();
+        self.check_use(origin, bytes, Use::Read)?;
+        self.check_use(dst.mem.origin, byte_range::<T>(0, src.len), Use::Write)?;
+        self.backend().copy(src.mem, src.offset * size_of::<T>(), &mut dst.mem, 0, src.len * size_of::<T>())
     }
 }

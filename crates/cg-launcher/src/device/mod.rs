@@ -10,11 +10,11 @@ mod memory;
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
 pub use cg_kernel::emu::Device as EmulatedDevice;
 pub use cuda::ptx_calls_grid_sync;
-pub use group::{CommId, Communicator, Rendezvous, StandIn};
-pub use memory::{Buffer, Pod, Shared, View, ViewMut};
+pub use group::{CommId, Communicator, StandIn};
+pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
 
-use crate::driver::Shape;
 use crate::error::{Error, Result};
+use crate::launch::Shape;
 use crate::sizing::SmResources;
 use serde::Serialize;
 use std::sync::Arc;
@@ -71,16 +71,18 @@ pub(crate) struct Memory {
     pub origin: Origin,
 }
 
-/// Where memory was made: which device, and which branch of which
-/// [`Gpu::in_parallel`] call. A launch or copy on another device is refused
-/// ([`Error::OtherDevice`]), and so is a launch in another branch of the
-/// same call ([`Error::OtherBranch`]), whose stream is not ordered after
-/// the allocation's. `device` is `None` for memory every device reaches
-/// ([`Shared::handle`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Where memory was made: which device, which branch of which
+/// [`Gpu::in_parallel`] call, and which allocation (its base address). A
+/// launch or copy on another device is refused ([`Error::OtherDevice`]),
+/// and so is a launch in another branch of the same call
+/// ([`Error::OtherBranch`]), whose stream is not ordered after the
+/// allocation's. `device` is `None` for memory every device reaches
+/// ([`Shared`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Origin {
     pub device: Option<DeviceKey>,
     pub branch: Option<Branch>,
+    pub allocation: u64,
 }
 
 /// Branch `index` of the `fork`-th [`Gpu::in_parallel`] call of a device.
@@ -90,13 +92,30 @@ pub(crate) struct Branch {
     index: usize,
 }
 
+/// Bytes `.0 .. .1` of an allocation.
+pub(crate) type Span = (usize, usize);
+
+/// How a launch or a copy uses a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Use {
+    Read,
+    Write,
+}
+
+/// One use of part of an allocation by a branch of the running
+/// [`Gpu::in_parallel`] call: the bytes, the branch, and whether it wrote.
+#[derive(Clone, Debug)]
+struct BranchUse {
+    bytes: Span,
+    branch: usize,
+    access: Use,
+}
+
 /// What keeps an allocation alive, by the backend that made it.
 #[allow(dead_code, reason = "a GPU's allocation is held only to be freed when dropped")]
 pub(crate) enum Owner {
     Cuda(cuda::Allocation),
     Emulated(cg_kernel::emu::Memory),
-    /// A view of memory something else owns ([`Shared::handle`]).
-    Borrowed,
 }
 
 /// What keeps memory every device reaches alive ([`Shared`]), by backend.
@@ -122,7 +141,7 @@ impl DeviceKey {
 impl Memory {
     /// An allocation a backend made; [`Gpu`] sets its origin.
     pub(crate) fn new(address: u64, bytes: usize, owner: Owner) -> Memory {
-        Memory { address, bytes, owner, origin: Origin::default() }
+        Memory { address, bytes, owner, origin: Origin { device: None, branch: None, allocation: address } }
     }
 
     /// Checks that `offset .. offset + len` lies inside; the address of its start.
@@ -163,35 +182,54 @@ impl KernelSpec {
 
 /// One kernel argument, as a launch passes it: made by [`Arg`](crate::launch::Arg)
 /// for a typed launch, or by the constructors below for a [`RawKernel`](crate::launch::RawKernel).
+/// It borrows the buffer it names, so the buffer outlives the call that
+/// queues the launch.
 #[derive(Clone, Copy, Debug)]
-pub struct ArgValue(pub(crate) ArgRepr);
+pub struct ArgValue<'a> {
+    pub(crate) repr: ArgRepr,
+    _buffer: std::marker::PhantomData<&'a ()>,
+}
 
-impl ArgValue {
+impl<'a> ArgValue<'a> {
     /// A buffer the kernel reads.
-    pub fn input<T: Pod>(view: &View<'_, T>) -> ArgValue {
-        ArgValue(ArgRepr::In { address: view.address(), len: view.len(), elem: size_of::<T>(), origin: view.origin() })
+    pub fn input<T: Pod>(view: &View<'a, T>) -> ArgValue<'a> {
+        let (origin, bytes) = view.origin();
+        ArgValue::of(ArgRepr::In { address: view.address(), len: view.len(), elem: size_of::<T>(), origin, bytes })
     }
 
     /// A buffer the kernel writes.
-    pub fn output<T: Pod>(view: &ViewMut<'_, T>) -> ArgValue {
-        ArgValue(ArgRepr::Out { address: view.address(), len: view.len(), elem: size_of::<T>(), origin: view.origin() })
+    pub fn output<T: Pod>(view: &'a ViewMut<'_, T>) -> ArgValue<'a> {
+        let (origin, bytes) = view.origin();
+        ArgValue::of(ArgRepr::Out { address: view.address(), len: view.len(), elem: size_of::<T>(), origin, bytes })
+    }
+
+    /// Memory every device reaches, which the kernel writes.
+    pub fn shared<T: Pod>(out: &'a SharedOut<'_, T>) -> ArgValue<'a> {
+        let origin = Origin { device: None, branch: None, allocation: out.address };
+        ArgValue::of(ArgRepr::Out { address: out.address, len: out.len(), elem: size_of::<T>(), origin, bytes: (0, out.len() * size_of::<T>()) })
     }
 
     /// A number, passed as 64 bits (a `usize` or, zero-extended, a `u32`).
-    pub fn number(v: u64) -> ArgValue {
-        ArgValue(ArgRepr::Value(v))
+    pub fn number(v: u64) -> ArgValue<'static> {
+        ArgValue::of(ArgRepr::Value(v))
+    }
+
+    fn of(repr: ArgRepr) -> Self {
+        ArgValue { repr, _buffer: std::marker::PhantomData }
     }
 }
 
 /// What an [`ArgValue`] holds.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum ArgRepr {
-    /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`.
+    /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`,
+    /// `bytes` of the allocation `origin` names.
     In {
         address: u64,
         len: usize,
         elem: usize,
         origin: Origin,
+        bytes: Span,
     },
     /// A buffer the kernel writes.
     Out {
@@ -199,6 +237,7 @@ pub(crate) enum ArgRepr {
         len: usize,
         elem: usize,
         origin: Origin,
+        bytes: Span,
     },
     Value(u64),
 }
@@ -226,7 +265,7 @@ pub(crate) trait Function {
     /// # Safety
     /// `args` hold one value per parameter, each of its kind, and the memory
     /// they address satisfies the kernel's contract for `shape`.
-    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue]) -> Result<()> {
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgRepr]) -> Result<()> {
         // SAFETY: the caller's contract.
         unsafe { self.launch_entry(shape, cooperative, None, args) }
     }
@@ -237,7 +276,7 @@ pub(crate) trait Function {
     ///
     /// # Safety
     /// As [`launch`](Self::launch).
-    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgValue]) -> Result<()>;
+    unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgRepr]) -> Result<()>;
 }
 
 /// A CUDA module from a file (see [`Gpu::load_module_file`]); only a GPU loads one.
@@ -358,10 +397,11 @@ pub(crate) trait Backend {
     /// Zeroed memory every device of the process reaches at one address,
     /// and the host too: its owner, that address, and the host's pointer.
     fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)>;
-    fn write(&self, dst: &Memory, offset: usize, src: &[u8]) -> Result<()>;
+    fn write(&self, dst: &mut Memory, offset: usize, src: &[u8]) -> Result<()>;
     fn read(&self, src: &Memory, offset: usize, dst: &mut [u8]) -> Result<()>;
-    fn copy(&self, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, bytes: usize) -> Result<()>;
-    fn fill32(&self, dst: &Memory, offset: usize, value: u32, count: usize) -> Result<()>;
+    fn copy(&self, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, bytes: usize) -> Result<()>;
+    /// Sets `count` elements of `pattern.len()` bytes from `offset` to `pattern`.
+    fn fill(&self, dst: &mut Memory, offset: usize, pattern: &[u8], count: usize) -> Result<()>;
     fn free_memory(&self) -> Result<u64>;
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>>;
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<cudarc::driver::CudaModule>>;
@@ -384,7 +424,7 @@ pub(crate) trait Backend {
     /// This device's rank of a group made from `id` (see [`Gpu::communicator`]).
     fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<group::Comm>;
     /// Queues the sum across the group of `count` floats (see [`Gpu::all_reduce_sum`]).
-    fn all_reduce_sum(&self, comm: &Communicator, src: &Memory, src_offset: usize, dst: &Memory, dst_offset: usize, count: usize) -> Result<()>;
+    fn all_reduce_sum(&self, comm: &Communicator, src: &Memory, src_offset: usize, dst: &mut Memory, dst_offset: usize, count: usize) -> Result<()>;
     fn set_timeout(&self, timeout: Duration);
     /// The launches `work` makes, captured into a graph and instantiated
     /// instead of run.
@@ -400,10 +440,10 @@ pub(crate) trait Backend {
     /// The launches traced since the last call (see [`Gpu::open_traced`]).
     fn take_traces(&self) -> Vec<LaunchTrace>;
     /// See [`Gpu::mutant_share_barrier_memory`].
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     fn mutant_share_barrier_memory(&self) {}
     /// See [`Gpu::mutant_unordered_branch_memory`].
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     fn mutant_unordered_branch_memory(&self) {}
 }
 
@@ -420,6 +460,9 @@ pub struct Gpu {
     branch: std::cell::Cell<Option<Branch>>,
     /// How many `in_parallel` calls have begun.
     forks: std::cell::Cell<u64>,
+    /// What the branches of the running `in_parallel` call did with each
+    /// allocation (by its base address) made before it: see [`Gpu::check_use`].
+    branch_uses: std::cell::RefCell<std::collections::HashMap<u64, Vec<BranchUse>>>,
 }
 
 /// One launch as the launch path made it: which kernel, on what grid, how.
@@ -444,6 +487,7 @@ impl Gpu {
             launches: std::cell::RefCell::new(None),
             branch: std::cell::Cell::new(None),
             forks: std::cell::Cell::new(0),
+            branch_uses: Default::default(),
         }
     }
 
@@ -452,30 +496,56 @@ impl Gpu {
         if made_by == self.key { Ok(()) } else { Err(Error::OtherDevice { what }) }
     }
 
-    /// Where memory allocated now comes from: this device, and the branch running.
-    pub(crate) fn origin(&self) -> Origin {
-        Origin { device: Some(self.key), branch: self.branch.get() }
+    /// Where allocation `allocation`, made now, comes from: this device, and the branch running.
+    pub(crate) fn origin(&self, allocation: u64) -> Origin {
+        Origin { device: Some(self.key), branch: self.branch.get(), allocation }
     }
 
-    /// Refuses memory another device made, or another branch of the
-    /// `in_parallel` call running now.
-    pub(crate) fn check_origin(&self, origin: Origin) -> Result<()> {
+    /// Refuses memory another device made, memory another branch of the
+    /// running `in_parallel` call made, and a use of memory made before it
+    /// that races another branch's: a write of bytes another branch reads
+    /// or writes, or a read of bytes another branch writes
+    /// ([`Error::RaceBetweenBranches`]). Branches run on streams that are
+    /// not ordered against each other, so no branch may use what another
+    /// one writes; reads of the same bytes in several branches are fine.
+    pub(crate) fn check_use(&self, origin: Origin, bytes: Span, access: Use) -> Result<()> {
         if origin.device.is_some_and(|d| d != self.key) {
             return Err(Error::OtherDevice { what: "a buffer" });
         }
-        if let (Some(made), Some(now)) = (origin.branch, self.branch.get())
+        let Some(now) = self.branch.get() else { return Ok(()) };
+        if let Some(made) = origin.branch
             && made.fork == now.fork
-            && made.index != now.index
         {
-            return Err(Error::OtherBranch { made_in: made.index, used_in: now.index });
+            if made.index != now.index {
+                return Err(Error::OtherBranch { made_in: made.index, used_in: now.index });
+            }
+            // Made in this branch: no other branch may use it.
+            return Ok(());
         }
+        if bytes.0 == bytes.1 {
+            return Ok(());
+        }
+        let mut uses = self.branch_uses.borrow_mut();
+        let earlier = uses.entry(origin.allocation).or_default();
+        let clash =
+            earlier.iter().find(|u| u.branch != now.index && u.bytes.0 < bytes.1 && bytes.0 < u.bytes.1 && (u.access == Use::Write || access == Use::Write));
+        if let Some(u) = clash {
+            return Err(Error::RaceBetweenBranches {
+                first: u.branch,
+                first_wrote: u.access == Use::Write,
+                second: now.index,
+                second_writes: access == Use::Write,
+            });
+        }
+        earlier.push(BranchUse { bytes, branch: now.index, access });
         Ok(())
     }
 
-    /// [`check_origin`](Self::check_origin) for every buffer of a launch.
-    pub(crate) fn check_args(&self, args: &[ArgValue]) -> Result<()> {
-        args.iter().try_for_each(|a| match a.0 {
-            ArgRepr::In { origin, .. } | ArgRepr::Out { origin, .. } => self.check_origin(origin),
+    /// [`check_use`](Self::check_use) for every buffer of a launch.
+    pub(crate) fn check_args(&self, args: &[ArgRepr]) -> Result<()> {
+        args.iter().try_for_each(|a| match *a {
+            ArgRepr::In { origin, bytes, .. } => self.check_use(origin, bytes, Use::Read),
+            ArgRepr::Out { origin, bytes, .. } => self.check_use(origin, bytes, Use::Write),
             ArgRepr::Value(_) => Ok(()),
         })
     }
@@ -566,12 +636,6 @@ impl Gpu {
         self.backend.finish()
     }
 
-    /// Keeps the device busy for `time` before it starts what is queued next
-    /// (`hold_for`), so that the host can queue work the GPU does not wait for.
-    pub fn hold(&self, time: Duration) -> Result<()> {
-        self.backend.hold(time)
-    }
-
     /// Captures the launches `work` makes into a graph instead of running
     /// them (CUDA stream capture: `cuStreamBeginCapture` on a stream of its
     /// own, since the legacy default stream cannot be captured, then
@@ -595,14 +659,23 @@ impl Gpu {
     /// memory of its own, as NVIDIA's has its own workspace, so two that do
     /// run together never count each other's arrivals (`docs/abi.md`).
     ///
-    /// Memory stays in order: a buffer allocated, written, read or copied
-    /// in a branch is so in that branch's order (after its launches so
-    /// far, before its later ones); one allocated in a branch is refused
-    /// by name in another branch of the same call ([`Error::OtherBranch`]),
-    /// and may be used anywhere after it; a buffer dropped in a branch is
-    /// freed after the join, once every branch is done with it. In a
-    /// capture, where nothing runs, memory cannot be touched at all
-    /// ([`Error::MemoryInCapture`]).
+    /// What is ordered, and what is refused:
+    /// - each branch's own work is in its order: a buffer allocated, written,
+    ///   read or copied in a branch is so after that branch's launches so
+    ///   far and before its later ones;
+    /// - the branches are ordered against nothing but the fork and the join,
+    ///   so a buffer made before the call may be read by several branches,
+    ///   and written by one branch only where no other branch reads or
+    ///   writes the same bytes: a use that could race another branch's is
+    ///   refused by name before it is queued ([`Error::RaceBetweenBranches`];
+    ///   disjoint ranges of one buffer are fine);
+    /// - a buffer allocated in a branch is that branch's: refused by name in
+    ///   another branch of the same call ([`Error::OtherBranch`]), usable
+    ///   anywhere after the join;
+    /// - a buffer dropped in a branch is freed after the join, once every
+    ///   branch is done with it;
+    /// - in a capture, where nothing runs, memory cannot be touched at all
+    ///   ([`Error::MemoryInCapture`]).
     ///
     /// The emulator runs the branches one after another. That is what the
     /// GPU may do too (the branches are independent), and no branch waits
@@ -613,6 +686,7 @@ impl Gpu {
         }
         let fork = self.forks.get();
         self.forks.set(fork + 1);
+        self.branch_uses.borrow_mut().clear();
         let made = self.backend.in_parallel(branches, &mut |index| {
             self.branch.set(Some(Branch { fork, index }));
             let made = work(index);
@@ -628,7 +702,7 @@ impl Gpu {
     /// of barrier memory, as every launch shared the module's static before
     /// 2026-12-02 (two in flight together then count each other's arrivals
     /// and never finish). Only in the diagnosing build, which names the hang.
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     #[doc(hidden)]
     pub fn mutant_share_barrier_memory(&self) {
         self.backend.mutant_share_barrier_memory();
@@ -638,7 +712,7 @@ impl Gpu {
     /// fail: from now on memory work in a branch of `in_parallel` runs on the
     /// default stream unordered against the branch, and frees are not held
     /// to the join, as before 2026-12-03. Only in the diagnosing build.
-    #[cfg(feature = "barrier-timeout")]
+    #[cfg(all(cg_mutants, feature = "barrier-timeout"))]
     #[doc(hidden)]
     pub fn mutant_unordered_branch_memory(&self) {
         self.backend.mutant_unordered_branch_memory();
@@ -648,8 +722,12 @@ impl Gpu {
     /// branch of [`in_parallel`](Self::in_parallel), on the branch's stream.
     ///
     /// # Safety
-    /// Every buffer the captured launches address is still allocated: a
-    /// graph holds their addresses, not the buffers.
+    /// Every buffer the captured launches address is still allocated (a
+    /// graph holds their addresses, not the buffers), and each still holds
+    /// what those launches' contracts ask. Inside a branch of `in_parallel`,
+    /// no other branch of that call uses a buffer the graph writes, or
+    /// writes one it reads: the launcher cannot see a graph's buffers, so it
+    /// does not refuse such a race itself.
     pub unsafe fn launch_graph(&self, graph: &Graph) -> Result<()> {
         self.owns(graph.made_by, "a captured graph")?;
         self.backend.launch_graph(&graph.launches)

@@ -2,36 +2,42 @@
 //! a [`View`] stands for an `In<T>`, a [`ViewMut`] (only) for an `Out<T>`,
 //! and a number for a number.
 
-use crate::device::{ArgValue, Pod, View, ViewMut};
+use crate::device::{ArgValue, Pod, SharedOut, View, ViewMut};
 use cg_kernel::mem::{In, Out};
 
 /// A host value that can be passed for the kernel parameter type `P`.
 pub trait Arg<P> {
     /// The value the launch passes.
     #[doc(hidden)]
-    fn value(&self) -> ArgValue;
+    fn value(&self) -> ArgValue<'_>;
 }
 
 impl<T: Pod> Arg<In<T>> for &View<'_, T> {
-    fn value(&self) -> ArgValue {
+    fn value(&self) -> ArgValue<'_> {
         ArgValue::input(*self)
     }
 }
 
 impl<T: Pod> Arg<Out<T>> for ViewMut<'_, T> {
-    fn value(&self) -> ArgValue {
+    fn value(&self) -> ArgValue<'_> {
         ArgValue::output(self)
     }
 }
 
+impl<T: Pod> Arg<Out<T>> for SharedOut<'_, T> {
+    fn value(&self) -> ArgValue<'_> {
+        ArgValue::shared(self)
+    }
+}
+
 impl Arg<usize> for usize {
-    fn value(&self) -> ArgValue {
+    fn value(&self) -> ArgValue<'_> {
         ArgValue::number(*self as u64)
     }
 }
 
 impl Arg<u32> for u32 {
-    fn value(&self) -> ArgValue {
+    fn value(&self) -> ArgValue<'_> {
         ArgValue::number(*self as u64)
     }
 }
@@ -40,25 +46,27 @@ impl Arg<u32> for u32 {
 pub trait Args<P> {
     /// One value per parameter.
     #[doc(hidden)]
-    type Values: AsRef<[ArgValue]>;
+    type Values<'a>: AsRef<[ArgValue<'a>]>
+    where
+        Self: 'a;
     /// The values the launch passes, in order.
     #[doc(hidden)]
-    fn values(&self) -> Self::Values;
+    fn values(&self) -> Self::Values<'_>;
 }
 
 macro_rules! args {
     ($n:literal; $($a:ident $p:ident $i:tt),+) => {
         impl<$($a: Arg<$p>, $p),+> Args<($($p,)+)> for ($($a,)+) {
-            type Values = [ArgValue; $n];
-            fn values(&self) -> [ArgValue; $n] {
+            type Values<'a> = [ArgValue<'a>; $n] where Self: 'a;
+            fn values(&self) -> [ArgValue<'_>; $n] {
                 [$(self.$i.value()),+]
             }
         }
     };
 }
 impl Args<()> for () {
-    type Values = [ArgValue; 0];
-    fn values(&self) -> [ArgValue; 0] {
+    type Values<'a> = [ArgValue<'a>; 0];
+    fn values(&self) -> [ArgValue<'_>; 0] {
         []
     }
 }

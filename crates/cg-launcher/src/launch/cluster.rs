@@ -35,9 +35,8 @@
 //! # Ok(()) }
 //! ```
 
-use super::{Args, Loaded};
+use super::{Args, Loaded, Shape};
 use crate::device::Gpu;
-use crate::driver::Shape;
 use crate::error::{Error, Result};
 use crate::sizing::Limits;
 use cg_kernel::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};

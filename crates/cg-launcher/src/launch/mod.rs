@@ -100,6 +100,27 @@ pub use args::{Arg, Args};
 pub use cg_kernel::emu::ClusterShape;
 pub use cluster::{ClusterKernel, ClusterLaunch, ClusterLimits};
 
+/// The launch shape, as `cudaLaunchConfig_t` holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Blocks in the grid.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// Blocks per cluster (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`), for a
+    /// cluster launch.
+    pub cluster: Option<ClusterShape>,
+}
+
+impl Shape {
+    /// A launch of `blocks` blocks of `threads_per_block`, with `shared_bytes` of dynamic shared memory, no clusters.
+    pub fn new(blocks: u32, threads_per_block: u32, shared_bytes: u32) -> Shape {
+        Shape { blocks, threads_per_block, shared_bytes, cluster: None }
+    }
+}
+
 /// Fails with [`Error::BufferTooShort`] unless `got >= needed`: how a safe
 /// wrapper around an `unsafe` launch checks a buffer against its kernel's
 /// contract before launching.
@@ -110,8 +131,7 @@ pub fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got
     Ok(())
 }
 
-use crate::device::{Function, Gpu, KernelSpec, Module};
-use crate::driver::Shape;
+use crate::device::{ArgRepr, ArgValue, Function, Gpu, KernelSpec, Module};
 use crate::error::{Error, Result};
 use crate::sizing::{BlockResources, Limits, check_threads_per_block};
 use cg_kernel::kernels::{GridSync, KernelDef, NoGridSync, Params};
@@ -178,7 +198,11 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
         Ok(Limits {
             blocks_per_sm: o.blocks_per_sm,
             sms: self.gpu.info.sms,
-            block: BlockResources { threads_per_block, registers_per_thread: o.registers_per_thread, shared_bytes: o.static_shared_bytes + shared },
+            block: BlockResources {
+                threads_per_block,
+                registers_per_thread: o.registers_per_thread,
+                shared_bytes: o.static_shared_bytes.saturating_add(shared),
+            },
             sm: self.gpu.info.sm,
         })
     }
@@ -187,8 +211,9 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
     ///
     /// # Safety
     /// As `Function::launch`.
-    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[crate::device::ArgValue]) -> Result<()> {
-        self.gpu.check_args(args)?;
+    unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue<'_>]) -> Result<()> {
+        let args: Vec<ArgRepr> = args.iter().map(|a| a.repr).collect();
+        self.gpu.check_args(&args)?;
         self.gpu.note_launch(crate::device::Launched {
             kernel: self.def.name(),
             blocks: shape.blocks,
@@ -196,7 +221,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             cooperative,
         });
         // SAFETY: the caller's contract.
-        unsafe { self.function.launch(shape, cooperative, args) }
+        unsafe { self.function.launch(shape, cooperative, &args) }
     }
 
     fn shape(&self, blocks: u32, threads_per_block: u32) -> Result<Shape> {
@@ -398,8 +423,10 @@ impl<P: Params> CooperativeLaunch<'_, '_, P> {
     /// # Safety
     /// As [`launch`](Self::launch).
     pub unsafe fn launch_by_entry<A: Args<P>>(&self, watched: bool, args: A) -> Result<()> {
+        let args: Vec<ArgRepr> = args.values().as_ref().iter().map(|a| a.repr).collect();
+        self.kernel.loaded.gpu.check_args(&args)?;
         // SAFETY: the caller's contract; either entry takes the same parameters.
-        unsafe { self.kernel.loaded.function.launch_entry(self.shape, true, Some(watched), args.values().as_ref()) }
+        unsafe { self.kernel.loaded.function.launch_entry(self.shape, true, Some(watched), &args) }
     }
 
     /// The kernel's definition.
@@ -457,13 +484,14 @@ impl RawKernel<'_> {
     /// `args` are the kernel's parameters, and the memory they address
     /// satisfies its contract for `shape`; a kernel that synchronizes its
     /// grid is launched only cooperatively.
-    pub unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[crate::device::ArgValue]) -> Result<()> {
+    pub unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue<'_>]) -> Result<()> {
         let capacity = self.capacity(shape.threads_per_block, shape.shared_bytes)?;
         if cooperative && shape.blocks > capacity {
             return Err(Error::ForeignGridTooLarge { kernel: self.name, requested: shape.blocks, capacity });
         }
-        self.gpu.check_args(args)?;
+        let args: Vec<ArgRepr> = args.iter().map(|a| a.repr).collect();
+        self.gpu.check_args(&args)?;
         // SAFETY: the caller's contract.
-        unsafe { self.function.launch(shape, cooperative, args) }
+        unsafe { self.function.launch(shape, cooperative, &args) }
     }
 }

@@ -94,12 +94,17 @@ pub fn block_exclusive_scan<const TILE: u32>(block: &ThreadBlock, tile: &ThreadB
 }
 
 /// `x[i..i + ITEMS]`, with zeros past `n`.
+///
+/// # Safety
+/// `x` holds `n` floats from a 16-byte-aligned start, and `i` is a multiple
+/// of 4 (its whole steps are read four floats, 16 bytes, at a time).
 #[inline(always)]
-fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
+unsafe fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
     let mut v = [0.0f32; ITEMS];
     if i + ITEMS <= n {
         for q in 0..ITEMS / 4 {
-            // SAFETY: i + ITEMS <= n, and i + 4q is a multiple of 4 in a 256-byte-aligned buffer.
+            // SAFETY: i + ITEMS <= n, and i + 4q is a multiple of 4 from an
+            // aligned start (the caller's contract).
             let four = unsafe { x.read4(i + 4 * q) };
             v[4 * q..4 * q + 4].copy_from_slice(&four);
         }
@@ -115,17 +120,21 @@ fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
 }
 
 /// Writes `v` to `y[i..i + ITEMS]`, leaving out what is past `n`.
+///
+/// # Safety
+/// `y` holds `n` floats from a 16-byte-aligned start, `i` is a multiple of
+/// 4, and no other thread touches `y[i..i + ITEMS]` until a barrier.
 #[inline(always)]
-fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
+unsafe fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
     if i + ITEMS <= n {
         for q in 0..ITEMS / 4 {
-            // SAFETY: in bounds and 16-byte aligned as in `load`; this thread alone writes these.
+            // SAFETY: in bounds and 16-byte aligned as in `load`; the caller's contract.
             unsafe { y.write4(i + 4 * q, [v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]]) };
         }
     } else {
         for (k, &v) in v.iter().enumerate() {
             if i + k < n {
-                // SAFETY: below n, and this thread alone writes it.
+                // SAFETY: below n; the caller's contract.
                 unsafe { y.write(i + k, v) };
             }
         }
@@ -144,8 +153,9 @@ pub fn chunk(block: usize, blocks: usize, span: usize, n: usize) -> (usize, usiz
 /// (see the crate's documentation for the steps).
 ///
 /// # Safety
-/// `x` and `y` hold `n` floats, `x` 16-byte aligned; `block_totals` holds
-/// one float per block of the grid.
+/// `x` and `y` hold `n` floats, and each starts 16-byte aligned (the scan
+/// reads `x` and writes `y` four floats, 16 bytes, at a time); `block_totals`
+/// holds one float per block of the grid.
 #[kernel(cooperative, shared_memory = one_f32_per_tile)]
 pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, block_totals: Out<f32>, n: usize) {
     let grid = this_grid();
@@ -164,7 +174,9 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     let mut steps = (end - first).div_ceil(span);
     while steps > 0 {
         steps -= 1;
-        let v = load(x, first + steps * span + t * ITEMS, end);
+        // SAFETY: x holds n >= end floats from an aligned start (the
+        // kernel's contract); first, span and t * ITEMS are multiples of 4.
+        let v = unsafe { load(x, first + steps * span + t * ITEMS, end) };
         mine += v.iter().sum::<f32>();
     }
     let (_, chunk_total) = block_exclusive_scan(&block, &tile, mine);
@@ -187,13 +199,17 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     let mut base = first;
     while base < end {
         let i = base + t * ITEMS;
-        let mut own = load(x, i, end);
+        // SAFETY: as in the first pass.
+        let mut own = unsafe { load(x, i, end) };
         for k in 1..ITEMS {
             own[k] += own[k - 1];
         }
         let (below, step_total) = block_exclusive_scan(&block, &tile, own[ITEMS - 1]);
         let start = carry + below;
-        store(y, i, end, own.map(|s| start + s));
+        // SAFETY: y holds n >= end floats from an aligned start (the
+        // kernel's contract), i is a multiple of 4, and the blocks' chunks
+        // and the threads' ITEMS are disjoint.
+        unsafe { store(y, i, end, own.map(|s| start + s)) };
         carry += step_total;
         base += span;
     }
