@@ -141,9 +141,13 @@ unsafe fn spmv_and_dot(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, n: usi
 }
 
 /// Whether the solve has finished (`state[DONE]`), read by every thread.
+///
+/// # Safety
+/// `state` holds the scalars (more than [`DONE`] elements), and no thread
+/// writes `state[DONE]` in this launch before a barrier orders the two.
 #[inline(always)]
-fn done(state: Out<f64>) -> bool {
-    // SAFETY: every state buffer holds the scalars.
+unsafe fn done(state: Out<f64>) -> bool {
+    // SAFETY: the caller's contract.
     unsafe { state.read(DONE) != 0.0 }
 }
 
@@ -153,7 +157,10 @@ fn done(state: Out<f64>) -> bool {
 /// `vectors` holds four vectors of `n`; `state` the scalars.
 #[kernel]
 pub unsafe fn conjugate_gradient_update_p(vectors: Out<f32>, state: Out<f64>, n: usize) {
-    if done(state) {
+    // SAFETY: the kernel's contract (`state` holds the scalars); DONE is
+    // written only by thread 0 of `conjugate_gradient_next`, after the block
+    // barriers of its `total_of`, which follow this read.
+    if unsafe { done(state) } {
         return;
     }
     let grid = this_grid();
@@ -175,7 +182,10 @@ pub unsafe fn conjugate_gradient_update_p(vectors: Out<f32>, state: Out<f64>, n:
 /// `state` the scalars and one partial per block.
 #[kernel(shared_memory = one_f64_per_tile)]
 pub unsafe fn conjugate_gradient_spmv_dot<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
-    if done(state) {
+    // SAFETY: the kernel's contract (`state` holds the scalars); DONE is
+    // written only by thread 0 of `conjugate_gradient_next`, after the block
+    // barriers of its `total_of`, which follow this read.
+    if unsafe { done(state) } {
         return;
     }
     let (grid, block) = (this_grid(), this_thread_block());
@@ -192,7 +202,10 @@ pub unsafe fn conjugate_gradient_spmv_dot<const TILE: u32 = 32>(matrix: In<u32>,
 /// `state` holds the scalars and `blocks` partials.
 #[kernel(shared_memory = one_f64_per_tile)]
 pub unsafe fn conjugate_gradient_alpha<const TILE: u32 = 32>(state: Out<f64>, blocks: usize) {
-    if done(state) {
+    // SAFETY: the kernel's contract (`state` holds the scalars); DONE is
+    // written only by thread 0 of `conjugate_gradient_next`, after the block
+    // barriers of its `total_of`, which follow this read.
+    if unsafe { done(state) } {
         return;
     }
     let block = this_thread_block();
@@ -211,7 +224,10 @@ pub unsafe fn conjugate_gradient_alpha<const TILE: u32 = 32>(state: Out<f64>, bl
 /// `vectors` four vectors of `n`; `state` the scalars and one partial per block.
 #[kernel(shared_memory = one_f64_per_tile)]
 pub unsafe fn conjugate_gradient_axpy<const TILE: u32 = 32>(vectors: Out<f32>, state: Out<f64>, n: usize) {
-    if done(state) {
+    // SAFETY: the kernel's contract (`state` holds the scalars); DONE is
+    // written only by thread 0 of `conjugate_gradient_next`, after the block
+    // barriers of its `total_of`, which follow this read.
+    if unsafe { done(state) } {
         return;
     }
     let (grid, block) = (this_grid(), this_thread_block());
@@ -251,7 +267,10 @@ unsafe fn update_x_and_r(vectors: Out<f32>, n: usize, i: usize, alpha: f32) -> f
 /// `state` holds the scalars and `blocks` partials.
 #[kernel(shared_memory = one_f64_per_tile)]
 pub unsafe fn conjugate_gradient_next<const TILE: u32 = 32>(state: Out<f64>, blocks: usize) {
-    if done(state) {
+    // SAFETY: the kernel's contract (`state` holds the scalars); DONE is
+    // written only by thread 0 of `conjugate_gradient_next`, after the block
+    // barriers of its `total_of`, which follow this read.
+    if unsafe { done(state) } {
         return;
     }
     let block = this_thread_block();
@@ -588,7 +607,10 @@ unsafe fn total_pair_of<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlock
 ///
 /// # Safety
 /// `matrix`/`vals` a CSR matrix of `n` rows with columns below `n`;
-/// `vectors` five vectors of `n`; `state` the scalars and two partials per block.
+/// `vectors` five vectors of `n`; `state` the scalars and two partials per
+/// block. The kernel indexes in 32 bits (its registers are the cost it
+/// saves): `5 n` and `matrix`'s length (`n + 1` offsets and one column per
+/// stored value) are at most `u32::MAX`.
 #[kernel(cooperative, shared_memory = two_f64_per_tile)]
 pub unsafe fn conjugate_gradient_fused<const TILE: u32 = 32>(matrix: In<u32>, vals: In<f32>, vectors: Out<f32>, state: Out<f64>, n: usize) {
     let grid = this_grid();
