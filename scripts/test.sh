@@ -38,6 +38,13 @@ cargo test -p cg-launcher --features barrier-timeout --test doors
 libraries=(-p cg-kernel-macros -p cg-kernel -p cg-builder -p cg-launcher)
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}"
 cargo package --allow-dirty "${libraries[@]}"
+# Each library's public items against the listing checked in beside it
+# (crates/*/public-api.txt), so that a change to a crate's API shows in review
+# as a line of a diff: a diff and a non-zero exit if they differ. rustdoc's
+# JSON goes to a target directory of its own, target/public-api: it is made
+# with other flags than the HTML above (hidden items included, RUSTDOCFLAGS
+# cleared), and sharing target/doc would rebuild one for the other each run.
+cargo run -p public-api -- --check
 echo "tests: all passed"
 
 # Style, after the tests, so that it never hides a result: the layout rustfmt
