@@ -13,8 +13,18 @@ pub struct NoGridSync;
 /// `C` ([`GridSync`] or [`NoGridSync`]) says whether it also calls `grid.sync()`.
 pub struct Cluster<C>(core::marker::PhantomData<C>);
 
-/// A launch contract: [`GridSync`], [`NoGridSync`], or either in a [`Cluster`].
-pub trait Contract {
+/// What [`Contract`] is limited to: the contracts this crate defines, so that
+/// no other crate can declare one that tells the launcher something else.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::GridSync {}
+    impl Sealed for super::NoGridSync {}
+    impl<C: Sealed> Sealed for super::Cluster<C> {}
+}
+
+/// A launch contract: [`GridSync`], [`NoGridSync`], or either in a [`Cluster`]
+/// (sealed: the launcher trusts what it says).
+pub trait Contract: sealed::Sealed {
     /// Whether the kernel is declared `#[kernel(cooperative)]`: it may call `grid.sync()`.
     const GRID_SYNC: bool;
     /// Whether the kernel is declared `#[kernel(cluster)]`: it may call `this_cluster()`.

@@ -253,6 +253,14 @@ pub struct CooperativeLaunch<'k, 'g, P: Params> {
     shape: Shape,
 }
 
+/// What [`LoadsAsKernel`] and [`LoadsAsCooperative`] are limited to: the
+/// contracts that load as each, and no other crate's.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for cg_kernel::kernels::NoGridSync {}
+    impl Sealed for cg_kernel::kernels::GridSync {}
+}
+
 /// The contract [`Gpu::kernel`] loads: no grid barrier (`NoGridSync`). Any
 /// other is a compile error that names the loader to use.
 #[diagnostic::on_unimplemented(
@@ -260,7 +268,7 @@ pub struct CooperativeLaunch<'k, 'g, P: Params> {
     label = "a kernel declared #[kernel(cooperative)] (GridSync) loads with `gpu.cooperative_kernel(...)`, one declared #[kernel(cluster)] with `gpu.cluster_kernel(...)`",
     note = "C++ launches a kernel that calls grid.sync() with cudaLaunchCooperativeKernel; here its definition's type admits no other launch"
 )]
-pub trait LoadsAsKernel: cg_kernel::kernels::Contract + Sized {
+pub trait LoadsAsKernel: cg_kernel::kernels::Contract + Sized + sealed::Sealed {
     /// The definition, as the ordinary kernel's.
     #[doc(hidden)]
     fn as_ordinary<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, NoGridSync>;
@@ -279,7 +287,7 @@ impl LoadsAsKernel for NoGridSync {
     message = "`gpu.cooperative_kernel()` loads kernels declared #[kernel(cooperative)]; this one's contract is `{Self}`",
     label = "a kernel with no grid.sync() (NoGridSync) loads with `gpu.kernel(...)`, one declared #[kernel(cluster)] with `gpu.cluster_kernel(...)`"
 )]
-pub trait LoadsAsCooperative: cg_kernel::kernels::Contract + Sized {
+pub trait LoadsAsCooperative: cg_kernel::kernels::Contract + Sized + sealed::Sealed {
     /// The definition, as the cooperative kernel's.
     #[doc(hidden)]
     fn as_cooperative<P: Params>(def: &KernelDef<P, Self>) -> &KernelDef<P, GridSync>;
