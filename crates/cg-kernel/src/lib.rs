@@ -119,6 +119,18 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// - `overread = f`: `const fn f(threads_per_block: u32) -> usize`, elements
 ///   the kernel may read past its input (only for a kernel that shows the
 ///   bounds bug; the host pads the buffer so the GPU stays in bounds).
+/// - `launch_bounds(max_threads, min_blocks)`: C++'s `__launch_bounds__`
+///   (`min_blocks` may be left out). Every entry of the kernel gets
+///   `.maxntid max_threads` and `.minnctapersm min_blocks` (`cg-builder`
+///   writes them), and the host refuses a block larger than `max_threads`.
+/// - `crate = path`: the path the emitted code names this crate by,
+///   `::cg_kernel` unless given. For a crate that depends on cg-kernel under
+///   another name (`cgk = { package = "cg-kernel", ... }` in its
+///   `Cargo.toml`: `crate = cgk`), or a library that re-exports it for its
+///   users' kernels (`crate = ::my_lib::cg_kernel`). serde's spelling,
+///   `crate = "path"`, is accepted too. In the kernel's body,
+///   `path::cg::this_grid()` is then one of the spellings of `this_grid()`
+///   that `cooperative` swaps (as is `cg_kernel::cg::this_grid()`).
 ///
 /// `<const TILE: u32 = 32>` (a const generic with a default) is syntax only
 /// this attribute accepts: the PTX holds the default tile, and the emulator
