@@ -31,6 +31,9 @@
 //! unless given: for a crate that depends on it under another name or re-exports it; `path::cg::this_grid()`
 //! is then one of the spellings the body's rewrite recognizes).
 //!
+//! A kernel takes at most 16 parameters (`cg_kernel::kernels::MAX_PARAMS`, the tuples the host's
+//! definitions and argument lists are built for): a 17th is a compile error at it.
+//!
 //! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
 //! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
 //! `sync()`: a kernel that calls `grid.sync()` without `cooperative` is a compile error at that call,
@@ -47,6 +50,11 @@ use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnTyp
 
 /// The tile sizes `tiled_partition` accepts, each of which `with_tile` can instantiate.
 const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
+
+/// The most parameters a kernel may take: the tuples cg-kernel implements
+/// `Params` for (the definition's type) and cg-launcher `Args` (what a
+/// launch passes), and `cg_kernel::kernels::MAX_PARAMS`.
+const MAX_PARAMS: usize = 16;
 
 #[derive(Default)]
 struct Options {
@@ -384,6 +392,14 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let watched_body = options.cooperative.then(|| declared_body(&f, &options, true).0);
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
+    if let Some(extra) = f.sig.inputs.iter().nth(MAX_PARAMS) {
+        return Err(Error::new(
+            extra.span(),
+            format!(
+                "a kernel takes at most {MAX_PARAMS} parameters here: the host's definitions (cg-kernel's `Params`) and argument lists (cg-launcher's `Args`) are built for up to {MAX_PARAMS}, fewer than CUDA allows; pack buffers of one type into one and read each at its offset, or pass the numbers in one `In<u32>` or `In<u64>` buffer"
+            ),
+        ));
+    }
     let mut idents = Vec::new();
     let mut types: Vec<&Type> = Vec::new();
     for arg in &f.sig.inputs {

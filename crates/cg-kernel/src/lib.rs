@@ -87,7 +87,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// launch it correctly.
 ///
 /// Write the kernel once, as an `unsafe fn` whose parameters are buffers
-/// ([`mem::In`], [`mem::Out`]) and numbers. The attribute makes of it:
+/// ([`mem::In`], [`mem::Out`]) and numbers, at most
+/// [`MAX_PARAMS`](kernels::MAX_PARAMS) (16) of them: a 17th is a compile
+/// error there. The attribute makes of it:
 /// - the PTX entry of the same name (the GPU build, `gpu/build.rs`);
 /// - the same function on the host, which the emulator runs;
 /// - a constant in SCREAMING_CASE (`SCALE` for `scale`), a
