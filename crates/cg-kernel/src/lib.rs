@@ -174,20 +174,22 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// ```
 pub use cg_kernel_macros::kernel;
 
-/// Registers the PTX that `cg-builder` compiled this crate into (its
-/// `OUT_DIR` files), so that the host launcher finds it in the program:
-/// write `cg_kernel::ptx!();` once in a kernel crate's `lib.rs`.
+/// Registers the PTX that `cg-builder` compiled this crate into, so that
+/// the host launcher finds it in the program: write `cg_kernel::ptx!();`
+/// once in a kernel crate's `lib.rs`. The builder writes the whole
+/// [`Ptx`](kernels::Ptx) value as a Rust file in `OUT_DIR` and names it in
+/// `CG_KERNEL_PTX`; this includes that file, so only the builder knows the
+/// files' names.
 #[macro_export]
 macro_rules! ptx {
     () => {
         #[cfg(not(target_arch = "nvptx64"))]
         #[$crate::kernels::linkme::distributed_slice($crate::kernels::PTX_MODULES)]
         #[linkme(crate = $crate::kernels::linkme)]
-        static __CG_KERNEL_PTX: $crate::kernels::Ptx = $crate::kernels::Ptx {
-            plain: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_plain.ptx")),
-            traced: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_traced.ptx")),
-            sm90: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_sm90.ptx")),
-            ptxas_sm75: include!(concat!(env!("OUT_DIR"), "/cg_ptxas_report.rs")),
+        static __CG_KERNEL_PTX: $crate::kernels::Ptx = {
+            // The file says `Ptx { ... }`: the name, by this crate's path.
+            use $crate::kernels::Ptx;
+            include!(env!("CG_KERNEL_PTX", "cg_kernel::ptx!() needs the crate's build.rs to run cg_builder::Builder::new().build()"))
         };
     };
 }
