@@ -463,7 +463,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                     #[doc(hidden)]
                     #gpu_cfg
                     #[inline(always)]
-                    #[allow(clippy::missing_safety_doc)]
+                    #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
                     #( #other_attrs )*
                     #vis unsafe fn #watched_fn<const #ident: u32>( #params #barrier: *mut u32 ) #b
                 }
@@ -471,7 +471,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             let generic = quote! {
                 #[doc(hidden)]
                 #[inline(always)]
-                #[allow(clippy::missing_safety_doc)]
+                #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
                 #( #other_attrs )*
                 #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
                 #watched_generic
@@ -521,7 +521,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             #[doc(hidden)]
             #gpu_cfg
             #[unsafe(no_mangle)]
-            #[allow(improper_gpu_kernel_arg, non_snake_case)]
+            #[allow(improper_gpu_kernel_arg, non_snake_case, clippy::too_many_arguments)]
             #( #other_attrs )*
             #vis unsafe extern "gpu-kernel" fn #entry( #params #barrier: *mut u32 ) #call
         }
@@ -550,7 +550,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #gpu_cfg
         #[unsafe(no_mangle)]
         // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
-        #[allow(improper_gpu_kernel_arg)]
+        #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
         #( #other_attrs )*
         #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
 
@@ -558,6 +558,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
 
         #( #docs )*
         #[cfg(not(target_arch = "nvptx64"))]
+        // A kernel's parameters cannot be gathered into a struct (a
+        // parameter is a buffer or a number), so many of them is no smell.
+        #[allow(clippy::too_many_arguments)]
         #( #other_attrs )*
         #vis unsafe fn #name( #params ) #host_block
 
