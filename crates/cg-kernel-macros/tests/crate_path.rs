@@ -2,7 +2,8 @@
 //! `renamed` (`renamed = { package = "cg-kernel", ... }` in the
 //! dev-dependencies), so `::cg_kernel` names nothing here, and each kernel
 //! below compiles only if every path the attribute emits, the linker's
-//! registry entry included, goes through the path it was given.
+//! registry entry included, goes through the path it was given: the crate's
+//! own name, the string form, and a library's re-export of it.
 
 use renamed::cg::{Plus, reduce, this_thread_block, tiled_partition};
 use renamed::emu::{Arg, Device, Launch, Options};
@@ -72,6 +73,27 @@ pub unsafe fn cluster_ranks(out: Out<u32>) {
     }
 }
 
+/// A library that re-exports cg-kernel for its users' kernels: they name it
+/// by the library's path.
+mod my_lib {
+    pub use renamed as cg_kernel;
+}
+
+/// A cooperative kernel that names cg-kernel through a re-export, and calls
+/// `this_grid()` by that path.
+///
+/// # Safety
+/// `out` holds one slot per block.
+#[kernel(cooperative, crate = crate::my_lib::cg_kernel)]
+pub unsafe fn through_a_reexport(out: Out<u32>) {
+    let grid = crate::my_lib::cg_kernel::cg::this_grid();
+    grid.sync();
+    if grid.thread_rank() == 0 {
+        // SAFETY: one slot per block.
+        unsafe { out.write(0, grid.num_blocks() as u32) };
+    }
+}
+
 #[test]
 fn kernels_that_name_cg_kernel_by_another_path_define_and_register_themselves() {
     let _: KernelDef<(Out<u32>, Out<u32>), GridSync> = RANKS_THEN_TOTAL;
@@ -84,11 +106,12 @@ fn kernels_that_name_cg_kernel_by_another_path_define_and_register_themselves() 
     assert_eq!(TILE_SUMS.shared_bytes(256), 64, "16 tiles of 16, 4 bytes each");
     assert_eq!(TILE_SUMS.launch_bounds(), Some((256, 0)));
     assert!(CLUSTER_RANKS.cluster());
+    assert!(THROUGH_A_REEXPORT.grid_sync());
     // The linker's registry: the entries went through `renamed`'s linkme.
     let found = renamed::kernels::kernel::<(Out<u32>, Out<u32>), GridSync>("ranks_then_total").unwrap();
     assert_eq!(found.name(), "ranks_then_total");
     let names: Vec<&str> = renamed::kernels::registered().iter().map(|r| r.name()).collect();
-    for name in ["ranks_then_total", "tile_sums", "cluster_ranks"] {
+    for name in ["ranks_then_total", "tile_sums", "cluster_ranks", "through_a_reexport"] {
         assert!(names.contains(&name), "{name} is not in the registry: {names:?}");
     }
 }
