@@ -26,3 +26,11 @@ fn a_tile_size_that_is_not_a_power_of_two_up_to_32_is_an_error_at_the_kernels_si
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/guard/tile_size_24.rs");
 }
+
+/// A kernel of 17 parameters, one more than the host's definitions and
+/// argument lists take: the error is at the 17th, and says what to do.
+#[test]
+fn a_seventeenth_kernel_parameter_is_an_error_at_it_that_says_the_limit() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/guard/seventeen_params.rs");
+}

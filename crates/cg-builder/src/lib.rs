@@ -17,8 +17,13 @@
 //!   `PATH`, then `$CUDA_PATH/bin`), which checks that it assembles and
 //!   reports each kernel's registers for the emulator's occupancy; where
 //!   none is found it says so in a build warning;
-//! - writes everything into `OUT_DIR`, where `cg_kernel::ptx!()` in the
-//!   kernel crate embeds it, so that the host side finds it in the program.
+//! - writes the modules into `OUT_DIR`, and beside them one Rust file that
+//!   is the whole `cg_kernel::kernels::Ptx` value (each module by
+//!   `include_str!` of its path, and what `ptxas` said), whose path it hands
+//!   the crate's compilation as `CG_KERNEL_PTX`: `cg_kernel::ptx!()` in the
+//!   kernel crate is `include!(env!("CG_KERNEL_PTX"))`, so that the host
+//!   side finds the PTX in the program. The file names are this crate's
+//!   alone.
 //!
 //! A kernel crate's whole `build.rs` is `fn main()` with this one line in it:
 //! ```no_run
@@ -39,16 +44,22 @@ mod launch_bounds;
 
 pub use launch_bounds::with_launch_bounds;
 
-/// The files the builder writes into `OUT_DIR`, by name, for `cg_kernel::ptx!()`.
-pub mod files {
+/// The environment variable that holds, while the kernel crate compiles,
+/// the path of the Rust file `cg_kernel::ptx!()` includes.
+const PTX_ENV: &str = "CG_KERNEL_PTX";
+
+/// The files the builder writes into `OUT_DIR`, by name: named here alone
+/// (`cg_kernel::ptx!()` finds them through [`PTX_ENV`]).
+mod files {
     /// The module loaded on every GPU: every kernel but the cluster ones.
     pub const PLAIN: &str = "cg_ptx_plain.ptx";
     /// The same kernels built with the crate's feature `trace` (empty unless asked for).
     pub const TRACED: &str = "cg_ptx_traced.ptx";
     /// Every kernel for sm_90, cluster kernels included (empty unless asked for).
     pub const SM90: &str = "cg_ptx_sm90.ptx";
-    /// `Ok("what ptxas -v said")` or `Err("why it was not run")`, as Rust.
-    pub const PTXAS_REPORT: &str = "cg_ptxas_report.rs";
+    /// `Ptx { plain, traced, sm90, ptxas_sm75 }`, as Rust: the three above by
+    /// `include_str!` of their paths, and what `ptxas -v` said.
+    pub const PTX_RS: &str = "cg_kernel_ptx.rs";
 }
 
 /// The PTX architecture of the plain module unless [`Builder::arch`] names
@@ -151,15 +162,17 @@ impl Builder {
         self
     }
 
-    /// Also builds [`files::TRACED`], with the crate's feature `trace` (which
-    /// turns on `cg-kernel/trace`): each block records its SM and its times.
+    /// Also builds the traced module (`Ptx::traced`), with the crate's
+    /// feature `trace` (which turns on `cg-kernel/trace`): each block
+    /// records its SM and its times.
     pub fn traced(mut self, yes: bool) -> Self {
         self.traced = yes;
         self
     }
 
-    /// Also builds [`files::SM90`], every kernel for compute capability 9.0:
-    /// the launcher loads `#[kernel(cluster)]` kernels from it alone.
+    /// Also builds the sm_90 module (`Ptx::sm90`), every kernel for compute
+    /// capability 9.0: the launcher loads `#[kernel(cluster)]` kernels from
+    /// it alone.
     pub fn sm90(mut self, yes: bool) -> Self {
         self.sm90 = yes;
         self
@@ -198,8 +211,10 @@ impl Builder {
         }
     }
 
-    /// Runs the build: the GPU modules into `OUT_DIR`, and the `cargo:`
-    /// lines that re-run it when the crate's sources change.
+    /// Runs the build: the GPU modules into `OUT_DIR`, the Rust file that
+    /// holds them for `cg_kernel::ptx!()` and the `cargo:` line that names
+    /// it (`CG_KERNEL_PTX`), and the `cargo:` lines that re-run the build
+    /// when the crate's sources change.
     pub fn try_build(self) -> Result<Built, Error> {
         let plain = self.out_dir.join(files::PLAIN);
         // The nested build compiles this crate for the GPU, which runs its
@@ -219,9 +234,9 @@ impl Builder {
             for name in [files::PLAIN, files::TRACED, files::SM90] {
                 self.write(name, "")?;
             }
-            let why = "built for the emulator only (feature emulator-only): no PTX";
-            self.write(files::PTXAS_REPORT, &format!("Err({why:?})"))?;
-            return Ok(Built { plain, ptxas: Err(why.into()) });
+            let ptxas = Err("built for the emulator only (feature emulator-only): no PTX".to_string());
+            self.write_ptx_rs(&ptxas)?;
+            return Ok(Built { plain, ptxas });
         }
         let features: Vec<&str> = self
             .features
@@ -248,12 +263,17 @@ impl Builder {
         if let Err(why) = &ptxas {
             println!("cargo:warning=the PTX was not checked by ptxas: {why}");
         }
-        let text = match &ptxas {
-            Ok(report) => format!("Ok({report:?})"),
-            Err(why) => format!("Err({why:?})"),
-        };
-        self.write(files::PTXAS_REPORT, &text)?;
+        self.write_ptx_rs(&ptxas)?;
         Ok(Built { plain, ptxas })
+    }
+
+    /// Writes [`files::PTX_RS`], the `Ptx` value of the modules in `OUT_DIR`
+    /// and `ptxas`, and hands its path to the crate's compilation as [`PTX_ENV`].
+    fn write_ptx_rs(&self, ptxas: &Result<String, String>) -> Result<(), Error> {
+        let text = ptx_rs(&self.out_dir, ptxas)?;
+        self.write(files::PTX_RS, &text)?;
+        println!("cargo:rustc-env={PTX_ENV}={}", self.out_dir.join(files::PTX_RS).display());
+        Ok(())
     }
 
     fn write(&self, name: &str, text: &str) -> Result<(), Error> {
@@ -339,5 +359,44 @@ impl Builder {
         }
         paths.push(PathBuf::from("/usr/local/cuda/bin/ptxas"));
         paths
+    }
+}
+
+/// The text of [`files::PTX_RS`] for the modules in `out_dir`: an expression
+/// of type `cg_kernel::kernels::Ptx`, written `Ptx { ... }` (`ptx!()` brings
+/// the name into scope, by whatever path the crate has cg-kernel).
+fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>) -> Result<String, Error> {
+    let include = |name: &str| {
+        let path = out_dir.join(name);
+        let path = path.to_str().ok_or_else(|| error(format!("{} is not UTF-8", path.display()), "build in a folder whose path is UTF-8"))?;
+        Ok::<_, Error>(format!("include_str!({path:?})"))
+    };
+    let report = match ptxas {
+        Ok(report) => format!("::core::result::Result::Ok({report:?})"),
+        Err(why) => format!("::core::result::Result::Err({why:?})"),
+    };
+    Ok(format!(
+        "// Written by cg-builder: the PTX modules of this crate, for `cg_kernel::ptx!()`.\nPtx {{\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
+        include(files::PLAIN)?,
+        include(files::TRACED)?,
+        include(files::SM90)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ptx_file_includes_each_module_by_its_path_and_holds_the_report_as_a_literal() {
+        let out = Path::new("/build/out");
+        let text = ptx_rs(out, &Ok("ptxas info    : Used 32 registers, \"quoted\"\n".into())).unwrap();
+        for name in [files::PLAIN, files::TRACED, files::SM90] {
+            assert!(text.contains(&format!("include_str!(\"/build/out/{name}\")")), "{text}");
+        }
+        assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Ok("ptxas info    : Used 32 registers, \"quoted\"\n"),"#), "{text}");
+        let text = ptx_rs(out, &Err("no ptxas found".into())).unwrap();
+        assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Err("no ptxas found"),"#), "{text}");
+        assert!(text.trim_start_matches(|c| c != '\n').trim().starts_with("Ptx {"), "{text}");
     }
 }

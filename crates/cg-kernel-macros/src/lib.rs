@@ -26,7 +26,13 @@
 //! `__launch_bounds__`: every entry of the kernel gets `.maxntid max_threads` and `.minnctapersm
 //! min_blocks`, so ptxas keeps its registers low enough for `min_blocks` blocks of `max_threads` per
 //! SM; the host refuses a larger block by name. Rust has no attribute for these directives: the
-//! macro leaves a `__launch_bounds__<name>` global in the PTX, which `cg-builder` turns into them).
+//! macro leaves a `__launch_bounds__<name>` global in the PTX, which `cg-builder` turns into them),
+//! `crate = path` or `crate = "path"` (the path every emitted item names cg-kernel by, `::cg_kernel`
+//! unless given: for a crate that depends on it under another name or re-exports it; `path::cg::this_grid()`
+//! is then one of the spellings the body's rewrite recognizes).
+//!
+//! A kernel takes at most 16 parameters (`cg_kernel::kernels::MAX_PARAMS`, the tuples the host's
+//! definitions and argument lists are built for): a 17th is a compile error at it.
 //!
 //! In the body of a `cooperative` kernel, `this_grid()` (and `cg::this_grid()`) is the grid that
 //! can `sync()`, `GridGroup<Cooperative>`; everywhere else it is `GridGroup<Ordinary>`, which has no
@@ -45,6 +51,11 @@ use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnTyp
 /// The tile sizes `tiled_partition` accepts, each of which `with_tile` can instantiate.
 const TILES: [u32; 6] = [1, 2, 4, 8, 16, 32];
 
+/// The most parameters a kernel may take: the tuples cg-kernel implements
+/// `Params` for (the definition's type) and cg-launcher `Args` (what a
+/// launch passes), and `cg_kernel::kernels::MAX_PARAMS`.
+const MAX_PARAMS: usize = 16;
+
 #[derive(Default)]
 struct Options {
     cooperative: bool,
@@ -54,6 +65,18 @@ struct Options {
     overread: Option<Path>,
     /// `launch_bounds(max_threads, min_blocks)`, min_blocks 0 if not given.
     launch_bounds: Option<(u32, u32)>,
+    /// `crate = path`: where cg-kernel is, `::cg_kernel` if not given.
+    krate: Option<Path>,
+}
+
+impl Options {
+    /// The path every emitted item of cg-kernel is named by.
+    fn krate(&self) -> Tokens {
+        match &self.krate {
+            Some(path) => quote!(#path),
+            None => quote!(::cg_kernel),
+        }
+    }
 }
 
 fn parse_options(attr: Tokens) -> Result<Options> {
@@ -69,6 +92,11 @@ fn parse_options(attr: Tokens) -> Result<Options> {
             o.shared_memory = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("overread") {
             o.overread = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("crate") {
+            // `crate = path`, or serde's `crate = "path"`.
+            let value = meta.value()?;
+            o.krate =
+                Some(if value.peek(syn::LitStr) { value.parse::<syn::LitStr>()?.parse_with(Path::parse_mod_style)? } else { Path::parse_mod_style(value)? });
         } else if meta.path.is_ident("launch_bounds") {
             let content;
             syn::parenthesized!(content in meta.input);
@@ -81,7 +109,9 @@ fn parse_options(attr: Tokens) -> Result<Options> {
             };
         } else {
             return Err(
-                meta.error("expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f` or `launch_bounds(max_threads, min_blocks)`")
+                meta.error(
+                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)` or `crate = path`",
+                )
             );
         }
         Ok(())
@@ -163,22 +193,31 @@ fn path_before(out: &[TokenTree]) -> (Vec<String>, usize) {
 }
 
 /// The paths by which this project's `this_grid` and `this_cluster` are
-/// called: bare, `cg::`, and `cg::` under the crates that export it.
-fn ours(segments: &[String]) -> bool {
+/// called: bare, `cg::`, and `cg::` under the crates that export it: `gpu`,
+/// `cg_kernel`, `crate`, and the path `crate = path` names (`krate`, as
+/// segments).
+fn ours(segments: &[String], krate: &[String]) -> bool {
     match segments {
         [] => true,
         [cg] => cg == "cg",
+        [before @ .., cg] if cg == "cg" && before == krate => true,
         [krate, cg] => cg == "cg" && ["gpu", "cg_kernel", "crate"].contains(&krate.as_str()),
         _ => false,
     }
 }
 
+/// The segments of `path`, without a leading `::`.
+fn segments(path: &Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 /// `tokens` with every call of `name` with no arguments by one of this
 /// project's spellings (`this_grid()`, `cg::this_grid()`, `cg_kernel::cg::this_grid()`,
-/// `::cg_kernel::cg::this_grid()`) replaced by `call`, spanned where the call was.
-/// A method `x.name()`, a definition `fn name()` and a function of that name
-/// elsewhere (`my::this_grid()`) are left alone.
-fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
+/// `::cg_kernel::cg::this_grid()`, `renamed::cg::this_grid()` for `crate = renamed`)
+/// replaced by `call`, spanned where the call was. A method `x.name()`, a
+/// definition `fn name()` and a function of that name elsewhere
+/// (`my::this_grid()`) are left alone.
+fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens, krate: &[String]) -> Tokens {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out: Vec<TokenTree> = Vec::new();
     let mut k = 0;
@@ -189,7 +228,7 @@ fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
                 let method_or_fn =
                     matches!(out.last(), Some(TokenTree::Punct(p)) if p.as_char() == '.') || matches!(out.last(), Some(TokenTree::Ident(f)) if f == "fn");
                 let (segments, taken) = path_before(&out);
-                if !empty_call || method_or_fn || !ours(&segments) {
+                if !empty_call || method_or_fn || !ours(&segments, krate) {
                     out.push(tokens[k].clone());
                     k += 1;
                     continue;
@@ -203,7 +242,7 @@ fn rewrite_calls(tokens: Tokens, name: &str, call: &Tokens) -> Tokens {
                 k += 2;
             }
             TokenTree::Group(g) => {
-                let mut inner = proc_macro2::Group::new(g.delimiter(), rewrite_calls(g.stream(), name, call));
+                let mut inner = proc_macro2::Group::new(g.delimiter(), rewrite_calls(g.stream(), name, call, krate));
                 inner.set_span(g.span());
                 out.push(TokenTree::Group(inner));
                 k += 1;
@@ -268,14 +307,16 @@ fn barrier_param() -> syn::Ident {
 /// `WATCHED_ABOVE_BLOCKS` blocks.
 fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     let stmts = &f.block.stmts;
+    let krate = o.krate();
+    let spelled = o.krate.as_ref().map(segments).unwrap_or_default();
     let (scope, swapped): (Tokens, &[(&str, Tokens)]) = match (o.cooperative, o.cluster) {
         (true, false) if watched => (quote!(cooperative_kernel::watched::{cg, this_grid}), &[]),
-        (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<::cg_kernel::cg::Ordinary>))]),
-        (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<::cg_kernel::cg::Unclustered>))]),
+        (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<#krate::cg::Ordinary>))]),
+        (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<#krate::cg::Unclustered>))]),
         _ if watched => (quote!(cooperative_cluster_kernel::watched::{cg, this_cluster, this_grid}), &[]),
         _ => (
             quote!(cooperative_cluster_kernel::{cg, this_cluster, this_grid}),
-            &[("this_grid", quote!(GridGroup<::cg_kernel::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<::cg_kernel::cg::Unclustered>))],
+            &[("this_grid", quote!(GridGroup<#krate::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<#krate::cg::Unclustered>))],
         ),
     };
     // Every call of `this_grid()` / `this_cluster()`, by any path, is the
@@ -288,19 +329,16 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     let declared = |call: Tokens| quote!({ #[allow(unused_unsafe)] let declared = unsafe { #call }; declared });
     if o.cooperative {
         let barrier = barrier_param();
-        let grid = if watched {
-            quote!(::cg_kernel::cg::cooperative_kernel::watched::this_grid(#barrier))
-        } else {
-            quote!(::cg_kernel::cg::cooperative_kernel::this_grid())
-        };
-        stmts = rewrite_calls(stmts, "this_grid", &declared(grid));
+        let grid =
+            if watched { quote!(#krate::cg::cooperative_kernel::watched::this_grid(#barrier)) } else { quote!(#krate::cg::cooperative_kernel::this_grid()) };
+        stmts = rewrite_calls(stmts, "this_grid", &declared(grid), &spelled);
     }
     if o.cluster {
-        stmts = rewrite_calls(stmts, "this_cluster", &declared(quote!(::cg_kernel::cg::cluster_kernel::this_cluster())));
+        stmts = rewrite_calls(stmts, "this_cluster", &declared(quote!(#krate::cg::cluster_kernel::this_cluster())), &spelled);
     }
     let body = quote_spanned! {f.block.brace_token.span.join()=> {
         #[allow(unused_imports)]
-        use ::cg_kernel::cg::#scope;
+        use #krate::cg::#scope;
         #stmts
     }};
     let block = quote::ToTokens::to_token_stream(&f.block);
@@ -308,7 +346,7 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     for (name, ty) in swapped {
         let (bare, in_cg) = names(block.clone(), name);
         let ident = format_ident!("{}", name);
-        let plain = quote!(fn() -> ::cg_kernel::cg::#ty);
+        let plain = quote!(fn() -> #krate::cg::#ty);
         if bare {
             uses.extend(quote! { const _: #plain = #ident; });
         }
@@ -343,6 +381,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
     }
 
+    let krate = options.krate();
     let name = &f.sig.ident;
     let name_str = name.to_string();
     let def = format_ident!("{}", screaming(&name_str));
@@ -353,6 +392,14 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let watched_body = options.cooperative.then(|| declared_body(&f, &options, true).0);
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
+    if let Some(extra) = f.sig.inputs.iter().nth(MAX_PARAMS) {
+        return Err(Error::new(
+            extra.span(),
+            format!(
+                "a kernel takes at most {MAX_PARAMS} parameters here: the host's definitions (cg-kernel's `Params`) and argument lists (cg-launcher's `Args`) are built for up to {MAX_PARAMS}, fewer than CUDA allows; pack buffers of one type into one and read each at its offset, or pass the numbers in one `In<u32>` or `In<u64>` buffer"
+            ),
+        ));
+    }
     let mut idents = Vec::new();
     let mut types: Vec<&Type> = Vec::new();
     for arg in &f.sig.inputs {
@@ -367,8 +414,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     }
     let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
     let params = quote! { #( #idents: #types, )* };
-    let contract = if options.cooperative { quote!(::cg_kernel::kernels::GridSync) } else { quote!(::cg_kernel::kernels::NoGridSync) };
-    let contract = if options.cluster { quote!(::cg_kernel::kernels::Cluster<#contract>) } else { contract };
+    let contract = if options.cooperative { quote!(#krate::kernels::GridSync) } else { quote!(#krate::kernels::NoGridSync) };
+    let contract = if options.cluster { quote!(#krate::kernels::Cluster<#contract>) } else { contract };
     // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
     // An `emulator` kernel has no GPU entry at all.
     let gpu_cfg = if options.emulator {
@@ -400,7 +447,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     };
     let overread = match &options.overread {
         Some(p) => quote!(#p),
-        None => quote!(::cg_kernel::kernels::no_overread),
+        None => quote!(#krate::kernels::no_overread),
     };
 
     let watched_fn = format_ident!("__{}_body_watched", name);
@@ -410,13 +457,13 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
             // The tile size checked where the learner wrote it: an error at
             // `const TILE: u32 = 24`, not inside tiled_partition.
-            let tile_check = quote_spanned! {default.span()=> const _: () = ::cg_kernel::cg::assert_tile_size::<{ #default }>(); };
+            let tile_check = quote_spanned! {default.span()=> const _: () = #krate::cg::assert_tile_size::<{ #default }>(); };
             let watched_generic = watched_body.as_ref().map(|b| {
                 quote! {
                     #[doc(hidden)]
                     #gpu_cfg
                     #[inline(always)]
-                    #[allow(clippy::missing_safety_doc)]
+                    #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
                     #( #other_attrs )*
                     #vis unsafe fn #watched_fn<const #ident: u32>( #params #barrier: *mut u32 ) #b
                 }
@@ -424,7 +471,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             let generic = quote! {
                 #[doc(hidden)]
                 #[inline(always)]
-                #[allow(clippy::missing_safety_doc)]
+                #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
                 #( #other_attrs )*
                 #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
                 #watched_generic
@@ -436,12 +483,12 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             };
             let arms = TILES.iter().map(|t| quote! { #t => Some(#body_fn::<#t> as _), });
             let info = quote! {
-                Some(::cg_kernel::kernels::TileInfo {
+                Some(#krate::kernels::TileInfo {
                     tile: #default,
                     default_tile: #default,
                     shared_memory: #shared,
                     instantiate: {
-                        fn instantiate(tile: u32) -> Option<<( #( #types, )* ) as ::cg_kernel::kernels::Params>::Entry> {
+                        fn instantiate(tile: u32) -> Option<<( #( #types, )* ) as #krate::kernels::Params>::Entry> {
                             match tile { #( #arms )* _ => None }
                         }
                         instantiate
@@ -456,9 +503,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     // records nothing unless the traced build is asked for). A body that
     // returns early runs in a closure, so the end is still recorded.
     let gpu_call_block = if tile.is_some() {
-        quote! {{ ::cg_kernel::trace::block_starts(); #gpu_call; ::cg_kernel::trace::block_ends(); }}
+        quote! {{ #krate::trace::block_starts(); #gpu_call; #krate::trace::block_ends(); }}
     } else {
-        quote! {{ ::cg_kernel::trace::block_starts(); (|| #gpu_call)(); ::cg_kernel::trace::block_ends(); }}
+        quote! {{ #krate::trace::block_starts(); (|| #gpu_call)(); #krate::trace::block_ends(); }}
     };
     // A cooperative kernel's second entry, `name__watched`: the same body
     // with the watched barrier (`cg_kernel::cg::barrier::watched`).
@@ -466,15 +513,15 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         let entry = format_ident!("{}__watched", name);
         let call = match &tile {
             Some(Tile { default, .. }) => {
-                quote! {{ ::cg_kernel::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #barrier ) }; ::cg_kernel::trace::block_ends(); }}
+                quote! {{ #krate::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #barrier ) }; #krate::trace::block_ends(); }}
             }
-            None => quote! {{ ::cg_kernel::trace::block_starts(); (|| #b)(); ::cg_kernel::trace::block_ends(); }},
+            None => quote! {{ #krate::trace::block_starts(); (|| #b)(); #krate::trace::block_ends(); }},
         };
         quote! {
             #[doc(hidden)]
             #gpu_cfg
             #[unsafe(no_mangle)]
-            #[allow(improper_gpu_kernel_arg, non_snake_case)]
+            #[allow(improper_gpu_kernel_arg, non_snake_case, clippy::too_many_arguments)]
             #( #other_attrs )*
             #vis unsafe extern "gpu-kernel" fn #entry( #params #barrier: *mut u32 ) #call
         }
@@ -503,7 +550,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #gpu_cfg
         #[unsafe(no_mangle)]
         // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
-        #[allow(improper_gpu_kernel_arg)]
+        #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
         #( #other_attrs )*
         #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
 
@@ -511,17 +558,20 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
 
         #( #docs )*
         #[cfg(not(target_arch = "nvptx64"))]
+        // A kernel's parameters cannot be gathered into a struct (a
+        // parameter is a buffer or a number), so many of them is no smell.
+        #[allow(clippy::too_many_arguments)]
         #( #other_attrs )*
         #vis unsafe fn #name( #params ) #host_block
 
         #[doc = #def_doc]
         #[cfg(not(target_arch = "nvptx64"))]
-        #vis const #def: ::cg_kernel::kernels::KernelDef<( #( #types, )* ), #contract> = {
+        #vis const #def: #krate::kernels::KernelDef<( #( #types, )* ), #contract> = {
             // SAFETY: the macro names the definition after the entry it emitted
             // above, with that entry's own parameters, and declares `GridSync`
             // wherever the attribute says `cooperative`.
             unsafe {
-                ::cg_kernel::kernels::KernelDef::new(
+                #krate::kernels::KernelDef::new(
                     #entry_name,
                     &[ #( #names ),* ],
                     #name as _,
@@ -535,9 +585,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #bounds_global
 
         #[cfg(not(target_arch = "nvptx64"))]
-        #[::cg_kernel::kernels::linkme::distributed_slice(::cg_kernel::kernels::REGISTERED)]
-        #[linkme(crate = ::cg_kernel::kernels::linkme)]
-        static #registered: ::cg_kernel::kernels::Registered = ::cg_kernel::kernels::Registered::new(&#def);
+        #[#krate::kernels::linkme::distributed_slice(#krate::kernels::REGISTERED)]
+        #[linkme(crate = #krate::kernels::linkme)]
+        static #registered: #krate::kernels::Registered = #krate::kernels::Registered::new(&#def);
     })
 }
 

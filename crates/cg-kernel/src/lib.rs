@@ -87,7 +87,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// launch it correctly.
 ///
 /// Write the kernel once, as an `unsafe fn` whose parameters are buffers
-/// ([`mem::In`], [`mem::Out`]) and numbers. The attribute makes of it:
+/// ([`mem::In`], [`mem::Out`]) and numbers, at most
+/// [`MAX_PARAMS`](kernels::MAX_PARAMS) (16) of them: a 17th is a compile
+/// error there. The attribute makes of it:
 /// - the PTX entry of the same name (the GPU build, `gpu/build.rs`);
 /// - the same function on the host, which the emulator runs;
 /// - a constant in SCREAMING_CASE (`SCALE` for `scale`), a
@@ -119,6 +121,18 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// - `overread = f`: `const fn f(threads_per_block: u32) -> usize`, elements
 ///   the kernel may read past its input (only for a kernel that shows the
 ///   bounds bug; the host pads the buffer so the GPU stays in bounds).
+/// - `launch_bounds(max_threads, min_blocks)`: C++'s `__launch_bounds__`
+///   (`min_blocks` may be left out). Every entry of the kernel gets
+///   `.maxntid max_threads` and `.minnctapersm min_blocks` (`cg-builder`
+///   writes them), and the host refuses a block larger than `max_threads`.
+/// - `crate = path`: the path the emitted code names this crate by,
+///   `::cg_kernel` unless given. For a crate that depends on cg-kernel under
+///   another name (`cgk = { package = "cg-kernel", ... }` in its
+///   `Cargo.toml`: `crate = cgk`), or a library that re-exports it for its
+///   users' kernels (`crate = ::my_lib::cg_kernel`). serde's spelling,
+///   `crate = "path"`, is accepted too. In the kernel's body,
+///   `path::cg::this_grid()` is then one of the spellings of `this_grid()`
+///   that `cooperative` swaps (as is `cg_kernel::cg::this_grid()`).
 ///
 /// `<const TILE: u32 = 32>` (a const generic with a default) is syntax only
 /// this attribute accepts: the PTX holds the default tile, and the emulator
@@ -160,20 +174,22 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// ```
 pub use cg_kernel_macros::kernel;
 
-/// Registers the PTX that `cg-builder` compiled this crate into (its
-/// `OUT_DIR` files), so that the host launcher finds it in the program:
-/// write `cg_kernel::ptx!();` once in a kernel crate's `lib.rs`.
+/// Registers the PTX that `cg-builder` compiled this crate into, so that
+/// the host launcher finds it in the program: write `cg_kernel::ptx!();`
+/// once in a kernel crate's `lib.rs`. The builder writes the whole
+/// [`Ptx`](kernels::Ptx) value as a Rust file in `OUT_DIR` and names it in
+/// `CG_KERNEL_PTX`; this includes that file, so only the builder knows the
+/// files' names.
 #[macro_export]
 macro_rules! ptx {
     () => {
         #[cfg(not(target_arch = "nvptx64"))]
         #[$crate::kernels::linkme::distributed_slice($crate::kernels::PTX_MODULES)]
         #[linkme(crate = $crate::kernels::linkme)]
-        static __CG_KERNEL_PTX: $crate::kernels::Ptx = $crate::kernels::Ptx {
-            plain: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_plain.ptx")),
-            traced: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_traced.ptx")),
-            sm90: include_str!(concat!(env!("OUT_DIR"), "/cg_ptx_sm90.ptx")),
-            ptxas_sm75: include!(concat!(env!("OUT_DIR"), "/cg_ptxas_report.rs")),
+        static __CG_KERNEL_PTX: $crate::kernels::Ptx = {
+            // The file says `Ptx { ... }`: the name, by this crate's path.
+            use $crate::kernels::Ptx;
+            include!(env!("CG_KERNEL_PTX", "cg_kernel::ptx!() needs the crate's build.rs to run cg_builder::Builder::new().build()"))
         };
     };
 }

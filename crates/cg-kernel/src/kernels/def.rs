@@ -227,7 +227,12 @@ macro_rules! value_param {
 }
 value_param!(usize, u32, u64, i32, i64);
 
-/// A kernel's parameter list, and the signature of its entry.
+/// The most parameters a kernel may take: [`Params`] is implemented for
+/// tuples of up to this many, and `#[kernel]` refuses one more, by name.
+pub const MAX_PARAMS: usize = 16;
+
+/// A kernel's parameter list, and the signature of its entry: implemented
+/// for `()` and tuples of up to [`MAX_PARAMS`] [`Param`]s.
 pub trait Params {
     /// `unsafe fn(...)` of the parameter types: the kernel the emulator calls.
     type Entry: Copy + Send + Sync + 'static;
@@ -268,3 +273,11 @@ params!(A 0, B 1, C 2, D 3, E 4);
 params!(A 0, B 1, C 2, D 3, E 4, F 5);
 params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14);
+params!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11, M 12, N 13, O 14, P 15);
