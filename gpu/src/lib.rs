@@ -15,9 +15,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
-// `#[kernel]` names this crate `::gpu`, inside it as outside.
-extern crate self as gpu;
-
 #[cfg(not(target_arch = "nvptx64"))]
 pub use cg_kernel::emu;
 pub use cg_kernel::{cg, clock, mem, trace};

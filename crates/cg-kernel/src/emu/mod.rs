@@ -5,7 +5,7 @@
 //! - **Threads**: every GPU thread is a stackful coroutine; a block's threads
 //!   run on one worker thread, switching only where a GPU thread waits (a
 //!   block barrier, a warp collective, `grid.sync()`, a spin on memory). One
-//!   worker per core runs whole blocks. Stacks: see [`stack`].
+//!   worker per core runs whole blocks. Stacks: each thread has a slot of 256 KiB above a guard page, and a parked block's stacks are saved aside.
 //! - **The device** has SMs with per-SM limits ([`Device`]), so occupancy,
 //!   the cooperative maximum and the refusal of one block more behave as on
 //!   hardware; the default is the lesson's Tesla T4.

@@ -886,7 +886,7 @@ impl Drop for CudaKernel<'_> {
 
 /// The most parameters an entry takes: `#[kernel]`'s limit of 16, and a
 /// watched entry's hidden barrier parameter.
-const MAX_PARAMS: usize = 17;
+const MAX_PARAMS: usize = cg_kernel::kernels::MAX_PARAMS + 1;
 
 impl Function for CudaKernel<'_> {
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
