@@ -117,6 +117,7 @@ launched! {
     mutant_cluster_without_first_sync: SumParams, Cluster<GridSync>;
     mutant_cluster_wrong_rank: SumParams, Cluster<GridSync>;
     mutant_cluster_exits_early: StageParams, Cluster<NoGridSync>;
+    mutant_cluster_divergent_block_sync: StageParams, Cluster<NoGridSync>;
     conjugate_gradient_update_p: VectorParams, NoGridSync;
     conjugate_gradient_spmv_dot: StepParams, NoGridSync;
     conjugate_gradient_alpha: StateParams, NoGridSync;

@@ -184,6 +184,12 @@ pub(crate) fn trim_default_pool(device: sys::CUdevice) -> Result<(), cudarc::dri
     }
 }
 
+/// Set once a kernel of this process did not finish within its device's
+/// timeout: it cannot be stopped, and freeing page-locked memory may wait
+/// for the device, so from then on [`HostMapped`] leaves its memory to the
+/// process's exit.
+pub(crate) static KERNEL_STUCK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Page-locked host memory that kernels can read and write
 /// (`cuMemHostAlloc` with `CU_MEMHOSTALLOC_DEVICEMAP | PORTABLE`): every
 /// context of the process reaches it at the same address (unified
@@ -236,6 +242,9 @@ impl HostMapped {
 
 impl Drop for HostMapped {
     fn drop(&mut self) {
+        if KERNEL_STUCK.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         // SAFETY: allocated by cuMemHostAlloc in `new`, freed once.
         let _ = unsafe { sys::cuMemFreeHost(self.host as *mut c_void) };
     }

@@ -451,3 +451,26 @@ pub unsafe fn mutant_cluster_exits_early<const TILE: u32 = 32>(input: In<f32>, p
     cluster.sync();
     rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
 }
+
+/// `reduce_clusters_to_partials` with a learner's edit of the block sum: a
+/// `block.sync()` that only the first warp reaches (inside `if
+/// tile.meta_group_rank() == 0`). The first warp waits at the block barrier
+/// for warps that wait at the cluster barrier for it: the launch never
+/// finishes on a GPU, and the host's time limit must name it, then tear
+/// down without waiting for it (`host/tests/gpu_cluster_stuck.rs`).
+///
+/// # Safety
+/// As `reduce_clusters_to_partials`.
+#[kernel(cluster, shared_memory = one_f32_per_tile_and_the_block_total)]
+pub unsafe fn mutant_cluster_divergent_block_sync<const TILE: u32 = 32>(input: In<f32>, partials: Out<f32>, n: usize) {
+    let (grid, cluster, block) = (this_grid(), this_cluster(), this_thread_block());
+    let tile = tiled_partition::<TILE>(&block);
+    let v = grid_stride_sum(&grid, input, n);
+    if tile.meta_group_rank() == 0 {
+        block.sync();
+    }
+    share_block_total::<TILE>(&block, block_sum(&block, &tile, v));
+    cluster.sync();
+    rank_0_writes_the_cluster_partial(&grid, &cluster, &block, &tile, partials, 0);
+    cluster.sync();
+}

@@ -216,6 +216,7 @@ impl Cuda {
                 }
                 Ok(false) if start.elapsed() > self.timeout.get() => {
                     self.stuck.set(Some(self.last_kernel.get()));
+                    driver::KERNEL_STUCK.store(true, std::sync::atomic::Ordering::Relaxed);
                     return Err(Error::Timeout { kernel: self.last_kernel.get(), seconds: self.timeout.get().as_secs_f64() });
                 }
                 Ok(false) if start.elapsed() < spin => std::hint::spin_loop(),
@@ -361,13 +362,17 @@ impl Cuda {
 }
 
 impl Drop for Cuda {
-    /// With a kernel stuck, unloading the module or releasing the context
-    /// would wait for it forever: both are left to the process's exit, which
+    /// With a kernel stuck, unloading any module (the program's, its sm_90
+    /// one, the hold's), freeing host-mapped memory or releasing the context
+    /// would wait for it forever: all are left to the process's exit, which
     /// ends the kernel.
     fn drop(&mut self) {
         if self.stuck.get().is_some() {
             std::mem::forget(self.ctx.clone());
             std::mem::forget(self.module.take());
+            std::mem::forget(self.sm90.take());
+            std::mem::forget(self.hold_function.take());
+            std::mem::forget(std::mem::take(&mut *self.functions.borrow_mut()));
             #[cfg(feature = "barrier-timeout")]
             std::mem::forget(self.barrier_report.take());
         }
@@ -508,6 +513,7 @@ impl Backend for Cuda {
     }
 
     fn alloc_shared(&self, bytes: usize) -> Result<(SharedOwner, u64, *mut u8)> {
+        self.usable()?;
         self.ctx.bind_to_thread().map_err(Error::driver("cuCtxSetCurrent"))?;
         let m = driver::HostMapped::new(bytes)?;
         let (address, host) = (m.device_address(), m.host());
@@ -580,12 +586,15 @@ impl Backend for Cuda {
     }
 
     fn load<'g>(&'g self, spec: &KernelSpec, module: Option<&'g Module>) -> Result<Box<dyn Function + 'g>> {
+        // Loading a module may wait for the device: refused while a kernel is stuck.
+        self.usable()?;
         let Some(module) = module else { return self.load_ours(spec) };
         let function = module.cuda.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
         Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched: None, cache: None }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
+        self.usable()?;
         self.ctx.load_module(cudarc::nvrtc::Ptx::from_file(path)).map_err(Error::driver("cuModuleLoad"))
     }
 
