@@ -17,6 +17,8 @@ pub(crate) struct LaunchInfo<'a> {
     pub workspace_always: bool,
     /// Blocks the device holds at once.
     pub fit: u32,
+    /// A pause at every checkpoint (`Options::throttle`).
+    pub throttle: Option<std::time::Duration>,
     pub deadline: Instant,
     pub abort: AtomicBool,
 }

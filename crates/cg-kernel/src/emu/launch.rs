@@ -128,6 +128,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             timeout_s: options.timeout.as_secs_f64(),
             workspace_always: options.ordinary_launches_get_a_workspace,
             fit,
+            throttle: options.throttle,
             deadline: Instant::now() + options.timeout,
             abort: AtomicBool::new(false),
         },

@@ -242,6 +242,10 @@ pub struct Options {
     /// `grid.sync()` under an ordinary launch then waits for blocks that may
     /// never start, as on that GPU, instead of failing at once.
     pub ordinary_launches_get_a_workspace: bool,
+    /// Slows the emulator to stand for a loaded machine (tests): a worker
+    /// pauses this long once every 4,096 memory accesses it runs (more
+    /// often in a seeded run), where it checks whether to stop.
+    pub throttle: Option<Duration>,
 }
 
 impl Default for Options {
@@ -251,6 +255,7 @@ impl Default for Options {
             timeout: Duration::from_secs(60),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ordinary_launches_get_a_workspace: false,
+            throttle: None,
         }
     }
 }

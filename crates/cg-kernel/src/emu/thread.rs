@@ -165,6 +165,9 @@ pub fn tick() {
 fn checkpoint() {
     let b = block();
     let info = b.info();
+    if let Some(pause) = info.throttle {
+        std::thread::sleep(pause);
+    }
     if info.aborted() {
         b.fail(Fault::Timeout { seconds: info.timeout_s });
     }
