@@ -433,11 +433,14 @@ impl fmt::Display for Fault {
                     barriers.push(count(stall.cluster_barriers as usize, "cluster barrier"));
                     around = around.or_else(|| Some(stall.cluster_site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string())));
                 }
+                // The running blocks that have completed block barriers: those that may loop around one.
                 let looping: Vec<&Running> = stall.running.iter().filter(|r| r.barriers > 0).collect();
                 if stall.block_barriers > 0 {
                     barriers.push(count(stall.block_barriers as usize, "block barrier"));
-                    let last = looping.iter().find_map(|r| r.last_barrier);
-                    around = around.or_else(|| Some(last.map_or_else(|| "block.sync()".to_string(), |s| s.to_string())));
+                    if !looping.is_empty() {
+                        let last = looping.iter().find_map(|r| r.last_barrier);
+                        around = around.or_else(|| Some(last.map_or_else(|| "block.sync()".to_string(), |s| s.to_string())));
+                    }
                 }
                 let blocks = match looping.len() {
                     0 => String::new(),
@@ -454,16 +457,15 @@ impl fmt::Display for Fault {
                 if !elsewhere.running.is_empty() || !elsewhere.unstoppable.is_empty() {
                     write!(f, ", while {}", elsewhere.threads())?;
                 }
-                let around = around.as_deref().unwrap_or("a barrier");
-                if elsewhere.running.is_empty() {
-                    write!(f, "{}: an endless loop around {around}?", stall.tally(" ("))
-                } else {
-                    // Threads were at work between barriers: too much work there fits what was seen too.
-                    write!(
-                        f,
-                        "{}: an endless loop around {around}, or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)",
-                        stall.tally(" (")
-                    )
+                write!(f, "{}: ", stall.tally(" ("))?;
+                // An endless loop around a barrier only where a running block, or the grid or a
+                // cluster, keeps completing one; more work between barriers only where threads
+                // were at work between them.
+                let much = "far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)";
+                match (around, elsewhere.running.is_empty()) {
+                    (Some(around), true) => write!(f, "an endless loop around {around}?"),
+                    (Some(around), false) => write!(f, "an endless loop around {around}, or {much}"),
+                    (None, _) => write!(f, "{much}"),
                 }
             }
             Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
@@ -603,6 +605,45 @@ pub fn count(n: usize, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static AT: Site = Site { location: Location::caller(), call: "" };
+
+    fn site(call: &'static str) -> Site {
+        Site { call, ..AT }
+    }
+
+    #[test]
+    fn a_stop_hints_at_an_endless_loop_only_where_the_threads_it_saw_fit_one() {
+        let at_work = |block, barriers| Running {
+            thread: ThreadId { block, thread: 5 },
+            doing: Doing::Access(site("")),
+            barriers,
+            last_barrier: (barriers > 0).then(|| site("block.sync()")),
+        };
+        let here = format!("{}:{}:{}", AT.location.file(), AT.location.line(), AT.location.column());
+        // Block barriers completed, but by blocks that moved on to grid.sync(); the running ones have none.
+        let slow =
+            Stall { running: vec![at_work(38, 0)], at_grid: 38, unstarted: 120, block_barriers: 76, grid_site: Some(site("grid.sync()")), ..Stall::default() };
+        assert_eq!(
+            Fault::BarrierLoop { seconds: 600.0, stall: Box::new(slow) }.to_string(),
+            format!(
+                "76 block barriers completed over 600 s, and no block ended, while thread 5 of block 38 (warp 0, lane 5) ran on at {here} (38 blocks waited at grid.sync() at {here}, 120 blocks had not started): far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+            )
+        );
+        // A running block completing them, stopped at one.
+        let looping = Running { doing: Doing::Between(Some(site("block.sync()"))), ..at_work(0, 9000) };
+        let stall = Stall { running: vec![looping], block_barriers: 8000, ..Stall::default() };
+        assert_eq!(
+            Fault::BarrierLoop { seconds: 20.0, stall: Box::new(stall) }.to_string(),
+            format!("8000 block barriers completed over 20 s in block 0, and no block ended: an endless loop around block.sync() at {here}?")
+        );
+        // Nothing running at all: no guess.
+        let waiting = Stall { at_grid: 3, ended: 1, ..Stall::default() };
+        assert_eq!(
+            Fault::Timeout { seconds: 60.0, stall: Box::new(waiting) }.to_string(),
+            "no block ended and no barrier completed in 60 s, and no block was running (1 block had ended, 3 blocks waited at grid.sync())"
+        );
+    }
 
     #[test]
     fn ranges_compress_runs() {
