@@ -147,7 +147,8 @@ pub struct TargetArgs {
     /// Print the results as one JSON object on stdout instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Seconds to wait for the device before calling a kernel stuck.
+    /// Seconds to wait for the device before calling a kernel stuck (on the
+    /// emulator: seconds with no block ending and no barrier completing).
     #[arg(long, default_value_t = 60.0, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout_s: f64,
     #[command(flatten)]

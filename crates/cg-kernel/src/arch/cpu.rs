@@ -77,12 +77,14 @@ pub fn popc(v: u32) -> u32 {
     v.count_ones()
 }
 /// System-scope acquire load of host memory another emulated device writes.
+#[track_caller]
 pub unsafe fn ld_acquire_sys(p: *const u32) -> u32 {
     thread::tick();
     // SAFETY: the caller's contract: a valid, aligned address.
     unsafe { std::sync::atomic::AtomicU32::from_ptr(p as *mut u32) }.load(std::sync::atomic::Ordering::Acquire)
 }
 /// System-scope release store to host memory another emulated device reads.
+#[track_caller]
 pub unsafe fn st_release_sys(p: *mut u32, v: u32) {
     thread::tick();
     // SAFETY: the caller's contract: a valid, aligned address.

@@ -31,6 +31,9 @@ pub(crate) struct Block {
     pub(crate) barrier: RefCell<Vec<u32>>,
     /// Block barriers completed (`grid.sync()` counts as one).
     pub(crate) epoch: Cell<u32>,
+    /// Block barriers completed, and where the last was (for the watchdog's reports).
+    pub(crate) barriers: Cell<u64>,
+    pub(crate) last_barrier: Cell<Option<Site>>,
     pub warps: Vec<RefCell<Warp>>,
     pub(crate) shared: SharedMemory,
     pub global: RefCell<Global>,
@@ -67,6 +70,8 @@ impl Block {
             live: Cell::new(threads),
             barrier: RefCell::new(Vec::new()),
             epoch: Cell::new(0),
+            barriers: Cell::new(0),
+            last_barrier: Cell::new(None),
             warps: (0..threads.div_ceil(32)).map(|_| RefCell::new(Warp::default())).collect(),
             shared: SharedMemory {
                 words: UnsafeCell::new(vec![0u32; shared_bytes.div_ceil(4)].into_boxed_slice()),
@@ -225,6 +230,9 @@ impl Block {
         }
         self.barrier.borrow_mut().clear();
         self.epoch.set(self.epoch.get() + 1);
+        self.barriers.set(self.barriers.get() + 1);
+        self.last_barrier.set(sites.first().copied());
+        self.info().progress.block_barrier();
         let me = self.current.get();
         for t in waiting {
             if t != me || self.threads[me as usize].wait.get() != Wait::Running {

@@ -1,5 +1,5 @@
 //! Each worker's counters, advanced at every memory access an emulated
-//! thread makes: its budget before the next check for a timeout (or, in a
+//! thread makes: its budget before the next check for a stop (or, in a
 //! seeded run, a chance to preempt), the accesses left before a data race
 //! found in its block is reported, and the steps the launch's clock for
 //! traces has not yet taken.
@@ -20,7 +20,7 @@ thread_local! {
     static STEPS: Cell<u64> = const { Cell::new(0) };
 }
 
-/// Counts one memory access: whether the budget ran out (check the timeout,
+/// Counts one memory access: whether the budget ran out (check for a stop,
 /// maybe preempt) and whether a race found earlier is now due.
 #[inline]
 pub(crate) fn step() -> (bool, bool) {

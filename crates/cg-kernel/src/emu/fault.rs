@@ -284,10 +284,21 @@ pub enum Fault {
         /// The panic's message.
         message: String,
     },
-    /// The launch ran longer than the time limit.
+    /// No block ended and no barrier completed for `seconds`, the launch's
+    /// timeout (`Options::timeout`): what was running then.
     Timeout {
-        /// How long it waited, in seconds.
+        /// How long nothing happened, in seconds.
         seconds: f64,
+        /// What the emulator saw when it stopped the launch.
+        stall: Box<Stall>,
+    },
+    /// Barriers kept completing, but no block ended for `seconds`: ten
+    /// timeouts, the backstop against a loop around a barrier.
+    BarrierLoop {
+        /// How long no block ended, in seconds.
+        seconds: f64,
+        /// What the emulator saw when it stopped the launch.
+        stall: Box<Stall>,
     },
     /// The emulator could not set up the launch (memory for stacks, say).
     Resources(String),
@@ -392,12 +403,166 @@ impl fmt::Display for Fault {
                 write!(f, "{thread} used {what} at {site}, which the emulator does not model (blocks talking through atomics): run this kernel on a GPU")
             }
             Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
-            Fault::Timeout { seconds } => write!(
-                f,
-                "did not finish within {seconds} s on the emulated device: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
-            ),
+            Fault::Timeout { seconds, stall } => {
+                write!(f, "no block ended and no barrier completed in {seconds} s")?;
+                if stall.running.is_empty() && stall.unstoppable.is_empty() {
+                    return write!(f, ", and no block was running{}", stall.tally(" ("));
+                }
+                write!(
+                    f,
+                    ", while {}{}: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)",
+                    stall.threads(),
+                    stall.tally(" (")
+                )
+            }
+            Fault::BarrierLoop { seconds, stall } => {
+                let mut barriers = Vec::new();
+                let mut around = None;
+                if stall.grid_barriers > 0 {
+                    barriers.push(count(stall.grid_barriers as usize, "grid barrier"));
+                    around = Some(stall.grid_site.map_or_else(|| "grid.sync()".to_string(), |s| s.to_string()));
+                }
+                if stall.cluster_barriers > 0 {
+                    barriers.push(count(stall.cluster_barriers as usize, "cluster barrier"));
+                    around = around.or_else(|| Some(stall.cluster_site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string())));
+                }
+                // The running blocks that have completed block barriers: those that may loop around one.
+                let looping: Vec<&Running> = stall.running.iter().filter(|r| r.barriers > 0).collect();
+                if stall.block_barriers > 0 {
+                    barriers.push(count(stall.block_barriers as usize, "block barrier"));
+                    if !looping.is_empty() {
+                        let last = looping.iter().find_map(|r| r.last_barrier);
+                        around = around.or_else(|| Some(last.map_or_else(|| "block.sync()".to_string(), |s| s.to_string())));
+                    }
+                }
+                let blocks = match looping.len() {
+                    0 => String::new(),
+                    1 => format!(" in block {}", looping[0].thread.block),
+                    _ => format!(" in blocks {}", ranges(looping.iter().map(|r| r.thread.block))),
+                };
+                write!(f, "{} completed over {seconds} s{blocks}, and no block ended", barriers.join(" and "))?;
+                // What the barriers do not show: threads stopped at a memory access, and blocks that did not stop.
+                let elsewhere = Stall {
+                    running: stall.running.iter().filter(|r| matches!(r.doing, Doing::Access(_))).copied().collect(),
+                    unstoppable: stall.unstoppable.clone(),
+                    ..Stall::default()
+                };
+                if !elsewhere.running.is_empty() || !elsewhere.unstoppable.is_empty() {
+                    write!(f, ", while {}", elsewhere.threads())?;
+                }
+                write!(f, "{}: ", stall.tally(" ("))?;
+                // An endless loop around a barrier only where a running block, or the grid or a
+                // cluster, keeps completing one; more work between barriers only where threads
+                // were at work between them.
+                let much = "far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)";
+                match (around, elsewhere.running.is_empty()) {
+                    (Some(around), true) => write!(f, "an endless loop around {around}?"),
+                    (Some(around), false) => write!(f, "an endless loop around {around}, or {much}"),
+                    (None, _) => write!(f, "{much}"),
+                }
+            }
             Fault::Resources(why) => write!(f, "the emulator could not start the launch: {why}"),
         }
+    }
+}
+
+/// A block that was running when the emulator stopped its launch: the
+/// thread it last ran, and what that thread was doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Running {
+    /// The thread its block last ran.
+    pub thread: ThreadId,
+    /// What it was doing when the block stopped.
+    pub doing: Doing,
+    /// Block barriers the block had completed since it started.
+    pub barriers: u64,
+    /// Where the block's last block barrier was.
+    pub last_barrier: Option<Site>,
+}
+
+/// What a running block's thread was doing when the block stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Doing {
+    /// The memory access it was making, at this site.
+    Access(Site),
+    /// Between two of its block's switches: where it last waited, or the
+    /// call it is in (`None`: neither, or it had returned).
+    Between(Option<Site>),
+    /// Nothing yet: the block had just started.
+    Starting,
+}
+
+impl fmt::Display for Running {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.doing {
+            Doing::Access(site) => write!(f, "{} ran on at {site}", self.thread),
+            Doing::Between(Some(site)) => write!(f, "{} ran on, last waiting at {site}", self.thread),
+            Doing::Between(None) => write!(f, "block {} was running", self.thread.block),
+            Doing::Starting => write!(f, "block {} had just started", self.thread.block),
+        }
+    }
+}
+
+/// What the emulator saw of a launch it stopped for want of progress
+/// (`Fault::Timeout`, `Fault::BarrierLoop`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stall {
+    /// The blocks that were running, each with the thread it last ran, by block.
+    pub running: Vec<Running>,
+    /// Blocks that did not stop when told to: one of their threads runs
+    /// without touching memory or waiting, which nothing can interrupt.
+    pub unstoppable: Vec<u32>,
+    /// Blocks that had ended.
+    pub ended: u32,
+    /// Blocks waiting at the grid barrier.
+    pub at_grid: u32,
+    /// Blocks waiting at their cluster's barrier.
+    pub at_cluster: u32,
+    /// Blocks not yet started.
+    pub unstarted: u32,
+    /// Block barriers completed since the last block ended (or the launch began).
+    pub block_barriers: u64,
+    /// Cluster barriers completed since then.
+    pub cluster_barriers: u64,
+    /// Grid barriers completed since then.
+    pub grid_barriers: u64,
+    /// Where blocks last reached the grid barrier.
+    pub grid_site: Option<Site>,
+    /// Where blocks last reached a cluster barrier.
+    pub cluster_site: Option<Site>,
+}
+
+impl Stall {
+    /// `thread 0 of block 0 (warp 0, lane 0) ran on at X, and block 3 did not stop ...`.
+    fn threads(&self) -> String {
+        let mut parts: Vec<String> = self.running.iter().map(Running::to_string).collect();
+        if !self.unstoppable.is_empty() {
+            let blocks = if self.unstoppable.len() == 1 { "block" } else { "blocks" };
+            parts.push(format!(
+                "{blocks} {} did not stop when told to (a thread that runs without touching memory or waiting, which nothing can interrupt)",
+                ranges(self.unstoppable.iter().copied())
+            ));
+        }
+        parts.join(", and ")
+    }
+
+    /// `(2 blocks had ended, 4 waited at grid.sync() at X, 10 had not started)`, after `open`; empty if none.
+    fn tally(&self, open: &str) -> String {
+        let mut parts = Vec::new();
+        if self.ended > 0 {
+            parts.push(format!("{} had ended", count(self.ended as usize, "block")));
+        }
+        if self.at_grid > 0 {
+            let at = self.grid_site.map_or_else(|| "grid.sync()".to_string(), |s| s.to_string());
+            parts.push(format!("{} waited at {at}", count(self.at_grid as usize, "block")));
+        }
+        if self.at_cluster > 0 {
+            parts.push(format!("{} waited at their cluster's barrier", count(self.at_cluster as usize, "block")));
+        }
+        if self.unstarted > 0 {
+            parts.push(format!("{} had not started", count(self.unstarted as usize, "block")));
+        }
+        if parts.is_empty() { String::new() } else { format!("{open}{})", parts.join(", ")) }
     }
 }
 
@@ -433,6 +598,45 @@ pub(crate) fn count(n: usize, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    static AT: Site = Site { location: Location::caller(), call: "" };
+
+    fn site(call: &'static str) -> Site {
+        Site { call, ..AT }
+    }
+
+    #[test]
+    fn a_stop_hints_at_an_endless_loop_only_where_the_threads_it_saw_fit_one() {
+        let at_work = |block, barriers| Running {
+            thread: ThreadId { block, thread: 5 },
+            doing: Doing::Access(site("")),
+            barriers,
+            last_barrier: (barriers > 0).then(|| site("block.sync()")),
+        };
+        let here = format!("{}:{}:{}", AT.location.file(), AT.location.line(), AT.location.column());
+        // Block barriers completed, but by blocks that moved on to grid.sync(); the running ones have none.
+        let slow =
+            Stall { running: vec![at_work(38, 0)], at_grid: 38, unstarted: 120, block_barriers: 76, grid_site: Some(site("grid.sync()")), ..Stall::default() };
+        assert_eq!(
+            Fault::BarrierLoop { seconds: 600.0, stall: Box::new(slow) }.to_string(),
+            format!(
+                "76 block barriers completed over 600 s, and no block ended, while thread 5 of block 38 (warp 0, lane 5) ran on at {here} (38 blocks waited at grid.sync() at {here}, 120 blocks had not started): far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+            )
+        );
+        // A running block completing them, stopped at one.
+        let looping = Running { doing: Doing::Between(Some(site("block.sync()"))), ..at_work(0, 9000) };
+        let stall = Stall { running: vec![looping], block_barriers: 8000, ..Stall::default() };
+        assert_eq!(
+            Fault::BarrierLoop { seconds: 20.0, stall: Box::new(stall) }.to_string(),
+            format!("8000 block barriers completed over 20 s in block 0, and no block ended: an endless loop around block.sync() at {here}?")
+        );
+        // Nothing running at all: no guess.
+        let waiting = Stall { at_grid: 3, ended: 1, ..Stall::default() };
+        assert_eq!(
+            Fault::Timeout { seconds: 60.0, stall: Box::new(waiting) }.to_string(),
+            "no block ended and no barrier completed in 60 s, and no block was running (1 block had ended, 3 blocks waited at grid.sync())"
+        );
+    }
 
     #[test]
     fn ranges_compress_runs() {

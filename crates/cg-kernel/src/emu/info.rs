@@ -1,37 +1,36 @@
-//! What every block of a launch shares (the launch, its options, its
-//! deadline), and how a panic in an emulated thread becomes a fault rather
-//! than a crash. Below the blocks, which read both.
+//! What every block of a launch shares (the launch, its options, what the
+//! watchdog counts and whether it has stopped the launch), and how a panic in
+//! an emulated thread becomes a fault rather than a crash. Below the blocks,
+//! which read both.
 
 use super::spec::Launch;
+use super::watch::Progress;
 use std::cell::RefCell;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
-/// What every block of a launch shares, read-only.
+/// What every block of a launch shares: read-only, but for what the
+/// watchdog counts and its stop.
 pub(crate) struct LaunchInfo<'a> {
     pub launch: &'a Launch<'a>,
     pub seed: Option<u64>,
-    pub timeout_s: f64,
     /// Ordinary launches get a grid workspace too (see `Options`).
     pub workspace_always: bool,
     /// Blocks the device holds at once.
     pub fit: u32,
-    pub deadline: Instant,
+    /// A pause at every checkpoint (`Options::throttle`).
+    pub throttle: Option<std::time::Duration>,
+    /// Blocks ended and barriers completed, for the watchdog (`emu::watch`).
+    pub progress: Progress,
+    /// Set by the watchdog: every block stops at its next memory access or switch.
     pub abort: AtomicBool,
 }
 
 impl LaunchInfo<'_> {
-    /// Whether the launch has run out of time.
+    /// Whether the watchdog has stopped the launch.
+    #[inline]
     pub fn aborted(&self) -> bool {
-        if self.abort.load(Ordering::Relaxed) {
-            return true;
-        }
-        if Instant::now() > self.deadline {
-            self.abort.store(true, Ordering::Relaxed);
-            return true;
-        }
-        false
+        self.abort.load(Ordering::Relaxed)
     }
 }
 

@@ -14,16 +14,17 @@
 
 use super::clock;
 use super::cluster::{Cluster, Seat, Standing};
-use super::fault::{Access, Fault, Site, count, ranges};
+use super::fault::{Access, Fault, Site, Stall, count, ranges};
 use super::info::{LaunchInfo, quiet_kernel_panics};
 use super::scheduler::{BlockRun, Outcome};
 use super::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 use super::stack::Slots;
 use super::timeline::{self, Course, Residency, Stop};
+use super::watch::{Counts, GRACE, Progress, Verdict, Watchdog};
 use crate::cg::barrier::watched::{self, COUNTERS};
 use crate::cg::barrier::{arrival, is_watched, released};
 use std::collections::BTreeMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::Instant;
 
@@ -32,8 +33,9 @@ use std::time::Instant;
 struct GridState {
     /// Blocks handed to workers so far.
     next: u32,
-    /// Blocks a worker is running now.
+    /// Blocks a worker is running now, and which.
     running: u32,
+    running_blocks: std::collections::BTreeSet<u32>,
     max_running: u32,
     /// The grid barrier's word, run with `grid.sync()`'s own arithmetic
     /// (`cg::barrier`): zero at launch, as the driver hands it over; each
@@ -51,6 +53,9 @@ struct GridState {
     arrived: u32,
     /// Where they wait.
     site: Option<String>,
+    /// Where a block last reached the grid barrier, and a cluster barrier (for the watchdog's reports).
+    grid_site: Option<Site>,
+    cluster_site: Option<Site>,
     done: Vec<u32>,
     faults: BTreeMap<u32, Fault>,
     /// This phase's writes to `Out` buffers: the block that wrote each word, where, and the bits.
@@ -125,27 +130,139 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         info: LaunchInfo {
             launch,
             seed: options.seed,
-            timeout_s: options.timeout.as_secs_f64(),
             workspace_always: options.ordinary_launches_get_a_workspace,
             fit,
-            deadline: Instant::now() + options.timeout,
+            throttle: options.throttle,
+            progress: Progress::default(),
             abort: AtomicBool::new(false),
         },
         state: Mutex::new(GridState::default()),
         cv: Condvar::new(),
     };
     let workers = options.workers.clamp(1, grid as usize);
-    std::thread::scope(|s| {
+    let at_work = AtomicUsize::new(workers);
+    let launcher = std::thread::current();
+    let stopped = std::thread::scope(|s| {
         for _ in 0..workers {
-            s.spawn(|| worker(&g));
+            s.spawn(|| {
+                let _leaving = Leaving { at_work: &at_work, launcher: &launcher };
+                worker(&g);
+            });
         }
+        watch(&g, options, &at_work)
     });
     let st = g.state.into_inner().expect("no worker panics holding the lock");
     if let Some(sink) = launch.trace {
         let laid_out = timeline::lay_out(&st.courses, Residency { fit, sms: device.sms, cluster: launch.cluster.map(|c| c.blocks) });
         sink.lock().unwrap_or_else(|e| e.into_inner()).extend(laid_out);
     }
-    st.finished.expect("the launch finishes before its workers return").map(|()| LaunchStats { max_resident: st.max_running, workers })
+    let result = match stopped {
+        None => st.finished.expect("the launch finishes before its workers return"),
+        Some((verdict, stall)) => stopped_result(verdict, stall, &st),
+    };
+    result.map(|()| LaunchStats { max_resident: st.max_running, workers })
+}
+
+/// A worker's leaving, even by a panic: one fewer at work, and the watchdog woken to see it.
+struct Leaving<'a> {
+    at_work: &'a AtomicUsize,
+    launcher: &'a std::thread::Thread,
+}
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        self.at_work.fetch_sub(1, Ordering::Release);
+        self.launcher.unpark();
+    }
+}
+
+/// Watches the launch from the thread that made it, until every worker has
+/// returned: stops it when the watchdog's rule (`emu::watch`) says it is
+/// stuck, and hands `Options::on_runaway` a launch whose blocks do not stop
+/// within `GRACE`. Why it stopped the launch, and what it saw then, if it did.
+fn watch(g: &Grid, options: &Options, at_work: &AtomicUsize) -> Option<(Verdict, Stall)> {
+    let lock = || g.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut dog = Watchdog::new(options.timeout, Instant::now());
+    let mut stopped: Option<(Verdict, Stall, Instant)> = None;
+    let mut told = false;
+    while at_work.load(Ordering::Acquire) > 0 {
+        std::thread::park_timeout(dog.tick());
+        let now = Instant::now();
+        match &stopped {
+            None => {
+                let Some(verdict) = dog.look(g.info.progress.read(), now) else { continue };
+                let st = lock();
+                if st.finished.is_none() {
+                    stopped = Some((verdict, seen(g, &st, verdict), now));
+                    g.info.abort.store(true, Ordering::Relaxed);
+                    g.cv.notify_all();
+                }
+            }
+            Some((verdict, stall, at)) if !told && now.duration_since(*at) >= GRACE => {
+                told = true;
+                if let Some(tell) = options.on_runaway {
+                    let fault = {
+                        let st = lock();
+                        gathered(*verdict, stall.clone(), &st, st.running_blocks.iter().copied().collect())
+                    };
+                    tell(g.info.launch.kernel, &fault);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+    stopped.map(|(verdict, stall, _)| (verdict, stall))
+}
+
+/// What the watchdog sees of the launch when it stops it.
+fn seen(g: &Grid, st: &GridState, verdict: Verdict) -> Stall {
+    let barriers = match verdict {
+        Verdict::Looping { barriers, .. } => barriers,
+        Verdict::Stuck { .. } => Counts::default(),
+    };
+    Stall {
+        ended: (st.done.len() + st.faults.len()) as u32,
+        at_grid: st.arrived,
+        at_cluster: st.cluster_waiting.len() as u32,
+        unstarted: g.info.launch.grid - st.next,
+        block_barriers: barriers.block_barriers,
+        cluster_barriers: barriers.cluster_barriers,
+        grid_barriers: barriers.grid_barriers,
+        grid_site: st.grid_site,
+        cluster_site: st.cluster_site,
+        ..Stall::default()
+    }
+}
+
+/// The fault of a stopped launch: what the watchdog saw, with the thread
+/// each stopped block last ran, and the blocks that did not stop.
+fn gathered(verdict: Verdict, mut stall: Stall, st: &GridState, unstoppable: Vec<u32>) -> Fault {
+    for f in st.faults.values() {
+        if let Fault::Timeout { stall: part, .. } = f {
+            stall.running.extend(part.running.iter().copied());
+        }
+    }
+    stall.unstoppable = unstoppable;
+    match verdict {
+        Verdict::Stuck { seconds } => Fault::Timeout { seconds, stall: Box::new(stall) },
+        Verdict::Looping { seconds, .. } => Fault::BarrierLoop { seconds, stall: Box::new(stall) },
+    }
+}
+
+/// How a launch the watchdog stopped ends: `Ok` if every block ended well
+/// after all; else a fault of its own that a block met (the lowest block's),
+/// which outranks the stop; else the stop, with what the watchdog saw.
+fn stopped_result(verdict: Verdict, stall: Stall, st: &GridState) -> Result<(), Fault> {
+    let own = |f: &Fault| !matches!(f, Fault::Timeout { .. });
+    match &st.finished {
+        Some(Ok(())) => return Ok(()),
+        Some(Err(f)) if own(f) => return Err(f.clone()),
+        _ => {}
+    }
+    match st.faults.values().find(|f| own(f)) {
+        Some(f) => Err(f.clone()),
+        None => Err(gathered(verdict, stall, st, Vec::new())),
+    }
 }
 
 /// The blocks a cluster launch holds at once: whole clusters, as many as
@@ -208,6 +325,7 @@ fn publish_to_cluster(g: &Grid, st: &mut GridState, run: &BlockRun, standing: St
         let arrived = c.standing.iter().filter(|&&s| s == Standing::Arrived).count() as u32;
         match c.end_phase(block_of) {
             Ok(()) => {
+                g.info.progress.cluster_barrier();
                 c.generation += 1;
                 c.standing.iter_mut().filter(|s| **s == Standing::Arrived).for_each(|s| *s = Standing::Running);
                 for b in block_of(0)..block_of(seat.size) {
@@ -266,7 +384,7 @@ fn worker(g: &Grid) {
         let mut run = {
             let mut st = g.state.lock().unwrap();
             loop {
-                if st.finished.is_some() {
+                if st.finished.is_some() || g.info.aborted() {
                     return;
                 }
                 let ready = |b: &BlockRun| match b.cluster_generation {
@@ -313,11 +431,16 @@ fn worker(g: &Grid) {
             let mut st = g.state.lock().unwrap();
             st.running += 1;
             st.max_running = st.max_running.max(st.running);
+            st.running_blocks.insert(run.block.id);
         }
         let outcome = run.run(&slots);
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
         let id = run.block.id;
+        st.running_blocks.remove(&id);
+        if matches!(outcome, Outcome::Done | Outcome::Faulted(_)) {
+            g.info.progress.block_ended();
+        }
         let stretch = clock::take_steps();
         if let Some(c) = st.courses.get_mut(&id) {
             let stop = match outcome {
@@ -340,6 +463,7 @@ fn worker(g: &Grid) {
                 if st.site.is_none() {
                     st.site = run.site.map(|s| s.to_string());
                 }
+                st.grid_site = run.site.or(st.grid_site);
                 let grid = g.info.launch.grid;
                 if is_watched(grid) {
                     run.arrived_at = st.watched.get_or_insert_with(|| watched::Memory::new(COUNTERS)).arrive(id);
@@ -354,6 +478,7 @@ fn worker(g: &Grid) {
                 let seat = run.block.seat.as_ref().expect("only a block of a cluster parks at a cluster barrier");
                 run.cluster_generation = Some(st.clusters[&seat.cluster].generation);
                 st.cluster_waiting.insert(id, run.site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string()));
+                st.cluster_site = run.site.or(st.cluster_site);
                 publish_to_cluster(g, &mut st, &run, Standing::Arrived);
                 parked.push(run);
             }
@@ -482,6 +607,7 @@ fn settle(g: &Grid, st: &mut GridState) {
             return;
         }
         st.releasable += st.arrived;
+        g.info.progress.grid_barrier();
         publish(&g.info, st);
         st.barrier_start = st.word;
         st.arrived = 0;

@@ -18,6 +18,10 @@
 //!   from different places, and a deadlock (every live thread waits for
 //!   something that cannot happen), each a [`Fault`] that names the kernel,
 //!   the threads, the source line and what is missing.
+//! - **Stuck, not slow**: a launch is stopped only when no block has ended
+//!   and no barrier completed for [`Options::timeout`], however long it has
+//!   run; barriers alone keep it going for ten timeouts (`watch` has the
+//!   rule). The fault names what was running and where.
 //! - **Interleavings**: by default each block runs its threads in order; with
 //!   a seed ([`Options::seed`]) it picks the next thread and preempts at
 //!   random, to shake out code that relies on an order the GPU does not promise.
@@ -26,12 +30,13 @@
 // list (`crates/cg-kernel/tests/emu_layers.rs` reads this list and holds every file to it).
 //
 // The ground: faults and where they happened, memory, coroutine stacks,
-// what a launch is, and the per-worker clock.
+// what a launch is, the per-worker clock, and the watchdog's rule.
 pub mod fault;
 mod memory;
 mod stack;
 mod spec;
 mod clock;
+mod watch;
 // What every block of a launch shares, and panics turned into faults.
 mod info;
 // The race shadow of one word.
@@ -57,7 +62,7 @@ mod launch;
 // `cg` use it; private, since its functions trust their arguments).
 pub(crate) mod thread;
 
-pub use fault::{Access, Fault, PartialBarrier, Site, ThreadId};
+pub use fault::{Access, Doing, Fault, PartialBarrier, Running, Site, Stall, ThreadId};
 pub use memory::Memory;
 pub use spec::{Arg, BlockTrace, ClusterCeilings, ClusterShape, Device, H200_CLUSTERS, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 

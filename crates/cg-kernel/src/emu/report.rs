@@ -1,7 +1,7 @@
 //! What a block reports when it cannot go on: who waits where, for what.
 
 use super::block::Block;
-use super::fault::{Fault, ranges};
+use super::fault::{Doing, Fault, Running, Site, Stall, ranges};
 use super::warp::Wait;
 
 impl Block {
@@ -68,5 +68,21 @@ impl Block {
             ));
         }
         Fault::Deadlock(format!("in {kernel}, block {} cannot go on", self.id))
+    }
+
+    /// The block's part in a launch the watchdog stopped: the thread it last
+    /// ran, at the memory access `at` if it stopped there; the launch gathers
+    /// every block's part into one fault.
+    pub(crate) fn stopped(&self, at: Option<Site>) -> Fault {
+        let t = self.thread();
+        let doing = match at {
+            Some(site) => Doing::Access(site),
+            // A thread that has never run has no yielder yet.
+            None if self.threads.iter().all(|t| t.yielder.get().is_null()) => Doing::Starting,
+            None if t.wait.get() == Wait::Exited => Doing::Between(None),
+            None => Doing::Between(t.site.get().or(t.call.get())),
+        };
+        let running = Running { thread: self.thread_id(), doing, barriers: self.barriers.get(), last_barrier: self.last_barrier.get() };
+        Fault::Timeout { seconds: 0.0, stall: Box::new(Stall { running: vec![running], ..Stall::default() }) }
     }
 }

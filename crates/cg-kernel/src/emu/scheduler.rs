@@ -106,7 +106,7 @@ impl BlockRun {
                 return Outcome::Faulted(b.ending(f));
             }
             if info.aborted() {
-                return Outcome::Faulted(Fault::Timeout { seconds: info.timeout_s });
+                return Outcome::Faulted(b.stopped(None));
             }
             let next = {
                 let mut q = b.queue.borrow_mut();

@@ -233,7 +233,12 @@ pub struct Options {
     /// Run each block's threads in an order drawn from this seed, preempting
     /// them at random, instead of in thread order.
     pub seed: Option<u64>,
-    /// The longest a launch may run.
+    /// How long a launch may go without progress: no block ending and no
+    /// barrier (a block's, a cluster's, the grid's) completing. It may run
+    /// as long as it keeps making some, however slow the machine; past the
+    /// timeout it stops with [`Fault::Timeout`](super::fault::Fault::Timeout). A
+    /// launch whose barriers keep completing but none of whose blocks ends
+    /// stops after ten timeouts ([`Fault::BarrierLoop`](super::fault::Fault::BarrierLoop)).
     pub timeout: Duration,
     /// Worker threads (at most one per block).
     pub workers: usize,
@@ -242,6 +247,17 @@ pub struct Options {
     /// `grid.sync()` under an ordinary launch then waits for blocks that may
     /// never start, as on that GPU, instead of failing at once.
     pub ordinary_launches_get_a_workspace: bool,
+    /// Slows the emulator to stand for a loaded machine (tests): a worker
+    /// pauses this long once every 4,096 memory accesses it runs (more
+    /// often in a seeded run), where it checks whether to stop.
+    pub throttle: Option<Duration>,
+    /// Called with the kernel's name and the fault when a launch the
+    /// watchdog stopped does not stop within 2 s: a thread runs without
+    /// touching memory or waiting, which nothing can interrupt, and the
+    /// launch cannot return while it runs. The host's `Gpu` prints the fault
+    /// and ends the process here. Without one, or if it returns, the launch
+    /// waits for the thread.
+    pub on_runaway: Option<fn(&str, &super::fault::Fault)>,
 }
 
 impl Default for Options {
@@ -251,6 +267,8 @@ impl Default for Options {
             timeout: Duration::from_secs(60),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ordinary_launches_get_a_workspace: false,
+            throttle: None,
+            on_runaway: None,
         }
     }
 }

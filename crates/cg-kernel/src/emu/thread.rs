@@ -144,10 +144,11 @@ pub fn place() -> u32 {
 
 /// Counts one memory access.
 #[inline]
+#[track_caller]
 pub fn tick() {
     let (checkpoint_due, race_due) = clock::step();
     if checkpoint_due {
-        checkpoint();
+        checkpoint(Location::caller());
     }
     if race_due {
         let b = block();
@@ -155,12 +156,17 @@ pub fn tick() {
     }
 }
 
+/// Every `clock::QUANTUM` accesses (or fewer, seeded): stops here if the
+/// watchdog has stopped the launch, naming the access at `at`.
 #[cold]
-fn checkpoint() {
+fn checkpoint(at: &'static Location<'static>) {
     let b = block();
     let info = b.info();
+    if let Some(pause) = info.throttle {
+        std::thread::sleep(pause);
+    }
     if info.aborted() {
-        b.fail(Fault::Timeout { seconds: info.timeout_s });
+        b.fail(b.stopped(Some(b.site(at))));
     }
     let next = match info.seed {
         Some(_) => {

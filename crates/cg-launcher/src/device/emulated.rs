@@ -12,33 +12,13 @@ use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// The emulated launch in progress, for the watchdog: its kernel and deadline.
-static RUNNING: Mutex<Option<(&'static str, f64, Instant)>> = Mutex::new(None);
-
-/// Past the deadline the emulator stops a launch at its next memory access or
-/// switch; a thread that loops touching neither is stopped here, this long after.
-const WATCHDOG_GRACE: Duration = Duration::from_secs(2);
-
-/// Ends the process, with one line naming the kernel, if an emulated launch
-/// runs past its deadline without stopping itself: an emulated thread in a
-/// loop that never touches memory or waits cannot be interrupted.
-fn start_watchdog() {
-    static STARTED: std::sync::Once = std::sync::Once::new();
-    STARTED.call_once(|| {
-        std::thread::spawn(|| {
-            loop {
-                std::thread::sleep(Duration::from_millis(100));
-                if let Some((kernel, seconds, deadline)) = *RUNNING.lock().unwrap_or_else(|e| e.into_inner())
-                    && Instant::now() > deadline + WATCHDOG_GRACE
-                {
-                    eprintln!(
-                        "error: {kernel} did not finish within {seconds} s on the emulated device, and an emulated thread runs without touching memory or waiting (an endless loop?): stopping"
-                    );
-                    std::process::exit(1);
-                }
-            }
-        });
-    });
+/// Ends the process with one line naming the kernel, when the emulator has
+/// stopped a launch and a thread of it runs on regardless: one in a loop
+/// that never touches memory or waits cannot be interrupted, and the launch
+/// cannot return while it runs (`emu::Options::on_runaway`).
+fn runaway(kernel: &str, fault: &emu::Fault) {
+    eprintln!("error: {kernel} on the emulated device: {fault}: stopping");
+    std::process::exit(1);
 }
 
 pub(crate) struct Emulated {
@@ -370,13 +350,11 @@ impl Emulated {
             trace: self.tracing.get().then_some(&sink),
         };
         let options = self.options.get();
-        start_watchdog();
-        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = Some((spec.name, options.timeout.as_secs_f64(), Instant::now() + options.timeout));
+        let options = emu::Options { on_runaway: options.on_runaway.or(Some(runaway)), ..options };
         // SAFETY: the caller's contract (`Function::launch`): each buffer
         // argument addresses its `len` elements of live memory that nothing
         // else touches while the launch runs (the host is in this call).
         let result = unsafe { self.device.launch(&launch, &options) };
-        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) = None;
         if self.tracing.get() {
             self.traces.borrow_mut().push(super::LaunchTrace {
                 kernel: spec.name,

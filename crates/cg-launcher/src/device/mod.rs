@@ -612,7 +612,9 @@ impl Gpu {
         &*self.backend
     }
 
-    /// Sets how long the host waits for the device before calling a kernel stuck.
+    /// Sets how long the host waits for the device before calling a kernel
+    /// stuck; on the emulator, how long a launch may go with no block ending
+    /// and no barrier completing (`cg_kernel::emu::Options::timeout`).
     pub fn set_timeout(&self, timeout: Duration) {
         self.backend.set_timeout(timeout);
     }

@@ -1,0 +1,279 @@
+//! The emulator tells slow from stuck: a launch slowed far past its
+//! timeout (`Options::throttle`, standing for a loaded machine) runs to the
+//! end while blocks keep ending or barriers keep completing.
+
+use gpu::cg::{this_grid, this_thread_block};
+use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
+use gpu::kernel;
+use gpu::kernels::{Contract, KernelDef, Params};
+use gpu::mem::{In, Out};
+use std::time::{Duration, Instant};
+
+/// 2 SMs of 256 threads and 4 blocks each: 8 blocks of 64 threads at once.
+const DEV: Device = Device {
+    sms: 2,
+    threads_per_sm: 256,
+    blocks_per_sm: 4,
+    shared_bytes_per_sm: 48 * 1024,
+    max_threads_per_block: 1024,
+    registers_per_sm: 65536,
+    clusters: None,
+};
+const THREADS: u32 = 64;
+
+/// Reads per thread between two barriers: a block's 64 threads make 6,400,
+/// so each round passes one throttled checkpoint (every 4,096 accesses).
+const READS: usize = 100;
+
+/// One second of timeout, and a pause of 50 ms at every checkpoint: each
+/// launch below takes about three seconds, and something that counts as
+/// progress happens several times a second.
+fn throttled() -> Options {
+    Options { timeout: Duration::from_secs(1), throttle: Some(Duration::from_millis(50)), workers: 2, ..Options::default() }
+}
+
+fn input<T>(name: &'static str, v: &[T]) -> Arg {
+    Arg::In { name, address: v.as_ptr() as usize, len: v.len(), elem: size_of::<T>() }
+}
+
+fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
+    Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
+}
+
+fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, cooperative: bool, args: &[Arg], options: Options) -> Result<LaunchStats, Fault> {
+    let entry = def.entry();
+    // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
+    let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
+    let launch = Launch {
+        kernel: def.name(),
+        grid,
+        threads: THREADS,
+        shared_bytes: def.shared_bytes(THREADS),
+        registers_per_thread: None,
+        cooperative,
+        grid_sync: def.grid_sync(),
+        cluster: None,
+        cluster_kernel: def.cluster(),
+        args,
+        entry: &f,
+        trace: None,
+    };
+    // SAFETY: each test passes arguments over live vectors of the lengths its kernel reads and writes.
+    unsafe { DEV.launch(&launch, &options) }
+}
+
+/// Each thread adds up `READS` elements and writes the sum: one round, then the block ends.
+///
+/// # Safety
+/// `input` holds `READS` elements; `out` one per thread of the grid.
+#[kernel]
+unsafe fn add_up(input: In<u32>, out: Out<u32>) {
+    let mut sum = 0u32;
+    for i in 0..READS {
+        sum = sum.wrapping_add(unsafe { input.read(i) });
+    }
+    unsafe { out.write(this_grid().thread_rank(), sum) };
+}
+
+/// `rounds` rounds of `add_up`'s reads, each closed by `block.sync()`.
+///
+/// # Safety
+/// As `add_up`.
+#[kernel]
+unsafe fn add_up_between_block_barriers(input: In<u32>, out: Out<u32>, rounds: u32) {
+    let block = this_thread_block();
+    let mut sum = 0u32;
+    for _ in 0..rounds {
+        for i in 0..READS {
+            sum = sum.wrapping_add(unsafe { input.read(i) });
+        }
+        block.sync();
+    }
+    unsafe { out.write(this_grid().thread_rank(), sum) };
+}
+
+/// `rounds` rounds of `add_up`'s reads, each closed by `grid.sync()`.
+///
+/// # Safety
+/// As `add_up`.
+#[kernel(cooperative)]
+unsafe fn add_up_between_grid_barriers(input: In<u32>, out: Out<u32>, rounds: u32) {
+    let grid = this_grid();
+    let mut sum = 0u32;
+    for _ in 0..rounds {
+        for i in 0..READS {
+            sum = sum.wrapping_add(unsafe { input.read(i) });
+        }
+        grid.sync();
+    }
+    unsafe { out.write(grid.thread_rank(), sum) };
+}
+
+/// Runs `go` and says how long it took, so a failure shows how far past the timeout it got.
+fn timed<R>(go: impl FnOnce() -> R) -> (R, f64) {
+    let started = Instant::now();
+    let r = go();
+    (r, started.elapsed().as_secs_f64())
+}
+
+#[test]
+fn a_slow_launch_of_many_blocks_runs_to_the_end_while_blocks_keep_ending() {
+    let xs = vec![1u32; READS];
+    let grid = 128;
+    let mut out = vec![0u32; (grid * THREADS) as usize];
+    let (r, seconds) = timed(|| launch(&ADD_UP, grid, false, &[input("input", &xs), output("out", &mut out, 0)], throttled()));
+    println!("{seconds:.2} s");
+    r.unwrap_or_else(|f| panic!("after {seconds:.2} s: {f}"));
+    assert!(out.iter().all(|&s| s == READS as u32));
+    assert!(seconds > 2.0, "the throttle slowed the launch to {seconds:.2} s, past its 1 s timeout");
+}
+
+#[test]
+fn a_slow_block_runs_to_the_end_while_its_block_barriers_keep_completing() {
+    let xs = vec![1u32; READS];
+    let rounds = 40;
+    let mut out = vec![0u32; THREADS as usize];
+    let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(rounds as u64)];
+    let (r, seconds) = timed(|| launch(&ADD_UP_BETWEEN_BLOCK_BARRIERS, 1, false, &args, throttled()));
+    println!("{seconds:.2} s");
+    r.unwrap_or_else(|f| panic!("after {seconds:.2} s: {f}"));
+    assert!(out.iter().all(|&s| s == rounds * READS as u32));
+    assert!(seconds > 2.0, "the throttle slowed the launch to {seconds:.2} s, past its 1 s timeout");
+}
+
+#[test]
+fn a_slow_cooperative_launch_runs_to_the_end_while_its_grid_barriers_keep_completing() {
+    let xs = vec![1u32; READS];
+    let (grid, rounds) = (8, 16);
+    let mut out = vec![0u32; (grid * THREADS) as usize];
+    let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(rounds as u64)];
+    let (r, seconds) = timed(|| launch(&ADD_UP_BETWEEN_GRID_BARRIERS, grid, true, &args, throttled()));
+    println!("{seconds:.2} s");
+    r.unwrap_or_else(|f| panic!("after {seconds:.2} s: {f}"));
+    assert!(out.iter().all(|&s| s == rounds * READS as u32));
+    assert!(seconds > 2.0, "the throttle slowed the launch to {seconds:.2} s, past its 1 s timeout");
+}
+
+// ---- what is truly stuck is still named ----
+
+/// Block 3 loops forever before `grid.sync()`; the others wait there for it.
+///
+/// # Safety
+/// `input` holds one element; `out` one per block.
+#[kernel(cooperative)]
+unsafe fn one_block_never_arrives(input: In<u32>, out: Out<u32>) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let mut sum = 0u32;
+    if block.group_index().x == 3 {
+        while sum != 1 {
+            sum = sum.wrapping_add(unsafe { input.read(0) }) & 2;
+        }
+    }
+    grid.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(block.group_index().x as usize, sum) };
+    }
+}
+
+#[test]
+fn a_block_that_never_reaches_grid_sync_is_named_running_with_the_blocks_that_wait_for_it() {
+    let xs = [1u32];
+    let mut out = [0u32; 8];
+    let options = Options { timeout: Duration::from_millis(300), workers: 2, ..Options::default() };
+    let (r, seconds) = timed(|| launch(&ONE_BLOCK_NEVER_ARRIVES, 8, true, &[input("input", &xs), output("out", &mut out, 0)], options));
+    let err = r.expect_err("block 3 never arrives");
+    let text = err.to_string();
+    println!("{seconds:.2} s: {text}");
+    assert!(matches!(err, Fault::Timeout { .. }), "{text}");
+    assert!(
+        text.starts_with(
+            "no block ended and no barrier completed in 0.3 s, while thread 0 of block 3 (warp 0, lane 0) ran on at gpu/tests/emulator_watchdog.rs:"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(" (7 blocks waited at grid.sync() at gpu/tests/emulator_watchdog.rs:"), "{text}");
+    assert!(text.ends_with("): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"), "{text}");
+    assert!((0.3..2.0).contains(&seconds), "named after {seconds:.2} s");
+}
+
+/// A loop around `block.sync()` whose index never moves.
+///
+/// # Safety
+/// None needed.
+#[kernel]
+unsafe fn an_index_that_never_moves_around_block_sync(n: u32) {
+    let block = this_thread_block();
+    let i = 0;
+    #[allow(clippy::while_immutable_condition, reason = "the mistake this kernel makes")]
+    while i < n {
+        block.sync();
+    }
+}
+
+#[test]
+fn a_loop_around_block_sync_that_never_ends_is_stopped_by_the_backstop_and_named() {
+    let options = Options { timeout: Duration::from_millis(300), ..Options::default() };
+    let (r, seconds) = timed(|| launch(&AN_INDEX_THAT_NEVER_MOVES_AROUND_BLOCK_SYNC, 1, false, &[Arg::Value(4)], options));
+    let err = r.expect_err("the loop never ends");
+    let text = err.to_string();
+    println!("{seconds:.2} s: {text}");
+    assert!(matches!(err, Fault::BarrierLoop { .. }), "{text}");
+    // Its block barriers kept resetting the timeout; the backstop, ten timeouts with no block ending, did not.
+    let Fault::BarrierLoop { stall, .. } = &err else { unreachable!() };
+    assert!(stall.block_barriers > 100, "{text}");
+    let head = format!(
+        "{} block barriers completed over 3 s in block 0, and no block ended: an endless loop around block.sync() at gpu/tests/emulator_watchdog.rs:",
+        stall.block_barriers
+    );
+    assert!(text.starts_with(&head), "{text}");
+    assert!(text.ends_with('?'), "{text}");
+    assert!((3.0..6.0).contains(&seconds), "named after {seconds:.2} s");
+}
+
+/// Set once the test has seen the runaway named: the kernel's loop then ends.
+static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// What `on_runaway` was handed.
+static TOLD: std::sync::Mutex<Option<(String, String)>> = std::sync::Mutex::new(None);
+
+/// Computes without touching emulated memory or waiting until the test says stop.
+///
+/// # Safety
+/// None needed.
+#[kernel]
+unsafe fn computes_without_memory() {
+    while !RELEASE.load(std::sync::atomic::Ordering::Relaxed) {
+        std::hint::spin_loop();
+    }
+}
+
+#[test]
+fn a_thread_that_cannot_be_stopped_is_handed_to_on_runaway_by_name() {
+    fn tell(kernel: &str, fault: &Fault) {
+        *TOLD.lock().unwrap() = Some((kernel.to_string(), fault.to_string()));
+    }
+    let options = Options { timeout: Duration::from_millis(300), on_runaway: Some(tell), ..Options::default() };
+    let started = Instant::now();
+    let running = std::thread::spawn(move || launch(&COMPUTES_WITHOUT_MEMORY, 1, false, &[], options));
+    let told = loop {
+        if let Some(told) = TOLD.lock().unwrap().take() {
+            break told;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "on_runaway was not called");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    println!("{seconds:.2} s: {}: {}", told.0, told.1);
+    RELEASE.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(told.0, "computes_without_memory");
+    assert_eq!(
+        told.1,
+        "no block ended and no barrier completed in 0.3 s, while block 0 did not stop when told to (a thread that runs without touching memory or waiting, which nothing can interrupt): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+    );
+    // The timeout, then two seconds' grace for the block to stop.
+    assert!((2.3..5.0).contains(&seconds), "told after {seconds:.2} s");
+    // Once the thread stops by itself, the launch returns, stopped.
+    let r = running.join().unwrap();
+    println!("then: {r:?}");
+    assert!(matches!(r, Err(Fault::Timeout { .. })), "{r:?}");
+}
