@@ -1,6 +1,6 @@
 //! Compiles this crate to PTX with `cg-builder` (rustc's
 //! `nvptx64-nvidia-cuda` target): the module the lesson runs, a traced
-//! twin for `cg-lesson trace`, and an sm_90 module that adds the
+//! twin for `cg-lesson trace` on a GPU (feature `traced`), and an sm_90 module that adds the
 //! `#[kernel(cluster)]` kernels, which `kernels/mod.rs` registers
 //! (`cg_kernel::ptx!()`). Where `ptxas` is found (`PTXAS`, the one
 //! `scripts/test.sh` installs, or `PATH`), the builder asks it each
@@ -13,7 +13,9 @@ fn main() {
         .arch(arch)
         .forward_feature("barrier-timeout")
         .forward_feature("probes")
-        .traced(true)
+        // The traced twin only where asked for (`cg-lesson trace` on a GPU):
+        // a third fat-LTO build of the crate on every kernel edit otherwise.
+        .traced(std::env::var_os("CARGO_FEATURE_TRACED").is_some())
         .sm90(true)
         .ptxas("../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas")
         .watch("../crates/cg-kernel/src")

@@ -20,9 +20,10 @@ for line in sys.stdin:
 '
 }
 
-cargo build --release -p host
+# With the traced module (host/traced), which `trace` and its GPU test load.
+cargo build --release -p host --features host/traced
 cp target/release/cg-lesson .device/cg-lesson
-copy_tests --workspace
+copy_tests --workspace --features host/traced
 cargo build --release -p host --features barrier-timeout
 cp target/release/cg-lesson .device/cg-lesson-barrier-timeout
 rm -f .device/tests/barrier_timeout .device/tests/barrier_timeout_watched .device/tests/barrier_timeout_shared .device/tests/branch_memory_mutant

@@ -182,6 +182,10 @@ impl fmt::Display for Error {
                 Some(t) => write!(f, "{kernel} with tiles of {t} exists only on the emulator: change the tile in the kernel's source to run it on the GPU"),
                 None => write!(f, "{kernel} is declared #[kernel(emulator)]: it has no GPU entry and runs only on the emulator (--emulate)"),
             },
+            Error::Launch(L::NoTracedModule) => write!(
+                f,
+                "this build has no traced module (it is a third GPU build of the kernels after every edit, so it is built only when asked for): cargo run --release -p host --features host/traced -- trace, or trace on the emulator with --emulate"
+            ),
             Error::Launch(L::NotOnEmulator(what)) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
             Error::Launch(L::NoNccl { why }) => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),
             Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),

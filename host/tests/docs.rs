@@ -69,7 +69,9 @@ fn paths(text: &str) -> Vec<(String, Option<String>)> {
         }
         let word: String = bytes[k..end].iter().collect::<String>().trim_end_matches(['.', ':', ',', '-']).to_string();
         let placeholder = end < bytes.len() && "{*<".contains(bytes[end]);
-        if !placeholder && word.len() > 4 {
+        // `--features host/traced` names a feature, not a path.
+        let feature = bytes[k.saturating_sub(11)..k].iter().collect::<String>() == "--features ";
+        if !placeholder && !feature && word.len() > 4 {
             let before: String = bytes[k.saturating_sub(40)..k].iter().collect();
             let call = before.strip_suffix(" at ").and_then(|b| b.rsplit(' ').next()).filter(|c| c.ends_with("()")).map(str::to_string);
             found.push((word, call));

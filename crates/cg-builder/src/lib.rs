@@ -244,20 +244,30 @@ impl Builder {
             .filter(|f| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase().replace('-', "_"))).is_some())
             .map(String::as_str)
             .collect();
-        // The sm_90 module builds in a folder of its own while the others
-        // build one after the other in theirs, each folder compiling `core`
-        // for the GPU once.
-        let sm90 = self.sm90.then(|| self.spawn("nvptx-sm90", &features, SM90));
+        // Each module builds at once, in a folder of its own (each compiling
+        // `core` for the GPU once, then kept): a kernel edit waits for the
+        // slowest, not for the three one after another.
         let traced: Vec<&str> = features.iter().copied().chain(["trace"]).collect();
-        self.finish(self.spawn("nvptx", &features, &self.arch), "nvptx", files::PLAIN)?;
-        if self.traced {
-            self.finish(self.spawn("nvptx", &traced, &self.arch), "nvptx", files::TRACED)?;
-        } else {
-            self.write(files::TRACED, "")?;
-        }
-        match sm90 {
-            Some(child) => self.finish(child, "nvptx-sm90", files::SM90)?,
-            None => self.write(files::SM90, "")?,
+        let plain_build = self.spawn("nvptx", &features, &self.arch);
+        let traced_build = self.traced.then(|| self.spawn("nvptx-traced", &traced, &self.arch));
+        let sm90_build = self.sm90.then(|| self.spawn("nvptx-sm90", &features, SM90));
+        let built = [(Some(plain_build), "nvptx", files::PLAIN), (traced_build, "nvptx-traced", files::TRACED), (sm90_build, "nvptx-sm90", files::SM90)]
+            .into_iter()
+            .map(|(child, folder, name)| match child {
+                Some(child) => self.finish(child, folder, name),
+                None => self.write(name, "").map(|()| Ok(())),
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        // A kernel that does not compile: the crate's own compilation, which
+        // comes next, shows the compiler's errors as the compiler's, with
+        // their spans (the host build of the same source fails the same
+        // way); `ptx!()` then stops it with one line on the GPU build, for an
+        // error only the GPU build meets.
+        if let Some(failed) = built.into_iter().find_map(Result::err) {
+            println!("cargo:warning=the kernels did not compile for the GPU: the compiler's errors follow, from the crate's own build");
+            self.write(files::PTX_RS, &format!("::core::compile_error!({failed:?})\n"))?;
+            println!("cargo:rustc-env={PTX_ENV}={}", self.out_dir.join(files::PTX_RS).display());
+            return Ok(Built { plain, ptxas: Err("the GPU build failed".into()) });
         }
         let ptxas = self.report(&plain);
         if let Err(why) = &ptxas {
@@ -305,30 +315,41 @@ impl Builder {
         cmd.spawn()
     }
 
-    /// Waits for a GPU build, then writes its PTX, launch bounds applied, as `name`.
-    fn finish(&self, child: std::io::Result<std::process::Child>, folder: &str, name: &str) -> Result<(), Error> {
+    /// Waits for a GPU build, then writes its PTX, launch bounds applied, as
+    /// `name`. `Ok(Err(message))` where the kernels did not compile: the
+    /// message names the first error and the file that holds the whole output.
+    fn finish(&self, child: std::io::Result<std::process::Child>, folder: &str, name: &str) -> Result<Result<(), String>, Error> {
         let output = child
             .and_then(|c| c.wait_with_output())
             .map_err(|e| error(format!("could not run cargo to build the kernels for the GPU: {e}"), "check that cargo is on PATH"))?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
-            eprintln!("{stderr}");
             let toolchain = self.toolchain.as_deref().unwrap_or("<the crate's nightly>");
-            let fix = if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
-                format!("rustup component add rust-src --toolchain {toolchain}")
-            } else if stderr.contains("-Z") && stderr.contains("nightly") {
-                format!("rustup toolchain install {toolchain} --profile minimal --component rust-src")
-            } else {
-                format!("fix the error above in {} and build again", self.dir.display())
-            };
-            return Err(error("building the kernels for nvptx64-nvidia-cuda failed", fix));
+            if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
+                eprintln!("{stderr}");
+                return Err(error("building the kernels for nvptx64-nvidia-cuda failed", format!("rustup component add rust-src --toolchain {toolchain}")));
+            }
+            if stderr.contains("-Z") && stderr.contains("nightly") {
+                eprintln!("{stderr}");
+                return Err(error(
+                    "building the kernels for nvptx64-nvidia-cuda failed",
+                    format!("rustup toolchain install {toolchain} --profile minimal --component rust-src"),
+                ));
+            }
+            let log = self.out_dir.join(format!("{folder}-errors.txt"));
+            let _ = std::fs::write(&log, stderr.as_bytes());
+            let first = stderr.lines().find(|l| l.starts_with("error")).unwrap_or("an error").trim();
+            return Ok(Err(format!(
+                "the kernels did not compile for the GPU (nvptx64-nvidia-cuda, {folder}): {first}; the GPU build's whole output is in {}",
+                log.display()
+            )));
         }
         let ptx = self.out_dir.join(folder).join("nvptx64-nvidia-cuda/release/deps").join(format!("{}.s", self.lib_name));
         let text = std::fs::read_to_string(&ptx)
             .map_err(|e| error(format!("the GPU build left no PTX at {}: {e}", ptx.display()), "run `cargo clean` and build again"))?;
         let text = with_launch_bounds(&text)
             .map_err(|why| error(format!("launch bounds: {why}"), "report this: `#[kernel(launch_bounds(...))]` and cg-builder disagree"))?;
-        self.write(name, &text)
+        self.write(name, &text).map(Ok)
     }
 
     /// What `ptxas -v -arch=sm_75` says of `ptx`, or why it could not be asked.
@@ -386,6 +407,39 @@ fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>) -> Result<String, Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_that_does_not_compile_is_left_to_the_crates_own_build_with_the_first_error_named() {
+        let out = std::env::temp_dir().join(format!("cg-builder-test-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let builder = Builder {
+            dir: out.clone(),
+            out_dir: out.clone(),
+            lib_name: "k".into(),
+            arch: DEFAULT_ARCH.into(),
+            features: Vec::new(),
+            traced: false,
+            sm90: false,
+            ptxas: Vec::new(),
+            toolchain: None,
+            watched: Vec::new(),
+        };
+        let failing = Command::new("sh")
+            .args(["-c", "echo '   Compiling k' >&2; echo 'error[E0277]: the trait bound is not satisfied' >&2; exit 101"])
+            .stderr(Stdio::piped())
+            .spawn();
+        let message = builder.finish(failing, "nvptx", files::PLAIN).unwrap().unwrap_err();
+        assert!(message.starts_with("the kernels did not compile for the GPU (nvptx64-nvidia-cuda, nvptx): error[E0277]: the trait bound"), "{message}");
+        let log = out.join("nvptx-errors.txt");
+        assert!(message.ends_with(&format!("whole output is in {}", log.display())), "{message}");
+        assert!(std::fs::read_to_string(&log).unwrap().contains("error[E0277]"));
+        // A missing toolchain component is not the crate's error: it stops the build script with the fix.
+        let toolchain =
+            Command::new("sh").args(["-c", "echo 'error: library/Cargo.lock not found: add rust-src' >&2; exit 101"]).stderr(Stdio::piped()).spawn();
+        let err = builder.finish(toolchain, "nvptx", files::PLAIN).unwrap_err();
+        assert!(err.fix.starts_with("rustup component add rust-src"), "{err}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 
     #[test]
     fn the_ptx_file_includes_each_module_by_its_path_and_holds_the_report_as_a_literal() {

@@ -73,6 +73,9 @@ pub enum Error {
     NoDriver,
     /// A GPU asked of a program whose kernels were built for the emulator only (empty PTX).
     EmulatorOnlyBuild,
+    /// A traced device asked of a program whose kernel crate built no traced
+    /// module (`cg_builder::Builder::traced`).
+    NoTracedModule,
     /// A graph capture that captured no launch.
     EmptyGraph,
     /// The driver is there but reports no device at that index.
@@ -399,6 +402,10 @@ impl fmt::Display for Error {
             Error::EmulatorOnlyBuild => write!(
                 f,
                 "this program's kernels were built for the emulator only (their crate's feature emulator-only), so it holds no PTX for a GPU: open the emulated device (Gpu::emulated), or build without that feature"
+            ),
+            Error::NoTracedModule => write!(
+                f,
+                "this program's kernels were built without their traced module, which a traced GPU needs: build the kernel crate with `cg_builder::Builder::traced(true)`, or trace on the emulated device (Gpu::emulated_traced)"
             ),
             Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::NoDriver => {

@@ -94,6 +94,9 @@ impl Cuda {
         if crate::ptx().plain.is_empty() {
             return Err(Error::EmulatorOnlyBuild);
         }
+        if traced.is_some() && crate::ptx().traced.is_empty() {
+            return Err(Error::NoTracedModule);
+        }
         let count = Self::device_count()?;
         super::check_ordinal(ordinal, count)?;
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("cuDevicePrimaryCtxRetain"))?;
