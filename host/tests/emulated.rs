@@ -291,6 +291,20 @@ fn the_kernels_made_to_break_the_sanitizers_are_named_by_the_emulator_too() {
     assert!(race.contains("data race on dynamic shared memory word"), "{race}");
     let sync = broken_first_stage(&gpu::kernels::SANITIZER_DIVERGENT_ALIGNED_BLOCK_SYNC, 611, 3);
     assert!(sync.contains("met at one block.sync() from different places"), "{sync}");
+    // initcheck's target (tests/sanitizer_targets.rs): one partial fewer
+    // written than the second stage reads, in memory allocated uninitialized.
+    let gpu = t4();
+    let input = gpu.upload(&reference::fill(611).unwrap()).unwrap();
+    let mut partials = gpu.uninit::<f32>(3).unwrap();
+    let mut out = gpu.zeros::<f32>(1).unwrap();
+    let k = host::kernels();
+    gpu.kernel(&k.reduce_blocks_to_partials).unwrap().reduce(2, 256, &input.slice(..), partials.slice_mut(..2)).unwrap();
+    let unwritten = gpu.kernel(&k.reduce_partials_to_total).unwrap().reduce(1, 256, &partials.slice(..), out.slice_mut(..)).unwrap_err().to_string();
+    assert!(
+        unwritten.contains("read partials[2] at gpu/src/lesson/lesson.rs")
+            && unwritten.contains("which nothing has written since it was allocated uninitialized"),
+        "{unwritten}"
+    );
 }
 
 #[test]

@@ -138,6 +138,7 @@ impl<T: Word> In<T> {
                 emu::out_of_bounds(self.name, i, self.len, emu::Access::Read);
             }
             emu::tick();
+            emu::check_initialized(self.ptr.wrapping_add(i) as usize, size_of::<T>(), self.name, i, core::panic::Location::caller());
             // SAFETY: `i` is in bounds, and the host passes `In` buffers that
             // nothing writes while the launch runs.
             unsafe { self.ptr.add(i).read() }
@@ -182,6 +183,7 @@ impl In<f32> {
                 emu::misaligned(self.name, i, 16);
             }
             emu::tick();
+            emu::check_initialized(p as usize, 16, self.name, i, core::panic::Location::caller());
             // SAFETY: in bounds (above); nothing writes an `In` buffer during a launch.
             unsafe { [p.read(), p.add(1).read(), p.add(2).read(), p.add(3).read()] }
         }
@@ -265,8 +267,12 @@ impl<T: Word> Out<T> {
             if i >= self.len {
                 emu::out_of_bounds(self.name, i, self.len, emu::Access::Read);
             }
-            // SAFETY: `i` is in bounds of the buffer the launch passed.
-            let published = move || T::to_bits64(unsafe { self.ptr.add(i).read() });
+            let at = core::panic::Location::caller();
+            let published = move || {
+                emu::check_initialized(self.ptr.wrapping_add(i) as usize, size_of::<T>(), self.name, i, at);
+                // SAFETY: `i` is in bounds of the buffer the launch passed.
+                T::to_bits64(unsafe { self.ptr.add(i).read() })
+            };
             T::from_bits64(emu::global_read(self.slot, self.name, i, &published))
         }
     }

@@ -276,6 +276,10 @@ pub enum Error {
         kernel: &'static str,
         /// What the emulator found.
         fault: Box<cg_kernel::emu::Fault>,
+        /// For an access outside a buffer or one never written, the launch
+        /// it happened in (`describe`): its grid, buffer lengths and numbers,
+        /// since the argument that sized them may be the mistake.
+        launch: Option<String>,
     },
     /// A kernel whose PTX calls `grid.sync()` was declared without `cooperative`.
     UndeclaredGridSync {
@@ -500,9 +504,10 @@ impl fmt::Display for Error {
                 report.block,
                 cg_kernel::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
-            Error::Emulated { kernel, fault } => match **fault {
-                cg_kernel::emu::Fault::Deadlock(_) => write!(f, "{fault}"),
-                _ => write!(f, "{kernel} on the emulated device: {fault}"),
+            Error::Emulated { kernel, fault, launch } => match (&**fault, launch) {
+                (cg_kernel::emu::Fault::Deadlock(_), _) => write!(f, "{fault}"),
+                (_, Some(launch)) => write!(f, "{kernel} on the emulated device: {fault}; the launch: {launch}"),
+                (_, None) => write!(f, "{kernel} on the emulated device: {fault}"),
             },
             Error::UndeclaredGridSync { kernel } => write!(
                 f,

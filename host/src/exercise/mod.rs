@@ -137,6 +137,7 @@ fn exercise_kernels() -> [KernelDef<SumParams, GridSync>; 3] {
 /// n, so a 0-block grid for n > 0 is named as the rounding it is.
 fn case_error(n: u64, e: &Error) -> String {
     match e {
+        Error::Launch(L::Emulated { fault, launch: Some(launch), .. }) => format!("{fault}; the launch: {launch}"),
         Error::Launch(L::Emulated { fault, .. }) => fault.to_string(),
         Error::Launch(L::EmptyGrid { kernel }) if n > 0 => format!(
             "launch of {kernel} with 0 blocks refused, but n = {n} has elements to sum: a block count computed as n / threads per block rounds down to 0 when n is less than one block's threads; round the division up"

@@ -207,6 +207,7 @@ impl Block {
             Some(&(bits, _)) => bits,
             None => {
                 g.reads.entry(key).or_insert(site);
+                drop(g);
                 published()
             }
         }

@@ -53,6 +53,9 @@ pub(crate) struct Block {
 thread_local! {
     /// The block this worker is running, while it runs one.
     pub(crate) static CURRENT: Cell<*const Block> = const { Cell::new(std::ptr::null()) };
+    /// Whether that block's launch has an argument in uninitialized memory,
+    /// whose reads are checked: one flag read per access where it has none.
+    pub(crate) static CHECKS_INIT: Cell<bool> = const { Cell::new(false) };
 }
 
 impl Block {

@@ -133,6 +133,20 @@ pub enum Fault {
         /// What the index suggests, where something does.
         note: Option<String>,
     },
+    /// A read of memory that nothing wrote since it was allocated
+    /// uninitialized (`cudaMalloc` without a memset): compute-sanitizer's
+    /// initcheck names it on a GPU, where the read returns whatever the
+    /// allocator left there.
+    Uninitialized {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The buffer's name.
+        buffer: &'static str,
+        /// The element's index.
+        index: usize,
+    },
     /// A vector load from an address not aligned to its size.
     Misaligned {
         /// The thread that did it.
@@ -336,6 +350,10 @@ impl fmt::Display for Fault {
                     None => Ok(()),
                 }
             }
+            Fault::Uninitialized { thread, site, buffer, index } => write!(
+                f,
+                "{thread} read {buffer}[{index}] at {site}, which nothing has written since it was allocated uninitialized (gpu.uninit, cudaMalloc without a memset): on a GPU it holds whatever the allocator left there, and compute-sanitizer's initcheck names the read; write every element before reading it, or allocate it zeroed (gpu.zeros)"
+            ),
             Fault::Misaligned { thread, site, buffer, index, alignment } => {
                 write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
             }

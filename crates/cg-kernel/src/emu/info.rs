@@ -24,6 +24,31 @@ pub(crate) struct LaunchInfo<'a> {
     pub progress: Progress,
     /// Set by the watchdog: every block stops at its next memory access or switch.
     pub abort: AtomicBool,
+    /// The arguments in uninitialized memory: their addresses, and the
+    /// shadow of which bytes were written (`emu::memory`).
+    pub shadows: Vec<ArgShadow>,
+}
+
+/// An argument in memory allocated uninitialized: the bytes it spans, and
+/// its allocation's first address and shadow.
+pub(crate) struct ArgShadow {
+    pub start: usize,
+    pub end: usize,
+    pub allocation: usize,
+    pub shadow: std::sync::Arc<super::memory::Shadow>,
+}
+
+impl LaunchInfo<'_> {
+    /// The shadow of the uninitialized memory `address .. address + bytes`
+    /// lies in, with the byte offset of `address` in it; `None` for memory
+    /// allocated zeroed.
+    #[inline]
+    pub fn shadow(&self, address: usize, bytes: usize) -> Option<(&super::memory::Shadow, usize)> {
+        if self.shadows.is_empty() {
+            return None;
+        }
+        self.shadows.iter().find(|s| s.start <= address && address + bytes <= s.end).map(|s| (&*s.shadow, address - s.allocation))
+    }
 }
 
 impl LaunchInfo<'_> {

@@ -15,7 +15,7 @@
 use super::clock;
 use super::cluster::{Cluster, Seat, Standing};
 use super::fault::{Access, Fault, Site, Stall, count, ranges};
-use super::info::{LaunchInfo, quiet_kernel_panics};
+use super::info::{ArgShadow, LaunchInfo, quiet_kernel_panics};
 use super::scheduler::{BlockRun, Outcome};
 use super::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 use super::stack::Slots;
@@ -135,6 +135,17 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             throttle: options.throttle,
             progress: Progress::default(),
             abort: AtomicBool::new(false),
+            shadows: launch
+                .args
+                .iter()
+                .filter_map(|a| match *a {
+                    Arg::In { address, len, elem, .. } | Arg::Out { address, len, elem, .. } => {
+                        let (allocation, shadow) = super::memory::shadows_in(address, len * elem)?;
+                        Some(ArgShadow { start: address, end: address + len * elem, allocation, shadow })
+                    }
+                    Arg::Value(_) => None,
+                })
+                .collect(),
         },
         state: Mutex::new(GridState::default()),
         cv: Condvar::new(),
@@ -682,6 +693,9 @@ fn publish(info: &LaunchInfo, st: &mut GridState) {
             .expect("every write is to an Out argument");
         assert!(index < len, "a write to element {index} of an Out argument of {len} was buffered");
         let p = address + index * elem;
+        if let Some((shadow, offset)) = info.shadow(p, elem) {
+            shadow.set(offset, elem);
+        }
         // SAFETY: `index` is below the argument's length (checked above), and
         // the caller of `Device::launch` gave `len` live elements there;
         // every block is parked or done, so nothing reads this memory now,

@@ -1,14 +1,75 @@
 //! The emulated device's memory: host memory, 256-byte aligned like
 //! `cudaMalloc`'s, which the host fills and reads between launches and
 //! kernels address through their `In` and `Out` parameters during one.
+//!
+//! Memory allocated uninitialized ([`Memory::uninit`], `cudaMalloc` without
+//! a memset) holds poison, and a shadow of one bit per byte says which bytes
+//! something has written since: the host (a copy in, a fill) or a kernel
+//! (its writes, as the grid publishes them). A kernel's read of a byte never
+//! written is a fault that names the read, the emulator's twin of
+//! `compute-sanitizer --tool initcheck`. The shadows are found by address
+//! ([`shadows_in`]), so a launch needs nothing but its arguments' addresses.
 
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::cell::UnsafeCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 /// One allocation of emulated device memory.
 pub struct Memory {
     ptr: *mut UnsafeCell<u8>,
     bytes: usize,
+    /// Which bytes were written, for memory allocated uninitialized.
+    shadow: Option<Arc<Shadow>>,
+}
+
+/// The byte every byte of an uninitialized allocation holds until written:
+/// `0xff` makes an `f32` or `f64` a NaN and an integer its maximum, never a
+/// plausible number.
+pub const POISON: u8 = 0xff;
+
+/// One bit per byte of an allocation: set once the byte is written.
+pub(crate) struct Shadow {
+    bits: Box<[AtomicU64]>,
+}
+
+impl Shadow {
+    fn new(bytes: usize) -> Shadow {
+        Shadow { bits: (0..bytes.div_ceil(64)).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// Marks bytes `start .. start + len` written.
+    pub(crate) fn set(&self, start: usize, len: usize) {
+        for b in start..start + len {
+            self.bits[b / 64].fetch_or(1 << (b % 64), Ordering::Relaxed);
+        }
+    }
+
+    /// Whether every byte of `start .. start + len` was written.
+    pub(crate) fn all_set(&self, start: usize, len: usize) -> bool {
+        (start..start + len).all(|b| self.bits[b / 64].load(Ordering::Relaxed) & (1 << (b % 64)) != 0)
+    }
+
+    /// Copies the marks of `len` bytes of `src` from `from` to `to` here.
+    fn copy(&self, to: usize, src: &Shadow, from: usize, len: usize) {
+        for k in 0..len {
+            if src.all_set(from + k, 1) {
+                self.set(to + k, 1);
+            }
+        }
+    }
+}
+
+/// The live uninitialized allocations, by first address: their ends and shadows.
+static SHADOWS: Mutex<BTreeMap<usize, (usize, Weak<Shadow>)>> = Mutex::new(BTreeMap::new());
+
+/// The shadow of the uninitialized allocation holding `address .. address + bytes`, and
+/// that allocation's first address; `None` for memory allocated zeroed.
+pub(crate) fn shadows_in(address: usize, bytes: usize) -> Option<(usize, Arc<Shadow>)> {
+    let shadows = SHADOWS.lock().unwrap_or_else(|e| e.into_inner());
+    let (&start, (end, shadow)) = shadows.range(..=address).next_back()?;
+    (address.checked_add(bytes)? <= *end).then(|| shadow.upgrade().map(|s| (start, s)))?
 }
 
 // SAFETY: plain memory owned by this value: writes take `&mut self`, so
@@ -46,7 +107,22 @@ impl Memory {
             return None;
         }
         huge_pages(ptr as *mut u8, bytes);
-        Some(Memory { ptr, bytes })
+        Some(Memory { ptr, bytes, shadow: None })
+    }
+
+    /// `bytes` of memory nothing has written (`cudaMalloc` without a memset),
+    /// or `None` if the host cannot provide it: every byte is [`POISON`], and
+    /// a kernel's read of one before something wrote it is a fault.
+    pub fn uninit(bytes: usize) -> Option<Memory> {
+        let mut m = Memory::zeroed(bytes)?;
+        if bytes > 0 {
+            // SAFETY: `bytes` of this allocation, which no one else holds yet.
+            unsafe { std::ptr::write_bytes(m.ptr as *mut u8, POISON, bytes) };
+            let shadow = Arc::new(Shadow::new(bytes));
+            SHADOWS.lock().unwrap_or_else(|e| e.into_inner()).insert(m.address(), (m.address() + bytes, Arc::downgrade(&shadow)));
+            m.shadow = Some(shadow);
+        }
+        Some(m)
     }
 
     /// The address kernels see.
@@ -75,6 +151,9 @@ impl Memory {
         let dst = self.range(offset, src.len());
         // SAFETY: in bounds; `&mut self` excludes every other access.
         unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()) };
+        if let Some(shadow) = &self.shadow {
+            shadow.set(offset, src.len());
+        }
     }
 
     /// Copies out from `offset`. Panics if it reads past the end.
@@ -90,6 +169,12 @@ impl Memory {
         let (s, d) = (src.range(src_offset, bytes), self.range(dst_offset, bytes));
         // SAFETY: both in bounds, and two allocations (`&mut self` and `&Memory` cannot alias).
         unsafe { std::ptr::copy_nonoverlapping(s, d, bytes) };
+        // What was never written stays so: a device-to-device copy moves the poison too.
+        match (&self.shadow, &src.shadow) {
+            (Some(to), Some(from)) => to.copy(dst_offset, from, src_offset, bytes),
+            (Some(to), None) => to.set(dst_offset, bytes),
+            (None, _) => {}
+        }
     }
 
     /// Sets `count` elements of `pattern.len()` bytes from `offset` to
@@ -101,11 +186,17 @@ impl Memory {
             // SAFETY: in bounds; `&mut self` excludes every other access.
             unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(k * pattern.len()), pattern.len()) };
         }
+        if let Some(shadow) = &self.shadow {
+            shadow.set(offset, bytes);
+        }
     }
 }
 
 impl Drop for Memory {
     fn drop(&mut self) {
+        if self.shadow.take().is_some() {
+            SHADOWS.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.address());
+        }
         // SAFETY: allocated in `zeroed` with this layout.
         unsafe { dealloc(self.ptr as *mut u8, Layout::from_size_align(self.bytes.max(1), ALIGN).expect("the layout it was made with")) };
     }
@@ -131,6 +222,30 @@ mod tests {
         assert_eq!(&got[..4], &[1, 2, 3, 4]);
         assert_eq!(u32::from_ne_bytes(got[8..12].try_into().unwrap()), 0x7fc0_0000);
         assert!(Memory::zeroed(0).is_some_and(|m| m.is_empty()));
+    }
+
+    #[test]
+    fn uninitialized_memory_is_poison_and_its_shadow_follows_every_write() {
+        let mut m = Memory::uninit(16).unwrap();
+        let mut out = [0u8; 16];
+        m.read(0, &mut out);
+        assert!(out.iter().all(|&b| b == POISON));
+        let (start, shadow) = shadows_in(m.address() + 4, 4).unwrap();
+        assert_eq!(start, m.address());
+        assert!(!shadow.all_set(4, 4));
+        m.write(4, &[1, 2, 3, 4]);
+        assert!(shadow.all_set(4, 4) && !shadow.all_set(0, 8));
+        m.fill(8, &[0; 4], 2);
+        assert!(shadow.all_set(4, 12));
+        let zeroed = Memory::zeroed(16).unwrap();
+        assert!(shadows_in(zeroed.address(), 4).is_none(), "zeroed memory has no shadow");
+        let mut copy = Memory::uninit(16).unwrap();
+        copy.copy_from(0, &m, 0, 16);
+        let (_, copied) = shadows_in(copy.address(), 16).unwrap();
+        assert!(!copied.all_set(0, 4) && copied.all_set(4, 12), "a copy carries the poison along");
+        let address = m.address();
+        drop(m);
+        assert!(shadows_in(address, 4).is_none_or(|(start, _)| start != address), "a freed allocation's shadow is gone");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! every one has returned, waits at `grid.sync()`, or waits for something
 //! that cannot happen.
 
-use super::block::{Block, CURRENT};
+use super::block::{Block, CHECKS_INIT, CURRENT};
 use super::fault::{Fault, Site, ThreadId};
 use super::info::LaunchInfo;
 use super::shared::Global;
@@ -53,9 +53,11 @@ impl BlockRun {
     pub fn run(&mut self, slots: &Slots) -> Outcome {
         let b = &*self.block;
         CURRENT.with(|c| c.set(b));
+        CHECKS_INIT.with(|c| c.set(!b.info().shadows.is_empty()));
         super::clock::reset_budget();
         let outcome = self.schedule(slots);
         CURRENT.with(|c| c.set(std::ptr::null()));
+        CHECKS_INIT.with(|c| c.set(false));
         outcome
     }
 

@@ -203,6 +203,23 @@ pub fn out_of_bounds(buffer: &'static str, index: usize, len: usize, access: Acc
     b.fail(Fault::OutOfBounds { thread: b.thread_id(), site: site(), buffer: buffer.to_string(), index, len, access, note })
 }
 
+/// Faults a kernel's read of `bytes` at `address` (element `index` of
+/// `buffer`) where any of them lies in uninitialized memory nothing wrote;
+/// `at` is where the kernel reads. Costs one check of an empty list for a
+/// launch with no uninitialized argument.
+#[inline]
+pub fn check_initialized(address: usize, bytes: usize, buffer: &'static str, index: usize, at: &'static Location<'static>) {
+    if !super::block::CHECKS_INIT.with(|c| c.get()) {
+        return;
+    }
+    let b = block();
+    if let Some((shadow, offset)) = b.info().shadow(address, bytes)
+        && !shadow.all_set(offset, bytes)
+    {
+        b.fail(Fault::Uninitialized { thread: b.thread_id(), site: b.site(at), buffer, index })
+    }
+}
+
 /// Reports a vector load from a misaligned address.
 #[track_caller]
 pub fn misaligned(buffer: &'static str, index: usize, alignment: usize) -> ! {

@@ -139,8 +139,12 @@ impl Backend for Emulated {
         Ok((SharedOwner::Emulated(mem), address as u64, address as *mut u8))
     }
 
+    /// Poison, with a shadow of what has been written: a kernel's read of a
+    /// byte nothing wrote is a named fault (`emu::Fault::Uninitialized`).
     fn alloc_uninit(&self, bytes: usize) -> Result<Memory> {
-        self.alloc(bytes)
+        self.not_capturing("device memory allocated")?;
+        let mem = emu::Memory::uninit(bytes).ok_or(Error::OutOfHostMemory { needed: bytes as u64 })?;
+        Ok(Memory::new(mem.address() as u64, bytes, Owner::Emulated(mem)))
     }
 
     fn write(&self, dst: &mut Memory, offset: usize, src: &[u8]) -> Result<()> {
@@ -293,7 +297,7 @@ impl Function for EmulatedKernel<'_> {
     }
 
     fn max_active_clusters(&self, shape: Shape) -> Result<u32> {
-        let fault = |why: String| Error::Emulated { kernel: self.spec.name, fault: Box::new(emu::Fault::InvalidClusterSize(why)) };
+        let fault = |why: String| Error::Emulated { kernel: self.spec.name, fault: Box::new(emu::Fault::InvalidClusterSize(why)), launch: None };
         let occupancy = self.occupancy(shape.threads_per_block, shape.shared_bytes)?;
         let device = &self.emulated.device;
         match device.cluster_ceiling(occupancy.blocks_per_sm, shape.cluster.map_or(1, |c| c.blocks)) {
@@ -313,6 +317,32 @@ impl Function for EmulatedKernel<'_> {
         // SAFETY: the caller's contract.
         unsafe { self.emulated.run(&self.spec, shape, cooperative, args) }
     }
+}
+
+/// A launch as a report names it: `exercise_sum on 1 block of 256 threads,
+/// with input holding 1 element, partials 1, out 1, and n = 257`.
+fn describe(spec: &KernelSpec, shape: Shape, args: &[ArgRepr]) -> String {
+    let mut buffers = Vec::new();
+    let mut numbers = Vec::new();
+    for (a, name) in args.iter().zip(spec.params) {
+        match *a {
+            ArgRepr::In { len, .. } | ArgRepr::Out { len, .. } => buffers.push((name, len)),
+            ArgRepr::Value(v) => numbers.push(format!("{name} = {v}")),
+        }
+    }
+    let buffers: Vec<String> = buffers
+        .iter()
+        .enumerate()
+        .map(|(k, (name, len))| if k == 0 { format!("{name} holding {}", plural(*len as u64, "element", "elements")) } else { format!("{name} {len}") })
+        .collect();
+    let mut with: Vec<String> = buffers;
+    with.extend(numbers);
+    let with = match with.as_slice() {
+        [] => String::new(),
+        [one] => format!(", with {one}"),
+        [rest @ .., last] => format!(", with {} and {last}", rest.join(", ")),
+    };
+    format!("{} on {} of {}{with}", spec.name, plural(shape.blocks.into(), "block", "blocks"), plural(shape.threads_per_block.into(), "thread", "threads"))
 }
 
 impl Emulated {
@@ -367,6 +397,11 @@ impl Emulated {
                 error: result.as_ref().err().map(|f| f.to_string()),
             });
         }
-        result.map(|_| ()).map_err(|fault| Error::Emulated { kernel: spec.name, fault: Box::new(fault) })
+        result.map(|_| ()).map_err(|fault| {
+            // A bad index names the launch too: the argument that sized it may be the mistake.
+            let launch = matches!(fault, emu::Fault::OutOfBounds { .. } | emu::Fault::Uninitialized { .. } | emu::Fault::Misaligned { .. })
+                .then(|| describe(spec, shape, args));
+            Error::Emulated { kernel: spec.name, fault: Box::new(fault), launch }
+        })
     }
 }
