@@ -57,7 +57,7 @@ for t in "$D"/tests/*; do
   # reads the source tree, as the docs tests do), the scan's ladder on the
   # emulator, and the walk of your-own-kernel.md (which needs cargo); the GPU
   # machine runs the ones that need a GPU.
-  case "$(basename "$t")" in cli|clusters|emulated|emulator|emulator_clusters|emu_layers|barrier_model|guard|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|*-unit) continue ;; esac
+  case "$(basename "$t")" in cli|clusters|emulated|emulator|emulator_clusters|emulator_watchdog|emu_layers|barrier_model|guard|doors|params|crate_path|emulated_reports|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|*-unit) continue ;; esac
   echo "=== $(basename "$t")" >> "$RESULTS/tests.txt"
   # The status first: a $(...) in an argument before `$?` would reset it
   # to the substitution's 0 (how every test binary's failure went unseen
@@ -132,6 +132,21 @@ if [ -n "${SANITIZE:-}" ]; then
   else
     fail "SANITIZE=1, but compute-sanitizer is not on PATH"
   fi
+  pack
+fi
+if [ -n "${OVERHEAD:-}" ]; then
+  # Host cost per call, the launcher before issue 55 and after, in turn:
+  # after, before, after, before, ... (each binary a fresh process).
+  O="$RESULTS/overhead.txt"
+  for k in 1 2 3 4; do
+    for which in after before; do
+      [ -x "$D/overhead-$which" ] || continue
+      echo "=== overhead-$which, run $k" >> "$O"
+      "$D/overhead-$which" 15 >> "$O" 2>&1; rc=$?
+      expect "overhead-$which run $k" 0 "$rc"
+    done
+  done
+  tail -16 "$O"
   pack
 fi
 if [ -n "${BENCH:-}" ]; then

@@ -64,5 +64,12 @@ PY
 cp "$walk/target/release/my-app" .device/my-app
 rm -rf "$walk"
 
+# The host's cost per call (host/examples/overhead.rs), and the same file
+# built against the launcher before issue 55 (commit ab2ab53), if
+# OVERHEAD_BEFORE names that build: gpu-check.sh runs them in turn (OVERHEAD=1).
+cargo build --release -p host --example overhead
+cp target/release/examples/overhead .device/overhead-after
+if [ -n "${OVERHEAD_BEFORE:-}" ]; then cp "$OVERHEAD_BEFORE" .device/overhead-before; fi
+
 cp scripts/gpu-check.sh scripts/multi-gpu-check.sh scripts/sanitize.sh .device/
 ls -la .device .device/tests
