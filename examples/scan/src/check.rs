@@ -10,6 +10,37 @@ pub fn fill(n: usize) -> Vec<f32> {
     (0..n as u64).map(|i| 0.5 + (i.wrapping_mul(2_654_435_761) % 1024) as f32 / 1024.0).collect()
 }
 
+/// How the exact input is made.
+pub const SIGNS_RULE: &str = "x[i] = +1 or -1, by the top bit of a hash of i";
+
+/// `n` floats each +1 or -1 ([`SIGNS_RULE`]): every sum of a run of them is
+/// an integer of magnitude far below 2^24 (a random walk: about the square
+/// root of its length), so every partial sum a scan adds, in any order, is
+/// exact in f32, and the scan must equal the exact one. No element is 0, so
+/// an element dropped or added twice changes every output after it by 1.
+pub fn signs(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let mut z = i.wrapping_add(0x9e37_79b9_7f4a_7c15).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z ^= z >> 31;
+            if z >> 63 == 0 { 1.0 } else { -1.0 }
+        })
+        .collect()
+}
+
+/// The first index at which `ys` is not the exact scan of `xs` (which must be
+/// integer-valued and small: [`signs`]), or `None` where every element is equal.
+pub fn first_inexact(xs: &[f32], ys: &[f32]) -> Option<usize> {
+    if ys.len() != xs.len() {
+        return Some(ys.len().min(xs.len()));
+    }
+    let mut exact = 0i64;
+    xs.iter().zip(ys).position(|(&x, &y)| {
+        exact += x as i64;
+        y != exact as f32
+    })
+}
+
 /// What the check found.
 pub struct Checked {
     /// Whether every element is within its bound.
@@ -105,6 +136,41 @@ mod tests {
         let mut nan = cpu_scan(&xs);
         nan[7] = f32::NAN;
         assert!(!against_reference(&xs, &nan, 4, 256).pass, "a NaN");
+    }
+
+    #[test]
+    fn on_signs_one_dropped_or_repeated_element_fails_the_exact_check_at_every_rung() {
+        // The ladder's sizes up to 2^20 + 7 (the check is the same at every size).
+        for n in [2usize, 31, 32, 33, 611, 4096, 1048583] {
+            let xs = signs(n);
+            let ys = cpu_scan(&xs);
+            assert_eq!(first_inexact(&xs, &ys), None, "n = {n}");
+            for k in [0, n / 2, n - 1] {
+                let mut dropped = xs.clone();
+                dropped[k] = 0.0;
+                assert_eq!(first_inexact(&xs, &cpu_scan(&dropped)), Some(k), "n = {n}, element {k} dropped");
+                let mut twice = xs.clone();
+                twice[k] *= 2.0;
+                assert_eq!(first_inexact(&xs, &cpu_scan(&twice)), Some(k), "n = {n}, element {k} added twice");
+            }
+        }
+        // The bound check alone lets an element through where its bound is
+        // larger than the element: at 2^20 on the lesson's input.
+        let xs = fill(1 << 20);
+        let mut total = 0.0f64;
+        // Each prefix rounded once: as close as a float scan comes.
+        let mut skipped: Vec<f32> = xs
+            .iter()
+            .map(|&x| {
+                total += x as f64;
+                total as f32
+            })
+            .collect();
+        let k = (1 << 20) - 2;
+        for y in &mut skipped[k..] {
+            *y -= xs[k];
+        }
+        assert!(against_reference(&xs, &skipped, 1056, 256).pass, "the bound is that loose at 2^20");
     }
 
     #[test]

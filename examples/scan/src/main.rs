@@ -107,24 +107,34 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
         capacity.capacity()
     );
     println!("input: {}; reference: double-precision scan; bound per element: gamma_h * (|x[0]| + ... + |x[i]|)", check::FILL_RULE);
-    println!("{:>10}  {:>6}  {:>16}  {:>16}  {:>9}  {:>9}  result", "n", "blocks", "y[n-1]", "reference", "max err", "its bound");
+    println!("and the exact check: {}, whose scan is exact in f32, so one element dropped or added twice fails it", check::SIGNS_RULE);
+    println!("{:>10}  {:>6}  {:>16}  {:>16}  {:>9}  {:>9}  {:>11}  result", "n", "blocks", "y[n-1]", "reference", "max err", "its bound", "exact");
     let mut all = true;
     for &n in sizes {
         let xs = check::fill(n);
-        let x = gpu.upload(&xs)?;
+        let mut x = gpu.upload(&xs)?;
         let mut y = gpu.zeros::<f32>(n)?;
         let mut totals = gpu.zeros::<f32>(capacity.capacity() as usize)?;
         let blocks = scan(gpu, &x, &mut y, &mut totals)?;
         let ys = gpu.read(&y)?;
         let c = check::against_reference(&xs, &ys, blocks as usize, THREADS as usize);
-        all &= c.pass;
+        let signs = check::signs(n);
+        gpu.write(&mut x, 0, &signs)?;
+        scan(gpu, &x, &mut y, &mut totals)?;
+        let inexact = check::first_inexact(&signs, &gpu.read(&y)?);
+        all &= c.pass && inexact.is_none();
+        let verdict = match (c.pass, inexact) {
+            (true, None) => "pass".to_string(),
+            (false, _) => format!("FAIL at y[{}]", c.worst_index),
+            (true, Some(k)) => format!("FAIL at y[{k}] (exact check)"),
+        };
         println!(
-            "{n:>10}  {blocks:>6}  {:>16.4}  {:>16.4}  {:>9.2e}  {:>9.2e}  {}",
+            "{n:>10}  {blocks:>6}  {:>16.4}  {:>16.4}  {:>9.2e}  {:>9.2e}  {:>11}  {verdict}",
             ys[n - 1],
             c.last_reference,
             c.worst_error,
             c.worst_bound,
-            if c.pass { "pass".to_string() } else { format!("FAIL at y[{}]", c.worst_index) }
+            if inexact.is_none() { "equal" } else { "differs" }
         );
     }
     Ok(all)
