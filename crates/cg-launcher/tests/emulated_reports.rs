@@ -68,3 +68,50 @@ fn a_read_past_a_buffer_names_the_launch_so_the_argument_that_sized_it_shows() {
     assert!(err.contains("read x[40], past its 40 elements"), "{err}");
     assert!(err.ends_with("; the launch: accumulate on 2 blocks of 32 threads, with x holding 40 elements, partials 2 and n = 64"), "{err}");
 }
+
+/// A stream compaction whose `grid.sync()` became a `block.sync()`: each
+/// block counts its positive elements, then reads the counts of the blocks
+/// before it to find where its own go. Emulator only.
+///
+/// # Safety
+/// `x` holds `n` floats, `out` `n`, `counts` one per block; one thread per block.
+#[kernel(cooperative, emulator)]
+pub unsafe fn compact_with_a_block_sync(x: In<f32>, out: Out<f32>, counts: Out<u32>, n: usize) {
+    let (grid, block) = (this_grid(), this_thread_block());
+    let b = grid.block_rank();
+    let per = n.div_ceil(grid.num_blocks());
+    let (first, end) = ((b * per).min(n), ((b + 1) * per).min(n));
+    let leader = block.thread_rank() == 0;
+    if leader {
+        // SAFETY (every access): indices below n, one count per block.
+        let mine = (first..end).filter(|&i| unsafe { x.read(i) } > 0.0).count() as u32;
+        unsafe { counts.write(b, mine) };
+    }
+    block.sync(); // the mistake: grid.sync() here
+    if leader {
+        let mut at = (0..b).map(|k| unsafe { counts.read(k) } as usize).sum::<usize>();
+        for i in first..end {
+            let v = unsafe { x.read(i) };
+            if v > 0.0 {
+                unsafe { out.write(at, v) };
+                at += 1;
+            }
+        }
+    }
+}
+
+#[test]
+fn a_read_of_another_blocks_count_with_no_grid_sync_is_named_before_the_write_race_it_causes() {
+    let gpu = Gpu::emulated(EmulatedDevice::T4, Default::default());
+    let n = 64;
+    let xs: Vec<f32> = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { i as f32 }).collect();
+    let x = gpu.upload(&xs).unwrap();
+    let (mut out, mut counts) = (gpu.zeros::<f32>(n).unwrap(), gpu.zeros::<u32>(4).unwrap());
+    let kernel = gpu.cooperative_kernel(&COMPACT_WITH_A_BLOCK_SYNC).unwrap();
+    let launch = kernel.configure(4, 32).unwrap();
+    // SAFETY: x and out hold n, counts one per block.
+    let err = unsafe { launch.launch((&x.slice(..), out.slice_mut(..), counts.slice_mut(..), n)) }.unwrap_err().to_string();
+    // Blocks 1-3 all write out[0..] where block 0 wrote (the symptom); the
+    // cause is block 1 reading counts[0] before a grid barrier.
+    assert!(err.contains("data race on counts[0]: block 0 wrote it at") && err.contains("read it at") && err.contains("with no grid.sync() between"), "{err}");
+}

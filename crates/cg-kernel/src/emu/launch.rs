@@ -571,7 +571,13 @@ fn settle(g: &Grid, st: &mut GridState) {
     }
     let result = if let Some((_, f)) = st.faults.iter().next() {
         Err(f.clone())
-    } else if let Some((&(slot, index), &(writer, other, access))) = st.races.iter().next() {
+    } else if let Some((&(slot, index), &(writer, other, access))) =
+        // A block that read another's write with no grid.sync() between is
+        // named first: it is the cause, and a write race later in the same
+        // phase (blocks writing where the values they read would have sent
+        // them) only its symptom.
+        st.races.iter().find(|(_, r)| r.2 == Access::Read).or_else(|| st.races.iter().next())
+    {
         let name = g.info.launch.args.iter().find_map(|a| match a {
             Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
             _ => None,
