@@ -15,6 +15,7 @@ const DEV: Device = Device {
     threads_per_sm: 256,
     blocks_per_sm: 4,
     shared_bytes_per_sm: 48 * 1024,
+    max_shared_per_block: 48 * 1024,
     max_threads_per_block: 1024,
     registers_per_sm: 65536,
     clusters: None,

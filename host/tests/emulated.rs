@@ -554,3 +554,15 @@ fn a_conjugate_gradient_that_runs_out_of_iterations_is_a_named_error() {
 fn a_kernel_with_launch_bounds_runs_within_them_and_a_larger_block_is_refused_by_name() {
     registry_case::run_the_kernel_with_launch_bounds(&t4());
 }
+
+/// The same opt-in on the emulated devices: 100 KiB of shared memory per
+/// block fits twice on an H200's SM, and not at all on a T4 (64 KiB at most).
+#[test]
+fn more_than_48_kib_of_shared_memory_per_block_fits_the_emulated_h200_and_not_the_t4() {
+    let heavy = gpu::kernels::REDUCE_COOPERATIVE_GRID.with_extra_shared(100 * 1024).unwrap();
+    let h200 = Gpu::emulated(Device::H200, Options::default());
+    let limits = h200.cooperative_kernel(&heavy).unwrap().limits(256).unwrap();
+    assert_eq!(limits.blocks_per_sm, 2, "{}", limits.explain());
+    let err = t4().cooperative_kernel(&heavy).unwrap().limits(256).unwrap_err().to_string();
+    assert!(err.contains("does not fit on an SM"), "{err}");
+}

@@ -288,3 +288,25 @@ fn a_kernel_declared_for_the_emulator_only_is_refused_by_name_on_the_gpu() {
         .to_string();
     assert!(err.contains("is declared #[kernel(emulator)]") && err.contains("--emulate"), "{err}");
 }
+
+/// A kernel asking 100 KiB of dynamic shared memory per block: above the 48
+/// KiB a kernel gets without opting in. The launcher opts it in
+/// (`cudaFuncAttributeMaxDynamicSharedMemorySize`), so the occupancy API
+/// counts it (2 blocks per SM on an H200, whose SMs hold 228 KiB) and the
+/// cooperative sum runs and is right; past the device's opt-in maximum no
+/// block fits, named.
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_asking_more_than_48_kib_of_shared_memory_is_opted_in_and_runs() {
+    let gpu = gpu();
+    let heavy = REDUCE_COOPERATIVE_GRID.with_extra_shared(100 * 1024).unwrap();
+    let limits = gpu.cooperative_kernel(&heavy).unwrap().limits(256).unwrap();
+    println!("{}: {} blocks/SM with 100 KiB more shared memory ({})", gpu.info.name, limits.blocks_per_sm, limits.explain());
+    assert!(limits.blocks_per_sm >= 1, "{}", limits.explain());
+    assert!(limits.block.shared_bytes > 100 * 1024);
+    let run = cooperative_check(&gpu, heavy, 1 << 20);
+    assert!(run.pass(), "the sum with 100 KiB of shared memory per block");
+    let too_much = REDUCE_COOPERATIVE_GRID.with_extra_shared(gpu.info.sm.max_shared_per_block + 1).unwrap();
+    let err = gpu.cooperative_kernel(&too_much).unwrap().limits(256).unwrap_err().to_string();
+    assert!(err.contains("does not fit on an SM"), "{err}");
+}

@@ -123,6 +123,7 @@ fn a_cooperative_kernel_that_names_cg_kernel_by_another_path_runs_its_grid_barri
         threads_per_sm: 256,
         blocks_per_sm: 4,
         shared_bytes_per_sm: 48 * 1024,
+        max_shared_per_block: 48 * 1024,
         max_threads_per_block: 1024,
         registers_per_sm: 65536,
         clusters: None,

@@ -49,6 +49,7 @@ fn a_kernel_of_sixteen_parameters_gets_each_argument_in_its_place_on_the_emulato
         threads_per_sm: 256,
         blocks_per_sm: 4,
         shared_bytes_per_sm: 48 * 1024,
+        max_shared_per_block: 48 * 1024,
         max_threads_per_block: 1024,
         registers_per_sm: 65536,
         clusters: None,

@@ -21,6 +21,11 @@ pub struct SmResources {
     pub shared_bytes: u32,
     /// Shared memory the system reserves for each resident block.
     pub reserved_shared_per_block: u32,
+    /// The most shared memory one block may have, static and dynamic, once
+    /// the kernel opts in above 48 KiB
+    /// (`cudaDevAttrMaxSharedMemoryPerBlockOptin`; the launcher opts a
+    /// kernel in when its launch asks for more than 48 KiB).
+    pub max_shared_per_block: u32,
 }
 
 /// What one block of a kernel takes (function attributes and the launch).
@@ -59,8 +64,9 @@ pub fn blocks_per_sm_by_resource(sm: &SmResources, block: &BlockResources) -> Ve
         let per_warp = (per_thread * 32).div_ceil(REGISTER_UNIT_PER_WARP) * REGISTER_UNIT_PER_WARP;
         by.push((Resource::Registers, if per_warp == 0 { u32::MAX } else { registers / (per_warp * warps) }));
     }
-    let shared_per_block = block.shared_bytes + sm.reserved_shared_per_block;
-    by.push((Resource::SharedMemory, sm.shared_bytes.checked_div(shared_per_block).unwrap_or(u32::MAX)));
+    let shared_per_block = block.shared_bytes.saturating_add(sm.reserved_shared_per_block);
+    let by_shared = if block.shared_bytes > sm.max_shared_per_block { 0 } else { sm.shared_bytes.checked_div(shared_per_block).unwrap_or(u32::MAX) };
+    by.push((Resource::SharedMemory, by_shared));
     by
 }
 
@@ -162,9 +168,23 @@ mod tests {
     use super::*;
 
     /// Tesla T4 (compute capability 7.5), as the lesson measured it.
-    const T4: SmResources = SmResources { max_threads: 1024, max_blocks: 16, registers: Some(65536), shared_bytes: 65536, reserved_shared_per_block: 0 };
+    const T4: SmResources = SmResources {
+        max_threads: 1024,
+        max_blocks: 16,
+        registers: Some(65536),
+        shared_bytes: 65536,
+        reserved_shared_per_block: 0,
+        max_shared_per_block: 65536,
+    };
     /// NVIDIA H200 (compute capability 9.0).
-    const H200: SmResources = SmResources { max_threads: 2048, max_blocks: 32, registers: Some(65536), shared_bytes: 233472, reserved_shared_per_block: 1024 };
+    const H200: SmResources = SmResources {
+        max_threads: 2048,
+        max_blocks: 32,
+        registers: Some(65536),
+        shared_bytes: 233472,
+        reserved_shared_per_block: 1024,
+        max_shared_per_block: 232448,
+    };
 
     fn lesson_block(threads_per_block: u32, registers_per_thread: u32) -> BlockResources {
         BlockResources { threads_per_block, registers_per_thread: Some(registers_per_thread), shared_bytes: threads_per_block / 32 * 4 }
@@ -241,6 +261,18 @@ mod tests {
         let l = limits(emulated, 40, block);
         assert_eq!((l.blocks_per_sm, l.limiting()), (4, vec![Resource::Threads]));
         assert!(!l.explain().contains("registers"));
+    }
+
+    #[test]
+    fn a_block_above_the_opt_in_maximum_fits_nowhere_and_one_below_it_counts_against_the_sm() {
+        // 100 KiB on an H200: two blocks per SM, (228 KiB - 2 x 1 KiB reserved) / 100 KiB.
+        let big = |kib: u32| BlockResources { threads_per_block: 256, registers_per_thread: Some(32), shared_bytes: kib * 1024 };
+        let l = limits(H200, 132, big(100));
+        assert_eq!((l.blocks_per_sm, l.limiting()), (2, vec![Resource::SharedMemory]));
+        assert_eq!(limits(H200, 132, big(227)).blocks_per_sm, 1);
+        assert_eq!(limits(H200, 132, big(228)).blocks_per_sm, 0, "past the opt-in maximum of 227 KiB");
+        assert_eq!(limits(T4, 40, big(64)).blocks_per_sm, 1);
+        assert_eq!(limits(T4, 40, big(65)).blocks_per_sm, 0);
     }
 
     #[test]

@@ -14,6 +14,10 @@ pub struct Device {
     pub blocks_per_sm: u32,
     /// Shared memory one SM holds, in bytes.
     pub shared_bytes_per_sm: u32,
+    /// The most shared memory one block may have, in bytes, once the kernel
+    /// opts in above 48 KiB (`cudaFuncAttributeMaxDynamicSharedMemorySize`,
+    /// which the launcher sets): 64 KiB on a T4, 227 KiB on an H200.
+    pub max_shared_per_block: u32,
     /// The most threads one block may have.
     pub max_threads_per_block: u32,
     /// 32-bit registers per SM, handed to warps 256 at a time.
@@ -72,6 +76,7 @@ impl Device {
         threads_per_sm: 1024,
         blocks_per_sm: 16,
         shared_bytes_per_sm: 64 * 1024,
+        max_shared_per_block: 64 * 1024,
         max_threads_per_block: 1024,
         registers_per_sm: 65536,
         clusters: None,
@@ -85,6 +90,7 @@ impl Device {
         threads_per_sm: 2048,
         blocks_per_sm: 32,
         shared_bytes_per_sm: 228 * 1024,
+        max_shared_per_block: 227 * 1024,
         max_threads_per_block: 1024,
         registers_per_sm: 65536,
         clusters: Some(&H200_CLUSTERS),
@@ -99,6 +105,9 @@ impl Device {
     /// As [`Device::blocks_per_sm`], for a kernel whose threads use
     /// `registers_per_thread` registers each, where that is known.
     pub fn blocks_per_sm_using(&self, threads: u32, shared_bytes: u32, registers_per_thread: Option<u32>) -> u32 {
+        if shared_bytes > self.max_shared_per_block {
+            return 0;
+        }
         let warps = threads.div_ceil(32).max(1);
         let by_threads = self.threads_per_sm / (warps * 32);
         let by_shared = self.shared_bytes_per_sm.checked_div(shared_bytes).unwrap_or(u32::MAX);

@@ -29,6 +29,8 @@ pub(crate) struct Cuda {
     /// The sm_90 module (`crate::ptx().sm90`), for the cluster kernels.
     sm90: OnceLock<Arc<CudaModule>>,
     compute_capability: (i32, i32),
+    /// The most shared memory a block may opt in to (`sm.max_shared_per_block`).
+    max_shared_per_block: u32,
     /// The kernel launched last, for naming it in errors.
     last_kernel: Cell<&'static str>,
     /// The kernel that did not finish within the timeout, until a later wait
@@ -120,6 +122,7 @@ impl Cuda {
                 registers: Some(attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?),
                 shared_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
                 reserved_shared_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)?,
+                max_shared_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             },
             driver_version: Some(driver::driver_version()?),
             emulated: false,
@@ -134,6 +137,7 @@ impl Cuda {
             module: OnceLock::new(),
             sm90: OnceLock::new(),
             compute_capability,
+            max_shared_per_block: info.sm.max_shared_per_block,
             last_kernel: Cell::new("(no kernel yet)"),
             stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
@@ -488,7 +492,14 @@ impl Cuda {
         }
         let key = (spec.cluster, spec.name);
         if let Some((function, watched)) = self.functions.borrow().get(&key) {
-            return Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function: function.clone(), watched: watched.clone(), cache: Some(key) }));
+            return Ok(Box::new(CudaKernel {
+                cuda: self,
+                name: spec.name,
+                function: function.clone(),
+                watched: watched.clone(),
+                cache: Some(key),
+                opted_in: Cell::new(0),
+            }));
         }
         let (ptx, index) = if spec.cluster { (crate::ptx().sm90, &self.sm90_index) } else { (crate::ptx().plain, &self.plain_index) };
         if !spec.grid_sync && index.get_or_init(|| PtxIndex::new(ptx)).calls_grid_sync(spec.name) {
@@ -503,7 +514,7 @@ impl Cuda {
             false => None,
         };
         self.functions.borrow_mut().insert(key, (function.clone(), watched.clone()));
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched, cache: Some(key) }))
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched, cache: Some(key), opted_in: Cell::new(0) }))
     }
 }
 
@@ -593,7 +604,7 @@ impl Backend for Cuda {
         self.usable()?;
         let Some(module) = module else { return self.load_ours(spec) };
         let function = module.cuda.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched: None, cache: None }))
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched: None, cache: None, opted_in: Cell::new(0) }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
@@ -872,9 +883,30 @@ struct CudaKernel<'g> {
     /// Where its occupancy answers are kept: the program's own kernels only
     /// (a module from a file may be unloaded and another loaded in its place).
     cache: Option<FunctionKey>,
+    /// The dynamic shared memory its entries were opted in to, if above 48 KiB.
+    opted_in: Cell<u32>,
 }
 
+/// Dynamic shared memory a kernel may have without opting in.
+const SHARED_WITHOUT_OPT_IN: u32 = 48 * 1024;
+
 impl CudaKernel<'_> {
+    /// Opts both entries in to `shared_bytes` of dynamic shared memory
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) where that is
+    /// above 48 KiB: without it the occupancy API counts no block, and the
+    /// launch is refused. A size past the device's opt-in maximum is left
+    /// to the occupancy answer (no block fits), which the launcher names.
+    fn opt_in(&self, shared_bytes: u32) -> Result<()> {
+        if shared_bytes <= SHARED_WITHOUT_OPT_IN.max(self.opted_in.get()) || shared_bytes > self.cuda.max_shared_per_block {
+            return Ok(());
+        }
+        for f in std::iter::once(&self.function).chain(&self.watched) {
+            f.set_attribute(FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes as i32).map_err(Error::driver("cuFuncSetAttribute"))?;
+        }
+        self.opted_in.set(shared_bytes);
+        Ok(())
+    }
+
     /// The entry a launch of `shape` runs (`gpu::cg::barrier::is_watched`),
     /// and whether it is the watched one.
     fn entry(&self, shape: Shape, cooperative: bool) -> (&CudaFunction, bool) {
@@ -906,6 +938,7 @@ impl Function for CudaKernel<'_> {
         if let Some(o) = key.and_then(|k| self.cuda.occupancies.borrow().get(&k).copied()) {
             return Ok(o);
         }
+        self.opt_in(shared_bytes)?;
         let blocks = |f: &CudaFunction| {
             f.occupancy_max_active_blocks_per_multiprocessor(threads_per_block, shared_bytes as usize, None)
                 .map_err(Error::driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
@@ -933,6 +966,7 @@ impl Function for CudaKernel<'_> {
     }
 
     unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgRepr]) -> Result<()> {
+        self.opt_in(shape.shared_bytes)?;
         if args.len() >= MAX_PARAMS {
             return Err(Error::TooManyParameters { kernel: self.name, count: args.len(), max: MAX_PARAMS - 1 });
         }

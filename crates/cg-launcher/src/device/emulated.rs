@@ -70,6 +70,7 @@ impl Emulated {
                 registers: Some(device.registers_per_sm),
                 shared_bytes: device.shared_bytes_per_sm,
                 reserved_shared_per_block: 0,
+                max_shared_per_block: device.max_shared_per_block,
             },
             driver_version: None,
             emulated: true,
