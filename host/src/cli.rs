@@ -214,9 +214,15 @@ pub struct ConjugateGradientArgs {
     /// default 1048576 on a GPU, 4096 on the emulator.
     #[arg(long, value_parser = parse_count::<usize>, allow_negative_numbers = true)]
     pub n: Option<usize>,
-    /// Stop when the residual's norm is at most this.
-    #[arg(long, default_value_t = 1e-5, allow_negative_numbers = true)]
-    pub tolerance: f64,
+    /// Solve the 2-D Poisson equation on an M x M grid instead (the 5-point
+    /// Laplacian, Dirichlet boundary, b = 1; N = M^2), M from 32 to 2048 (at
+    /// most 128 on the emulator): hundreds to thousands of iterations.
+    #[arg(long, value_name = "M", value_parser = parse_count::<usize>, allow_negative_numbers = true, conflicts_with = "n")]
+    pub poisson: Option<usize>,
+    /// Stop when the residual's norm is at most this [default: 1e-5; with
+    /// --poisson, 1e-5 of the norm of b, 1e-5 M].
+    #[arg(long, allow_negative_numbers = true)]
+    pub tolerance: Option<f64>,
     /// Give up after this many iterations.
     #[arg(long, default_value_t = 10_000, value_parser = parse_count::<u32>, allow_negative_numbers = true)]
     pub max_iterations: u32,

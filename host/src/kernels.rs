@@ -35,6 +35,8 @@ pub struct SolverState {
     pub done: usize,
     pub tolerance_squared: usize,
     pub max_iterations: usize,
+    /// Where the fused kernels record a breakdown of their recurrence.
+    pub breakdown: usize,
     /// The first partial; the scalars are `state[..partials]`.
     pub partials: usize,
 }
@@ -76,6 +78,7 @@ macro_rules! launched {
                         done: constant("CONJUGATE_GRADIENT_DONE")? as usize,
                         tolerance_squared: constant("CONJUGATE_GRADIENT_TOLERANCE_SQUARED")? as usize,
                         max_iterations: constant("CONJUGATE_GRADIENT_MAX_ITERATIONS")? as usize,
+                        breakdown: constant("CONJUGATE_GRADIENT_BREAKDOWN")? as usize,
                         partials: constant("CONJUGATE_GRADIENT_PARTIALS")? as usize,
                     },
                     $( $name: kernel(stringify!($name))?, )*

@@ -188,8 +188,22 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
     use host::conjugate_gradient as solver;
     let gpu = open(&args.target)?;
     let emulated = gpu.info.emulated;
-    let n = args.n.unwrap_or(if emulated { 4096 } else { solver::DEFAULT_N });
-    let settings = solver::Settings { n, tolerance: args.tolerance, max_iterations: args.max_iterations, seed: args.matrix_seed };
+    let settings = match args.poisson {
+        Some(m) => solver::Settings {
+            problem: solver::Problem::Poisson,
+            n: m.saturating_mul(m),
+            tolerance: args.tolerance.unwrap_or(solver::POISSON_RELATIVE_TOLERANCE * m as f64),
+            max_iterations: args.max_iterations,
+            seed: args.matrix_seed,
+        },
+        None => solver::Settings {
+            problem: solver::Problem::Tridiagonal,
+            n: args.n.unwrap_or(if emulated { 4096 } else { solver::DEFAULT_N }),
+            tolerance: args.tolerance.unwrap_or(1e-5),
+            max_iterations: args.max_iterations,
+            seed: args.matrix_seed,
+        },
+    };
     if !args.bench {
         let r = solver::run(&gpu, settings, &solver::Path::ALL, &[], None)?;
         emit(&if args.target.json { json::to_string(&r) + "\n" } else { solver::render(&r) });
@@ -198,7 +212,11 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
     if emulated {
         return Err(Error::Launch(L::NotOnEmulator("timing the conjugate-gradient paths")));
     }
-    let sizes: Vec<usize> = (10..=args.max_log2).map(|k| 1usize << k).collect();
+    let sizes: Vec<usize> = match settings.problem {
+        // Grids of 128 x 128 (N = 2^14) doubling up to the one asked for.
+        solver::Problem::Poisson => (7..=11).map(|k| 1usize << k).filter(|&m| m * m <= settings.n).map(|m| m * m).collect(),
+        solver::Problem::Tridiagonal => (10..=args.max_log2).map(|k| 1usize << k).collect(),
+    };
     let twin = if args.no_cpp { Err("--no-cpp".to_string()) } else { solver::Twin::build(&gpu)? };
     if let Err(why) = &twin {
         eprintln!("note: the C++ twin is left out: {why}");

@@ -493,7 +493,8 @@ fn conjugate_gradient(
     paths: &[host::conjugate_gradient::Path],
     max_iterations: u32,
 ) -> Result<host::conjugate_gradient::Report, Error> {
-    let settings = host::conjugate_gradient::Settings { n: 4096, tolerance: 1e-5, max_iterations, seed: 1 };
+    let settings =
+        host::conjugate_gradient::Settings { problem: host::conjugate_gradient::Problem::Tridiagonal, n: 4096, tolerance: 1e-5, max_iterations, seed: 1 };
     host::conjugate_gradient::run(&t4(), settings, paths, replaced, None)
 }
 
@@ -565,4 +566,40 @@ fn more_than_48_kib_of_shared_memory_per_block_fits_the_emulated_h200_and_not_th
     assert_eq!(limits.blocks_per_sm, 2, "{}", limits.explain());
     let err = t4().cooperative_kernel(&heavy).unwrap().limits(256).unwrap_err().to_string();
     assert!(err.contains("does not fit on an SM"), "{err}");
+}
+
+/// Chronopoulos-Gear's recurrence needs w·r − β r·r / α > 0 (p·A p, as it
+/// keeps it): on a matrix that is not positive definite it is not, and the
+/// fused kernels stop there and say so, where they would divide by it.
+#[test]
+fn the_fused_solvers_name_a_breakdown_of_their_recurrence() {
+    use host::conjugate_gradient::{Path, Problem, Settings, Solver};
+    use host::launch::conjugate_gradient::Csr;
+    let n = 1024;
+    // -4 on the diagonal: negative definite, so w·r = r·A r < 0 at once.
+    let offsets: Vec<u32> = (0..=n as u32).collect();
+    let a = Csr::new(n, offsets, (0..n as u32).collect(), vec![-4.0; n]).unwrap();
+    let settings = Settings { problem: Problem::Tridiagonal, n, tolerance: 1e-5, max_iterations: 100, seed: 1 };
+    let gpu = t4();
+    let mut solver = Solver::new(&gpu, &a, settings, &[]).unwrap();
+    for path in [Path::Fused, Path::FusedResident] {
+        let err = solver.solve(&a, path).unwrap_err().to_string();
+        assert!(err.contains("at iteration 1, Chronopoulos-Gear's denominator") && err.contains("broke down"), "{err}");
+    }
+}
+
+/// The 2-D Poisson problem on the emulator (a small grid: the GPU solves
+/// grids of 128 to 2048), by the two persistent recurrences (the classic
+/// one the step kernels share, and Chronopoulos-Gear's; all five paths take
+/// 80 s in a debug build): each converges to the tolerance, its true
+/// residual checked on the CPU, its iterations within the problem's margin.
+#[test]
+fn the_poisson_problem_is_solved_by_every_path_on_the_emulator() {
+    use host::conjugate_gradient::{POISSON_RELATIVE_TOLERANCE, Path, Problem, Settings, run};
+    let m = 32;
+    let settings = Settings { problem: Problem::Poisson, n: m * m, tolerance: POISSON_RELATIVE_TOLERANCE * m as f64, max_iterations: 10_000, seed: 0 };
+    let report = run(&t4(), settings, &[Path::Persistent, Path::Fused], &[], None).unwrap();
+    assert!(report.failures().is_empty(), "{:?}", report.failures());
+    assert!(report.reference.iterations >= 40, "{:?}", report.reference);
+    report.verdict().unwrap();
 }

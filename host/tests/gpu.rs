@@ -248,7 +248,7 @@ fn a_kernel_added_in_one_place_is_found_by_name_and_runs() {
 fn the_conjugate_gradient_solve_converges_every_way_on_the_gpu() {
     use host::conjugate_gradient::{Path, Settings, run};
     let gpu = gpu();
-    let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
+    let settings = Settings { problem: host::conjugate_gradient::Problem::Tridiagonal, n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
     let r = run(&gpu, settings, &Path::ALL, &[], None).unwrap();
     r.verdict().unwrap();
 }
@@ -259,7 +259,7 @@ fn the_conjugate_gradient_c_plus_plus_twin_converges_through_the_same_launch_pat
     use host::conjugate_gradient::{Path, Settings, Twin, run};
     let gpu = gpu();
     let twin = Twin::build(&gpu).unwrap().unwrap();
-    let settings = Settings { n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
+    let settings = Settings { problem: host::conjugate_gradient::Problem::Tridiagonal, n: 1 << 20, tolerance: 1e-5, max_iterations: 10_000, seed: 1 };
     let paths: Vec<Path> = Path::TWINS.iter().flat_map(|&(twin, rust)| [rust, twin]).collect();
     let r = run(&gpu, settings, &paths, &[], Some(&twin)).unwrap();
     r.verdict().unwrap();

@@ -32,6 +32,10 @@ pub const DONE: usize = 4;
 pub const TOLERANCE_SQUARED: usize = 5;
 /// `state[MAX_ITERATIONS]`: the iteration limit.
 pub const MAX_ITERATIONS: usize = 6;
+/// `state[BREAKDOWN]`: the fused kernels' iteration at which
+/// Chronopoulos-Gear's denominator w·r − β r·r / α was not positive (the
+/// recurrence broke down, and the solve stopped there); 0 if it never was.
+pub const BREAKDOWN: usize = 7;
 /// `state[PARTIALS..]`: one partial dot product per block.
 pub const PARTIALS: usize = 8;
 
@@ -543,12 +547,22 @@ unsafe fn solve_fused<const TILE: u32, const MISTAKE: u32>(
         if !(gamma > tolerance_squared && k < max_iterations) {
             break;
         }
-        let (beta, alpha) = if k == 0 {
-            (0.0f64, gamma / wr)
+        let (beta, denominator) = if k == 0 {
+            (0.0f64, wr)
         } else {
             let beta = gamma / gamma_before;
-            (beta, gamma / (wr - beta * gamma / alpha_before))
+            (beta, wr - beta * gamma / alpha_before)
         };
+        // A must be positive definite and the recurrence sound: where the
+        // denominator (p·A p, as the recurrence has it) is not positive, stop
+        // and say so (every thread has the same values, so every thread stops).
+        if !(denominator > 0.0) {
+            if grid.thread_rank() == 0 {
+                unsafe { state.write(BREAKDOWN, (k + 1) as f64) };
+            }
+            break;
+        }
+        let alpha = gamma / denominator;
         k += 1;
         let (beta32, alpha32) = (beta as f32, alpha as f32);
         let mut row = first;

@@ -2,7 +2,7 @@
 //! rotates, and the persistent kernel's ratio to each other path round by
 //! round (`docs/schema/conjugate-gradient.schema.json` is its JSON).
 
-use super::{Path, Settings, Solver, Twin, reference, tridiagonal};
+use super::{Path, Problem, Settings, Solver, Twin, reference, tridiagonal};
 use crate::bench::paired::{interval, median};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -125,8 +125,15 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
     let paths: Vec<Path> = Path::ALL.into_iter().chain(twins).collect();
     let mut rows = Vec::new();
     for &n in sizes {
-        let settings = Settings { n, ..settings }.checked(gpu.info.emulated)?;
-        let a = tridiagonal(n, settings.seed)?;
+        let settings = match settings.problem {
+            Problem::Tridiagonal => Settings { n, ..settings },
+            Problem::Poisson => Settings { n, tolerance: super::POISSON_RELATIVE_TOLERANCE * n.isqrt() as f64, ..settings },
+        }
+        .checked(gpu.info.emulated)?;
+        let a = match settings.problem {
+            Problem::Tridiagonal => tridiagonal(n, settings.seed)?,
+            Problem::Poisson => super::poisson(n.isqrt())?,
+        };
         let reference = reference(&a, &settings);
         let mut solver = Solver::new(gpu, &a, settings, &[])?;
         if let Some(twin) = twin {
@@ -138,7 +145,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
             for k in 0..paths.len() {
                 let p = (round + k) % paths.len();
                 let s = solver.solve(&a, paths[p])?;
-                if !s.iterations_agree(&reference) || !s.converged(settings.tolerance) {
+                if !s.iterations_agree(&reference, settings.problem) || !s.converged(settings.tolerance) {
                     return Err(Error::BadSystem {
                         why: format!(
                             "at N = {n}, {} took {} iterations to residual {:.3e} (CPU: {})",

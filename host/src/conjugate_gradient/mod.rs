@@ -29,19 +29,91 @@ pub const THREADS_PER_BLOCK: u32 = 256;
 /// Iterations per CUDA graph of the graph path.
 pub const ITERATIONS_PER_GRAPH: u32 = 8;
 
+/// Which matrix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Problem {
+    /// NVIDIA's samples' matrix: random symmetric tridiagonal, diagonal in
+    /// [10, 11), off-diagonals in [0, 1) ([`tridiagonal`]); 6 to 8 iterations.
+    Tridiagonal,
+    /// The 2-D Poisson equation: the 5-point Laplacian on an m x m grid with
+    /// a Dirichlet boundary, N = m^2 ([`poisson`]); hundreds to thousands of
+    /// iterations.
+    Poisson,
+}
+
 /// What to solve.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Settings {
+    pub problem: Problem,
     pub n: usize,
     pub tolerance: f64,
     pub max_iterations: u32,
     pub seed: u64,
 }
 
+/// The tolerance the Poisson problem is solved to, relative to ‖b‖ = √N:
+/// what f32 vectors with f64 dot products reach on it, measured
+/// (`records/2026-12-04-cpu-poisson/`: the residual the recurrence keeps
+/// falls below any tolerance; the true one, ‖b − A x‖, stalls at the
+/// rounding of x to f32, 8.5e-4 relative at m = 128, 4.8e-3 at 256 and
+/// 2.6e-2 at 512, so a tighter tolerance buys iterations, not accuracy; at
+/// 1e-5 the classic and the fused recurrences take 188 and 189 iterations
+/// at m = 128, 381 and 446 at m = 256, 770 and 994 at m = 512).
+pub const POISSON_RELATIVE_TOLERANCE: f64 = 1e-5;
+
+/// Grid sides of the Poisson problem the subcommand takes: N = 2^14 to 2^22
+/// on a GPU (the emulator: up to [`MAX_EMULATED_N`]).
+pub const POISSON_M: std::ops::RangeInclusive<usize> = 32..=2048;
+
+/// The 5-point Laplacian on an m x m grid, Dirichlet boundary (the
+/// neighbours past the edge are 0): row i = y m + x holds 4 at (i, i) and
+/// -1 at each of its up to four neighbours, in CSR, rows in order.
+pub fn poisson(m: usize) -> Result<Csr> {
+    let n = m * m;
+    let (mut offsets, mut columns, mut values) = (vec![0u32], Vec::with_capacity(5 * n), Vec::with_capacity(5 * n));
+    for y in 0..m {
+        for x in 0..m {
+            let i = y * m + x;
+            let mut put = |c: usize, v: f32| {
+                columns.push(c as u32);
+                values.push(v);
+            };
+            if y > 0 {
+                put(i - m, -1.0);
+            }
+            if x > 0 {
+                put(i - 1, -1.0);
+            }
+            put(i, 4.0);
+            if x + 1 < m {
+                put(i + 1, -1.0);
+            }
+            if y + 1 < m {
+                put(i + m, -1.0);
+            }
+            offsets.push(values.len() as u32);
+        }
+    }
+    Csr::new(n, offsets, columns, values)
+}
+
 impl Settings {
     /// The settings, or the named reason they are refused.
     pub fn checked(self, emulated: bool) -> Result<Settings> {
         let why = |why: String| Err(Error::BadSystem { why });
+        if self.problem == Problem::Poisson {
+            let m = self.n.isqrt();
+            if m * m != self.n || !POISSON_M.contains(&m) {
+                return why(format!("--poisson {m}: the grid's side is 32 ..= 2048 (N = m^2, 1024 ..= 4194304)"));
+            }
+            if emulated && self.n > MAX_EMULATED_N {
+                return why(format!(
+                    "--poisson {m} (N = {}) is too large for the emulator, which solves up to N = {MAX_EMULATED_N}: give --poisson 128 or less",
+                    self.n
+                ));
+            }
+        }
         if self.n == 0 {
             return why("N = 0: there is nothing to solve; give --n between 1024 and 16777216".into());
         }
@@ -136,6 +208,21 @@ pub fn true_residual(a: &Csr, x: &[f32]) -> f64 {
     let mut ax = vec![0.0; a.n()];
     times(a, &x, &mut ax);
     ax.iter().map(|v| (1.0 - v) * (1.0 - v)).sum::<f64>().sqrt()
+}
+
+impl Problem {
+    /// How far a GPU solve's iterations may be from the CPU's f64 solve: 1
+    /// on the tridiagonal matrix (6 to 8 iterations, the same in f32); half
+    /// on Poisson, whose f32 recurrences drift from the f64 one over hundreds
+    /// of iterations, Chronopoulos-Gear's the more (in the GPU's arithmetic
+    /// on the CPU, `records/2026-12-04-cpu-poisson/`: 446 iterations where
+    /// the classic took 381 at m = 256, 994 where it took 770 at m = 512).
+    pub fn iteration_margin(self, cpu: u32) -> u32 {
+        match self {
+            Problem::Tridiagonal => 1,
+            Problem::Poisson => cpu.div_ceil(2),
+        }
+    }
 }
 
 /// The ways the GPU solves it: three in Rust, and the persistent kernel's C++ twin.
@@ -257,9 +344,10 @@ pub struct Solved {
 }
 
 impl Solved {
-    /// Within one iteration of the CPU's solve.
-    pub fn iterations_agree(&self, reference: &Reference) -> bool {
-        self.iterations.abs_diff(reference.iterations) <= 1
+    /// Within the problem's margin of the CPU's f64 solve
+    /// ([`Problem::iteration_margin`]).
+    pub fn iterations_agree(&self, reference: &Reference, problem: Problem) -> bool {
+        self.iterations.abs_diff(reference.iterations) <= problem.iteration_margin(reference.iterations)
     }
 
     /// The residual's norm at most `tolerance` (a NaN is not).
@@ -429,6 +517,15 @@ impl<'g> Solver<'g> {
             },
         };
         let ms = start.elapsed().as_secs_f64() * 1e3;
+        let breakdown = scalars[crate::kernels().solver_state.breakdown];
+        if breakdown != 0.0 {
+            return Err(Error::BadSystem {
+                why: format!(
+                    "{}: at iteration {breakdown}, Chronopoulos-Gear's denominator w·r − β r·r / α was not positive, so the recurrence broke down (A not positive definite, or rounding); the solve stopped there",
+                    path.name()
+                ),
+            });
+        }
         let x = gpu.read_view(&self.vectors.slice(..self.system.n()))?;
         let persistent = persistent.map(|k| &self.persistent[k]);
         Ok(Solved {
@@ -462,8 +559,9 @@ impl Report {
         let mut f = Vec::new();
         for s in &self.solves {
             let name = s.path.name();
-            if !s.iterations_agree(&self.reference) {
-                f.push(format!("{name}: {} iterations, the CPU's f64 solve {} (more than 1 apart)", s.iterations, self.reference.iterations));
+            if !s.iterations_agree(&self.reference, self.settings.problem) {
+                let margin = self.settings.problem.iteration_margin(self.reference.iterations);
+                f.push(format!("{name}: {} iterations, the CPU's f64 solve {} (more than {margin} apart)", s.iterations, self.reference.iterations));
             }
             if !s.converged(self.settings.tolerance) {
                 f.push(format!("{name}: residual {:.3e} is not below the tolerance {:.1e}", s.residual, self.settings.tolerance));
@@ -491,7 +589,10 @@ impl Report {
 /// checks each.
 pub fn run(gpu: &Gpu, settings: Settings, paths: &[Path], replaced: &[(Path, KernelDef<PersistentParams, GridSync>)], twin: Option<&Twin>) -> Result<Report> {
     let settings = settings.checked(gpu.info.emulated)?;
-    let a = tridiagonal(settings.n, settings.seed)?;
+    let a = match settings.problem {
+        Problem::Tridiagonal => tridiagonal(settings.n, settings.seed)?,
+        Problem::Poisson => poisson(settings.n.isqrt())?,
+    };
     let reference = reference(&a, &settings);
     let mut solver = Solver::new(gpu, &a, settings, replaced)?;
     if let Some(twin) = twin {
@@ -508,8 +609,23 @@ pub fn run(gpu: &Gpu, settings: Settings, paths: &[Path], replaced: &[(Path, Ker
 pub fn render(r: &Report) -> String {
     let mut o = String::new();
     let s = &r.settings;
-    let _ =
-        writeln!(o, "Conjugate gradient on {}: A x = b, A symmetric tridiagonal, N = {} ({} stored values), seed {}", r.device, s.n, r.stored_values, s.seed);
+    let _ = match s.problem {
+        Problem::Tridiagonal => {
+            writeln!(
+                o,
+                "Conjugate gradient on {}: A x = b, A symmetric tridiagonal, N = {} ({} stored values), seed {}",
+                r.device, s.n, r.stored_values, s.seed
+            )
+        }
+        Problem::Poisson => writeln!(
+            o,
+            "Conjugate gradient on {}: A x = b, A the 5-point Laplacian on a {m} x {m} grid (2-D Poisson, Dirichlet), N = {} ({} stored values)",
+            r.device,
+            s.n,
+            r.stored_values,
+            m = s.n.isqrt()
+        ),
+    };
     let _ = writeln!(o, "b = 1, x0 = 0, tolerance {:.1e} on the residual's norm, at most {} iterations", s.tolerance, s.max_iterations);
     let _ = writeln!(o, "CPU, f64 throughout: {} iterations, residual {:.3e}", r.reference.iterations, r.reference.residual);
     let _ = writeln!(o);
@@ -536,8 +652,13 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(o, "barriers/it: grid.sync() per iteration in the persistent kernels; launches (each a grid-wide boundary) in the others");
     let failed = r.failures();
     if failed.is_empty() {
-        let _ =
-            writeln!(o, "checks: every path within 1 iteration of the CPU, residual below the tolerance, |b - Ax| below {:.3e}: pass", r.true_residual_bound);
+        let margin = s.problem.iteration_margin(r.reference.iterations);
+        let _ = writeln!(
+            o,
+            "checks: every path within {margin} iteration{} of the CPU, residual below the tolerance, |b - Ax| below {:.3e}: pass",
+            if margin == 1 { "" } else { "s" },
+            r.true_residual_bound
+        );
     } else {
         for f in failed {
             let _ = writeln!(o, "FAIL {f}");
@@ -551,7 +672,29 @@ mod tests {
     use super::*;
 
     fn settings(n: usize) -> Settings {
-        Settings { n, tolerance: 1e-5, max_iterations: 10_000, seed: 1 }
+        Settings { problem: Problem::Tridiagonal, n, tolerance: 1e-5, max_iterations: 10_000, seed: 1 }
+    }
+
+    #[test]
+    fn the_poisson_matrix_is_the_5_point_laplacian_and_cg_needs_hundreds_of_iterations_on_it() {
+        let a = poisson(4).unwrap();
+        // Corners have 2 neighbours, edges 3, the inside 4: 4 x 3 + 8 x 4 + 4 x 5 stored values.
+        assert_eq!(a.row_count_values(), 12 + 32 + 20);
+        assert_eq!(a.row(5).collect::<Vec<_>>(), [(1, -1.0), (4, -1.0), (5, 4.0), (6, -1.0), (9, -1.0)]);
+        for i in 0..16 {
+            for (c, v) in a.row(i) {
+                assert_eq!(a.row(c).find(|&(cc, _)| cc == i).unwrap().1, v, "symmetric at {i},{c}");
+            }
+        }
+        let m = 64;
+        let s = Settings { problem: Problem::Poisson, n: m * m, tolerance: POISSON_RELATIVE_TOLERANCE * m as f64, max_iterations: 10_000, seed: 0 };
+        let r = reference(&poisson(m).unwrap(), &s);
+        assert!((80..200).contains(&r.iterations), "{r:?}");
+        assert!(s.checked(true).is_ok());
+        let bad = Settings { n: 1000, ..s }.checked(false).unwrap_err().to_string();
+        assert!(bad.contains("the grid's side is 32 ..= 2048"), "{bad}");
+        let big = Settings { n: 256 * 256, ..s }.checked(true).unwrap_err().to_string();
+        assert!(big.contains("too large for the emulator"), "{big}");
     }
 
     #[test]
@@ -588,7 +731,10 @@ mod tests {
         let s =
             |iterations, residual| Solved { path: Path::Persistent, blocks: 4, registers_per_thread: None, iterations, residual, true_residual: 0.0, ms: 0.0 };
         let cpu = Reference { iterations: 8, residual: 1e-6 };
-        assert!(s(7, 0.0).iterations_agree(&cpu) && s(9, 0.0).iterations_agree(&cpu) && !s(10, 0.0).iterations_agree(&cpu));
+        let t = Problem::Tridiagonal;
+        assert!(s(7, 0.0).iterations_agree(&cpu, t) && s(9, 0.0).iterations_agree(&cpu, t) && !s(10, 0.0).iterations_agree(&cpu, t));
+        let many = Reference { iterations: 400, residual: 1e-3 };
+        assert!(s(600, 0.0).iterations_agree(&many, Problem::Poisson) && !s(601, 0.0).iterations_agree(&many, Problem::Poisson));
         assert!(s(8, 1e-5).converged(1e-5) && !s(8, 2e-5).converged(1e-5) && !s(8, f64::NAN).converged(1e-5));
     }
 
