@@ -1,6 +1,7 @@
 //! The command line.
 
 use crate::exercise::Variant;
+use crate::invocation::Runner;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -314,15 +315,18 @@ pub struct BenchArgs {
 pub const SUBCOMMANDS: [&str; 6] = ["exercise", "bench", "conjugate-gradient", "trace", "occupancy", "multi-gpu"];
 
 /// The flags that describe the emulated GPU, which need `--emulate`.
-const EMULATOR_ONLY: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
+const EMULATOR_ONLY: [&str; 5] = crate::invocation::EMULATOR_FLAGS;
 
-/// Why `bench` does not run on the emulator, and what does.
-fn bench_needs_a_gpu() -> String {
-    let on_emulator: Vec<String> = ["", "exercise", "trace", "occupancy", "conjugate-gradient", "multi-gpu"]
-        .iter()
-        .map(|s| format!("`{}`", crate::invocation::command(s, true)))
-        .collect();
-    format!("bench times a GPU, so it needs one; the emulator times nothing, and runs the lesson and every other subcommand: {}", on_emulator.join(", "))
+/// Why `bench` does not run on the emulator, and what does, for a learner
+/// whose runner is `runner`.
+fn bench_needs_a_gpu(runner: Runner, typed: &[String]) -> String {
+    let on_emulator: Vec<String> =
+        ["", "exercise", "trace", "occupancy", "conjugate-gradient", "multi-gpu"].iter().map(|s| format!("`{}`", runner.command(s, true))).collect();
+    format!(
+        "bench times a GPU, so it needs one (on a GPU: `{}`); the emulator times nothing, and runs the lesson and every other subcommand: {}",
+        runner.again(typed, false),
+        on_emulator.join(", ")
+    )
 }
 
 /// The long flags, across the program and its subcommands, that take a
@@ -368,8 +372,20 @@ fn subcommand_at(args: &[String]) -> Option<(usize, bool)> {
 
 /// `args` with the flags written before the subcommand moved after it, where
 /// clap takes them: `--gpu h200 trace` is `trace --gpu h200`, so a learner
-/// may write a flag on either side.
-pub fn flags_after_the_subcommand(mut args: Vec<String>) -> Vec<String> {
+/// may write a flag on either side. A `--` is dropped: the program takes no
+/// arguments but flags and a subcommand, so it can only be the habit of
+/// `cargo run -- ...` (`cargo emulate -- --n 5`, whose alias has its own `--`).
+pub fn flags_after_the_subcommand(args: Vec<String>) -> Vec<String> {
+    let takes_value = flags_with_values();
+    let mut kept: Vec<String> = Vec::with_capacity(args.len());
+    for a in args {
+        let a_value = kept.last().is_some_and(|f| !f.contains('=') && takes_value.contains(f));
+        if a == "--" && !a_value {
+            continue;
+        }
+        kept.push(a);
+    }
+    let mut args = kept;
     if let Some((k, true)) = subcommand_at(&args) {
         args[1..].rotate_left(k - 1);
     }
@@ -382,28 +398,56 @@ const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmu
 /// What is wrong, in the user's words, with a command line clap would refuse
 /// in its own (`--emulate exercise` reads to clap as "exercise cannot be
 /// emulated"): a flag before the subcommand, a lesson flag given to the
-/// exercise, the emulator asked to run the benchmark. `args` starts with the
-/// program's name.
+/// exercise, the emulator asked to run the benchmark, a CUDA device asked of
+/// the emulator. `args` starts with the program's name. Each message names
+/// only flags the learner typed (not the `--emulate` that `cargo emulate`
+/// adds), and each command in it runs as the learner runs the program.
 pub fn explain_misuse(args: &[String]) -> Option<String> {
+    explain_misuse_as(Runner::current(), args)
+}
+
+/// [`explain_misuse`] for a program started by `runner`.
+pub fn explain_misuse_as(runner: Runner, args: &[String]) -> Option<String> {
     let flag_name = |a: &String| a.split('=').next().unwrap_or(a).to_string();
     // Help is clap's to print, whatever else the line holds.
     if args.iter().any(|a| a == "--help" || a == "-h") {
         return None;
     }
+    let typed = runner.typed(args.get(1..).unwrap_or_default());
+    let args = &flags_after_the_subcommand(args.to_vec());
     if let Some((k, false)) = subcommand_at(args) {
         return Some(format!("unknown subcommand '{}': the subcommands are {}", args[k], SUBCOMMANDS.join(", ")));
     }
-    let args = &flags_after_the_subcommand(args.to_vec());
-    if !args.iter().any(|a| a == "--emulate")
-        && let Some(flag) = args.iter().skip(1).map(flag_name).find(|f| EMULATOR_ONLY.contains(&f.as_str()))
-    {
-        return Some(format!("{flag} describes the emulated GPU: run it on the emulator (`{}`)", crate::invocation::command(&format!("{flag} ..."), true)));
+    let emulated = args.iter().any(|a| a == "--emulate");
+    let typed_emulate = typed.iter().any(|a| a == "--emulate");
+    if !emulated && let Some(flag) = args.iter().skip(1).map(flag_name).find(|f| EMULATOR_ONLY.contains(&f.as_str())) {
+        return Some(format!("{flag} describes the emulated GPU: run it on the emulator (`{}`)", runner.again(&typed, true)));
+    }
+    let sub = subcommand_at(args).map(|(k, _)| args[k].as_str());
+    if sub == Some("bench") && emulated {
+        return Some(bench_needs_a_gpu(runner, &typed));
+    }
+    // The emulator's device is the emulated GPU: a CUDA device index means nothing there.
+    let gpu_only: Vec<String> = match sub {
+        Some("multi-gpu") => args.iter().map(flag_name).filter(|f| ["--nccl-id", "--rank", "--ranks"].contains(&f.as_str())).collect(),
+        _ => args.iter().map(flag_name).filter(|f| f == "--device").collect(),
+    };
+    if emulated && !gpu_only.is_empty() {
+        let flags = crate::text::listed(&gpu_only);
+        let (what, emulator, gpus) = match sub {
+            Some("multi-gpu") if gpu_only.len() == 1 => ("runs one process per CUDA GPU", "runs every emulated GPU in one process", "GPUs"),
+            Some("multi-gpu") => ("run one process per CUDA GPU", "runs every emulated GPU in one process", "GPUs"),
+            _ => ("picks a CUDA GPU", "runs on the emulated one", "a GPU"),
+        };
+        let on_gpu = runner.again(&typed, false);
+        let on_emulator = runner.again(&without(&typed, &gpu_only), true);
+        return Some(match typed_emulate {
+            true => format!("{flags} {what}, and --emulate {emulator}: give one or the other (`{on_gpu}`, or `{on_emulator}`)"),
+            false => format!("{flags} {what}, and `cargo emulate` {emulator}: drop {flags} (`{on_emulator}`), or run on {gpus} (`{on_gpu}`)"),
+        });
     }
     let (k, true) = subcommand_at(args)? else { return None };
     let sub = &args[k];
-    if sub == "bench" && args.iter().any(|a| a == "--emulate") {
-        return Some(bench_needs_a_gpu());
-    }
     let after = &args[k + 1..];
     if !["bench", "exercise", "multi-gpu", "conjugate-gradient"].contains(&sub.as_str())
         && let Some(flag) = after.iter().map(flag_name).find(|f| LESSON_ONLY.contains(&f.as_str()))
@@ -415,11 +459,35 @@ pub fn explain_misuse(args: &[String]) -> Option<String> {
     {
         return Some(format!(
             "the exercise takes no {flag}: it runs the lesson's nine sizes, 0 to 67,108,864 floats, through your solve(), which chooses its own grid and block (run the lesson for one size: `{}`)",
-            crate::invocation::command(&format!("{flag} ..."), args.iter().any(|a| a == "--emulate"))
+            runner.command(&format!("{flag} ..."), emulated)
         ));
     }
     None
 }
+
+/// `typed` without the flags `names` (and the value of each that takes one).
+fn without(typed: &[String], names: &[String]) -> Vec<String> {
+    let takes_value = flags_with_values();
+    let mut kept = Vec::new();
+    let mut k = 0;
+    while k < typed.len() {
+        let word = &typed[k];
+        let name = word.split('=').next().unwrap_or(word).to_string();
+        k += 1;
+        if names.contains(&name) {
+            if !word.contains('=') && takes_value.contains(&name) {
+                k += 1;
+            }
+            continue;
+        }
+        kept.push(word.clone());
+    }
+    kept
+}
+
+// Each parser's message names the rule the value broke, with the value as
+// the learner wrote it: a number bare (`48 is not ...`), anything else in
+// quotes (`'x' is not a whole number`).
 
 fn parse_count<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
     let v: i128 = s.trim().parse().map_err(|_| format!("'{s}' is not a whole number"))?;
@@ -438,17 +506,27 @@ fn parse_between<const MIN: u32, const MAX: u32>(s: &str) -> Result<u32, String>
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
+    match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 86_400.0 => Ok(v),
-        _ => Err(format!("'{s}' is not a number of seconds above 0 and at most 86400")),
+        Ok(v) if v.is_finite() && v <= 0.0 => Err(format!("{} is not above 0: give seconds above 0 and at most 86400", s.trim())),
+        Ok(v) if v.is_finite() => Err(format!("{} is more than 86400 seconds, a day", s.trim())),
+        _ => Err(format!("'{s}' is not a number of seconds: give one above 0 and at most 86400")),
     }
 }
 
+/// Threads per block: whole warps (a multiple of 32), at least one, and at
+/// most 1024, the most any CUDA GPU runs in one block. The message names the
+/// rule that failed.
 fn parse_threads_per_block(s: &str) -> Result<u32, String> {
-    match parse_between::<32, 1024>(s) {
-        Ok(v) if v % 32 == 0 => Ok(v),
-        Ok(v) => Err(format!("{v} is not a multiple of 32 (whole warps) from 32 to 1024")),
-        Err(_) => Err(format!("'{s}' is not a multiple of 32 (whole warps) from 32 to 1024")),
+    let Ok(v) = s.trim().parse::<i128>() else {
+        return Err(format!("'{s}' is not a whole number of threads: give a multiple of 32 from 32 to 1024"));
+    };
+    match v {
+        ..=-1 => Err(format!("{v} is negative: give a multiple of 32 from 32 to 1024")),
+        0..=31 => Err(format!("{v} is fewer than 32: a block is at least one warp, 32 threads")),
+        1025.. => Err(format!("{v} is more than 1024, the most threads a block can have (give a multiple of 32 from 32 to 1024)")),
+        v if v % 32 != 0 => Err(format!("{v} is not a multiple of 32: a block is whole warps of 32 threads")),
+        v => Ok(v as u32),
     }
 }
 
@@ -457,6 +535,14 @@ fn parse_threads_per_block(s: &str) -> Result<u32, String> {
 pub fn one_line(clap_error: &str) -> String {
     let message = clap_error.split("\n\n").next().unwrap_or(clap_error);
     message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// [`one_line`], in the words of a learner whose runner is `runner`: where
+/// `cargo emulate` put `--emulate` on the command line, clap's mention of it
+/// is of `cargo emulate`, which the learner did type.
+pub fn one_line_as(runner: Runner, clap_error: &str) -> String {
+    let line = one_line(clap_error);
+    if runner.adds_emulate() { line.replace("'--emulate'", "`cargo emulate`") } else { line }
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -472,16 +558,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_bad_block_size_names_the_rule_and_clap_errors_are_one_line() {
-        for bad in ["2048", "0", "48", "-32", "x"] {
-            let e = parse_threads_per_block(bad).unwrap_err();
-            assert!(e.ends_with("is not a multiple of 32 (whole warps) from 32 to 1024"), "{bad}: {e}");
+    fn a_bad_block_size_names_the_rule_it_broke_and_clap_errors_are_one_line() {
+        for (bad, rule) in [
+            ("2048", "2048 is more than 1024, the most threads a block can have (give a multiple of 32 from 32 to 1024)"),
+            ("1056", "1056 is more than 1024, the most threads a block can have (give a multiple of 32 from 32 to 1024)"),
+            ("0", "0 is fewer than 32: a block is at least one warp, 32 threads"),
+            ("16", "16 is fewer than 32: a block is at least one warp, 32 threads"),
+            ("48", "48 is not a multiple of 32: a block is whole warps of 32 threads"),
+            ("-32", "-32 is negative: give a multiple of 32 from 32 to 1024"),
+            ("x", "'x' is not a whole number of threads: give a multiple of 32 from 32 to 1024"),
+        ] {
+            assert_eq!(parse_threads_per_block(bad).unwrap_err(), rule, "{bad}");
         }
         assert_eq!(parse_threads_per_block("1024"), Ok(1024));
-        let clap = "error: invalid value '2048' for '--threads-per-block <N>': '2048' is not a multiple of 32\n\nFor more information, try '--help'.\n";
-        assert_eq!(one_line(clap), "error: invalid value '2048' for '--threads-per-block <N>': '2048' is not a multiple of 32");
+        assert_eq!(parse_threads_per_block("32"), Ok(32));
+        let clap = "error: invalid value '2048' for '--threads-per-block <N>': 2048 is more than 1024\n\nFor more information, try '--help'.\n";
+        assert_eq!(one_line(clap), "error: invalid value '2048' for '--threads-per-block <N>': 2048 is more than 1024");
         let listed = "error: the following required arguments were not provided:\n  --rank <RANK>\n\nUsage: cg-lesson multi-gpu --rank <RANK>\n\nFor more information, try '--help'.\n";
         assert_eq!(one_line(listed), "error: the following required arguments were not provided: --rank <RANK>");
+    }
+
+    #[test]
+    fn a_value_is_quoted_only_where_it_is_not_a_number() {
+        for (parsed, expected) in [
+            (parse_between::<1, 160>("0"), "0 is outside 1..=160"),
+            (parse_between::<1, 160>("many"), "'many' is not a whole number"),
+            (parse_count::<usize>("-1").map(|_| 0), "-1 is negative: give 0 or more"),
+            (parse_seconds("-1").map(|_| 0), "-1 is not above 0: give seconds above 0 and at most 86400"),
+            (parse_seconds("soon").map(|_| 0), "'soon' is not a number of seconds: give one above 0 and at most 86400"),
+        ] {
+            assert_eq!(parsed.unwrap_err(), expected);
+        }
+    }
+
+    #[test]
+    fn clap_names_cargo_emulate_where_the_learner_typed_no_emulate() {
+        let clap = "error: the argument '--nccl-id <FILE>' cannot be used with '--emulate'\n\nUsage: ...\n";
+        assert_eq!(one_line_as(Runner::CargoEmulate, clap), "error: the argument '--nccl-id <FILE>' cannot be used with `cargo emulate`");
+        assert_eq!(one_line_as(Runner::CargoRun, clap), "error: the argument '--nccl-id <FILE>' cannot be used with '--emulate'");
     }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
@@ -521,7 +635,7 @@ mod tests {
             (&["--n", "18446744073709551616"], "more than this machine can count"),
             (&["--threads-per-block", "0"], "--threads-per-block"),
             (&["--threads-per-block", "100"], "multiple of 32"),
-            (&["--threads-per-block", "2048"], "multiple of 32 (whole warps) from 32 to 1024"),
+            (&["--threads-per-block", "2048"], "2048 is more than 1024"),
             (&["--runs", "100001"], "--runs"),
             (&["--runs", "-3"], "--runs"),
             (&["--device", "x"], "--device"),
@@ -533,7 +647,7 @@ mod tests {
             (&["--emulate", "--sms", "0"], "--sms"),
             (&["--emulate", "--threads-per-sm", "16"], "--threads-per-sm"),
             (&["--emulate", "--seed", "x"], "--seed"),
-            (&["bench", "--threads-per-block", "33"], "multiple of 32"),
+            (&["bench", "--threads-per-block", "33"], "33 is not a multiple of 32"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");
@@ -557,7 +671,8 @@ mod tests {
 
     #[test]
     fn misplaced_and_inapplicable_flags_are_explained_in_the_users_words() {
-        let explain = |args: &[&str]| explain_misuse(&std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>());
+        let line = |args: &[&str]| std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>();
+        let explain = |args: &[&str]| explain_misuse_as(Runner::CargoEmulate, &line(args));
         // Flags may stand before the subcommand: they are moved after it.
         assert_eq!(explain(&["--emulate", "exercise"]), None);
         assert_eq!(explain(&["--json", "bench", "--runs", "5"]), None);
@@ -568,7 +683,15 @@ mod tests {
         assert!(explain(&["bench", "--emulate"]).unwrap().starts_with("bench times a GPU, so it needs one"));
         // The emulator first, then bench: the same answer, not a suggestion that is itself refused.
         assert_eq!(explain(&["--emulate", "bench"]), explain(&["bench", "--emulate"]));
-        assert_eq!(explain(&["--gpu", "h200"]).unwrap(), "--gpu describes the emulated GPU: run it on the emulator (`cargo emulate --gpu ...`)");
+        // Without --emulate the program is the repository's build, and the hint its command.
+        assert_eq!(
+            explain_misuse_as(Runner::CargoRun, &line(&["--gpu", "h200"])).unwrap(),
+            "--gpu describes the emulated GPU: run it on the emulator (`cargo run --release -p host -- --emulate --gpu h200`)"
+        );
+        assert_eq!(
+            explain_misuse_as(Runner::Installed, &line(&["trace", "--sms", "4"])).unwrap(),
+            "--sms describes the emulated GPU: run it on the emulator (`cg-lesson --emulate trace --sms 4`)"
+        );
         assert_eq!(explain(&["--emulate", "--gpu", "h200", "trace"]), None);
         let unknown = explain(&["--emulate", "frobnicate"]).unwrap();
         assert_eq!(unknown, "unknown subcommand 'frobnicate': the subcommands are exercise, bench, conjugate-gradient, trace, occupancy, multi-gpu");
@@ -586,11 +709,55 @@ mod tests {
         ] {
             assert!(bench.contains(sub), "{bench}");
         }
-        assert!(explain(&["exercise", "--sms=4"]).unwrap().starts_with("--sms describes the emulated GPU"));
+        assert!(explain_misuse_as(Runner::CargoRun, &line(&["exercise", "--sms=4"])).unwrap().starts_with("--sms describes the emulated GPU"));
         assert_eq!(explain(&["--emulate", "--gpu", "h200"]), None);
         for fine in [&["exercise", "--emulate"][..], &["--emulate", "--n", "5"], &["bench", "--runs", "5"], &[]] {
             assert_eq!(explain(fine), None, "{fine:?}");
         }
+    }
+
+    #[test]
+    fn a_cuda_device_asked_of_the_emulator_names_only_what_the_learner_typed() {
+        let line = |args: &[&str]| std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>();
+        // `cargo emulate --device 3`: the learner typed no --emulate.
+        let e = explain_misuse_as(Runner::CargoEmulate, &line(&["--emulate", "--device", "3"])).unwrap();
+        assert_eq!(
+            e,
+            "--device picks a CUDA GPU, and `cargo emulate` runs on the emulated one: drop --device (`cargo emulate`), or run on a GPU (`cargo run --release -p host -- --device 3`)"
+        );
+        assert!(!e.contains("--emulate"), "{e}");
+        // `cargo run --release -p host -- --emulate exercise --device=3`: they did.
+        let e = explain_misuse_as(Runner::CargoRun, &line(&["--emulate", "exercise", "--device=3"])).unwrap();
+        assert_eq!(
+            e,
+            "--device picks a CUDA GPU, and --emulate runs on the emulated one: give one or the other (`cargo run --release -p host -- exercise --device=3`, or `cargo run --release -p host -- --emulate exercise`)"
+        );
+        let e = explain_misuse_as(Runner::CargoEmulate, &line(&["--emulate", "multi-gpu", "--rank", "0", "--ranks", "2", "--nccl-id", "f"])).unwrap();
+        assert!(
+            e.starts_with("--rank, --ranks and --nccl-id run one process per CUDA GPU, and `cargo emulate` runs every emulated GPU in one process: drop --rank, --ranks and --nccl-id (`cargo emulate multi-gpu`), or run on GPUs (`cargo run --release -p host -- multi-gpu --rank 0 --ranks 2 --nccl-id f`)"),
+            "{e}"
+        );
+        // multi-gpu's own --device goes with --rank, on GPUs: clap's to judge.
+        assert_eq!(explain_misuse_as(Runner::CargoRun, &line(&["multi-gpu", "--rank", "0", "--device", "1"])), None);
+    }
+
+    #[test]
+    fn a_double_dash_as_cargo_run_puts_it_is_dropped() {
+        let moved = |args: &[&str]| flags_after_the_subcommand(std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect()).join(" ");
+        // `cargo emulate -- --n 5`: the alias has a `--` of its own.
+        assert_eq!(moved(&["--emulate", "--", "--n", "5"]), "cg-lesson --emulate --n 5");
+        assert_eq!(moved(&["--emulate", "--", "exercise", "--variant", "reference"]), "cg-lesson exercise --variant reference --emulate");
+        // A flag's value is its own, even `--`.
+        assert_eq!(moved(&["trace", "--out", "--"]), "cg-lesson trace --out --");
+        assert!(
+            parse(
+                &flags_after_the_subcommand(["cg-lesson", "--emulate", "--", "--n", "5"].map(String::from).to_vec())[1..]
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+            )
+            .is_ok()
+        );
     }
 
     #[test]

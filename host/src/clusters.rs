@@ -81,7 +81,14 @@ impl ClusterRun {
                 c.value,
                 c.reference
             ),
-            None => format!("{clusters} cluster partials, each within the bound of its {} blocks' elements", self.cluster),
+            None if self.cluster == 1 => {
+                format!("{}, each within the bound of its block's elements", crate::text::plural(clusters, "cluster partial", "cluster partials"))
+            }
+            None => format!(
+                "{}, each within the bound of its {} blocks' elements",
+                crate::text::plural(clusters, "cluster partial", "cluster partials"),
+                self.cluster
+            ),
         }
     }
 }
@@ -367,7 +374,7 @@ pub fn section(gpu: &Gpu, threads_per_block: u32, input: &impl Input, reference:
     let n = reference.xs.len();
     let blocks = if n == 0 { 0 } else { sums.grid(n, cluster)? };
     let block_ceiling = limits.capacity();
-    let block_ceiling_product = format!("{} blocks/SM x {}", limits.blocks_per_sm, crate::text::plural(limits.sms, "SM", "SMs"));
+    let block_ceiling_product = crate::text::per_sm_times_sms(limits.blocks_per_sm, limits.sms);
     let capacity = sums.limits(cluster)?.capacity();
     // One grid too many: the block ceiling where clusters hold fewer blocks
     // (the H200), else one cluster more than fit.

@@ -2,6 +2,7 @@
 //! Each `Display` is the single line a user reads: what is wrong and what to
 //! do, in this program's words (its flags, `--emulate`, `--n`).
 
+use crate::invocation::{self, Runner};
 use crate::text::{gpus_named, plural};
 use cg_launcher::error::Error as L;
 use std::fmt;
@@ -140,27 +141,33 @@ impl fmt::Display for Error {
             Error::BadNcclId { path } => write!(f, "{path} does not hold an NCCL id (256 hex digits, as rank 0 writes it): remove it and start rank 0 again"),
             Error::Launch(L::EmulatorOnlyBuild) => write!(
                 f,
-                "this program was built for the emulator only (`cargo emulate`), so it holds no PTX for a GPU: run it on the emulator with `cargo emulate`, or build it for the GPU with `cargo run --release -p host`"
+                "this program was built for the emulator only (`cargo emulate`), so it holds no PTX for a GPU: run it on the emulator (`{}`), or build it for the GPU (`{}`)",
+                Runner::CargoEmulate.again(&invocation::typed(), true),
+                Runner::CargoRun.again(&invocation::typed(), false)
             ),
             Error::Launch(L::NoDriver) => write!(
                 f,
-                "no NVIDIA driver found (libcuda could not be loaded): run the lesson without a GPU on the emulated one with --emulate, or install the NVIDIA driver"
+                "no NVIDIA driver found (libcuda could not be loaded): run it without a GPU, on the emulated one (`{}`), or install the NVIDIA driver",
+                invocation::again_emulated()
             ),
             Error::Launch(L::NoDevice { requested, count }) => match count {
-                0 => write!(f, "no CUDA device {requested}: the driver reports no devices (run the lesson on the emulated GPU with --emulate)"),
+                0 => write!(f, "no CUDA device {requested}: the driver reports no devices (run it on the emulated GPU: `{}`)", invocation::again_emulated()),
                 _ => write!(f, "no CUDA device {requested}: the driver reports {}, so use --device 0..{}", plural(*count, "device", "devices"), count - 1),
             },
             Error::Launch(L::ComputeCapabilityTooLow { name, major, minor }) => write!(
                 f,
-                "{name} is compute capability {major}.{minor}; this project's kernels need 7.0 or newer (their PTX is sm_70, with acquire/release atomics and barrier.sync that older GPUs lack), so run with --emulate"
+                "{name} is compute capability {major}.{minor}; this project's kernels need 7.0 or newer (their PTX is sm_70, with acquire/release atomics and barrier.sync that older GPUs lack), so run it on the emulated GPU (`{}`)",
+                invocation::again_emulated()
             ),
             Error::Launch(L::NoCooperativeLaunch { name }) => write!(
                 f,
-                "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or run with --emulate)"
+                "{name} does not support cooperative launch (cudaDevAttrCooperativeLaunch = 0): on Linux, stop MPS or use a device of compute capability 7.0 or newer (or run it on the emulated GPU: `{}`)",
+                invocation::again_emulated()
             ),
             Error::Launch(L::ClustersNeedSm90 { kernel, major, minor }) => write!(
                 f,
-                "{kernel} uses thread-block clusters (#[kernel(cluster)]), which need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: run it on an H100/H200, or on the emulated H200 (`--emulate --gpu h200`)"
+                "{kernel} uses thread-block clusters (#[kernel(cluster)]), which need compute capability 9.0 (Hopper) or later; this GPU is {major}.{minor}: run it on an H100/H200, or on the emulated H200 (`{}`)",
+                Runner::current().again(&[invocation::typed(), vec!["--gpu".into(), "h200".into()]].concat(), true)
             ),
             Error::Launch(L::GridTooManyThreads { kernel, blocks, threads_per_block }) => write!(
                 f,
@@ -180,13 +187,20 @@ impl fmt::Display for Error {
             ),
             Error::Launch(L::NotInPtx { kernel, tile }) => match tile {
                 Some(t) => write!(f, "{kernel} with tiles of {t} exists only on the emulator: change the tile in the kernel's source to run it on the GPU"),
-                None => write!(f, "{kernel} is declared #[kernel(emulator)]: it has no GPU entry and runs only on the emulator (--emulate)"),
+                None => write!(
+                    f,
+                    "{kernel} is declared #[kernel(emulator)]: it has no GPU entry and runs only on the emulator (`{}`)",
+                    invocation::again_emulated()
+                ),
             },
             Error::Launch(L::NoTracedModule) => write!(
                 f,
-                "this build has no traced module (it is a third GPU build of the kernels after every edit, so it is built only when asked for): cargo run --release -p host --features host/traced -- trace, or trace on the emulator with --emulate"
+                "this build has no traced module (it is a third GPU build of the kernels after every edit, so it is built only when asked for): build it with `cargo run --release -p host --features host/traced -- trace`, or trace on the emulator (`{}`)",
+                invocation::again_emulated()
             ),
-            Error::Launch(L::NotOnEmulator(what)) => write!(f, "{what} needs a CUDA GPU: drop --emulate"),
+            Error::Launch(L::NotOnEmulator(what)) => {
+                write!(f, "{what} needs a CUDA GPU, and this run is on the emulated one: on a GPU, `{}`", invocation::again_on_a_gpu())
+            }
             Error::Launch(L::NoNccl { why }) => write!(f, "{why}; or run the grid across GPUs alone with --no-nccl"),
             Error::PeerStopped { rank } => write!(f, "GPU {rank} stopped on an error, so the others stopped too"),
             Error::RanksDidNotArrive { step, missing, seconds } => {

@@ -47,7 +47,7 @@ impl Capacity {
 
     /// `8 blocks/SM x 132 SMs = 1056`, as the lesson prints it.
     pub fn product(&self) -> String {
-        format!("{} blocks/SM x {} = {}", self.blocks_per_sm, crate::text::plural(self.sms, "SM", "SMs"), self.blocks)
+        format!("{} = {}", crate::text::per_sm_times_sms(self.blocks_per_sm, self.sms), self.blocks)
     }
 }
 

@@ -22,17 +22,18 @@ mod solve;
 fn main() -> ExitCode {
     // `cargo emulate trace --gpu h200` runs `cg-lesson --emulate trace --gpu h200`:
     // flags may come before the subcommand too.
-    let args = host::cli::flags_after_the_subcommand(std::env::args().collect());
-    if let Some(why) = host::cli::explain_misuse(&args) {
+    let typed: Vec<String> = std::env::args().collect();
+    host::invocation::record(&typed);
+    if let Some(why) = host::cli::explain_misuse(&typed) {
         eprintln!("error: {why}");
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(host::cli::flags_after_the_subcommand(typed)) {
         Ok(cli) => cli,
         // Help and --version print as clap writes them; a mistake is one line.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            eprintln!("{}", host::cli::one_line(&e.to_string()));
+            eprintln!("{}", host::cli::one_line_as(host::invocation::Runner::current(), &e.to_string()));
             return ExitCode::from(2);
         }
     };
@@ -126,8 +127,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
         let options = cg_kernel::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {
-            let capacity = larger.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?.capacity();
-            emit(&exercise::larger_device_header(capacity));
+            emit(&exercise::larger_device_header_on(&larger, &r)?);
         }
         r.larger_device = Some(Box::new(exercise_ladder(&larger, variant, &exercise::LARGER_DEVICE_SIZES, target.json, Some(&r))?));
         r.status = host::checks::Status::of(r.verdict().is_ok());

@@ -209,13 +209,14 @@ impl StageChecks {
     pub fn partials_detail(&self, blocks: u32) -> String {
         match &self.first_bad {
             Some(c) => format!(
-                "{} of {blocks} blocks outside their bounds, first block {}: {} vs {:.6}",
+                "{} of {} outside their bounds, first block {}: {} vs {:.6}",
                 self.bad_partials.len(),
+                crate::text::plural(blocks, "block", "blocks"),
                 self.bad_partials[0],
                 c.value,
                 c.reference
             ),
-            None => format!("{blocks} partials, each within its block's bound"),
+            None => format!("{}, each within its block's bound", crate::text::plural(blocks, "partial", "partials")),
         }
     }
 }

@@ -85,10 +85,14 @@ pub fn section(r: &LessonReport, s: Section) -> String {
             let _ = writeln!(o, "  bound: {}", r.bound_rule);
             if let Some(run) = r.sums.iter().find(|s| s.stages.is_some()) {
                 let st = run.stages.as_ref().expect("found above");
+                let each = match run.blocks {
+                    1 => "the 1 partial".to_string(),
+                    b => format!("each of the {b} partials"),
+                };
                 let _ = writeln!(
                     o,
-                    "  and stage by stage: each of the {} partials against its block's elements, each total against its partials (bound {:.2e})",
-                    run.blocks, st.total_of_partials.bound
+                    "  and stage by stage: {each} against its block's elements, each total against its partials (bound {:.2e})",
+                    st.total_of_partials.bound
                 );
             }
         }

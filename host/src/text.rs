@@ -8,6 +8,20 @@ pub fn plural<N: Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) ->
     format!("{n} {noun}")
 }
 
+/// `a`, `a and b`, `a, b and c`.
+pub fn listed<S: AsRef<str>>(items: &[S]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.as_ref().to_string(),
+        [rest @ .., last] => format!("{} and {}", rest.iter().map(|s| s.as_ref()).collect::<Vec<_>>().join(", "), last.as_ref()),
+    }
+}
+
+/// `1 block/SM x 1 SM`, `4 blocks/SM x 40 SMs`: a cooperative ceiling's two factors.
+pub fn per_sm_times_sms(blocks_per_sm: u32, sms: u32) -> String {
+    format!("{} x {}", plural(blocks_per_sm, "block/SM", "blocks/SM"), plural(sms, "SM", "SMs"))
+}
+
 /// `GPU 1`, `GPUs 1 and 3`, `GPUs 1, 2 and 3`.
 pub fn gpus_named(ranks: &[u32]) -> String {
     let names: Vec<String> = ranks.iter().map(u32::to_string).collect();
@@ -27,6 +41,15 @@ mod tests {
         assert_eq!(plural(1u32, "SM", "SMs"), "1 SM");
         assert_eq!(plural(0usize, "check", "checks"), "0 checks");
         assert_eq!(plural(40u64, "warm-up", "warm-ups"), "40 warm-ups");
+    }
+
+    #[test]
+    fn lists_and_ceilings_read_as_sentences() {
+        assert_eq!(listed::<&str>(&[]), "");
+        assert_eq!(listed(&["--rank"]), "--rank");
+        assert_eq!(listed(&["--nccl-id", "--rank", "--ranks"]), "--nccl-id, --rank and --ranks");
+        assert_eq!(per_sm_times_sms(1, 1), "1 block/SM x 1 SM");
+        assert_eq!(per_sm_times_sms(4, 40), "4 blocks/SM x 40 SMs");
     }
 
     #[test]

@@ -96,7 +96,7 @@ fn without_a_driver_every_command_says_so_in_one_line_and_names_emulate() {
         if args == ["bench"] {
             // The emulator cannot time a GPU: bench says so instead of suggesting --emulate for itself.
             // This test's binary runs from target/, as `cargo run` starts it.
-            assert!(err.starts_with("error: bench times a GPU") && err.contains("`cargo emulate exercise`"), "{err}");
+            assert!(err.starts_with("error: bench times a GPU") && err.contains("`cargo run --release -p host -- --emulate exercise`"), "{err}");
         } else {
             assert!(err.starts_with("error: no NVIDIA driver found") && err.contains("--emulate"), "{err}");
         }
@@ -146,10 +146,10 @@ fn an_unknown_subcommand_is_called_unknown_and_help_works_after_every_subcommand
 fn flags_in_the_wrong_place_get_the_command_to_write_instead() {
     for (args, expected) in [
         (&["--emulate", "bench"][..], "error: bench times a GPU, so it needs one"),
-        (&["--gpu", "h200"], "error: --gpu describes the emulated GPU: run it on the emulator (`cargo emulate --gpu ...`)"),
+        (&["--gpu", "h200"], "error: --gpu describes the emulated GPU: run it on the emulator (`cargo run --release -p host -- --emulate --gpu h200`)"),
         (
             &["--threads-per-block", "2048"],
-            "error: invalid value '2048' for '--threads-per-block <THREADS_PER_BLOCK>': '2048' is not a multiple of 32 (whole warps) from 32 to 1024",
+            "error: invalid value '2048' for '--threads-per-block <THREADS_PER_BLOCK>': 2048 is more than 1024, the most threads a block can have",
         ),
         (&["exercise", "--n", "5", "--emulate"], "error: the exercise takes no --n: it runs the lesson's nine sizes"),
         (&["bench", "--emulate"], "error: bench times a GPU, so it needs one"),
@@ -159,6 +159,72 @@ fn flags_in_the_wrong_place_get_the_command_to_write_instead() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with(expected) && err.lines().count() == 1, "{args:?}: {err}");
     }
+}
+
+#[test]
+fn a_double_dash_as_the_cargo_run_habit_writes_it_is_taken() {
+    // `cargo emulate -- --n 611` reaches the program as `--emulate -- --n 611`.
+    let o = run(&["--emulate", "--", "--n", "611"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("n = 611 floats"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_cuda_device_asked_of_the_emulator_is_refused_in_the_learners_words() {
+    // This binary is the repository's build: the learner typed --emulate.
+    let o = run(&["--emulate", "--device", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        stderr(&o).trim(),
+        "error: --device picks a CUDA GPU, and --emulate runs on the emulated one: give one or the other (`cargo run --release -p host -- --device 3`, or `cargo run --release -p host -- --emulate`)"
+    );
+}
+
+#[test]
+fn every_hint_pastes_under_the_invocation_in_use() {
+    // No driver: the learner's own command, on the emulator, as this build runs it.
+    let o = Command::new(env!("CARGO_BIN_EXE_cg-lesson")).args(["exercise", "--variant", "reference"]).env("CG_NO_DRIVER", "1").output().unwrap();
+    let err = stderr(&o);
+    assert!(err.contains("(`cargo run --release -p host -- --emulate exercise --variant reference`)"), "{err}");
+    // `cargo run --release -p host -- --emulate`: the next step, in the same words.
+    let o = run(&["--emulate", "--n", "611"]);
+    let next = stdout(&o).lines().find(|l| l.starts_with("Next:")).map(str::to_string).unwrap_or_default();
+    assert!(next.contains("(`cargo run --release -p host -- --emulate conjugate-gradient`, docs/conjugate-gradient.md)"), "{next}");
+    // Something only a GPU does, asked of the emulator: the command for a GPU.
+    let o = run(&["--emulate", "conjugate-gradient", "--bench"]);
+    let err = stderr(&o);
+    assert!(
+        err.trim().ends_with("needs a CUDA GPU, and this run is on the emulated one: on a GPU, `cargo run --release -p host -- conjugate-gradient --bench`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_block_size_names_the_rule_that_failed_and_quotes_no_number() {
+    for (value, rule) in [
+        ("2048", "2048 is more than 1024, the most threads a block can have"),
+        ("48", "48 is not a multiple of 32: a block is whole warps of 32 threads"),
+        ("0", "0 is fewer than 32: a block is at least one warp, 32 threads"),
+        ("x", "'x' is not a whole number of threads"),
+    ] {
+        let o = run(&["--emulate", "--threads-per-block", value]);
+        let err = stderr(&o);
+        let ours = err.split("<THREADS_PER_BLOCK>': ").nth(1).unwrap_or_default();
+        assert!(ours.starts_with(rule), "{value}: {err}");
+    }
+}
+
+#[test]
+fn a_count_of_one_reads_in_the_singular() {
+    // Blocks of 1024 on the T4's SMs of 1024 threads: one block per SM.
+    let o = run(&["--emulate", "--n", "611", "--threads-per-block", "1024"]);
+    let out = stdout(&o);
+    assert!(out.contains("reduce_cooperative_grid    1 block/SM x 40 SMs = 40"), "{out}");
+    assert!(out.contains("would use 1 block\n") && out.contains("run 1 block, the same grid"), "{out}");
+    let one_then_plural = out
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != ' ')
+        .any(|w| w.split(' ').collect::<Vec<_>>().windows(2).any(|p| p[0] == "1" && p[1] == "blocks"));
+    assert!(!one_then_plural, "{out}");
 }
 
 #[test]

@@ -439,9 +439,9 @@ impl fmt::Display for Error {
             Error::Driver { call, error } => write!(f, "{call} failed: {}: {}", error.name(), error.description()),
             Error::CooperativeGridTooLarge { kernel, requested, limits } => write!(
                 f,
-                "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} blocks/SM x {}; blocks/SM limited by {})",
+                "cooperative launch of {kernel} with {requested} blocks refused: at most {} can be resident at once ({} x {}; blocks/SM limited by {})",
                 limits.capacity(),
-                limits.blocks_per_sm,
+                plural(limits.blocks_per_sm.into(), "block/SM", "blocks/SM"),
                 plural(limits.sms.into(), "SM", "SMs"),
                 limits.explain()
             ),
@@ -480,7 +480,9 @@ impl fmt::Display for Error {
                 limits.block.shared_bytes,
                 limits.explain()
             ),
-            Error::BufferTooShort { kernel, buffer, needed, got } => write!(f, "{kernel}: {buffer} holds {got} elements but the launch needs {needed}"),
+            Error::BufferTooShort { kernel, buffer, needed, got } => {
+                write!(f, "{kernel}: {buffer} holds {} but the launch needs {needed}", plural(*got as u64, "element", "elements"))
+            }
             Error::InputTooLarge { n } => write!(f, "{n} elements are too many: their bytes cannot be counted in this machine's address space"),
             Error::OutOfDeviceMemory { needed, free } => {
                 write!(f, "the input needs {:.1} MiB of device memory but only {:.1} MiB is free: ask for less", *needed as f64 / MIB, *free as f64 / MIB)
@@ -553,5 +555,26 @@ impl std::error::Error for Error {
             Error::Caller(e) => Some(&**e),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{BlockResources, SmResources};
+
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        let sm = SmResources { max_threads: 1024, max_blocks: 16, registers: None, shared_bytes: 65536, reserved_shared_per_block: 0 };
+        let block = BlockResources { threads_per_block: 1024, registers_per_thread: None, shared_bytes: 128 };
+        let limits = Box::new(Limits { blocks_per_sm: 1, sms: 1, block, sm });
+        let e = Error::CooperativeGridTooLarge { kernel: "k", requested: 2, limits }.to_string();
+        assert!(e.contains("at most 1 can be resident at once (1 block/SM x 1 SM; "), "{e}");
+        let e = Error::BufferTooShort { kernel: "k", buffer: "partials", needed: 3, got: 1 }.to_string();
+        assert_eq!(e, "k: partials holds 1 element but the launch needs 3");
+        let e = Error::BufferTooShort { kernel: "k", buffer: "partials", needed: 3, got: 2 }.to_string();
+        assert_eq!(e, "k: partials holds 2 elements but the launch needs 3");
+        let e = Error::BadThreadsPerBlock { threads_per_block: 2048, why: BadBlock::OverDeviceMax(1024) }.to_string();
+        assert_eq!(e, "blocks of 2048 threads: this device runs at most 1024 threads per block");
     }
 }

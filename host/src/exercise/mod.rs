@@ -8,6 +8,7 @@ use crate::device::{Buffer, Gpu, Launched};
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
 use crate::reference::{self, Reference};
+use crate::text::{per_sm_times_sms, plural};
 use cg_kernel::kernels::{GridSync, KernelDef};
 use cg_launcher::error::Error as L;
 use serde::Serialize;
@@ -101,7 +102,7 @@ impl Idle {
     pub fn note(&self, n: u64) -> String {
         format!(
             "{} for n = {n}: {} nothing to do; the exercise's answer, min(ceil(n / threads), capacity), is {}",
-            crate::text::plural(self.blocks, "block", "blocks"),
+            plural(self.blocks, "block", "blocks"),
             match self.blocks as u64 - self.wanted {
                 1 => "1 has".to_string(),
                 k => format!("{k} have"),
@@ -191,15 +192,21 @@ pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Optio
     };
     if (solved.blocks, solved.threads_per_block) != (launch.blocks, launch.threads_per_block) {
         return Some(format!(
-            "solve() returned Solved {{ blocks: {}, threads_per_block: {}, .. }} but launched {} blocks of {} threads: return what you launched",
-            solved.blocks, solved.threads_per_block, launch.blocks, launch.threads_per_block
+            "solve() returned Solved {{ blocks: {}, threads_per_block: {}, .. }} but launched {} of {}: return what you launched",
+            solved.blocks,
+            solved.threads_per_block,
+            plural(launch.blocks, "block", "blocks"),
+            plural(launch.threads_per_block, "thread", "threads")
         ));
     }
     let counts = counts?;
     if (solved.blocks_per_sm, solved.sms) != (counts.blocks_per_sm, counts.sms) {
         return Some(format!(
-            "solve() reports {} blocks/SM x {} SMs, but {} at {} threads per block fits {} blocks/SM x {} SMs: ask kernel.limits(threads_per_block) of the kernel you launch, at the block size you launch",
-            solved.blocks_per_sm, solved.sms, launch.kernel, launch.threads_per_block, counts.blocks_per_sm, counts.sms
+            "solve() reports {}, but {} at {} threads per block fits {}: ask kernel.limits(threads_per_block) of the kernel you launch, at the block size you launch",
+            per_sm_times_sms(solved.blocks_per_sm, solved.sms),
+            launch.kernel,
+            launch.threads_per_block,
+            per_sm_times_sms(counts.blocks_per_sm, counts.sms)
         ));
     }
     let threads = launch.threads_per_block as u64;
@@ -216,8 +223,10 @@ pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Optio
             ""
         };
         return Some(format!(
-            "the sum is right, but the grid is too small: {} blocks{why}, where n = {n} takes min(ceil({n} / {threads}), {} x {}) = {wanted}",
-            launch.blocks, counts.blocks_per_sm, counts.sms
+            "the sum is right, but the grid is too small: {}{why}, where n = {n} takes min(ceil({n} / {threads}), {} x {}) = {wanted}",
+            plural(launch.blocks, "block", "blocks"),
+            counts.blocks_per_sm,
+            counts.sms
         ));
     }
     None
@@ -383,11 +392,36 @@ pub fn needs_larger_device(gpu: &Gpu) -> Result<bool> {
     Ok(capacity <= gpu.info.max_threads_per_block)
 }
 
-/// The line before the second ladder.
-pub fn larger_device_header(capacity: u32) -> String {
-    format!(
-        "\nTwo sizes again, on a larger emulated GPU: {capacity} cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials\n"
-    )
+/// The line before the second ladder: `capacity`, the cooperative blocks of
+/// `threads` the larger device holds of the kernel solve() launched, at the
+/// block size it launched.
+pub fn larger_device_header(capacity: u32, threads: u32) -> String {
+    let grid = format!("{} of {threads}", plural(capacity, "cooperative block", "cooperative blocks"));
+    if capacity > threads {
+        format!("\nTwo sizes again, on a larger emulated GPU: {grid}, more than one block has threads, so block 0 must loop over the partials\n")
+    } else {
+        format!(
+            "\nTwo sizes again, on a larger emulated GPU: {grid}, no more than one block has threads, so even here block 0's loop over the partials takes one trip (with blocks of 256 there would be more blocks than threads)\n"
+        )
+    }
+}
+
+/// The block size solve() launched with in `r` (its last launch), if it launched.
+pub fn launched_threads(r: &ExerciseReport) -> Option<u32> {
+    r.cases.iter().rev().find_map(|c| c.solved.filter(|s| s.blocks > 0).map(|s| s.threads_per_block))
+}
+
+/// [`larger_device_header`] for `larger`, after the first device's report
+/// `first`: at the block size solve() launched there (256 if it launched
+/// none, or one the device cannot hold).
+pub fn larger_device_header_on(larger: &Gpu, first: &ExerciseReport) -> Result<String> {
+    let kernel = larger.cooperative_kernel(&crate::kernels().exercise_sum)?;
+    let threads = launched_threads(first).unwrap_or(256);
+    let (capacity, threads) = match kernel.limits(threads) {
+        Ok(limits) => (limits.capacity(), threads),
+        Err(_) => (kernel.limits(256)?.capacity(), 256),
+    };
+    Ok(larger_device_header(capacity, threads))
 }
 
 /// Runs `sizes` on the device against the chosen solver, `yours` for
@@ -561,8 +595,9 @@ pub fn counts_to_submit(r: &ExerciseReport) -> Option<String> {
     r.verdict().ok()?;
     let (bps, sms) = r.blocks_per_sm.zip(r.sms)?;
     Some(format!(
-        "\nYour kernel's two counts, to submit with your solve(): {bps} blocks/SM x {sms} SMs = {} blocks, the most one cooperative launch of it may use\n",
-        bps as u64 * sms as u64
+        "\nYour kernel's two counts, to submit with your solve(): {} = {}, the most one cooperative launch of it may use\n",
+        per_sm_times_sms(bps, sms),
+        plural(bps as u64 * sms as u64, "block", "blocks")
     ))
 }
 
@@ -571,7 +606,7 @@ pub fn render(r: &ExerciseReport) -> String {
     let mut o = render_one(r, None);
     if let Some(larger) = &r.larger_device {
         let capacity = larger.blocks_per_sm.zip(larger.sms).map_or(0, |(b, s)| b * s);
-        o += &larger_device_header(capacity);
+        o += &larger_device_header(capacity, launched_threads(larger).unwrap_or(256));
         o += &render_one(larger, Some(r));
     }
     if let Some(counts) = counts_to_submit(r) {
@@ -647,7 +682,7 @@ mod tests {
         // Counts from another block size than the launch's.
         let said = Solved { blocks: 16, threads_per_block: 1024, blocks_per_sm: 4, sms: 40 };
         let p = grid_problem(16384, said, &[launched(16, 1024)], Some(DeviceCounts { blocks_per_sm: 1, sms: 40 })).unwrap();
-        assert!(p.contains("reports 4 blocks/SM x 40 SMs, but exercise_sum at 1024 threads per block fits 1 blocks/SM x 40 SMs"), "{p}");
+        assert!(p.contains("reports 4 blocks/SM x 40 SMs, but exercise_sum at 1024 threads per block fits 1 block/SM x 40 SMs"), "{p}");
     }
 
     #[test]
@@ -799,6 +834,53 @@ mod tests {
         let total: f32 = per_block.iter().sum();
         let h = wrong_sum_hint(&r, total, 16, 256).unwrap();
         assert!(h.starts_with("the total counts elements more than once") && h.contains("`grid.num_threads()`, the 4096 of all 16 blocks"), "{h}");
+    }
+
+    #[test]
+    fn the_second_devices_header_counts_the_blocks_solve_launched_at_its_block_size() {
+        // solve() with blocks of 1024 on the emulated H200: 264 of them fit, not 1056 of 256.
+        let h = larger_device_header(264, 1024);
+        assert!(h.contains("264 cooperative blocks of 1024, no more than one block has threads"), "{h}");
+        assert!(!h.contains("1056"), "{h}");
+        let h = larger_device_header(1056, 256);
+        assert!(h.contains("1056 cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials"), "{h}");
+        let gpu = Gpu::emulated(LARGER_DEVICE, cg_kernel::emu::Options::default());
+        let mut first = report_of(vec![judge(611, &reference::fill(611).unwrap(), 32, Ok((1.0, Solved { threads_per_block: 1024, ..solved(1) })), None, None)]);
+        assert!(larger_device_header_on(&gpu, &first).unwrap().contains("264 cooperative blocks of 1024"));
+        first.cases.clear();
+        assert!(larger_device_header_on(&gpu, &first).unwrap().contains("1056 cooperative blocks of 256"));
+    }
+
+    fn report_of(cases: Vec<Case>) -> ExerciseReport {
+        ExerciseReport {
+            status: Status::Failed,
+            device: "T4".into(),
+            variant: Variant::Solve,
+            checks: vec![],
+            cases,
+            smallest_failure: None,
+            blocks_per_sm: None,
+            sms: None,
+            larger_device: None,
+        }
+    }
+
+    #[test]
+    fn counts_of_one_read_in_the_singular() {
+        let p = grid_problem(4096, Solved { blocks: 1, threads_per_block: 256, blocks_per_sm: 4, sms: 40 }, &[launched(1, 256)], Some(T4)).unwrap();
+        assert!(p.contains("the grid is too small: 1 block, where"), "{p}");
+        let said = Solved { blocks: 2, threads_per_block: 1024, blocks_per_sm: 2, sms: 1 };
+        let p = grid_problem(2048, said, &[launched(1, 1024)], Some(DeviceCounts { blocks_per_sm: 1, sms: 1 })).unwrap();
+        assert!(p.contains("but launched 1 block of 1024 threads"), "{p}");
+        let p = grid_problem(2048, Solved { blocks: 1, ..said }, &[launched(1, 1024)], Some(DeviceCounts { blocks_per_sm: 1, sms: 1 })).unwrap();
+        assert!(p.contains("solve() reports 2 blocks/SM x 1 SM, but exercise_sum at 1024 threads per block fits 1 block/SM x 1 SM"), "{p}");
+        let mut r = report_of(vec![]);
+        r.status = Status::Passed;
+        (r.blocks_per_sm, r.sms) = (Some(1), Some(1));
+        assert_eq!(
+            counts_to_submit(&r).unwrap(),
+            "\nYour kernel's two counts, to submit with your solve(): 1 block/SM x 1 SM = 1 block, the most one cooperative launch of it may use\n"
+        );
     }
 
     #[test]
