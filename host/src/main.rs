@@ -150,7 +150,13 @@ fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool, earli
     // The header waits for the first case: an unwritten solve() stops the
     // ladder before it, with one line.
     let mut first = true;
-    let r = exercise::run_sizes(gpu, variant, solve::solve, sizes, &mut |case| {
+    // On the emulator the ladder's largest sizes take seconds each: once a
+    // size has failed (here, or on the first device), they are left out.
+    let skip = match gpu.info.emulated {
+        true => exercise::Skip { failed: earlier.and_then(|e| e.smallest_failure), ..exercise::Skip::ON_THE_EMULATOR },
+        false => exercise::Skip::NEVER,
+    };
+    let r = exercise::run_sizes_skipping(gpu, variant, solve::solve, sizes, skip, &mut |case| {
         bar.advance(format!("n = {}", case.n));
         if !json {
             if std::mem::take(&mut first) {

@@ -1,6 +1,7 @@
 //! The exercise's harness: the case ladder, each case against a double
 //! reference, the smallest failure first.
 
+pub mod diagnosis;
 pub mod variants;
 
 use crate::checks::{self, Check, Status};
@@ -11,6 +12,7 @@ use crate::reference::{self, Reference};
 use crate::text::{per_sm_times_sms, plural};
 use cg_kernel::kernels::{GridSync, KernelDef};
 use cg_launcher::error::Error as L;
+use diagnosis::{Counted, Grid, Loop};
 use serde::Serialize;
 use std::fmt::Write;
 
@@ -241,48 +243,141 @@ pub fn idle_blocks(n: u64, launched: &[Launched], counts: Option<DeviceCounts>) 
     (launch.blocks as u64 > wanted).then_some(Idle { blocks: launch.blocks, wanted })
 }
 
-/// What a wrong `total` of a grid of `blocks` x `threads` matches, where it
-/// matches one of the mistakes the harness can recognise from the sum alone,
-/// and the fix: the first `threads` partials of more (block 0 reads one
-/// partial per thread, an `if` where the loop over the partials belongs),
-/// block 0's partial alone, or the sum of a grid-stride loop that steps by a
-/// block's threads instead of the grid's (every element after block b's
-/// start added by blocks 0..=b).
-pub fn wrong_sum_hint(r: &Reference, total: f32, blocks: u32, threads: u32) -> Option<String> {
-    if blocks <= 1 || threads == 0 {
+/// The largest size at which the harness measures, element by element, how
+/// often solve() adds each element ([`diagnosis::Counted`]): each of the
+/// probe's few runs of solve() is a run at this size.
+pub const PROBE_MAX: u64 = 65_536;
+
+/// The largest size at which the harness tries every loop it knows against
+/// a wrong total (each try reads the input once).
+pub const SEARCH_MAX: u64 = 4_194_915;
+
+/// What the harness has learnt of a ladder's wrong sums so far: the loops
+/// that make every wrong total seen (narrowed size by size: at a small size
+/// several loops count alike), what each case's total was made of, and the
+/// counts a probe measured.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnosis {
+    pub suspects: Option<Vec<Loop>>,
+    /// Each size a loop was named at, and the loops that made its total.
+    pub told: Vec<Told>,
+    pub counted: Option<Counted>,
+}
+
+/// A wrong total, and the loops that make it, with what each does.
+#[derive(Clone, Debug)]
+pub struct Told {
+    pub n: u64,
+    pub grid: Grid,
+    pub total: f32,
+    pub reference: f64,
+    pub found: Vec<(Loop, diagnosis::Prediction)>,
+}
+
+impl Told {
+    /// The hint by `named` (and `also`, where it made this total too).
+    fn hint(&self, named: Loop, also: Option<Loop>) -> Option<String> {
+        let (_, p) = self.found.iter().find(|(l, _)| *l == named)?;
+        let also = also.filter(|a| self.found.iter().any(|(l, _)| l == a));
+        Some(diagnosis::loop_hint(named, p, self.grid, self.total, self.reference, also))
+    }
+}
+
+impl Diagnosis {
+    /// The loop named in the end (the first that made every wrong total),
+    /// and the first of the other stage that did too, if any: a loop of the
+    /// other stage that counts every element alike at every size.
+    pub fn named(&self) -> Option<(Loop, Option<Loop>)> {
+        let s = self.suspects.as_ref()?;
+        let first = *s.first()?;
+        Some((first, s.iter().copied().find(|l| l.stage != first.stage)))
+    }
+
+    /// Each case's hint by the loop named in the end, where that loop made
+    /// its total too: a small size where several loops count alike is
+    /// named as the larger sizes tell it.
+    pub fn settle(&self, cases: &mut [Case]) {
+        let Some((named, also)) = self.named() else { return };
+        for told in &self.told {
+            if let (Some(case), Some(hint)) = (cases.iter_mut().find(|c| c.n == told.n), told.hint(named, also)) {
+                case.hint = Some(hint);
+            }
+        }
+    }
+}
+
+/// What a wrong `total` on grid `g` matches, where the harness can tell, and
+/// the fix: the first `threads` partials of more (block 0 reads one partial
+/// per thread, an `if` where the loop over the partials belongs), block 0's
+/// partial alone, or the total of a loop over the input or the partials
+/// written with another start or step ([`diagnosis`]), whatever its start and
+/// step, told by the arithmetic of its total and, where `probe` measures them
+/// (solve() run again on this size, element by element), by how often it
+/// adds each element; failing those, a whole multiple of the sum. `d` carries
+/// what earlier sizes taught, and learns from this one.
+pub fn wrong_sum_hint(r: &Reference, total: f32, g: Grid, d: &mut Diagnosis, probe: &mut dyn FnMut(Grid) -> Option<Counted>) -> Option<String> {
+    let (blocks, threads) = (g.blocks, g.threads);
+    if blocks == 0 || threads == 0 {
         return None;
     }
-    let per = r.per_block(blocks, threads);
-    let matches = |(sum, abs): (f64, f64)| (total as f64 - sum).abs() <= 1e-4 * abs + 1e-3;
-    let first = |k: usize| per[..k].iter().fold((0.0, 0.0), |(s, a), &(bs, ba)| (s + bs, a + ba));
-    if blocks > threads && matches(first(threads as usize)) {
-        return Some(format!(
-            "the total is the sum of the first {threads} of the {blocks} block partials: block 0 read one partial per thread, where it must loop over all {blocks} (`while i < m {{ w += partials[i]; i += block.num_threads() }}`, not an `if`)"
-        ));
+    if blocks > 1 {
+        let per = r.per_block(blocks, threads);
+        let matches = |(sum, abs): (f64, f64)| (total as f64 - sum).abs() <= 1e-4 * abs + 1e-3;
+        let first = |k: usize| per[..k].iter().fold((0.0, 0.0), |(s, a), &(bs, ba)| (s + bs, a + ba));
+        if blocks > threads && matches(first(threads as usize)) {
+            return Some(format!(
+                "the total is the sum of the first {threads} of the {blocks} block partials: block 0 read one partial per thread, where it must loop over all {blocks} (`while i < m {{ w += partials[i]; i += block.num_threads() }}`, not an `if`)"
+            ));
+        }
+        if matches(per[0]) {
+            return Some("the total is block 0's partial alone: the other blocks' partials were never added to it".to_string());
+        }
     }
-    if matches(per[0]) {
-        return Some("the total is block 0's partial alone: the other blocks' partials were never added to it".to_string());
+    let n = r.xs.len() as u64;
+    // One probe, at the first wrong size, and again at the first of more than one block.
+    let probed_one_block = d.counted.as_ref().is_some_and(|c| c.blocks < 2);
+    if n <= PROBE_MAX && (d.counted.is_none() || probed_one_block && blocks > 1) {
+        d.counted = probe(g).or(d.counted.take());
     }
-    let block_stride: f64 = r.xs.iter().enumerate().map(|(i, &x)| x as f64 * (i as u64 / threads as u64 + 1).min(blocks as u64) as f64).sum();
-    // Each thread adds a long chain in f32: a looser tolerance, still far
-    // from any other mistake's total.
-    if (total as f64 - block_stride).abs() <= 1e-3 * block_stride.abs() {
-        return Some(format!(
-            "the total counts elements more than once, as a grid-stride loop that steps by a block's threads does (block b adds every element from its start on): step by the grid's threads, `grid.num_threads()`, the {} of all {blocks} blocks",
-            blocks as u64 * threads as u64
-        ));
+    // The loops that made every earlier wrong total; all of them at the first,
+    // up to the size past which trying each costs too much.
+    let pool = match &d.suspects {
+        Some(s) => s.clone(),
+        None if n <= SEARCH_MAX => Loop::suspects(),
+        None => Vec::new(),
+    };
+    let mut found = diagnosis::loops_that_make(&pool, r.xs, g, total, d.counted.as_ref());
+    if found.is_empty() && d.suspects.is_some() && n <= SEARCH_MAX {
+        // A total none of them makes: another mistake, or another loop; look afresh.
+        found = diagnosis::loops_that_make(&Loop::suspects(), r.xs, g, total, d.counted.as_ref());
     }
-    None
+    if found.is_empty() {
+        return diagnosis::multiple_hint(total, r.sum);
+    }
+    d.suspects = Some(found.iter().map(|(l, _)| *l).collect());
+    let told = Told { n, grid: g, total, reference: r.sum, found };
+    let hint = d.named().and_then(|(named, also)| told.hint(named, also));
+    d.told.push(told);
+    hint
 }
 
 /// Checks one case's outcome against the reference of `xs`; `tile` is the
 /// exercise kernel's tile size; `grid` is what [`grid_problem`] found.
 pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>, idle: Option<Idle>) -> Case {
+    judge_with(n, xs, tile, outcome, grid, idle, &mut |r, total, g| wrong_sum_hint(r, total, g, &mut Diagnosis::default(), &mut |_| None))
+}
+
+/// What says why a wrong total is wrong: the reference, the total, the grid.
+pub type Diagnose<'a> = dyn FnMut(&Reference, f32, Grid) -> Option<String> + 'a;
+
+/// [`judge`], with `diagnose` to tell a wrong total.
+pub fn judge_with(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>, idle: Option<Idle>, diagnose: &mut Diagnose) -> Case {
     let r = Reference::new(xs);
     match outcome {
         Ok((value, solved)) => {
             let chain = reference::longest_chain(n as usize, solved.blocks, solved.threads_per_block, tile);
             let c = r.check_total(value, chain);
+            let g = Grid { blocks: solved.blocks, threads: solved.threads_per_block, tile };
             Case {
                 n,
                 status: Status::of(c.pass && grid.is_none()),
@@ -292,7 +387,7 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<Strin
                 bound: Some(c.bound),
                 launch_error: None,
                 solved: Some(solved),
-                hint: if c.pass { None } else { wrong_sum_hint(&r, value, solved.blocks, solved.threads_per_block) },
+                hint: if c.pass { None } else { diagnose(&r, value, g) },
                 idle: if c.pass && grid.is_none() { idle } else { None },
                 grid,
             }
@@ -313,29 +408,72 @@ pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<Strin
     }
 }
 
+/// Which sizes a ladder leaves out once a size has failed: on the emulator,
+/// where the ladder's largest sizes take seconds each (minutes, for a kernel
+/// that does more work than it should), and add nothing to a failure the
+/// smaller ones have already named.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skip {
+    /// Once a size has failed, the sizes above this are not run (`None`: every size runs).
+    pub above: Option<u64>,
+    /// A size that failed before this ladder began (on the first device).
+    pub failed: Option<u64>,
+}
+
+impl Skip {
+    /// Every size runs.
+    pub const NEVER: Skip = Skip { above: None, failed: None };
+    /// The program's choice on the emulator: above 40,960, once a size has failed.
+    pub const ON_THE_EMULATOR: Skip = Skip { above: Some(40_960), failed: None };
+}
+
+/// What a ladder ran, and what it left out.
+#[derive(Clone, Debug, Default)]
+pub struct Ran {
+    pub cases: Vec<Case>,
+    /// Sizes not run ([`Skip`]), and the failed size that left them out.
+    pub skipped: Vec<u64>,
+    pub skipped_after: Option<u64>,
+}
+
 /// Runs every size through `attempt` (the solver's outcome, and what is wrong
-/// with its grid, if anything); a failed case never stops the ladder, but an
+/// with its grid, if anything); a failed case does not stop the ladder,
+/// except that `skip` leaves out its largest sizes after one, but an
 /// unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
-/// `each` sees every case as soon as it is judged.
+/// `diagnose` tells each wrong total; `each` sees every case as soon as it is
+/// judged.
 pub fn run_ladder(
     sizes: &[u64],
     tile: u32,
+    skip: Skip,
     mut attempt: impl FnMut(&[f32]) -> (Outcome, Option<String>, Option<Idle>),
+    diagnose: &mut Diagnose,
     each: &mut dyn FnMut(&Case),
-) -> Result<Vec<Case>> {
-    let mut cases = Vec::with_capacity(sizes.len());
+) -> Result<Ran> {
+    let mut ran = Ran { cases: Vec::with_capacity(sizes.len()), ..Ran::default() };
+    let mut failed = skip.failed;
     for &n in sizes {
+        if let (Some(above), Some(f)) = (skip.above, failed)
+            && n > above
+        {
+            ran.skipped.push(n);
+            ran.skipped_after = Some(f);
+            continue;
+        }
         let case = match reference::fill(n as usize) {
             Ok(xs) => match attempt(&xs) {
                 (Err(Error::SolveUnwritten), _, _) => return Err(Error::SolveUnwritten),
-                (outcome, grid, idle) => judge(n, &xs, tile, outcome, grid, idle),
+                (outcome, grid, idle) => judge_with(n, &xs, tile, outcome, grid, idle, diagnose),
             },
             Err(e) => judge(n, &[], tile, Err(e), None, None),
         };
         each(&case);
-        cases.push(case);
+        if !case.pass() {
+            failed = failed.or(Some(n));
+        }
+        ran.cases.push(case);
     }
-    Ok(cases)
+    Ok(ran)
 }
 
 /// The smallest failing case, if any.
@@ -359,6 +497,12 @@ pub struct ExerciseReport {
     /// The same ladder on [`LARGER_DEVICE`], where the emulated device's
     /// cooperative grid fits in one block ([`needs_larger_device`]).
     pub larger_device: Option<Box<ExerciseReport>>,
+    /// Sizes of the ladder not run ([`Skip`]), and the failed size after which.
+    pub skipped: Vec<u64>,
+    pub skipped_after: Option<u64>,
+    /// How often solve() added each of a few elements of the smallest size
+    /// whose sum was wrong, measured ([`diagnosis::Counted`]).
+    pub counted: Option<Counted>,
 }
 
 impl ExerciseReport {
@@ -428,6 +572,11 @@ pub fn larger_device_header_on(larger: &Gpu, first: &ExerciseReport) -> Result<S
 /// [`Variant::Solve`] (the program passes the learner's `solve()`, which it
 /// compiles from `exercise/solve.rs`); `each` sees every case as it is judged.
 pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each: &mut dyn FnMut(&Case)) -> Result<ExerciseReport> {
+    run_sizes_skipping(gpu, variant, yours, sizes, Skip::NEVER, each)
+}
+
+/// [`run_sizes`], leaving out the sizes `skip` says once a size has failed.
+pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], skip: Skip, each: &mut dyn FnMut(&Case)) -> Result<ExerciseReport> {
     let solver: Solver = match variant {
         Variant::Solve => yours,
         Variant::Reference => variants::reference,
@@ -439,9 +588,11 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each
         Variant::PerSm => variants::per_sm,
     };
     let tile = crate::kernels().exercise_sum.tile().unwrap_or(32);
-    let cases = run_ladder(
+    let mut d = Diagnosis::default();
+    let ran = run_ladder(
         sizes,
         tile,
+        skip,
         |xs| {
             let (mut grid, mut idle) = (None, None);
             let outcome = (|| {
@@ -457,8 +608,11 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each
             })();
             (outcome, grid, idle)
         },
+        &mut |r, total, g| wrong_sum_hint(r, total, g, &mut d, &mut |g| count_each(gpu, solver, r.xs.len() as u64, g)),
         each,
     )?;
+    let mut cases = ran.cases;
+    d.settle(&mut cases);
     let counts = cases.iter().rev().find_map(|c| c.solved.filter(|s| s.blocks_per_sm > 0));
     let checks: Vec<Check> = cases.iter().map(|c| Check::new(format!("n = {}", c.n), c.pass(), failure(c).unwrap_or_default())).collect();
     Ok(ExerciseReport {
@@ -471,7 +625,32 @@ pub fn run_sizes(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u64], each
         sms: counts.map(|s| s.sms),
         checks,
         larger_device: None,
+        skipped: ran.skipped,
+        skipped_after: ran.skipped_after,
+        counted: d.counted,
     })
+}
+
+/// How often `solver` adds each of a few elements of `n` on grid `g`
+/// ([`diagnosis::samples`]): for each, `solver` run on `n` zeros but for
+/// that element, 1.0, whose total is the count (exact in f32). `None` if a
+/// run fails, launches another grid, or returns no whole count.
+fn count_each(gpu: &Gpu, solver: Solver, n: u64, g: Grid) -> Option<Counted> {
+    let mut counts = Vec::new();
+    let mut xs = vec![0.0f32; n as usize];
+    for i in diagnosis::samples(n, g) {
+        xs[i as usize] = 1.0;
+        let input = DeviceInput::upload(gpu, &xs).ok()?;
+        xs[i as usize] = 0.0;
+        let mut total = gpu.zeros::<f32>(1).ok()?;
+        let solved = solver(gpu, &input, &mut total).ok()?;
+        let t = gpu.read(&total).ok()?[0];
+        if (solved.blocks, solved.threads_per_block) != (g.blocks, g.threads) || !(t >= 0.0 && t.fract() == 0.0 && t < 1e7) {
+            return None;
+        }
+        counts.push((i, t as u32));
+    }
+    Some(Counted { n, blocks: g.blocks, threads_per_block: g.threads, counts })
 }
 
 /// Why a case failed, in full: the solver's error, what is wrong with its
@@ -574,6 +753,20 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
         })
         .collect();
     checks::render(&mut o, &checks);
+    // The counts, where a wrong sum's words are printed here, not only on the first device.
+    let told_here = checks.iter().any(|c| !c.pass() && c.detail.starts_with("wrong sum"));
+    if let Some(c) = r.counted.as_ref().filter(|_| told_here) {
+        let _ = writeln!(o, "counted: {}", c.describe());
+    }
+    if let (Some(after), false) = (r.skipped_after, r.skipped.is_empty()) {
+        let sizes: Vec<String> = r.skipped.iter().map(u64::to_string).collect();
+        let why = if r.cases.iter().any(|c| c.n == after) { format!("n = {after} failed") } else { format!("n = {after} failed on the first device") };
+        let _ = writeln!(
+            o,
+            "not run: n = {}, since {why}: on the emulator these sizes take seconds each (minutes, for a kernel that does more work than it should), so fix what failed first (a GPU runs every size)",
+            sizes.join(", ")
+        );
+    }
     if let Some(n) = r.smallest_failure {
         let _ = writeln!(o, "smallest failing case: n = {n}");
     }
@@ -638,7 +831,7 @@ mod tests {
     }
 
     fn ladder(sizes: &[u64], mut attempt: impl FnMut(&[f32]) -> Outcome) -> Vec<Case> {
-        run_ladder(sizes, 32, |xs| (attempt(xs), None, None), &mut |_| {}).unwrap()
+        run_ladder(sizes, 32, Skip::NEVER, |xs| (attempt(xs), None, None), &mut |_, _, _| None, &mut |_| {}).unwrap().cases
     }
 
     /// The T4's limits for the exercise kernel at 256 threads.
@@ -697,15 +890,15 @@ mod tests {
     #[test]
     fn a_total_of_the_first_partials_is_named_as_an_if_where_the_loop_belongs() {
         // 1,056 blocks of 256: block 0's `if` adds partials 0..256 only.
-        let xs = reference::fill(4_194_915).unwrap();
+        let xs = reference::fill(300_007).unwrap();
         let r = Reference::new(&xs);
         let per = r.per_block(1056, 256);
         let first: f64 = per[..256].iter().map(|p| p.0).sum();
-        let h = wrong_sum_hint(&r, first as f32, 1056, 256).unwrap();
+        let h = hint(&r, first as f32, 1056, 256).unwrap();
         assert!(h.contains("the first 256 of the 1056 block partials") && h.contains("not an `if`"), "{h}");
-        assert!(wrong_sum_hint(&r, per[0].0 as f32, 1056, 256).unwrap().contains("block 0's partial alone"));
+        assert!(hint(&r, per[0].0 as f32, 1056, 256).unwrap().contains("block 0's partial alone"));
         // A wrong total that matches neither gets no guess.
-        assert_eq!(wrong_sum_hint(&r, 1.0, 1056, 256), None);
+        assert_eq!(hint(&r, 1.0, 1056, 256), None);
     }
 
     #[test]
@@ -745,6 +938,9 @@ mod tests {
             sms: Some(40),
             checks: vec![Check::new("n = 1", true, "")],
             larger_device: None,
+            skipped: vec![],
+            skipped_after: None,
+            counted: None,
         };
         let f = footer(&r, None);
         assert!(
@@ -769,6 +965,9 @@ mod tests {
             sms: None,
             checks,
             larger_device: None,
+            skipped: vec![],
+            skipped_after: None,
+            counted: None,
         };
         let first = report(vec![
             Check::new("n = 611", false, race(3)),
@@ -798,6 +997,9 @@ mod tests {
             blocks_per_sm: Some(4),
             sms: Some(40),
             larger_device: None,
+            skipped: vec![],
+            skipped_after: None,
+            counted: None,
         };
         assert_eq!(counts_to_submit(&r), None);
         let text = render(&r);
@@ -821,19 +1023,106 @@ mod tests {
         );
     }
 
+    /// [`wrong_sum_hint`] with nothing learnt before and no probe.
+    fn hint(r: &Reference, total: f32, blocks: u32, threads: u32) -> Option<String> {
+        wrong_sum_hint(r, total, Grid { blocks, threads, tile: 32 }, &mut Diagnosis::default(), &mut |_| None)
+    }
+
+    /// A kernel whose loop over the input starts at `start(block, thread)`
+    /// and steps by `step`, the rest the lesson's, run on the CPU in f32 as
+    /// each thread would: its total on `xs` with `blocks` of 256.
+    fn sum_with_loop(xs: &[f32], blocks: u32, start: impl Fn(usize, usize) -> usize, step: usize) -> f32 {
+        let mut partials = vec![0f32; blocks as usize];
+        for (b, partial) in partials.iter_mut().enumerate() {
+            for t in 0..256 {
+                let mut i = start(b, t);
+                while i < xs.len() {
+                    *partial += xs[i];
+                    i += step;
+                }
+            }
+        }
+        partials.iter().sum()
+    }
+
     #[test]
-    fn a_grid_stride_of_one_blocks_threads_is_named_as_elements_added_twice() {
-        // The sum a kernel stepping by block.num_threads() makes: block b adds
-        // every element from b * 256 on.
+    fn a_near_miss_of_a_documented_mistake_is_named_by_what_it_does() {
+        // The learner's loop: from the block's rank, by a block's threads. Every block adds everything.
+        let xs = reference::fill(611).unwrap();
+        let r = Reference::new(&xs);
+        let total = sum_with_loop(&xs, 3, |_, t| t, 256);
+        let h = hint(&r, total, 3, 256).unwrap();
+        assert_eq!(
+            h,
+            "the total is 3 times the sum: the loop over the input starts at `block.thread_rank()` and steps by `block.num_threads()`, so each element is added 3 times, once by each of the 3 blocks; start it at `grid.thread_rank()` and step by `grid.num_threads()`, the 768 threads of all 3 blocks, so that each element is added once"
+        );
+        // The documented one, the step alone changed: block b adds every element from its start on.
         let xs = reference::fill(4096).unwrap();
         let r = Reference::new(&xs);
-        let mut per_block = [0f32; 16];
-        for (b, total) in per_block.iter_mut().enumerate() {
-            *total = xs[b * 256..].iter().sum();
+        let total = sum_with_loop(&xs, 16, |b, t| b * 256 + t, 256);
+        let h = hint(&r, total, 16, 256).unwrap();
+        assert!(h.contains("the loop over the input starts at `grid.thread_rank()` and steps by `block.num_threads()`"), "{h}");
+        assert!(h.contains("the 4096 threads of all 16 blocks"), "{h}");
+        // A start of 0 and the grid's stride: element 0 added by every thread, the rest never.
+        let total = sum_with_loop(&xs, 16, |_, _| 0, 4096);
+        let h = hint(&r, total, 16, 256).unwrap();
+        assert!(h.contains("starts at `0` and steps by `grid.num_threads()`, so element 0 is added 4096 times, 1-4095 never"), "{h}");
+    }
+
+    #[test]
+    fn a_ladder_names_the_loop_its_sizes_agree_on_counts_it_on_a_small_size_and_skips_the_largest() {
+        // The learner's loop, run through the ladder: solve() on a CPU "GPU".
+        let run = |xs: &[f32]| -> Outcome {
+            let blocks = (xs.len() as u64).div_ceil(256).min(160) as u32;
+            Ok((sum_with_loop(xs, blocks, |_, t| t, 256), solved(blocks)))
+        };
+        let mut d = Diagnosis::default();
+        let mut probes = 0;
+        let sizes = [1, 31, 611, 1024, 4096, 4_194_915, 67_108_864];
+        let ran = run_ladder(
+            &sizes,
+            32,
+            Skip::ON_THE_EMULATOR,
+            |xs| (run(xs), None, None),
+            &mut |r, total, g| {
+                wrong_sum_hint(r, total, g, &mut d, &mut |g| {
+                    probes += 1;
+                    // What solve() makes of one element 1 and the rest 0, element by element.
+                    let n = r.xs.len();
+                    let counts = diagnosis::samples(n as u64, g)
+                        .into_iter()
+                        .map(|i| {
+                            let mut one = vec![0f32; n];
+                            one[i as usize] = 1.0;
+                            (i, run(&one).unwrap().0 as u32)
+                        })
+                        .collect();
+                    Some(Counted { n: n as u64, blocks: g.blocks, threads_per_block: g.threads, counts })
+                })
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        let mut cases = ran.cases;
+        d.settle(&mut cases);
+        let failing: Vec<u64> = cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();
+        assert_eq!(failing, vec![611, 1024, 4096]);
+        assert_eq!((ran.skipped, ran.skipped_after), (vec![4_194_915, 67_108_864], Some(611)));
+        assert_eq!(probes, 1, "one probe, at the first wrong size");
+        assert_eq!(d.counted.as_ref().map(|c| (c.n, c.counts.iter().all(|&(_, k)| k == 3))), Some((611, true)));
+        for c in &cases[2..] {
+            let h = c.hint.as_deref().unwrap();
+            assert!(h.contains("starts at `block.thread_rank()` and steps by `block.num_threads()`, so each element is added"), "{h}");
         }
-        let total: f32 = per_block.iter().sum();
-        let h = wrong_sum_hint(&r, total, 16, 256).unwrap();
-        assert!(h.starts_with("the total counts elements more than once") && h.contains("`grid.num_threads()`, the 4096 of all 16 blocks"), "{h}");
+    }
+
+    #[test]
+    fn a_ladder_skips_nothing_on_a_gpu_and_everything_large_after_a_failure_on_the_first_device() {
+        let all =
+            |skip: Skip| run_ladder(&[611, 40_960, 4_194_915], 32, skip, |_| (Ok((1.0, solved(3))), None, None), &mut |_, _, _| None, &mut |_| {}).unwrap();
+        assert!(all(Skip::NEVER).skipped.is_empty());
+        let after = all(Skip { failed: Some(31), ..Skip::ON_THE_EMULATOR });
+        assert_eq!((after.cases.len(), after.skipped, after.skipped_after), (2, vec![4_194_915], Some(31)));
     }
 
     #[test]
@@ -862,6 +1151,9 @@ mod tests {
             blocks_per_sm: None,
             sms: None,
             larger_device: None,
+            skipped: vec![],
+            skipped_after: None,
+            counted: None,
         }
     }
 
