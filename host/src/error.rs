@@ -104,7 +104,8 @@ impl fmt::Display for Error {
             ),
             Error::SolveUnwritten => write!(
                 f,
-                "solve() is yours to write, in exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (--variant reference runs ours)"
+                "solve() is yours to write, in exercise/solve.rs: launch exercise_sum once, cooperatively, on a grid you size, leave the sum in total[0] and return Solved {{ blocks, threads_per_block, blocks_per_sm, sms }} (`{}` runs ours)",
+                invocation::again_with("--variant reference")
             ),
             Error::BadMatrix { why } => write!(f, "not a sparse matrix the solver can read: {why}"),
             Error::BadSystem { why } => write!(f, "{why}"),

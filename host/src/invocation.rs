@@ -123,6 +123,16 @@ pub fn again_on_a_gpu() -> String {
     Runner::current().again(&typed(), false)
 }
 
+/// The learner's command again on the same device, with `extra` words
+/// added (`--variant reference`).
+pub fn again_with(extra: &str) -> String {
+    let runner = Runner::current();
+    let typed = typed();
+    let emulated = runner.adds_emulate() || typed.iter().any(|a| a == "--emulate");
+    let words: Vec<String> = typed.into_iter().chain(extra.split_whitespace().map(String::from)).collect();
+    runner.again(&words, emulated)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -461,7 +461,11 @@ fn every_output_block_and_marked_quote_in_the_docs_is_what_its_source_prints() {
             Source::NotOutput => Ok(String::new()),
         };
         if let Source::Run { command, edits } = &q.source {
-            eprintln!("{:>6.1} s  {command}{}", started.elapsed().as_secs_f64(), if edits.is_empty() { String::new() } else { format!(" after {} edits", edits.len()) });
+            eprintln!(
+                "{:>6.1} s  {command}{}",
+                started.elapsed().as_secs_f64(),
+                if edits.is_empty() { String::new() } else { format!(" after {} edits", edits.len()) }
+            );
         }
         outputs.insert(q.source.clone(), output);
     }
@@ -480,7 +484,13 @@ fn every_output_block_and_marked_quote_in_the_docs_is_what_its_source_prints() {
                     Source::File(f) => f.clone(),
                     _ => unreachable!(),
                 };
-                problems.push(format!("{}:{}: {what} does not print this quote as written:\n{}\n--- it prints:\n{}", q.doc, q.line, q.text.trim_end(), output.trim_end()));
+                problems.push(format!(
+                    "{}:{}: {what} does not print this quote as written:\n{}\n--- it prints:\n{}",
+                    q.doc,
+                    q.line,
+                    q.text.trim_end(),
+                    output.trim_end()
+                ));
             }
             Ok(_) => {}
         }
@@ -510,17 +520,21 @@ fn the_reading_of_markers_finds_blocks_quotes_and_edits_and_refuses_an_unmarked_
     assert_eq!(q[3].source, Source::NotOutput);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].starts_with("x.md:12: a ```text block with no marker"), "{problems:?}");
-    assert_eq!(source("output of: cargo emulate\nafter: exercise/solve.rs = host/tests/written_solve/solve.rs").unwrap(), Source::Run {
-        command: "cargo emulate".into(),
-        edits: vec![Edit::CopyOf { file: "exercise/solve.rs".into(), other: "host/tests/written_solve/solve.rs".into() }]
-    });
+    assert_eq!(
+        source("output of: cargo emulate\nafter: exercise/solve.rs = host/tests/written_solve/solve.rs").unwrap(),
+        Source::Run {
+            command: "cargo emulate".into(),
+            edits: vec![Edit::CopyOf { file: "exercise/solve.rs".into(), other: "host/tests/written_solve/solve.rs".into() }]
+        }
+    );
     assert!(parse_command("cargo run --release -p host -- bench").unwrap_err().contains("needs a GPU"));
     assert_eq!(parse_command("CG_NO_DRIVER=1 cargo run --release -p host -- exercise").unwrap().1, "cargo run");
 }
 
 #[test]
 fn a_quote_matches_its_output_with_wildcards_and_a_stale_one_does_not() {
-    let output = "GPU: emulated\nrow 1\nrow 2\nrow 3\nall 17 checks passed\nerror: thread 128 wrote memory[8] at gpu/src/lesson/sum.rs:29:30 (4-byte elements)\n";
+    let output =
+        "GPU: emulated\nrow 1\nrow 2\nrow 3\nall 17 checks passed\nerror: thread 128 wrote memory[8] at gpu/src/lesson/sum.rs:29:30 (4-byte elements)\n";
     let block = |text: &str| Quote { doc: String::new(), line: 0, text: text.into(), block: true, source: Source::NotOutput };
     let prose = |text: &str| Quote { block: false, ..block(text) };
     assert!(quoted_in(&block("GPU: emulated\nrow 1\n   ...\nall 17 checks passed\n"), output));

@@ -114,6 +114,25 @@ fn the_chapter_runs_from_cargo_new_to_a_grid_barrier_on_the_emulator() {
     }
     assert!(ran_emulated, "the chapter ran nothing on the emulator");
 
+    // Without ptxas the kernel crate's build warns, as the chapter quotes it:
+    // PTXAS unset, no ptxas on PATH (where the machine has none elsewhere).
+    let elsewhere = std::env::var_os("CUDA_PATH").is_some() || Path::new("/usr/local/cuda/bin/ptxas").exists();
+    if !elsewhere {
+        let path = std::env::var("PATH").unwrap_or_default();
+        let without: Vec<&str> = path.split(':').filter(|d| !Path::new(d).join("ptxas").exists()).collect();
+        let mut cmd = Command::new("cargo");
+        cmd.args(["build", "--release"]).current_dir(dir.join("my-kernels"));
+        clean(&mut cmd, &walk.target);
+        let out = cmd.env_remove("PTXAS").env("PATH", without.join(":")).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let warning = stderr.lines().find(|l| l.contains("the PTX was not checked by ptxas")).unwrap_or_else(|| panic!("no warning without ptxas:\n{stderr}"));
+        let (before, after) = ("warning: my-kernels@0.1.0: the PTX was not checked by ptxas: no ptxas found (tried ", "); set PTXAS to one");
+        assert!(warning.starts_with(before) && warning.ends_with(after), "{warning}");
+        let quoted = format!("{before}...{after}");
+        let prose = CHAPTER.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(prose.contains(&quoted), "the chapter should quote the warning as it is now:\n{warning}");
+    }
+
     // Break it on purpose, as the chapter says: the first grid.sync() deleted.
     let lib = dir.join("my-kernels/src/lib.rs");
     let text = std::fs::read_to_string(&lib).unwrap();

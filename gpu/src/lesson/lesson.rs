@@ -1,5 +1,9 @@
 //! The lesson's kernels, in the order the lesson meets them. Each is the C++
-//! line for line (`host/cpp/lesson.cu` holds the same kernels in CUDA C++).
+//! line for line (`host/cpp/lesson.cu` holds the same kernels in CUDA C++),
+//! but for its `for` loops, which are `while` loops here: written with
+//! `step_by`, `reduce_cooperative_grid` took 40 registers instead of 22
+//! (ptxas 12.9, sm_90), and registers set how many blocks fit on an SM, so
+//! they would change the lesson's numbers (`docs/kernels.md`).
 //!
 //! Two things here are `#[kernel]`'s, not Rust's (`gpu::kernel` documents
 //! them): `<const TILE: u32 = N>`, a const generic with a default, which the
@@ -132,7 +136,10 @@ pub const COALESCED_DEMO_THREADS: u32 = 64;
 
 /// What `cg::coalesced_threads()` returns inside a branch taken by lanes 2, 4
 /// and 8 of warp 0 and lanes 0 to 15 of warp 1: each thread that takes it
-/// writes warp, lane, group size and rank in group to `out[4 * rank..]`.
+/// writes its warp, its lane, the group's size and its rank in the group to
+/// its own four slots, `out[4 * block.thread_rank()..]` (indexed by its rank
+/// in the block, not in the group; a thread that skips the branch leaves its
+/// four 0).
 ///
 /// # Safety
 /// `out` holds four `u32` per thread of the block.

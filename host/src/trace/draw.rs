@@ -79,7 +79,7 @@ fn caption(t: &LaunchTrace, device: &str) -> String {
     let started = t.trace.len();
     let never = t.blocks as usize - started;
     let device = device.split(" (").next().unwrap_or(device);
-    let mut c = format!("{device}: {started} of {} blocks of {} threads started", t.blocks, t.threads_per_block);
+    let mut c = format!("{device}: {started} of {} of {} threads started", crate::text::plural(t.blocks, "block", "blocks"), t.threads_per_block);
     if never > 0 {
         c += &format!("; {never} never did: every place is held by a block waiting at grid.sync()");
     }

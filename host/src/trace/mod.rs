@@ -23,6 +23,7 @@ use crate::launch::{DeviceInput, Input};
 use crate::reference::{self, Reference};
 use crate::sizing::ordinary_blocks;
 use crate::sums::{Path, Sums};
+use crate::text::plural;
 use crate::timing::{Repeats, time_path};
 use cg_kernel::kernels::Params;
 use cg_launcher::error::Error as L;
@@ -85,7 +86,13 @@ pub fn run(
     let mut pictures = Vec::new();
 
     let t = one(gpu, || sums.run(Path::Cooperative, grid, &input, &mut s, 0))?;
-    pictures.push(picture(dir, "trace-cooperative", format!("One cooperative launch, {grid} blocks of {tpb}: every block resident at once"), t, &device)?);
+    pictures.push(picture(
+        dir,
+        "trace-cooperative",
+        format!("One cooperative launch, {} of {tpb}: every block resident at once", plural(grid, "block", "blocks")),
+        t,
+        &device,
+    )?);
 
     gpu.take_traces();
     sums.run(Path::TwoLaunches, grid, &input, &mut s, 0)?;
@@ -93,14 +100,26 @@ pub fn run(
     if two.len() == 2 {
         let second = two.pop().expect("two launches");
         let first = two.pop().expect("two launches");
-        pictures.push(picture(dir, "trace-two-launches-first", format!("Two launches, the first: {grid} blocks write their partials"), first, &device)?);
+        pictures.push(picture(
+            dir,
+            "trace-two-launches-first",
+            format!("Two launches, the first: {} {} their partials", plural(grid, "block", "blocks"), if grid == 1 { "writes" } else { "write" }),
+            first,
+            &device,
+        )?);
         pictures.push(picture(dir, "trace-two-launches-second", "Two launches, the second: one block adds the partials".into(), second, &device)?);
     }
 
     let blocks = ordinary_blocks(n, tpb) as u32;
     let stage1 = gpu.kernel(&crate::kernels().reduce_blocks_to_partials)?;
     let t = one(gpu, || stage1.reduce(blocks, tpb, &input.view(), s.partials.slice_mut(..blocks as usize)))?;
-    pictures.push(picture(dir, "trace-ordinary-sized-to-n", format!("An ordinary launch sized to n: {blocks} blocks of {tpb} run in waves"), t, &device)?);
+    pictures.push(picture(
+        dir,
+        "trace-ordinary-sized-to-n",
+        format!("An ordinary launch sized to n: {} of {tpb} run in waves", plural(blocks, "block", "blocks")),
+        t,
+        &device,
+    )?);
 
     if gpu.info.clusters && gpu.info.emulated {
         // Few enough blocks to see each cluster: 8 clusters of 4, on a part of the input.
@@ -223,12 +242,11 @@ pub fn render(r: &TraceReport) -> String {
         let started = t.trace.len();
         let places: std::collections::BTreeSet<u32> = t.trace.iter().map(|b| b.place).collect();
         o += &format!(
-            "{}\n  {} of {} blocks started, on {} {}, at most {} resident at once",
+            "{}\n  {} of {} started, on {}, at most {} resident at once",
             p.title,
             started,
-            t.blocks,
-            places.len(),
-            if t.unit == TraceUnit::Nanoseconds { "SMs" } else { "emulated SMs" },
+            plural(t.blocks, "block", "blocks"),
+            if t.unit == TraceUnit::Nanoseconds { plural(places.len(), "SM", "SMs") } else { plural(places.len(), "emulated SM", "emulated SMs") },
             most_resident(&t.trace)
         );
         if let Some(e) = &t.error {
