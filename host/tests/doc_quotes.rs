@@ -19,8 +19,8 @@
 //!   installed outside `target/`. Leading `NAME=value` words set the
 //!   environment (`CG_NO_DRIVER=1`, a machine without the NVIDIA driver). A
 //!   command that needs a GPU cannot run here: its quote cites a record.
-//! - `after: FILE: `FROM` -> `TO`` lines (in the same comment) are a learner's
-//!   edit, made to the copy before `cargo emulate` builds and runs it: the
+//! - `after: FILE: `FROM` -> `TO`` (in the same comment, on a line of its
+//!   own or not: a table's row is one line) is a learner's edit, made to the copy before `cargo emulate` builds and runs it: the
 //!   first `FROM` in `FILE` becomes `TO` (`\n` in either is a line break). `after: FILE = OTHER` replaces
 //!   `FILE` with the repository's `OTHER` (a written `solve()`). The output
 //!   is then the build's (a compile error) and the run's.
@@ -79,8 +79,10 @@ struct Quote {
 /// The comment's source and edits: `output of: ...`, `output in: ...`,
 /// `output checked by: ...`, `not output: ...`, then `after: ...` lines.
 fn source(comment: &str) -> Result<Source, String> {
-    let mut lines = comment.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines.next().unwrap_or_default();
+    // The edits follow the source, each from its `after:`, on lines of their
+    // own or on one line (as a table's row needs).
+    let mut parts = comment.split("after:").map(str::trim);
+    let first = parts.next().unwrap_or_default();
     let source = if let Some(command) = first.strip_prefix("output of:") {
         Source::Run { command: command.trim().to_string(), edits: Vec::new() }
     } else if let Some(file) = first.strip_prefix("output in:") {
@@ -93,8 +95,7 @@ fn source(comment: &str) -> Result<Source, String> {
         return Err(format!("a marker that says no source: `{first}`"));
     };
     let mut edits = Vec::new();
-    for line in lines {
-        let after = line.strip_prefix("after:").ok_or_else(|| format!("a marker line that is no edit: `{line}`"))?.trim();
+    for after in parts {
         if let Some((file, other)) = after.split_once(" = ").filter(|_| !after.contains(" -> ")) {
             edits.push(Edit::CopyOf { file: file.trim().to_string(), other: other.trim().to_string() });
             continue;
@@ -252,10 +253,13 @@ fn documents() -> Vec<(String, String)> {
     paths.into_iter().map(|p| (p.strip_prefix(root()).unwrap().display().to_string(), std::fs::read_to_string(&p).unwrap())).collect()
 }
 
+/// A command's environment settings, the runner, and the program's arguments.
+type Parsed = (Vec<(String, String)>, &'static str, Vec<String>);
+
 /// `command`'s environment settings, and the program's arguments with the
 /// runner that takes them: `cargo emulate` (the emulator's build), `cargo
 /// run` (the repository's) or `cg-lesson` (installed).
-fn parse_command(command: &str) -> Result<(Vec<(String, String)>, &'static str, Vec<String>), String> {
+fn parse_command(command: &str) -> Result<Parsed, String> {
     let words: Vec<&str> = command.split_whitespace().collect();
     let settings = words.iter().take_while(|w| w.contains('=') && !w.starts_with('-')).count();
     let env: Vec<(String, String)> = words[..settings].iter().map(|w| w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).unwrap()).collect();
@@ -527,6 +531,10 @@ fn the_reading_of_markers_finds_blocks_quotes_and_edits_and_refuses_an_unmarked_
             edits: vec![Edit::CopyOf { file: "exercise/solve.rs".into(), other: "host/tests/written_solve/solve.rs".into() }]
         }
     );
+    // On one line, as a table's row has it.
+    let one_line = source("output of: cargo emulate exercise after: a.rs: `x` -> `y` after: b.rs: `p\\nq` -> ``").unwrap();
+    let Source::Run { edits, .. } = one_line else { panic!() };
+    assert_eq!(edits[1], Edit::Replace { file: "b.rs".into(), from: "p\nq".into(), to: String::new() });
     assert!(parse_command("cargo run --release -p host -- bench").unwrap_err().contains("needs a GPU"));
     assert_eq!(parse_command("CG_NO_DRIVER=1 cargo run --release -p host -- exercise").unwrap().1, "cargo run");
 }
