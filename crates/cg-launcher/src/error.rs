@@ -565,7 +565,8 @@ mod tests {
 
     #[test]
     fn a_count_of_one_takes_the_singular() {
-        let sm = SmResources { max_threads: 1024, max_blocks: 16, registers: None, shared_bytes: 65536, reserved_shared_per_block: 0, max_shared_per_block: 65536 };
+        let sm =
+            SmResources { max_threads: 1024, max_blocks: 16, registers: None, shared_bytes: 65536, reserved_shared_per_block: 0, max_shared_per_block: 65536 };
         let block = BlockResources { threads_per_block: 1024, registers_per_thread: None, shared_bytes: 128 };
         let limits = Box::new(Limits { blocks_per_sm: 1, sms: 1, block, sm });
         let e = Error::CooperativeGridTooLarge { kernel: "k", requested: 2, limits }.to_string();
