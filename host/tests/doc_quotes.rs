@@ -499,7 +499,8 @@ fn every_output_block_and_marked_quote_in_the_docs_is_what_its_source_prints() {
             Ok(_) => {}
         }
     }
-    eprintln!("{checked} quotes checked against {ran} runs and {in_files} files; {elsewhere} more sources named, each checked by a test of its own");
+    let sources = if elsewhere == 1 { "source" } else { "sources" };
+    eprintln!("{checked} quotes checked against {ran} runs and {in_files} files; {elsewhere} more {sources} named, each checked by a test of its own");
     assert!(problems.is_empty(), "{} stale or unmarked quotes:\n\n{}", problems.len(), problems.join("\n\n"));
     assert!(checked >= 30, "only {checked} quotes are marked");
 }
