@@ -39,7 +39,7 @@ fn a_divergent_block_barrier_in_a_cluster_kernel_ends_by_name_within_the_timeout
     let teardown = Instant::now();
     drop(partials);
     drop(input);
-    drop(launch);
+    let _ = launch;
     drop(kernel);
     drop(gpu);
     println!("teardown took {:.3} s", teardown.elapsed().as_secs_f64());

@@ -556,7 +556,7 @@ unsafe fn solve_fused<const TILE: u32, const MISTAKE: u32>(
         // A must be positive definite and the recurrence sound: where the
         // denominator (p·A p, as the recurrence has it) is not positive, stop
         // and say so (every thread has the same values, so every thread stops).
-        if !(denominator > 0.0) {
+        if denominator.is_nan() || denominator <= 0.0 {
             if grid.thread_rank() == 0 {
                 unsafe { state.write(BREAKDOWN, (k + 1) as f64) };
             }
