@@ -34,3 +34,11 @@ fn a_seventeenth_kernel_parameter_is_an_error_at_it_that_says_the_limit() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/guard/seventeen_params.rs");
 }
+
+/// A parameter that is neither a buffer nor a number (a `bool`): the error
+/// is at its type and lists the types a kernel parameter may have.
+#[test]
+fn a_parameter_that_is_neither_a_buffer_nor_a_number_is_an_error_that_lists_the_types() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/guard/param_not_a_number.rs");
+}

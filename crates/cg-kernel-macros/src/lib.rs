@@ -413,9 +413,23 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         types.push(&pt.ty);
     }
     let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
+    // The parameter types as the tuple the definition is generic over, in
+    // the parentheses of the kernel's own parameter list: a type that cannot
+    // be a parameter (`flag: bool`) is then an error at that list, not at
+    // the attribute.
+    let param_tuple = {
+        let mut tuple = Tokens::new();
+        f.sig.paren_token.surround(&mut tuple, |inner| quote::ToTokens::to_tokens(&quote! { #( #types, )* }, inner));
+        tuple
+    };
     let params = quote! { #( #idents: #types, )* };
     let contract = if options.cooperative { quote!(#krate::kernels::GridSync) } else { quote!(#krate::kernels::NoGridSync) };
     let contract = if options.cluster { quote!(#krate::kernels::Cluster<#contract>) } else { contract };
+    let list_span = f.sig.paren_token.span.join();
+    let def_type = respan(quote!(#krate::kernels::KernelDef<#param_tuple, #contract>), list_span);
+    let register = respan(quote!(#krate::kernels::Registered::new), list_span);
+    let def_ref = respan(quote!(&#def), list_span);
+    let register = quote_spanned!(list_span=> #register(#def_ref));
     // A cluster kernel's entry is only in the sm_90 module: its instructions need sm_90.
     // An `emulator` kernel has no GPU entry at all.
     let gpu_cfg = if options.emulator {
@@ -488,7 +502,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                     default_tile: #default,
                     shared_memory: #shared,
                     instantiate: {
-                        fn instantiate(tile: u32) -> Option<<( #( #types, )* ) as #krate::kernels::Params>::Entry> {
+                        #[allow(clippy::type_complexity)]
+                        fn instantiate(tile: u32) -> Option<<#param_tuple as #krate::kernels::Params>::Entry> {
                             match tile { #( #arms )* _ => None }
                         }
                         instantiate
@@ -566,7 +581,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
 
         #[doc = #def_doc]
         #[cfg(not(target_arch = "nvptx64"))]
-        #vis const #def: #krate::kernels::KernelDef<( #( #types, )* ), #contract> = {
+        // Its type is the kernel's parameters, spelled where the kernel spells them.
+        #[allow(clippy::type_complexity)]
+        #vis const #def: #def_type = {
             // SAFETY: the macro names the definition after the entry it emitted
             // above, with that entry's own parameters, and declares `GridSync`
             // wherever the attribute says `cooperative`.
@@ -587,8 +604,22 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #[cfg(not(target_arch = "nvptx64"))]
         #[#krate::kernels::linkme::distributed_slice(#krate::kernels::REGISTERED)]
         #[linkme(crate = #krate::kernels::linkme)]
-        static #registered: #krate::kernels::Registered = #krate::kernels::Registered::new(&#def);
+        static #registered: #krate::kernels::Registered = #register;
     })
+}
+
+/// `tokens` with every span `span`, except inside groups that keep their own
+/// (the parameter types, which carry the learner's).
+fn respan(tokens: Tokens, span: proc_macro2::Span) -> Tokens {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if !matches!(t, TokenTree::Group(_)) {
+                t.set_span(span);
+            }
+            t
+        })
+        .collect()
 }
 
 /// Declares a GPU kernel: `cg_kernel::kernel` documents its options, with an example.

@@ -12,7 +12,7 @@
 use crate::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, thread_fence, tiled_partition};
 use crate::kernel;
 use crate::lesson::sum::{block_sum, one_f32_per_tile};
-use crate::mem::{In, Out, dynamic_shared};
+use crate::mem::{In, MemoryOrder, Out, Scope, dynamic_shared};
 
 /// 16-byte loads each thread keeps in flight per loop trip (the loop body
 /// below is written out for four).
@@ -149,7 +149,7 @@ pub const fn one_f32_per_tile_and_a_flag(threads_per_block: u32, tile: u32) -> u
 /// the block that finds itself last (by an atomic ticket, after a fence)
 /// adds them all, then resets the ticket for the next launch. No block ever
 /// waits for another, so neither a cooperative launch nor a grid barrier is
-/// needed. (The emulator reports the atomic rather than modelling it.)
+/// needed. (The emulator reports the fence rather than modelling it.)
 ///
 /// # Safety
 /// `input` holds `n` floats, `partials` one per block, `ticket` one `u32`
@@ -170,7 +170,7 @@ pub unsafe fn reduce_last_block<const TILE: u32 = 32>(input: In<f32>, partials: 
         unsafe {
             partials.write(block.group_index().x as usize, total);
             thread_fence();
-            let arrived = ticket.atomic_add(0, 1);
+            let arrived = ticket.atomic_add_explicit(0, 1, Scope::Device, MemoryOrder::AcqRel);
             last.write(flag, (arrived as usize == grid.num_blocks() - 1) as u32);
         }
     }

@@ -9,6 +9,7 @@
 //! cooperative launch on the host) and its dynamic shared memory. Only the
 //! macro can make one: [`KernelDef::new`] is `unsafe`.
 
+pub mod atomics;
 mod broken;
 mod checks;
 pub mod conjugate_gradient;
@@ -18,8 +19,13 @@ pub mod mutants;
 #[cfg(feature = "probes")]
 mod probes;
 mod timing;
+#[cfg(feature = "probes")]
+pub mod types;
 
 pub use crate::lesson::*;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use atomics::HISTOGRAM_BYTES;
+pub use atomics::{HISTOGRAM_BINS, histogram_bytes, histogram_shared_bytes};
 pub use broken::*;
 pub use checks::*;
 pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_cooperative_fast, reduce_last_block, reduce_single_block};

@@ -15,17 +15,18 @@ impl Block {
 
     pub(crate) fn now(&self, site: Site) -> Touched {
         let tid = self.current.get();
-        Touched { thread: tid, epoch: self.epoch.get(), warp_syncs: self.warps[(tid / 32) as usize].borrow().syncs.len() as u32, site }
+        Touched { thread: tid, epoch: self.epoch.get(), warp_syncs: self.warps[(tid / 32) as usize].borrow().syncs.len() as u32, site, atomic: false }
     }
 
     /// Checks an access against a word's shadow; the race, if any, to fail with
     /// once no borrow is held.
     pub(crate) fn check(&self, shadow: &mut Shadow, access: Access, site: Site, word: impl Fn() -> String) -> Option<Fault> {
         let syncs = |w: u32| self.warps[w as usize].borrow().syncs.clone();
-        let now = Now { block: self.id, touched: self.now(site), warp_syncs: &syncs };
+        let now = Now { block: self.id, touched: Touched { atomic: access == Access::Atomic, ..self.now(site) }, warp_syncs: &syncs };
         match access {
             Access::Read => shadow.read(&now, word),
             Access::Write => shadow.write(&now, word),
+            Access::Atomic => shadow.atomic(&now, word),
         }
         .err()
     }
@@ -89,17 +90,67 @@ impl Block {
     }
 
     /// The words of a shared-memory access, after checking its bounds and
-    /// recording it in the race shadow (a race is reported here).
+    /// recording it in the race shadow (a race is reported here). The
+    /// shadow is kept per word until the block first makes an access of
+    /// fewer than 4 bytes, and per byte from then on: two threads writing
+    /// neighbouring bytes of one word do not race on a GPU, whose byte
+    /// stores are independent.
     pub(crate) fn shared_access(&self, index: usize, size: usize, access: Access, site: Site) -> std::ops::Range<usize> {
         let words = self.shared_word_range(index, size, access, site);
+        if size < 4 {
+            self.shared.bytewise();
+        }
+        let g = self.shared.granule.get();
+        let (start, end) = (index * size, index * size + size);
         let race = {
             let mut shadow = self.shared.shadow.borrow_mut();
-            words.clone().find_map(|w| self.check(&mut shadow[w], access, site, || format!("dynamic shared memory word {w} (bytes {}..{})", 4 * w, 4 * w + 4)))
+            (start / g..end.div_ceil(g)).find_map(|k| {
+                self.check(&mut shadow[k], access, site, || match g {
+                    4 => format!("dynamic shared memory word {k} (bytes {}..{})", 4 * k, 4 * k + 4),
+                    _ => format!("dynamic shared memory byte {k}"),
+                })
+            })
         };
         if let Some(f) = race {
             self.race_found(f);
         }
         words
+    }
+
+    /// The `size` bytes of element `index` of the shared memory, as bits.
+    pub(crate) fn shared_bits(&self, index: usize, size: usize) -> u64 {
+        // SAFETY: only this block's threads touch its shared memory, one at a
+        // time; the caller checked the bounds (`shared_word_range`).
+        let words = unsafe { &*self.shared.words.get() };
+        if size == 4 {
+            return words[index] as u64;
+        }
+        // SAFETY: the words' bytes, as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(words.as_ptr() as *const u8, words.len() * 4) };
+        let b = &bytes[index * size..index * size + size];
+        match size {
+            1 => b[0] as u64,
+            2 => u16::from_ne_bytes([b[0], b[1]]) as u64,
+            _ => u64::from_ne_bytes(b.try_into().expect("8 bytes")),
+        }
+    }
+
+    /// Sets element `index` (of `size` bytes) of the shared memory to `bits`.
+    pub(crate) fn set_shared_bits(&self, index: usize, size: usize, bits: u64) {
+        // SAFETY: as in `shared_bits`.
+        let words = unsafe { &mut *self.shared.words.get() };
+        if size == 4 {
+            words[index] = bits as u32;
+            return;
+        }
+        // SAFETY: the words' bytes, as bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 4) };
+        let b = &mut bytes[index * size..index * size + size];
+        match size {
+            1 => b[0] = bits as u8,
+            2 => b.copy_from_slice(&(bits as u16).to_ne_bytes()),
+            _ => b.copy_from_slice(&bits.to_ne_bytes()),
+        }
     }
 
     /// The key a spinning thread waits on for shared word `word`.
@@ -113,13 +164,13 @@ impl Block {
     }
 
     /// Notes an access to this block's own shared memory for its cluster's checks.
-    fn note_own(&self, word: usize, access: Access, site: Site) {
+    pub(crate) fn note_own(&self, word: usize, access: Access, site: Site) {
         if let Some(seat) = &self.seat {
             let touch = Touch { thread: self.thread_id(), access, site };
             let mut p = seat.phase.borrow_mut();
             match access {
                 Access::Read => p.own_reads.entry(word).or_insert(touch),
-                Access::Write => p.own_writes.entry(word).or_insert(touch),
+                Access::Write | Access::Atomic => p.own_writes.entry(word).or_insert(touch),
             };
         }
     }
@@ -174,21 +225,14 @@ impl Block {
         let words = self.shared_access(index, size, Access::Read, site);
         self.note_own(words.start, Access::Read, site);
         self.note_read(Self::shared_key(words.start), || format!("dynamic shared memory word {}", words.start));
-        // SAFETY: only this block's threads touch its shared memory, one at a time.
-        let mem = unsafe { &*self.shared.words.get() };
-        if size == 8 { mem[words.start] as u64 | (mem[words.start + 1] as u64) << 32 } else { mem[words.start] as u64 }
+        self.shared_bits(index, size)
     }
 
     pub fn shared_write(&self, index: usize, size: usize, bits: u64, site: Site) {
         let words = self.shared_access(index, size, Access::Write, site);
         self.note_own(words.start, Access::Write, site);
         self.forget_spin();
-        // SAFETY: as in `shared_read`.
-        let mem = unsafe { &mut *self.shared.words.get() };
-        mem[words.start] = bits as u32;
-        if size == 8 {
-            mem[words.start + 1] = (bits >> 32) as u32;
-        }
+        self.set_shared_bits(index, size, bits);
         self.wake_spinners(Self::shared_key(words.start));
     }
 

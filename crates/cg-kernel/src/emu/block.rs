@@ -80,6 +80,7 @@ impl Block {
                 words: UnsafeCell::new(vec![0u32; shared_bytes.div_ceil(4)].into_boxed_slice()),
                 bytes: shared_bytes,
                 shadow: RefCell::new(vec![Shadow::default(); shared_bytes.div_ceil(4)]),
+                granule: Cell::new(4),
             },
             global: RefCell::new(Global::default()),
             fault: RefCell::new(None),

@@ -162,7 +162,8 @@ fn first_mistake(phases: &[Phase], exited: &[bool], block_of: &dyn Fn(u32) -> u3
             let o = &phases[rank as usize];
             let owner_touch = match access {
                 Access::Read => o.own_writes.get(&word),
-                Access::Write => o.own_writes.get(&word).or_else(|| o.own_reads.get(&word)),
+                // Remote accesses are reads and writes; an atomic would be a write.
+                Access::Write | Access::Atomic => o.own_writes.get(&word).or_else(|| o.own_reads.get(&word)),
             };
             if let Some(&t) = owner_touch {
                 return Some(race(owner, rank, word, touch, t));

@@ -9,7 +9,8 @@ use std::panic::Location;
 pub struct Site {
     /// The file, line and column.
     pub location: &'static Location<'static>,
-    /// The cooperative-groups call (`"grid.sync()"`), or `""` for a plain access.
+    /// The cooperative-groups call (`"grid.sync()"`) or atomic
+    /// (`"atomic_add()"`), or `""` for a plain access.
     pub call: &'static str,
 }
 
@@ -39,13 +40,16 @@ impl fmt::Display for ThreadId {
     }
 }
 
-/// A read or a write.
+/// A read, a write, or an atomic read-modify-write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
     /// A load.
     Read,
     /// A store.
     Write,
+    /// An atomic (`atomic_add` and the rest): a write, except that atomics
+    /// on one word never race with each other.
+    Atomic,
 }
 
 impl Access {
@@ -53,6 +57,7 @@ impl Access {
         match self {
             Access::Read => "read",
             Access::Write => "wrote",
+            Access::Atomic => "atomically updated",
         }
     }
 }
@@ -188,6 +193,37 @@ pub enum Fault {
         /// The buffer and the grid's block count, where both writes came from
         /// one line into a buffer of one element per block.
         per_block: Option<(String, u32)>,
+    },
+    /// A block read or wrote a word of a buffer with a plain access, and
+    /// another block updated it atomically, with no `grid.sync()` between.
+    BlockAtomicRace {
+        /// The word, as its buffer and index.
+        word: String,
+        /// The block that updated it atomically.
+        atomic: u32,
+        /// Where it did.
+        atomic_site: Site,
+        /// The block that read or wrote it.
+        other: u32,
+        /// Where it did.
+        other_site: Site,
+        /// A read or a write.
+        other_access: Access,
+    },
+    /// Two blocks updated one word atomically with no `grid.sync()` between,
+    /// one of them with block scope (`Scope::Block`, `atomicAdd_block`), which
+    /// is atomic only among the threads of one block.
+    AtomicScope {
+        /// The word, as its buffer and index.
+        word: String,
+        /// The block whose atomic had block scope.
+        narrow: u32,
+        /// Where it made it.
+        narrow_site: Site,
+        /// The other block.
+        other: u32,
+        /// Where its atomic was.
+        other_site: Site,
     },
     /// Two blocks of a cluster touched one word of a block's shared memory
     /// (one of them the owner, perhaps), one writing, with no cluster barrier between.
@@ -378,11 +414,20 @@ impl fmt::Display for Fault {
                     f,
                     "data race on {word}: block {writer} wrote it at {writer_site} and block {other} read it at {other_site} with no grid.sync() between (blocks see each other's writes only after one)"
                 ),
-                Access::Write => write!(
+                Access::Write | Access::Atomic => write!(
                     f,
                     "data race on {word}: block {writer} wrote it at {writer_site} and block {other} wrote it too at {other_site}: more than one block writes this one word, so the last to write wins (a barrier between them would only decide which); have one block write it"
                 ),
             },
+            Fault::BlockAtomicRace { word, atomic, atomic_site, other, other_site, other_access } => write!(
+                f,
+                "data race on {word}: block {atomic} atomically updated it at {atomic_site} and block {other} {} it at {other_site} with no grid.sync() between: an atomic is atomic only with other atomics, so a plain access of a word other blocks update atomically races with them; update it atomically too, or move the plain access past a grid.sync() (or into the next launch)",
+                other_access.past()
+            ),
+            Fault::AtomicScope { word, narrow, narrow_site, other, other_site } => write!(
+                f,
+                "data race on {word}: block {narrow} atomically updated it with block scope at {narrow_site} and block {other} atomically updated it too at {other_site}, with no grid.sync() between: a block-scoped atomic (Scope::Block, atomicAdd_block) is atomic only among the threads of its own block; use Scope::Device (what atomic_add is) for a word that several blocks update"
+            ),
             Fault::ClusterRace { word, first, second } => write!(
                 f,
                 "data race on {word}: {first}, and {second}, with no cluster.sync() between (blocks see each other's shared memory as it stood at the cluster's last barrier)"

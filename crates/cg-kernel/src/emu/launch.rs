@@ -11,6 +11,11 @@
 //! them writing, is reported as a race, as soon as every block has reached
 //! the barrier or finished; among several faults, the lowest block's is
 //! reported, so that the report does not depend on timing either.
+//!
+//! Atomics are the exception a GPU makes too: they act on the launch's
+//! memory at once (`emu::atomic`), so blocks see each other's atomics
+//! without a grid barrier, in the order the workers happened to run them.
+//! A word is an element: two blocks writing neighbouring bytes do not race.
 
 use super::clock;
 use super::cluster::{Cluster, Seat, Standing};
@@ -64,6 +69,12 @@ struct GridState {
     reads: BTreeMap<(u32, usize), Vec<BlockAccess>>,
     /// Two blocks that touched one word in this phase: (slot, index), the writer, the other, what the other did.
     races: BTreeMap<(u32, usize), (BlockAccess, BlockAccess, Access)>,
+    /// This phase's atomics on `Out` buffers: the first block's to make one
+    /// on each word, and the first of block scope.
+    atomics: BTreeMap<(u32, usize), (BlockAccess, Option<BlockAccess>)>,
+    /// Atomics that raced in this phase, by word: with another block's plain
+    /// access, or with another block's atomic where one had block scope.
+    atomic_races: BTreeMap<(u32, usize), AtomicRace>,
     /// Resident places taken by the blocks holding them (what `%smid` reads).
     places: BTreeMap<u32, u32>,
     /// Places no block holds now, below `next_place`.
@@ -87,6 +98,15 @@ struct GridState {
 struct BlockAccess {
     block: u32,
     site: Site,
+}
+
+/// Two blocks' accesses to one word in one phase that race because of an atomic.
+#[derive(Clone, Copy, Debug)]
+enum AtomicRace {
+    /// An atomic, and another block's plain read or write.
+    Plain { atomic: BlockAccess, other: BlockAccess, access: Access },
+    /// An atomic of block scope, and another block's atomic.
+    Scope { narrow: BlockAccess, other: BlockAccess },
 }
 
 struct Grid<'a> {
@@ -540,6 +560,48 @@ fn contribute(st: &mut GridState, run: &BlockRun) {
         }
         st.reads.entry(key).or_default().push(me);
     }
+    contribute_atomics(st, run);
+}
+
+/// Adds a block's atomics in this phase to the grid's, noting a plain access
+/// by another block of a word one updated atomically (either came first),
+/// and two blocks' atomics on one word where one had block scope.
+fn contribute_atomics(st: &mut GridState, run: &BlockRun) {
+    let id = run.block.id;
+    let global = run.block.global.borrow();
+    // Another block's atomic on a word this block read or wrote plainly.
+    let plain = global.writes.iter().map(|(k, &(_, site))| (k, site, Access::Write)).chain(global.reads.iter().map(|(k, &site)| (k, site, Access::Read)));
+    for (key, site, access) in plain {
+        if let Some(&(atomic, _)) = st.atomics.get(key) {
+            st.atomic_races.entry(*key).or_insert(AtomicRace::Plain { atomic, other: BlockAccess { block: id, site }, access });
+        }
+    }
+    for (&key, u) in &global.atomics {
+        let me = BlockAccess { block: id, site: u.site };
+        let narrow = u.block_scoped.map(|site| BlockAccess { block: id, site });
+        // Another block's plain write or read of a word this block updated atomically.
+        let writer = st.writes.get(&key).map(|&(w, _)| (w, Access::Write)).filter(|(w, _)| w.block != id);
+        let reader = || st.reads.get(&key).and_then(|rs| rs.iter().filter(|r| r.block != id).min_by_key(|r| r.block)).map(|&r| (r, Access::Read));
+        if let Some((other, access)) = writer.or_else(reader) {
+            st.atomic_races.entry(key).or_insert(AtomicRace::Plain { atomic: me, other, access });
+        }
+        match st.atomics.get_mut(&key) {
+            Some((first, first_narrow)) => {
+                let race = match (narrow, *first_narrow) {
+                    (Some(mine), _) => Some(AtomicRace::Scope { narrow: mine, other: *first }),
+                    (None, Some(theirs)) => Some(AtomicRace::Scope { narrow: theirs, other: me }),
+                    (None, None) => None,
+                };
+                if let Some(race) = race {
+                    st.atomic_races.entry(key).or_insert(race);
+                }
+                *first_narrow = first_narrow.or(narrow);
+            }
+            None => {
+                st.atomics.insert(key, (me, narrow));
+            }
+        }
+    }
 }
 
 /// Moves the launch on once every block has reported: completes the grid
@@ -597,6 +659,25 @@ fn settle(g: &Grid, st: &mut GridState) {
             other: other.block,
             other_site: other.site,
             other_access: access,
+        })
+    } else if let Some((&(slot, index), &race)) = st.atomic_races.iter().next() {
+        let name = g.info.launch.args.iter().find_map(|a| match a {
+            Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
+            _ => None,
+        });
+        let word = format!("{}[{index}]", name.unwrap_or("?"));
+        Err(match race {
+            AtomicRace::Plain { atomic, other, access } => Fault::BlockAtomicRace {
+                word,
+                atomic: atomic.block,
+                atomic_site: atomic.site,
+                other: other.block,
+                other_site: other.site,
+                other_access: access,
+            },
+            AtomicRace::Scope { narrow, other } => {
+                Fault::AtomicScope { word, narrow: narrow.block, narrow_site: narrow.site, other: other.block, other_site: other.site }
+            }
         })
     } else if st.arrived == 0 {
         publish(&g.info, st);
@@ -709,10 +790,13 @@ fn publish(info: &LaunchInfo, st: &mut GridState) {
         unsafe {
             match elem {
                 8 => (p as *mut u64).write_unaligned(bits),
-                _ => (p as *mut u32).write_unaligned(bits as u32),
+                4 => (p as *mut u32).write_unaligned(bits as u32),
+                2 => (p as *mut u16).write_unaligned(bits as u16),
+                _ => (p as *mut u8).write(bits as u8),
             }
         }
     }
     st.writes.clear();
     st.reads.clear();
+    st.atomics.clear();
 }

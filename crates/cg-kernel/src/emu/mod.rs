@@ -11,6 +11,8 @@
 //!   hardware; the default is the lesson's Tesla T4.
 //! - **Memory**: a block sees other blocks' writes only after `grid.sync()`
 //!   (`emu::launch` says why), which makes every run deterministic.
+//!   Atomics are the exception, as on a GPU: each updates the launch's
+//!   memory at once, so every block sees one sequence of updates (`emu::atomic`).
 //! - **Checks a GPU needs a sanitizer for**: an access outside a kernel
 //!   parameter's buffer or the dynamic shared memory, a misaligned vector
 //!   load, a data race in a block (no barrier between two threads' accesses,
@@ -47,10 +49,11 @@ mod shared;
 // A cluster's barrier and distributed shared memory.
 mod cluster;
 // One block: its barrier and faults, then its warp collectives, its memory
-// accesses, and its reports.
+// accesses, its atomics, and its reports.
 mod block;
 mod collectives;
 mod access;
+mod atomic;
 mod report;
 // The scheduler that runs a block's threads as coroutines.
 mod scheduler;
@@ -74,7 +77,7 @@ impl Device {
     /// The kernel reads and writes host memory at the addresses `launch.args`
     /// give, as a kernel on a GPU would, so for the whole call:
     /// - every [`Arg::In`] and [`Arg::Out`] addresses `len` elements of
-    ///   `elem` bytes (4 or 8) of live memory, aligned to `elem`;
+    ///   `elem` bytes (1, 2, 4 or 8) of live memory, aligned to `elem`;
     /// - nothing writes an `In` argument's memory, and nothing but this
     ///   launch reads or writes an `Out` argument's, and no two `Out`
     ///   arguments overlap;

@@ -1,9 +1,10 @@
 //! Data-race detection inside a block: for each word, the last write and the
-//! reads since it, each with the barrier epoch and the warp syncs it saw.
-//! Two accesses by different threads, one a write, race unless a block
-//! barrier (`block.sync()`, `grid.sync()`) or a warp sync naming both lanes
-//! (`tile.sync()`) lies between them, the rule `compute-sanitizer --tool
-//! racecheck` applies on a GPU.
+//! reads and atomics since it, each with the barrier epoch and the warp syncs
+//! it saw. Two accesses by different threads, one a write, race unless a
+//! block barrier (`block.sync()`, `grid.sync()`) or a warp sync naming both
+//! lanes (`tile.sync()`) lies between them, the rule `compute-sanitizer
+//! --tool racecheck` applies on a GPU. An atomic counts as a write, except
+//! against another atomic: atomics among themselves never race.
 
 use super::fault::{Access, Fault, PartialBarrier, Site, ThreadId, Touch};
 
@@ -16,9 +17,12 @@ pub struct Touched {
     /// Warp syncs the thread's warp had completed at the access.
     pub warp_syncs: u32,
     pub site: Site,
+    /// An atomic read-modify-write, not a plain read (in `Shadow::reads`).
+    pub atomic: bool,
 }
 
-/// What one word has seen since it was last ordered.
+/// What one word has seen since it was last ordered: its last plain write,
+/// and the plain reads and atomics since it (the latest of each kind by each thread).
 #[derive(Clone, Default, Debug)]
 pub struct Shadow {
     write: Option<Touched>,
@@ -65,20 +69,44 @@ impl Now<'_> {
 }
 
 impl Shadow {
-    /// Records a read; a race if an unordered write came before it.
+    /// Records a read; a race if an unordered write or atomic came before it.
     pub fn read(&mut self, now: &Now, word: impl Fn() -> String) -> Result<(), Fault> {
         if let Some(w) = &self.write
             && !now.ordered_after(w)
         {
             return Err(now.race(&word(), w, Access::Write, Access::Read));
         }
-        let t = now.touched;
-        self.reads.retain(|r| r.thread != t.thread && r.epoch == t.epoch);
-        self.reads.push(t);
+        if let Some(a) = self.reads.iter().find(|r| r.atomic && !now.ordered_after(r)) {
+            return Err(now.race(&word(), a, Access::Atomic, Access::Read));
+        }
+        self.note(now.touched);
         Ok(())
     }
 
-    /// Records a write; a race if an unordered read or write came before it.
+    /// Records an atomic; a race if an unordered plain write or read came
+    /// before it (atomics among themselves never race).
+    pub fn atomic(&mut self, now: &Now, word: impl Fn() -> String) -> Result<(), Fault> {
+        if let Some(w) = &self.write
+            && !now.ordered_after(w)
+        {
+            return Err(now.race(&word(), w, Access::Write, Access::Atomic));
+        }
+        if let Some(r) = self.reads.iter().find(|r| !r.atomic && !now.ordered_after(r)) {
+            return Err(now.race(&word(), r, Access::Read, Access::Atomic));
+        }
+        self.note(now.touched);
+        Ok(())
+    }
+
+    /// Keeps `t` among the reads and atomics, in place of its thread's last
+    /// of the same kind and of whatever an epoch before it (ordered before
+    /// every later access).
+    fn note(&mut self, t: Touched) {
+        self.reads.retain(|r| !(r.thread == t.thread && r.atomic == t.atomic) && r.epoch == t.epoch);
+        self.reads.push(t);
+    }
+
+    /// Records a write; a race if an unordered read, atomic or write came before it.
     pub fn write(&mut self, now: &Now, word: impl Fn() -> String) -> Result<(), Fault> {
         if let Some(w) = &self.write
             && !now.ordered_after(w)
@@ -86,7 +114,7 @@ impl Shadow {
             return Err(now.race(&word(), w, Access::Write, Access::Write));
         }
         if let Some(r) = self.reads.iter().find(|r| !now.ordered_after(r)) {
-            return Err(now.race(&word(), r, Access::Read, Access::Write));
+            return Err(now.race(&word(), r, if r.atomic { Access::Atomic } else { Access::Read }, Access::Write));
         }
         self.reads.clear();
         self.write = Some(now.touched);
@@ -103,7 +131,11 @@ mod tests {
     }
 
     fn at(thread: u32, epoch: u32, warp_syncs: u32) -> Touched {
-        Touched { thread, epoch, warp_syncs, site: site() }
+        Touched { thread, epoch, warp_syncs, site: site(), atomic: false }
+    }
+
+    fn atomic_at(thread: u32, epoch: u32) -> Touched {
+        Touched { atomic: true, ..at(thread, epoch, 0) }
     }
 
     fn now<'a>(t: Touched, syncs: &'a dyn Fn(u32) -> Vec<u32>) -> Now<'a> {
@@ -157,5 +189,30 @@ mod tests {
         let mut s = Shadow::default();
         s.read(&now(at(1, 0, 0), &none), || "w".into()).unwrap();
         s.write(&now(at(1, 0, 0), &none), || "w".into()).unwrap();
+    }
+
+    #[test]
+    fn atomics_never_race_with_each_other_but_race_with_plain_accesses() {
+        let none = |_| Vec::new();
+        let mut s = Shadow::default();
+        for t in 0..4 {
+            s.atomic(&now(atomic_at(t, 0), &none), || "w".into()).unwrap();
+        }
+        // A plain read by another thread, with no barrier after the atomics.
+        let err = s.read(&now(at(7, 0, 0), &none), || "bins[3]".into()).unwrap_err().to_string();
+        assert!(err.starts_with("data race on bins[3]: thread 0 of block 0"), "{err}");
+        assert!(err.contains("atomically updated it at"), "{err}");
+        // After a barrier: ordered.
+        s.read(&now(at(7, 1, 0), &none), || "w".into()).unwrap();
+        // A plain write, then an atomic by another thread: a race; by the same thread: ordered.
+        let mut s = Shadow::default();
+        s.write(&now(at(1, 0, 0), &none), || "w".into()).unwrap();
+        s.atomic(&now(atomic_at(1, 0), &none), || "w".into()).unwrap();
+        assert!(s.atomic(&now(atomic_at(2, 0), &none), || "w".into()).is_err());
+        // An atomic, then a plain write by another thread.
+        let mut s = Shadow::default();
+        s.atomic(&now(atomic_at(3, 0), &none), || "w".into()).unwrap();
+        s.read(&now(at(3, 0, 0), &none), || "w".into()).unwrap();
+        assert!(s.write(&now(at(4, 0, 0), &none), || "w".into()).is_err());
     }
 }

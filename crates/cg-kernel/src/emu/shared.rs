@@ -4,14 +4,28 @@
 
 use super::fault::Site;
 use super::race::Shadow;
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::{BTreeMap, HashMap};
 
-/// The block's dynamic shared memory and its race shadow.
+/// The block's dynamic shared memory and its race shadow, one entry per
+/// `granule` bytes: 4 (a word) until the block makes a smaller access, 1 after.
 pub(crate) struct SharedMemory {
     pub(crate) words: UnsafeCell<Box<[u32]>>,
     pub(crate) bytes: usize,
     pub(crate) shadow: RefCell<Vec<Shadow>>,
+    pub(crate) granule: Cell<usize>,
+}
+
+impl SharedMemory {
+    /// Its shadow per byte from now on: each byte gets its word's history.
+    pub(crate) fn bytewise(&self) {
+        if self.granule.get() == 1 {
+            return;
+        }
+        let mut shadow = self.shadow.borrow_mut();
+        *shadow = shadow.iter().flat_map(|w| std::iter::repeat_n(w.clone(), 4)).collect();
+        self.granule.set(1);
+    }
 }
 
 /// The block's view of the launch's `Out` buffers: its own writes (seen by
@@ -23,5 +37,15 @@ pub(crate) struct Global {
     pub writes: BTreeMap<(u32, usize), (u64, Site)>,
     /// Words read before the block wrote them, and where it first read each.
     pub reads: BTreeMap<(u32, usize), Site>,
+    /// Words the block updated atomically, applied to memory at once.
+    pub atomics: BTreeMap<(u32, usize), AtomicUse>,
     pub(crate) shadow: HashMap<(u32, usize), Shadow>,
+}
+
+/// A block's atomics on one word since the last grid barrier: where it
+/// first made one, and where it first made one of block scope.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AtomicUse {
+    pub site: Site,
+    pub block_scoped: Option<Site>,
 }

@@ -178,7 +178,8 @@ pub enum Arg {
         /// Which `Out` argument of the launch it is, from 0.
         slot: u32,
     },
-    /// A number.
+    /// A number: its bits (a float's `to_bits()`), zero- or sign-extended
+    /// to 64; the parameter takes as many of the low bits as it has.
     Value(u64),
 }
 

@@ -3,6 +3,7 @@
 //! current block, and either answers at once or suspends the thread's
 //! coroutine until the block's scheduler resumes it.
 
+pub use super::atomic::Element;
 use super::block::{Block, CURRENT};
 use super::clock;
 pub use super::fault::Access;
@@ -244,6 +245,41 @@ pub fn global_write(slot: u32, name: &'static str, index: usize, bits: u64) {
     block().global_write(slot, name, index, bits, s)
 }
 
+/// Element `address` (of `size` bytes) of an `Out` parameter as the
+/// launch's memory holds it, read with the host's atomic load of that size:
+/// another block's atomic may be updating it now.
+///
+/// # Safety
+/// `address` holds `size` (1, 2, 4 or 8) bytes of live memory, aligned to
+/// `size`, that every thread of this process accesses atomically meanwhile.
+pub unsafe fn load_published(address: usize, size: usize) -> u64 {
+    use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
+    // SAFETY (each arm): the caller's contract.
+    unsafe {
+        match size {
+            1 => AtomicU8::from_ptr(address as *mut u8).load(Relaxed) as u64,
+            2 => AtomicU16::from_ptr(address as *mut u16).load(Relaxed) as u64,
+            4 => AtomicU32::from_ptr(address as *mut u32).load(Relaxed) as u64,
+            _ => AtomicU64::from_ptr(address as *mut u64).load(Relaxed),
+        }
+    }
+}
+
+/// An atomic on element `e` of an `Out` parameter (`call`, `"atomic_add()"`,
+/// names it in reports): `op` maps the old bits to the new; returns the old.
+#[track_caller]
+pub fn global_atomic(e: Element, block_scoped: bool, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
+    tick();
+    block().global_atomic(e, block_scoped, op, Site { location: Location::caller(), call })
+}
+
+/// An atomic on element `index` (of `size` bytes) of the dynamic shared memory, as [`global_atomic`].
+#[track_caller]
+pub fn shared_atomic(index: usize, size: usize, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
+    tick();
+    block().shared_atomic(index, size, op, Site { location: Location::caller(), call })
+}
+
 /// Reads element `index` (of `size` bytes) of the dynamic shared memory.
 #[track_caller]
 pub fn shared_read(index: usize, size: usize) -> u64 {
@@ -260,8 +296,8 @@ pub fn shared_write(index: usize, size: usize, bits: u64) {
     block().shared_write(index, size, bits, s)
 }
 
-/// Reports a GPU operation the emulator does not model (atomics and fences
-/// between blocks, which only the benchmark's last-block sum uses).
+/// Reports a GPU operation the emulator does not model (fences between
+/// blocks, which only the benchmark's last-block sum uses).
 #[track_caller]
 pub fn not_emulated(what: &'static str) -> ! {
     let b = block();

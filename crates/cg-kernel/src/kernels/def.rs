@@ -184,7 +184,16 @@ pub const fn no_overread(_threads_per_block: u32) -> usize {
     0
 }
 
-/// One kernel parameter's type, as the emulator passes it.
+/// One kernel parameter's type, as the emulator passes it: a buffer
+/// ([`In`], [`Out`]) or a number (`u8`, `i8`, `u16`, `i16`, `u32`, `i32`,
+/// `u64`, `i64`, `usize`, `f32`, `f64`), as in C++, where a kernel's
+/// parameters are pointers and scalars.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a kernel parameter",
+    label = "a kernel parameter is a buffer or a number",
+    note = "a kernel's parameters are buffers, `In<T>` or `Out<T>` (T one of u8, i8, u16, i16, u32, i32, u64, i64, f32, f64), and numbers: u8, i8, u16, i16, u32, i32, u64, i64, usize, f32, f64",
+    note = "anything else goes through a buffer: upload it with `gpu.upload(&[...])` and pass an `In<T>`"
+)]
 pub trait Param {
     /// The parameter from the launch's argument.
     ///
@@ -213,19 +222,30 @@ impl<T> Param for Out<T> {
     }
 }
 
+/// A number parameter: the launch passes its bits, zero- or sign-extended
+/// to 64 (a float's as `to_bits()`), and the parameter takes the low ones.
 macro_rules! value_param {
     ($($t:ty),*) => {$(
         impl Param for $t {
             unsafe fn from_arg(arg: &Arg) -> Self {
                 match *arg {
-                    Arg::Value(bits) => bits as $t,
+                    Arg::Value(bits) => crate::mem::Word::from_bits64(bits),
                     _ => panic!("a value parameter got {arg:?}"),
                 }
             }
         }
     )*};
 }
-value_param!(usize, u32, u64, i32, i64);
+value_param!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+impl Param for usize {
+    unsafe fn from_arg(arg: &Arg) -> Self {
+        match *arg {
+            Arg::Value(bits) => bits as usize,
+            _ => panic!("a value parameter got {arg:?}"),
+        }
+    }
+}
 
 /// The most parameters a kernel may take: [`Params`] is implemented for
 /// tuples of up to this many, and `#[kernel]` refuses one more, by name.

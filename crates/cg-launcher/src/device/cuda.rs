@@ -984,7 +984,7 @@ impl Function for CudaKernel<'_> {
         for (b, a) in bits.iter_mut().zip(args) {
             *b = match *a {
                 ArgRepr::In { address, .. } | ArgRepr::Out { address, .. } => address,
-                ArgRepr::Value(v) => v,
+                ArgRepr::Value(v, _) => v,
             };
         }
         let mut count = args.len();

@@ -328,7 +328,7 @@ fn describe(spec: &KernelSpec, shape: Shape, args: &[ArgRepr]) -> String {
     for (a, name) in args.iter().zip(spec.params) {
         match *a {
             ArgRepr::In { len, .. } | ArgRepr::Out { len, .. } => buffers.push((name, len)),
-            ArgRepr::Value(v) => numbers.push(format!("{name} = {v}")),
+            ArgRepr::Value(v, show) => numbers.push(format!("{name} = {}", show(v))),
         }
     }
     let buffers: Vec<String> = buffers
@@ -362,7 +362,7 @@ impl Emulated {
                     slot += 1;
                     emu::Arg::Out { name, address: address as usize, len, elem, slot: slot - 1 }
                 }
-                ArgRepr::Value(v) => emu::Arg::Value(v),
+                ArgRepr::Value(v, _) => emu::Arg::Value(v),
             })
             .collect();
         let sink = Mutex::new(Vec::new());

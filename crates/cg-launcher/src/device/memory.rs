@@ -11,6 +11,10 @@ use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 /// load and store (`cg_kernel::mem::Word`): every bit pattern is a value, so
 /// reading any bytes back is defined.
 pub trait Pod: bytemuck::Pod + cg_kernel::mem::Word {}
+impl Pod for u8 {}
+impl Pod for i8 {}
+impl Pod for u16 {}
+impl Pod for i16 {}
 impl Pod for f32 {}
 impl Pod for u32 {}
 impl Pod for i32 {}

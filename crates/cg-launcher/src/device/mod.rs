@@ -209,9 +209,17 @@ impl<'a> ArgValue<'a> {
         ArgValue::of(ArgRepr::Out { address: out.address, len: out.len(), elem: size_of::<T>(), origin, bytes: (0, out.len() * size_of::<T>()) })
     }
 
-    /// A number, passed as 64 bits (a `usize` or, zero-extended, a `u32`).
+    /// A number, passed as 64 bits: its own bits (a float's `to_bits()`),
+    /// zero- or sign-extended; the kernel reads the parameter's own size of
+    /// them (the low bytes, on a little-endian host).
     pub fn number(v: u64) -> ArgValue<'static> {
-        ArgValue::of(ArgRepr::Value(v))
+        ArgValue::of(ArgRepr::Value(v, |bits| bits.to_string()))
+    }
+
+    /// A number of a type that reports show as `show` shows its bits (a
+    /// float as a float, a negative integer with its sign).
+    pub(crate) fn typed(bits: u64, show: fn(u64) -> String) -> ArgValue<'static> {
+        ArgValue::of(ArgRepr::Value(bits, show))
     }
 
     fn of(repr: ArgRepr) -> Self {
@@ -224,22 +232,11 @@ impl<'a> ArgValue<'a> {
 pub(crate) enum ArgRepr {
     /// A buffer the kernel reads: `len` elements of `elem` bytes at `address`,
     /// `bytes` of the allocation `origin` names.
-    In {
-        address: u64,
-        len: usize,
-        elem: usize,
-        origin: Origin,
-        bytes: Span,
-    },
+    In { address: u64, len: usize, elem: usize, origin: Origin, bytes: Span },
     /// A buffer the kernel writes.
-    Out {
-        address: u64,
-        len: usize,
-        elem: usize,
-        origin: Origin,
-        bytes: Span,
-    },
-    Value(u64),
+    Out { address: u64, len: usize, elem: usize, origin: Origin, bytes: Span },
+    /// A number's bits, and how a report shows them.
+    Value(u64, fn(u64) -> String),
 }
 
 /// What the occupancy API and the function attributes say about one kernel.
@@ -546,7 +543,7 @@ impl Gpu {
         args.iter().try_for_each(|a| match *a {
             ArgRepr::In { origin, bytes, .. } => self.check_use(origin, bytes, Use::Read),
             ArgRepr::Out { origin, bytes, .. } => self.check_use(origin, bytes, Use::Write),
-            ArgRepr::Value(_) => Ok(()),
+            ArgRepr::Value(..) => Ok(()),
         })
     }
 

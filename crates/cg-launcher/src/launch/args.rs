@@ -6,6 +6,11 @@ use crate::device::{ArgValue, Pod, SharedOut, View, ViewMut};
 use cg_kernel::mem::{In, Out};
 
 /// A host value that can be passed for the kernel parameter type `P`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
+    label = "passed for a `{P}`",
+    note = "pass `&buffer.slice(..)` for an `In<T>`, `buffer.slice_mut(..)` for an `Out<T>`, and a number of the parameter's own type for a number (`2.5f32` for an `f32`, `n` for a `usize`)"
+)]
 pub trait Arg<P> {
     /// The value the launch passes.
     #[doc(hidden)]
@@ -30,13 +35,21 @@ impl<T: Pod> Arg<Out<T>> for SharedOut<'_, T> {
     }
 }
 
-impl Arg<usize> for usize {
-    fn value(&self) -> ArgValue<'_> {
-        ArgValue::number(*self as u64)
-    }
+/// A number passed for a number parameter of its own type: its bits
+/// (`cg_kernel::mem::Word::to_bits64`; a float's `to_bits()`), which the
+/// kernel reads at the parameter's own size (`.param .f32` for an `f32`).
+macro_rules! number {
+    ($($t:ty),*) => {$(
+        impl Arg<$t> for $t {
+            fn value(&self) -> ArgValue<'_> {
+                ArgValue::typed(cg_kernel::mem::Word::to_bits64(*self), |bits| <$t as cg_kernel::mem::Word>::from_bits64(bits).to_string())
+            }
+        }
+    )*};
 }
+number!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
-impl Arg<u32> for u32 {
+impl Arg<usize> for usize {
     fn value(&self) -> ArgValue<'_> {
         ArgValue::number(*self as u64)
     }

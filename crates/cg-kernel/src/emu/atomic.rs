@@ -1,0 +1,118 @@
+//! A block's atomics (`atomic_add` and the rest), on global and shared memory.
+//!
+//! Global memory is otherwise buffered per block until the next grid
+//! barrier (`emu::launch`); an atomic is not: it reads and writes the
+//! launch's memory at once, with the host's own atomic instructions, so
+//! every block sees one sequence of updates, as on a GPU. Each is recorded
+//! in the word's race shadow as an atomic, which races with a plain access
+//! of another thread that no barrier orders with it, and never with another
+//! atomic; the grid barrier checks the same between blocks
+//! (`Fault::BlockAtomicRace`), and names two blocks updating one word with
+//! an atomic of block scope (`Fault::AtomicScope`). Shared memory is the
+//! block's own: its threads run one at a time, so an atomic there is a read
+//! and a write with nothing between.
+
+use super::block::Block;
+use super::fault::{Access, Fault, Site};
+use super::shared::AtomicUse;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// One element of an `Out` parameter, as an atomic addresses it.
+#[derive(Clone, Copy, Debug)]
+pub struct Element {
+    /// Which `Out` parameter of the launch.
+    pub slot: u32,
+    /// Its name.
+    pub name: &'static str,
+    /// The element's index.
+    pub index: usize,
+    /// The element's address.
+    pub address: usize,
+    /// Its size in bytes: 4 or 8.
+    pub size: usize,
+}
+
+/// Sets the `size` bytes at `address` to `op(old)` in one atomic step of the
+/// host's, and returns `old`.
+///
+/// # Safety
+/// `address` holds `size` (4 or 8) bytes of live memory, aligned to `size`,
+/// that every thread of this process accesses atomically meanwhile.
+unsafe fn update(address: usize, size: usize, op: &dyn Fn(u64) -> u64) -> u64 {
+    match size {
+        4 => {
+            // SAFETY: the caller's contract.
+            let a = unsafe { AtomicU32::from_ptr(address as *mut u32) };
+            let old = a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op(old as u64) as u32));
+            old.unwrap_or_else(|v| v) as u64
+        }
+        8 => {
+            // SAFETY: the caller's contract.
+            let a = unsafe { AtomicU64::from_ptr(address as *mut u64) };
+            a.fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| Some(op(old))).unwrap_or_else(|v| v)
+        }
+        _ => unreachable!("atomics are on 4- and 8-byte elements"),
+    }
+}
+
+impl Block {
+    /// An atomic on element `e` of an `Out` parameter: checks its race
+    /// shadow, notes it for the grid's checks, and applies `op` to the
+    /// launch's memory (or to this block's own unpublished write of the
+    /// element, which no other block can see); returns the old bits.
+    pub fn global_atomic(&self, e: Element, block_scoped: bool, op: &dyn Fn(u64) -> u64, site: Site) -> u64 {
+        let key = (e.slot, e.index);
+        let race = {
+            let mut g = self.global.borrow_mut();
+            let race = self.check(g.shadow.entry(key).or_default(), Access::Atomic, site, || format!("{}[{}]", e.name, e.index));
+            let scoped = block_scoped.then_some(site);
+            g.atomics.entry(key).and_modify(|u| u.block_scoped = u.block_scoped.or(scoped)).or_insert(AtomicUse { site, block_scoped: scoped });
+            race
+        };
+        if let Some(f) = race {
+            self.race_found(f);
+        }
+        self.forget_spin();
+        let mask = if e.size == 8 { u64::MAX } else { (1u64 << (8 * e.size)) - 1 };
+        {
+            // The block's own write since the last grid barrier: the word as
+            // this block sees it. Another block's atomic on it races with
+            // that write, which the grid barrier reports.
+            let mut g = self.global.borrow_mut();
+            if let Some(w) = g.writes.get_mut(&key) {
+                let old = w.0 & mask;
+                w.0 = op(old) & mask;
+                return old;
+            }
+        }
+        if super::block::CHECKS_INIT.with(|c| c.get())
+            && let Some((shadow, offset)) = self.info().shadow(e.address, e.size)
+            && !shadow.all_set(offset, e.size)
+        {
+            self.fail(Fault::Uninitialized { thread: self.thread_id(), site, buffer: e.name, index: e.index });
+        }
+        // SAFETY: the element is in bounds of an `Out` argument (its caller
+        // checked the index), which `Device::launch`'s caller keeps live and
+        // aligned to its element for the launch; during the launch every
+        // access to it is atomic (`thread::load_published`, this) or made
+        // while no block runs (`launch::publish`).
+        let old = unsafe { update(e.address, e.size, op) };
+        if let Some((shadow, offset)) = self.info().shadow(e.address, e.size) {
+            shadow.set(offset, e.size);
+        }
+        old
+    }
+
+    /// An atomic on element `index` (of `size` bytes) of the block's shared
+    /// memory: checks its bounds and race shadow, and applies `op`; returns
+    /// the old bits.
+    pub fn shared_atomic(&self, index: usize, size: usize, op: &dyn Fn(u64) -> u64, site: Site) -> u64 {
+        let words = self.shared_access(index, size, Access::Atomic, site);
+        self.note_own(words.start, Access::Atomic, site);
+        self.forget_spin();
+        let old = self.shared_bits(index, size);
+        self.set_shared_bits(index, size, op(old));
+        self.wake_spinners(Self::shared_key(words.start));
+        old
+    }
+}
