@@ -387,6 +387,10 @@ fn every_shipped_kernel_has_as_many_block_barriers_as_its_source_calls() {
         ("conjugate_gradient_fused_resident", 4, 6, 4, "grid.sync() x2, block_total_pair x2"),
         ("sanitizer_divergent_aligned_block_sync", 0, 0, 2, "block.sync_aligned() in a branch, block.sync_aligned()"),
         ("sanitizer_block_sum_race", 1, 0, 0, "block_sum without its first block.sync()"),
+        ("histogram_bytes", 2, 0, 0, "block.sync() after zeroing the bins, block.sync() after counting"),
+        ("types_u8", 1, 0, 0, "block.sync() between the shared write and read"),
+        ("atomics_u32", 2, 0, 0, "block.sync() around the shared atomics"),
+        ("atomics_f64", 2, 0, 0, "block.sync() around the shared atomics"),
     ];
     for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90)] {
         for &(entry, plain, watched, aligned, source) in rows {
@@ -430,5 +434,101 @@ fn the_block_barriers_are_non_aligned_except_where_a_kernel_asks_for_the_aligned
         }
         assert!(non_aligned > 20, "{module}: the block barriers are barrier.sync 0");
         assert!(aligned_entries.contains(&"conjugate_gradient_persistent"), "{module}: {aligned_entries:?}");
+    }
+}
+
+/// The `atom` instructions of entry `name`, in order (`atom.relaxed.gpu.global.add.u32`).
+fn atoms<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
+    opcodes(ptx, name).into_iter().filter(|op| op.starts_with("atom.")).collect()
+}
+
+#[test]
+fn every_atomic_call_is_one_atom_with_its_order_scope_and_space() {
+    // gpu/src/kernels/atomics.rs: each call one `atom`, the short forms
+    // relaxed at device scope (atomicAdd), atomic_sub an add of the negation.
+    let u32_ops = [
+        "atom.relaxed.gpu.global.add.u32",
+        "atom.acq_rel.gpu.global.add.u32",
+        "atom.release.sys.global.min.u32",
+        "atom.acquire.gpu.global.max.u32",
+        "atom.relaxed.gpu.global.exch.b32",
+        "atom.relaxed.gpu.global.cas.b32",
+        "atom.relaxed.gpu.global.and.b32",
+        "atom.relaxed.sys.global.or.b32",
+        "atom.relaxed.gpu.global.xor.b32",
+        "atom.relaxed.cta.shared.add.u32",
+        "atom.relaxed.gpu.shared.add.u32",
+        "atom.acq_rel.cta.shared.min.u32",
+        "atom.relaxed.gpu.shared.max.u32",
+        "atom.release.cta.shared.exch.b32",
+        "atom.acquire.cta.shared.cas.b32",
+        "atom.relaxed.cta.shared.and.b32",
+        "atom.relaxed.gpu.shared.or.b32",
+        "atom.relaxed.gpu.shared.xor.b32",
+    ];
+    // The same calls for the other integers: their own add, min and max; the bit operations by size.
+    let retyped = |add: &str, minmax: &str, bits: &str| -> Vec<String> {
+        u32_ops
+            .iter()
+            .map(|op| op.replace("add.u32", add).replace("min.u32", &format!("min.{minmax}")).replace("max.u32", &format!("max.{minmax}")).replace("b32", bits))
+            .collect()
+    };
+    let floats = |t: &str, bits: &str| -> Vec<String> {
+        [
+            "relaxed.gpu.global.add.T",
+            "acq_rel.gpu.global.add.T",
+            "relaxed.sys.global.exch.B",
+            "relaxed.gpu.global.cas.B",
+            "release.gpu.global.add.T",
+            "relaxed.gpu.global.add.T",
+            "relaxed.cta.shared.add.T",
+            "relaxed.gpu.shared.add.T",
+            "relaxed.gpu.shared.exch.B",
+            "acq_rel.cta.shared.cas.B",
+            "relaxed.gpu.shared.add.T",
+            "relaxed.gpu.shared.add.T",
+        ]
+        .iter()
+        .map(|op| format!("atom.{}", op.replace('T', t).replace('B', bits)))
+        .collect()
+    };
+    let expected: Vec<(&str, Vec<String>)> = vec![
+        ("atomics_u32", u32_ops.iter().map(|s| s.to_string()).collect()),
+        ("atomics_i32", retyped("add.s32", "s32", "b32")),
+        ("atomics_u64", retyped("add.u64", "u64", "b64")),
+        // PTX has no .s64 add: two's complement makes it .u64.
+        ("atomics_i64", retyped("add.u64", "s64", "b64")),
+        ("atomics_f32", floats("f32", "b32")),
+        ("atomics_f64", floats("f64", "b64")),
+        ("histogram_bytes", vec!["atom.relaxed.gpu.shared.add.u32".into(), "atom.relaxed.gpu.global.add.u32".into()]),
+        ("reduce_last_block", vec!["atom.acq_rel.gpu.global.add.u32".into()]),
+    ];
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90)] {
+        for (entry, ops) in &expected {
+            assert_eq!(atoms(ptx, entry), *ops, "{module}: {entry}");
+        }
+    }
+}
+
+#[test]
+fn every_element_type_is_loaded_and_stored_at_its_size_and_passed_as_its_own_parameter_type() {
+    // gpu/src/kernels/types.rs: In::read through the read-only cache at the
+    // element's size, the scalar parameter as a `.param` of its own type.
+    for (entry, load, store, param) in [
+        ("types_u8", "ld.global.nc.u8", "st.global.b8", ".param .u8"),
+        ("types_i8", "ld.global.nc.u8", "st.global.b8", ".param .u8"),
+        ("types_u16", "ld.global.nc.u16", "st.global.b16", ".param .u16"),
+        ("types_i16", "ld.global.nc.u16", "st.global.b16", ".param .u16"),
+        ("types_u32", "ld.global.nc.b32", "st.global.b32", ".param .u32"),
+        ("types_i32", "ld.global.nc.b32", "st.global.b32", ".param .u32"),
+        ("types_u64", "ld.global.nc.b64", "st.global.b64", ".param .u64"),
+        ("types_i64", "ld.global.nc.b64", "st.global.b64", ".param .u64"),
+        ("types_f32", "ld.global.nc.b32", "st.global.b32", ".param .f32"),
+        ("types_f64", "ld.global.nc.b64", "st.global.b64", ".param .f64"),
+    ] {
+        let ops = opcodes(modules().plain, entry);
+        assert_eq!(ops.iter().filter(|op| **op == load).count(), 1, "{entry}: {load} in {ops:?}");
+        assert!(ops.contains(&store), "{entry}: {store} in {ops:?}");
+        assert!(entry_params(modules().plain, entry)[2].starts_with(param), "{entry}: {:?}", entry_params(modules().plain, entry));
     }
 }

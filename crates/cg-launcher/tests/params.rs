@@ -55,3 +55,53 @@ fn a_kernel_of_sixteen_parameters_launches_with_sixteen_arguments() -> cg_launch
     assert!(ks.iter().all(|&v| v == k));
     Ok(())
 }
+
+/// Every kind of number a kernel parameter may be, each written back as its
+/// bits (integers sign- or zero-extended to 64, floats by `to_bits`).
+///
+/// # Safety
+/// `out` holds 11 elements.
+#[kernel(emulator)]
+#[rustfmt::skip]
+pub unsafe fn every_number(
+    out: Out<u64>, a: u8, b: i8, c: u16, d: i16, e: u32, f: i32, g: u64, h: i64, k: usize, x: f32, y: f64,
+) {
+    if cg_kernel::cg::this_grid().thread_rank() == 0 {
+        let bits = [a as u64, b as i64 as u64, c as u64, d as i64 as u64, e as u64, f as i64 as u64, g, h as u64, k as u64, x.to_bits() as u64, y.to_bits()];
+        for (i, v) in bits.into_iter().enumerate() {
+            // SAFETY: 11 elements; one thread.
+            unsafe { out.write(i, v) };
+        }
+    }
+}
+
+#[test]
+fn a_scalar_parameter_of_every_number_type_reaches_the_kernel_as_passed() -> cg_launcher::error::Result<()> {
+    let gpu = Gpu::emulated(EmulatedDevice::T4, Default::default());
+    let mut out = gpu.zeros::<u64>(11)?;
+    let kernel = gpu.kernel(&EVERY_NUMBER)?;
+    let (x, y) = (0.1f32, -2.5e300f64);
+    // SAFETY: 11 elements.
+    unsafe {
+        kernel.launch(
+            1,
+            32,
+            (out.slice_mut(..), 200u8, -100i8, 60_000u16, -30_000i16, 4_000_000_000u32, -2_000_000_000i32, u64::MAX - 1, i64::MIN + 1, 7usize, x, y),
+        )?
+    };
+    let expected = [
+        200,
+        -100i64 as u64,
+        60_000,
+        -30_000i64 as u64,
+        4_000_000_000,
+        -2_000_000_000i64 as u64,
+        u64::MAX - 1,
+        (i64::MIN + 1) as u64,
+        7,
+        x.to_bits() as u64,
+        y.to_bits(),
+    ];
+    assert_eq!(gpu.read(&out)?, expected);
+    Ok(())
+}

@@ -109,6 +109,25 @@ enum AtomicRace {
     Scope { narrow: BlockAccess, other: BlockAccess },
 }
 
+impl AtomicRace {
+    /// The blocks it names, for keeping the lowest of several races on one
+    /// word (found in whatever order the blocks reached the barrier).
+    fn blocks(&self) -> (u32, u32) {
+        match self {
+            AtomicRace::Plain { atomic, other, .. } => (atomic.block, other.block),
+            AtomicRace::Scope { narrow, other } => (narrow.block.min(other.block), narrow.block.max(other.block)),
+        }
+    }
+
+    /// Notes `self` on `key`, where it names lower blocks than the race kept there.
+    fn note(self, races: &mut BTreeMap<(u32, usize), AtomicRace>, key: (u32, usize)) {
+        let kept = races.entry(key).or_insert(self);
+        if self.blocks() < kept.blocks() {
+            *kept = self;
+        }
+    }
+}
+
 struct Grid<'a> {
     info: LaunchInfo<'a>,
     state: Mutex<GridState>,
@@ -573,7 +592,7 @@ fn contribute_atomics(st: &mut GridState, run: &BlockRun) {
     let plain = global.writes.iter().map(|(k, &(_, site))| (k, site, Access::Write)).chain(global.reads.iter().map(|(k, &site)| (k, site, Access::Read)));
     for (key, site, access) in plain {
         if let Some(&(atomic, _)) = st.atomics.get(key) {
-            st.atomic_races.entry(*key).or_insert(AtomicRace::Plain { atomic, other: BlockAccess { block: id, site }, access });
+            AtomicRace::Plain { atomic, other: BlockAccess { block: id, site }, access }.note(&mut st.atomic_races, *key);
         }
     }
     for (&key, u) in &global.atomics {
@@ -583,19 +602,28 @@ fn contribute_atomics(st: &mut GridState, run: &BlockRun) {
         let writer = st.writes.get(&key).map(|&(w, _)| (w, Access::Write)).filter(|(w, _)| w.block != id);
         let reader = || st.reads.get(&key).and_then(|rs| rs.iter().filter(|r| r.block != id).min_by_key(|r| r.block)).map(|&r| (r, Access::Read));
         if let Some((other, access)) = writer.or_else(reader) {
-            st.atomic_races.entry(key).or_insert(AtomicRace::Plain { atomic: me, other, access });
+            AtomicRace::Plain { atomic: me, other, access }.note(&mut st.atomic_races, key);
         }
         match st.atomics.get_mut(&key) {
             Some((first, first_narrow)) => {
                 let race = match (narrow, *first_narrow) {
+                    (Some(mine), Some(theirs)) if theirs.block < mine.block => Some(AtomicRace::Scope { narrow: theirs, other: me }),
                     (Some(mine), _) => Some(AtomicRace::Scope { narrow: mine, other: *first }),
                     (None, Some(theirs)) => Some(AtomicRace::Scope { narrow: theirs, other: me }),
                     (None, None) => None,
                 };
                 if let Some(race) = race {
-                    st.atomic_races.entry(key).or_insert(race);
+                    race.note(&mut st.atomic_races, key);
                 }
-                *first_narrow = first_narrow.or(narrow);
+                // The lowest block's, so that what a report names does not depend on timing.
+                if me.block < first.block {
+                    *first = me;
+                }
+                if let Some(n) = narrow
+                    && first_narrow.is_none_or(|f| n.block < f.block)
+                {
+                    *first_narrow = Some(n);
+                }
             }
             None => {
                 st.atomics.insert(key, (me, narrow));
