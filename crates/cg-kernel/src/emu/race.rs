@@ -27,6 +27,8 @@ pub struct Touched {
 pub struct Shadow {
     write: Option<Touched>,
     reads: Vec<Touched>,
+    /// Whether `reads` may hold an atomic (a plain read need not look otherwise).
+    atomics: bool,
 }
 
 /// The current access, and what orders it after earlier ones.
@@ -76,7 +78,9 @@ impl Shadow {
         {
             return Err(now.race(&word(), w, Access::Write, Access::Read));
         }
-        if let Some(a) = self.reads.iter().find(|r| r.atomic && !now.ordered_after(r)) {
+        if self.atomics
+            && let Some(a) = self.reads.iter().find(|r| r.atomic && !now.ordered_after(r))
+        {
             return Err(now.race(&word(), a, Access::Atomic, Access::Read));
         }
         self.note(now.touched);
@@ -103,6 +107,7 @@ impl Shadow {
     /// every later access).
     fn note(&mut self, t: Touched) {
         self.reads.retain(|r| !(r.thread == t.thread && r.atomic == t.atomic) && r.epoch == t.epoch);
+        self.atomics |= t.atomic;
         self.reads.push(t);
     }
 
@@ -117,6 +122,7 @@ impl Shadow {
             return Err(now.race(&word(), r, if r.atomic { Access::Atomic } else { Access::Read }, Access::Write));
         }
         self.reads.clear();
+        self.atomics = false;
         self.write = Some(now.touched);
         Ok(())
     }
