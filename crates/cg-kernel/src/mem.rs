@@ -1,5 +1,6 @@
 //! The memory a kernel touches: its pointer parameters ([`In`], [`Out`]) and
-//! the block's dynamic shared memory ([`dynamic_shared`]).
+//! the block's dynamic shared memory ([`dynamic_shared`]), read, written and
+//! updated atomically.
 //!
 //! On the GPU each is a bare pointer, so an access compiles to one load or
 //! store and nothing checks the index, exactly as in C++: reading past the end
@@ -16,6 +17,11 @@
 //! | `float* partials` | `partials: Out<f32>` |
 //! | `partials[b] = total;` | `unsafe { partials.write(b, total) };` |
 //! | `extern __shared__ float totals[];` | `let totals = dynamic_shared::<f32>();` |
+//! | `atomicAdd(&bins[b], 1)` | `unsafe { bins.atomic_add(b, 1) }` (and [`Out`]'s atomics; [`Scope`], [`MemoryOrder`]) |
+//!
+//! Elements are `u8`, `i8`, `u16`, `i16`, `u32`, `i32`, `u64`, `i64`, `f32`
+//! or `f64` ([`Word`]); atomics take the 4- and 8-byte ones ([`Atomic`],
+//! [`AtomicInteger`]).
 
 #[cfg(not(target_arch = "nvptx64"))]
 use crate::emu::thread as emu;
