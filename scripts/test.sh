@@ -21,7 +21,9 @@ fi
 
 # The crates whose build.rs runs cg-builder find this ptxas through PTXAS.
 export PTXAS="${PTXAS:-$PWD/$ptxas}"
-cargo test --workspace
+# The traced PTX module too (host/traced: a program builds it only when asked
+# for), so that the PTX test assembles it as it does the others.
+cargo test --workspace --features host/traced
 # The diagnosing grid barrier is a build feature, so its test is its own build.
 cargo test -p host --features barrier-timeout --test barrier_timeout --test barrier_timeout_watched
 # The tests that show two of the launcher's checks can fail use its mutants
@@ -52,7 +54,7 @@ echo "tests: all passed"
 # an `allow` with its reason). A learner's correct code that a lint dislikes
 # (`(n + 255) / 256` for `n.div_ceil(256)`) is reported here as a style note,
 # not failed; CI sets STRICT_STYLE=1, where style fails the run.
-clippy_args=(--workspace --all-targets --features host/barrier-timeout)
+clippy_args=(--workspace --all-targets --features host/barrier-timeout,host/traced)
 if [ "${STRICT_STYLE:-0}" = 1 ]; then
   if ! cargo fmt --check || ! cargo clippy "${clippy_args[@]}" -- -D warnings; then
     echo "error: style: the code above is correct by the tests but not formatted (cargo fmt) or lint-clean (cargo clippy)" >&2
