@@ -11,6 +11,8 @@
 
 mod broken;
 mod checks;
+#[cfg(feature = "probes")]
+pub mod collectives;
 pub mod conjugate_gradient;
 pub mod fast;
 mod multi;
