@@ -295,7 +295,15 @@ enum Collective {
     /// `tile.sync()`, `coalesced.sync()`: `bar.warp.sync`.
     WarpSync,
     Shuffle,
+    /// `shfl.sync.up`, the scans' shuffle.
+    ShuffleUp,
     Vote,
+    /// `match.any.sync`, of either width.
+    MatchAny,
+    /// `match.any.sync.b64` alone.
+    MatchAny64,
+    /// `match.all.sync`.
+    MatchAll,
     ClusterArrive,
     ClusterWait,
 }
@@ -307,7 +315,11 @@ impl Collective {
             Collective::AlignedBlockSync => ["bar.sync", "barrier.sync.aligned", "barrier.cta.sync.aligned"].contains(&op),
             Collective::WarpSync => op == "bar.warp.sync",
             Collective::Shuffle => op.starts_with("shfl.sync"),
+            Collective::ShuffleUp => op.starts_with("shfl.sync.up"),
             Collective::Vote => op.starts_with("vote."),
+            Collective::MatchAny => op.starts_with("match.any.sync"),
+            Collective::MatchAny64 => op == "match.any.sync.b64",
+            Collective::MatchAll => op.starts_with("match.all.sync"),
             Collective::ClusterArrive => op.starts_with("barrier.cluster.arrive"),
             Collective::ClusterWait => op.starts_with("barrier.cluster.wait"),
         }
@@ -335,6 +347,28 @@ fn each_collective_called_once_between_two_branches_on_the_rank_is_one_instructi
         ("probe_ballot", Vote, 1),
         // cg::reduce on a tile of 32 is five butterfly steps, each one shuffle.
         ("probe_reduce", Shuffle, 5),
+        // match_any and match_all: one instruction each, of the value's width.
+        ("probe_match_any", MatchAny, 1),
+        ("probe_match_any", MatchAny64, 0),
+        ("probe_match_any_64", MatchAny64, 1),
+        ("probe_match_all", MatchAll, 1),
+        // A scan on a tile of 32: five steps, each one shuffle up; the
+        // exclusive scan of a float shuffles its inclusive value up once
+        // more, that of an integer sum subtracts instead.
+        ("probe_inclusive_scan", Shuffle, 5),
+        ("probe_inclusive_scan", ShuffleUp, 5),
+        ("probe_exclusive_scan", ShuffleUp, 6),
+        ("probe_exclusive_scan_u32", ShuffleUp, 5),
+        // block_reduce: a warp's reduce (five), a barrier, the warps'
+        // totals reduced (five), a barrier before the scratch is reused.
+        ("probe_block_reduce", Shuffle, 10),
+        ("probe_block_reduce", BlockSync, 2),
+        // block_exclusive_scan: the tile's scan and its exclusive value (six),
+        // a barrier, the first warp's scan of the tiles' totals (five), two
+        // barriers (the totals read, then the scratch free again).
+        ("probe_block_exclusive_scan", Shuffle, 11),
+        ("probe_block_exclusive_scan", ShuffleUp, 11),
+        ("probe_block_exclusive_scan", BlockSync, 3),
         // Unrolled or not, one instruction in the loop's body.
         ("probe_block_sync_in_a_loop", BlockSync, 1),
         // grid.sync(): a block barrier before thread 0's arrival and one after;

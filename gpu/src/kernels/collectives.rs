@@ -8,9 +8,13 @@
 //!   turn and each operator, writes `cg::reduce`, `cg::inclusive_scan` and
 //!   `cg::exclusive_scan` of its input to `values`, then per tile size
 //!   `match_any`, `match_all`'s mask and its predicate to `masks`;
-//! - `block_collectives_T`: each thread, for each operator, writes
-//!   `block_reduce`, `block_inclusive_scan` (value, total) and
-//!   `block_exclusive_scan` (value, total), on the tile size `tile` picks.
+//! - `block_collectives_T` (and `block_collectives_T_tiles_of_1`): each
+//!   thread, for each operator, writes `block_reduce`, `block_inclusive_scan`
+//!   (value, total) and `block_exclusive_scan` (value, total), on tiles of
+//!   `TILE`: on the emulator any tile size (`with_tile`); in the GPU's module
+//!   tiles of 32, where a warp holds every tile's total, and of 1, where a
+//!   warp combines them 32 at a time. Every tile size in the PTX cost the
+//!   test build 40 s on 2 cores; the tile kernels run every size on the GPU.
 //!
 //! The integers take every operator ([`INTEGER_OPS`]), the floats `Plus`,
 //! `Less` and `Greater` ([`FLOAT_OPS`]), in that order.
@@ -195,11 +199,11 @@ unsafe fn tile_kernel<T: ShuffleValue + Word, O: Operators<T>>(input: In<T>, val
 ///
 /// # Safety
 /// `input` holds one value per thread of the grid, `values` `ops * 5` per
-/// thread; the launch gives one `T` of shared memory per thread (the most
-/// tiles a block has: tiles of 1).
+/// thread; the launch gives `block_scratch_bytes::<T>(threads, N)` of shared memory.
 #[inline(always)]
-unsafe fn block_kernel<T: ShuffleValue + Word, O: Operators<T>>(input: In<T>, values: Out<T>, ops: usize, tile: u32) {
+unsafe fn block_kernel<const N: u32, T: ShuffleValue + Word, O: Operators<T>>(input: In<T>, values: Out<T>, ops: usize) {
     let block = this_thread_block();
+    let tile = tiled_partition::<N>(&block);
     let i = global_rank(&block);
     // SAFETY: one value per thread.
     let v = unsafe { input.read(i) };
@@ -209,22 +213,12 @@ unsafe fn block_kernel<T: ShuffleValue + Word, O: Operators<T>>(input: In<T>, va
         unsafe { values.write(k, x) };
         k += 1;
     };
-    // SAFETY (each): `tile` is the same in every thread, so every thread
-    // takes the same arm; the scratch holds one T per thread.
-    unsafe {
-        match tile {
-            1 => O::block(&block, &tiled_partition::<1>(&block), v, &mut put),
-            2 => O::block(&block, &tiled_partition::<2>(&block), v, &mut put),
-            4 => O::block(&block, &tiled_partition::<4>(&block), v, &mut put),
-            8 => O::block(&block, &tiled_partition::<8>(&block), v, &mut put),
-            16 => O::block(&block, &tiled_partition::<16>(&block), v, &mut put),
-            _ => O::block(&block, &tiled_partition::<32>(&block), v, &mut put),
-        }
-    }
+    // SAFETY: every thread makes these calls, the scratch as the caller says.
+    unsafe { O::block(&block, &tile, v, &mut put) };
 }
 
 macro_rules! collective_kernels {
-    ($($t:ty: $tile:ident, $block:ident, $ops:ty, $count:expr;)*) => {$(
+    ($($t:ty: $tile:ident, $block:ident, $small:ident, $ops:ty, $count:expr;)*) => {$(
         #[doc = concat!("Every tile collective on `", stringify!($t), "` (see the module's documentation).")]
         ///
         /// # Safety
@@ -237,27 +231,34 @@ macro_rules! collective_kernels {
             unsafe { tile_kernel::<$t, $ops>(input, values, masks, $count) }
         }
 
-        #[doc = concat!("Every block collective on `", stringify!($t), "`, on tiles of `tile` (1, 2, 4, 8, 16, else 32).")]
-        /// `TILE` sizes the scratch: 1, the most tiles a block can have, so
-        /// that it holds the tiles' totals whatever `tile` picks.
+        #[doc = concat!("Every block collective on `", stringify!($t), "`, on tiles of `TILE` (the GPU's module has tiles of 32).")]
         ///
         /// # Safety
         /// `input` holds one value per thread of the grid, `values` `ops * 5`
         /// per thread (`ops` the operators of the type).
         #[kernel(shared_memory = block_scratch_bytes::<$t>)]
-        pub unsafe fn $block<const TILE: u32 = 1>(input: In<$t>, values: Out<$t>, tile: u32) {
-            // SAFETY: the kernel's contract; the launch gives
-            // block_scratch_bytes::<T>(threads, 1), one T per thread.
-            unsafe { block_kernel::<$t, $ops>(input, values, $count, tile) }
+        pub unsafe fn $block<const TILE: u32 = 32>(input: In<$t>, values: Out<$t>) {
+            // SAFETY: the kernel's contract; the launch gives block_scratch_bytes::<T>.
+            unsafe { block_kernel::<TILE, $t, $ops>(input, values, $count) }
+        }
+
+        #[doc = concat!("[`", stringify!($block), "`] with tiles of 1 in the GPU's module: the most tiles a block has, whose totals a warp combines 32 at a time.")]
+        ///
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($block), "`].")]
+        #[kernel(shared_memory = block_scratch_bytes::<$t>)]
+        pub unsafe fn $small<const TILE: u32 = 1>(input: In<$t>, values: Out<$t>) {
+            // SAFETY: the kernel's contract; the launch gives block_scratch_bytes::<T>.
+            unsafe { block_kernel::<TILE, $t, $ops>(input, values, $count) }
         }
     )*};
 }
 
 collective_kernels! {
-    u32: tile_collectives_u32, block_collectives_u32, IntegerOps, INTEGER_OPS.len();
-    i32: tile_collectives_i32, block_collectives_i32, IntegerOps, INTEGER_OPS.len();
-    u64: tile_collectives_u64, block_collectives_u64, IntegerOps, INTEGER_OPS.len();
-    i64: tile_collectives_i64, block_collectives_i64, IntegerOps, INTEGER_OPS.len();
-    f32: tile_collectives_f32, block_collectives_f32, FloatOps, FLOAT_OPS.len();
-    f64: tile_collectives_f64, block_collectives_f64, FloatOps, FLOAT_OPS.len();
+    u32: tile_collectives_u32, block_collectives_u32, block_collectives_u32_tiles_of_1, IntegerOps, INTEGER_OPS.len();
+    i32: tile_collectives_i32, block_collectives_i32, block_collectives_i32_tiles_of_1, IntegerOps, INTEGER_OPS.len();
+    u64: tile_collectives_u64, block_collectives_u64, block_collectives_u64_tiles_of_1, IntegerOps, INTEGER_OPS.len();
+    i64: tile_collectives_i64, block_collectives_i64, block_collectives_i64_tiles_of_1, IntegerOps, INTEGER_OPS.len();
+    f32: tile_collectives_f32, block_collectives_f32, block_collectives_f32_tiles_of_1, FloatOps, FLOAT_OPS.len();
+    f64: tile_collectives_f64, block_collectives_f64, block_collectives_f64_tiles_of_1, FloatOps, FLOAT_OPS.len();
 }

@@ -51,7 +51,7 @@ impl Rng {
 }
 
 type TileParams<T> = (In<T>, Out<T>, Out<u32>);
-type BlockParams<T> = (In<T>, Out<T>, u32);
+type BlockParams<T> = (In<T>, Out<T>);
 
 /// An element type the kernels take: its operators, as the model computes them.
 pub trait Elem: host::device::Pod + Copy + Debug + Send + Sync + 'static {
@@ -66,7 +66,10 @@ pub trait Elem: host::device::Pod + Copy + Debug + Send + Sync + 'static {
     /// Five values, some of which differ only in the high word of a 64-bit type.
     fn pool() -> [Self; 5];
     fn tile_def() -> KernelDef<TileParams<Self>, NoGridSync>;
+    /// The block kernel: tiles of 32 in the GPU's module.
     fn block_def() -> KernelDef<BlockParams<Self>, NoGridSync>;
+    /// The block kernel with tiles of 1 in the GPU's module.
+    fn block_def_tiles_of_1() -> KernelDef<BlockParams<Self>, NoGridSync>;
     /// The host's sum as an `f64`, for a float's sanity bound.
     fn as_f64(self) -> f64;
 }
@@ -76,7 +79,7 @@ pub fn ops<T: Elem>() -> &'static [Op] {
 }
 
 macro_rules! integer {
-    ($t:ty, $tile:ident, $block:ident, $pool:expr) => {
+    ($t:ty, $tile:ident, $block:ident, $small:ident, $pool:expr) => {
         impl Elem for $t {
             const NAME: &'static str = stringify!($t);
             const INTEGER: bool = true;
@@ -113,19 +116,22 @@ macro_rules! integer {
             fn block_def() -> KernelDef<BlockParams<$t>, NoGridSync> {
                 k::$block
             }
+            fn block_def_tiles_of_1() -> KernelDef<BlockParams<$t>, NoGridSync> {
+                k::$small
+            }
             fn as_f64(self) -> f64 {
                 self as f64
             }
         }
     };
 }
-integer!(u32, TILE_COLLECTIVES_U32, BLOCK_COLLECTIVES_U32, [7, 0xdead_beef, 0, u32::MAX, 0x8000_0001]);
-integer!(i32, TILE_COLLECTIVES_I32, BLOCK_COLLECTIVES_I32, [7, -7, 0, i32::MIN, i32::MAX]);
-integer!(u64, TILE_COLLECTIVES_U64, BLOCK_COLLECTIVES_U64, [7, 7 | 1 << 32, 1 << 32, u64::MAX, 0xdead_beef]);
-integer!(i64, TILE_COLLECTIVES_I64, BLOCK_COLLECTIVES_I64, [-7, -7 ^ (1 << 40), 0, i64::MIN, 1 << 40]);
+integer!(u32, TILE_COLLECTIVES_U32, BLOCK_COLLECTIVES_U32, BLOCK_COLLECTIVES_U32_TILES_OF_1, [7, 0xdead_beef, 0, u32::MAX, 0x8000_0001]);
+integer!(i32, TILE_COLLECTIVES_I32, BLOCK_COLLECTIVES_I32, BLOCK_COLLECTIVES_I32_TILES_OF_1, [7, -7, 0, i32::MIN, i32::MAX]);
+integer!(u64, TILE_COLLECTIVES_U64, BLOCK_COLLECTIVES_U64, BLOCK_COLLECTIVES_U64_TILES_OF_1, [7, 7 | 1 << 32, 1 << 32, u64::MAX, 0xdead_beef]);
+integer!(i64, TILE_COLLECTIVES_I64, BLOCK_COLLECTIVES_I64, BLOCK_COLLECTIVES_I64_TILES_OF_1, [-7, -7 ^ (1 << 40), 0, i64::MIN, 1 << 40]);
 
 macro_rules! float {
-    ($t:ty, $tile:ident, $block:ident, $pool:expr) => {
+    ($t:ty, $tile:ident, $block:ident, $small:ident, $pool:expr) => {
         impl Elem for $t {
             const NAME: &'static str = stringify!($t);
             const INTEGER: bool = false;
@@ -174,6 +180,9 @@ macro_rules! float {
             fn block_def() -> KernelDef<BlockParams<$t>, NoGridSync> {
                 k::$block
             }
+            fn block_def_tiles_of_1() -> KernelDef<BlockParams<$t>, NoGridSync> {
+                k::$small
+            }
             fn as_f64(self) -> f64 {
                 self as f64
             }
@@ -181,8 +190,8 @@ macro_rules! float {
     };
 }
 // 1.5, 3.0 and 0.75 have the same low word (0) as doubles: only a 64-bit match tells them apart.
-float!(f32, TILE_COLLECTIVES_F32, BLOCK_COLLECTIVES_F32, [1.5, 3.0, -0.75, 100.25, 1e-3]);
-float!(f64, TILE_COLLECTIVES_F64, BLOCK_COLLECTIVES_F64, [1.5, 3.0, 0.75, -2.5, 1e-3]);
+float!(f32, TILE_COLLECTIVES_F32, BLOCK_COLLECTIVES_F32, BLOCK_COLLECTIVES_F32_TILES_OF_1, [1.5, 3.0, -0.75, 100.25, 1e-3]);
+float!(f64, TILE_COLLECTIVES_F64, BLOCK_COLLECTIVES_F64, BLOCK_COLLECTIVES_F64_TILES_OF_1, [1.5, 3.0, 0.75, -2.5, 1e-3]);
 
 /// How the inputs are drawn.
 #[derive(Clone, Copy, Debug)]
@@ -400,19 +409,21 @@ pub fn check_tiles<T: Elem>(gpu: &Gpu, blocks: u32, threads: u32, draw: Draw, se
 }
 
 /// Runs the block kernel of `T` on `blocks` blocks of `threads`, tiles of
-/// `tile`, and checks every thread's results against the model.
+/// `tile`, and checks every thread's results against the model. The GPU's
+/// module has tiles of 32 and of 1; the emulator runs any.
 pub fn check_blocks<T: Elem>(gpu: &Gpu, blocks: u32, threads: u32, tile: u32, seed: u64) {
     let ops = ops::<T>();
     let n = (blocks * threads) as usize;
     let xs = inputs::<T>(seed, n, if seed % 2 == 0 { Draw::Random } else { Draw::Pool });
     let per_thread = ops.len() * BLOCK_VALUES_PER_OP;
-    let def = T::block_def();
-    assert_eq!(def.shared_bytes(threads) as usize, threads as usize * size_of::<T>(), "the scratch holds one T per thread");
+    let def = if tile == 1 { T::block_def_tiles_of_1() } else { T::block_def().with_tile(tile).expect("a tile size") };
+    assert_eq!(def.tile(), Some(tile));
+    assert_eq!(def.shared_bytes(threads) as usize, (threads / tile) as usize * size_of::<T>(), "the scratch holds one T per tile");
     let kernel = gpu.kernel(&def).unwrap();
     let input = gpu.upload(&xs).unwrap();
     let mut values = gpu.zeros::<T>(n * per_thread).unwrap();
     // SAFETY: one input per thread, and the output sized as the kernel writes it.
-    unsafe { kernel.launch(blocks, threads, (&input.slice(..), values.slice_mut(..), tile)).unwrap() };
+    unsafe { kernel.launch(blocks, threads, (&input.slice(..), values.slice_mut(..))).unwrap() };
     let values = gpu.read(&values).unwrap();
     for (b, block) in xs.chunks(threads as usize).enumerate() {
         for (oi, &op) in ops.iter().enumerate() {
