@@ -231,13 +231,13 @@ pub fn butterfly<T: Elem>(op: Op, xs: &[T]) -> Vec<T> {
 }
 
 /// `cg::inclusive_scan` over one tile's values: Hillis-Steele over
-/// distances 1, 2, 4, ..., the lower rank's value in front.
+/// distances 1, 2, 4, ..., each rank's value combined with the lower rank's.
 pub fn hillis_steele<T: Elem>(op: Op, xs: &[T]) -> Vec<T> {
     let n = xs.len();
     let mut x = xs.to_vec();
     let mut d = 1;
     while d < n {
-        x = (0..n).map(|q| if q >= d { T::combine(op, x[q - d], x[q]) } else { x[q] }).collect();
+        x = (0..n).map(|q| if q >= d { T::combine(op, x[q], x[q - d]) } else { x[q] }).collect();
         d *= 2;
     }
     x

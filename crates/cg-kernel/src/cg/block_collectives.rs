@@ -222,22 +222,27 @@ unsafe fn block_scan<const N: u32, const EXCLUSIVE: bool, T: ShuffleValue + Word
     op: Op,
     scratch: DynamicShared<T>,
 ) -> (T, T) {
-    let lane = tile.thread_rank();
-    let rank = tile.meta_group_rank();
-    let tiles = tile.meta_group_size();
     let inclusive = inclusive_scan(tile, v, op);
     let in_tile = if EXCLUSIVE { exclusive_from_inclusive::<N, T, Op>(tile, inclusive, v) } else { inclusive };
+    let (lane, rank, tiles) = (tile.thread_rank(), tile.meta_group_rank(), tile.meta_group_size());
     if lane == N - 1 {
         // SAFETY: slot rank < tiles, which the caller's scratch holds; only
         // this thread writes it, and nothing reads it before the barrier below.
         unsafe { scratch.write(rank as usize, inclusive) };
     }
     block.sync();
-    let warp = tiled_partition::<WARP>(block);
-    if warp.meta_group_rank() == 0 {
-        // SAFETY: the first warp alone, each lane on its own slots, every
-        // total written before the barrier above.
-        unsafe { scan_tile_totals::<N, T, Op>(&warp, tiles, op, scratch) };
+    // SAFETY (both calls): the first warp alone, each lane on its own
+    // slots, every total written before the barrier above.
+    if one_pass::<N>() {
+        // Tiles of 32: the first tile is the first warp.
+        if rank == 0 {
+            unsafe { scan_totals_in_one_pass(tile, tiles, op, scratch) };
+        }
+    } else {
+        let warp = tiled_partition::<WARP>(block);
+        if warp.meta_group_rank() == 0 {
+            unsafe { scan_totals_by_chunks(&warp, tiles, op, scratch) };
+        }
     }
     block.sync();
     // SAFETY (both reads): below tiles, scanned before the barrier above.
@@ -250,39 +255,50 @@ unsafe fn block_scan<const N: u32, const EXCLUSIVE: bool, T: ShuffleValue + Word
 }
 
 /// The first warp's inclusive scan of the `tiles` totals in `scratch`, in
-/// place: in one pass where the block cannot have more than 32 tiles (tiles
-/// of 32), else 32 at a time, each chunk after the total of the chunks
-/// before it.
+/// place, where a warp holds them all (`tiles <= 32`).
 ///
 /// # Safety
 /// Every thread of one warp calls it; `scratch` holds `tiles` elements, which
 /// no other thread accesses until a barrier after this call.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_tile_totals<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(warp: &ThreadBlockTile<WARP>, tiles: u32, op: Op, scratch: DynamicShared<T>) {
+unsafe fn scan_totals_in_one_pass<const M: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+    warp: &ThreadBlockTile<M>,
+    tiles: u32,
+    op: Op,
+    scratch: DynamicShared<T>,
+) {
     let lane = warp.thread_rank();
-    if one_pass::<N>() {
-        // SAFETY (the read and the write): lane < tiles; the caller's contract.
-        let total = if lane < tiles { unsafe { scratch.read(lane as usize) } } else { Op::identity() };
-        let scanned = inclusive_scan(warp, total, op);
-        if lane < tiles {
+    // SAFETY (the read and the write): lane < tiles; the caller's contract.
+    let total = if lane < tiles { unsafe { scratch.read(lane as usize) } } else { Op::identity() };
+    let scanned = inclusive_scan(warp, total, op);
+    if lane < tiles {
+        // SAFETY: as above.
+        unsafe { scratch.write(lane as usize, scanned) };
+    }
+}
+
+/// The first warp's inclusive scan of the `tiles` totals in `scratch`, in
+/// place, 32 at a time, each chunk after the total of the chunks before it.
+///
+/// # Safety
+/// As [`scan_totals_in_one_pass`], with any number of tiles.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn scan_totals_by_chunks<T: ShuffleValue + Word, Op: ReduceOp<T>>(warp: &ThreadBlockTile<WARP>, tiles: u32, op: Op, scratch: DynamicShared<T>) {
+    let lane = warp.thread_rank();
+    let mut carry = Op::identity();
+    let mut first = 0;
+    while first < tiles {
+        let i = first + lane;
+        // SAFETY (the read and the write): i < tiles; the caller's contract.
+        let total = if i < tiles { unsafe { scratch.read(i as usize) } } else { Op::identity() };
+        let scanned = Op::combine(carry, inclusive_scan(warp, total, op));
+        if i < tiles {
             // SAFETY: as above.
-            unsafe { scratch.write(lane as usize, scanned) };
+            unsafe { scratch.write(i as usize, scanned) };
         }
-    } else {
-        let mut carry = Op::identity();
-        let mut first = 0;
-        while first < tiles {
-            let i = first + lane;
-            // SAFETY (the read and the write): i < tiles; the caller's contract.
-            let total = if i < tiles { unsafe { scratch.read(i as usize) } } else { Op::identity() };
-            let scanned = Op::combine(carry, inclusive_scan(warp, total, op));
-            if i < tiles {
-                // SAFETY: as above.
-                unsafe { scratch.write(i as usize, scanned) };
-            }
-            carry = warp.shfl(scanned, WARP - 1);
-            first += WARP;
-        }
+        carry = warp.shfl(scanned, WARP - 1);
+        first += WARP;
     }
 }

@@ -27,7 +27,8 @@ use crate::arch;
 /// The types are `u32`, `i32`, `u64`, `i64`, `f32` and `f64`; integer
 /// addition wraps, as C++'s unsigned addition does.
 pub trait ReduceOp<T>: Copy {
-    /// Combines two values; `a` comes from lower ranks than `b`.
+    /// Combines two values. The algorithms pass them in an order of their
+    /// own (C++'s, where C++ has one): the operator must be commutative.
     fn combine(a: T, b: T) -> T;
 
     /// The value that changes nothing: `combine(identity(), x) == x`. An

@@ -10,10 +10,11 @@ use super::tile::{ShuffleValue, ThreadBlockTile};
 ///
 /// Hillis-Steele, as C++ compiles it for a tile: `log2(N)` steps, each one
 /// `shfl.sync.up` per 32-bit word of `T` (five for a tile of 32 `f32`, ten
-/// for `f64`), after which rank `r` combines the value from rank `r - d` in
-/// front of its own for `d` = 1, 2, 4, ... while `d <= r`. That order is
-/// fixed, so a float result is the same on every run. Every thread of the
-/// tile must make the call (as every tile collective).
+/// for `f64`), after which rank `r` combines its value with the one from
+/// rank `r - d` (`op(mine, below)`, as C++ does) for `d` = 1, 2, 4, ...
+/// while `d <= r`. That order is fixed, so a float result is the same on
+/// every run. Every thread of the tile must make the call (as every tile
+/// collective).
 ///
 /// ```no_run
 /// # use cg_kernel as gpu;
@@ -36,7 +37,7 @@ pub fn inclusive_scan<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &Thr
     let step = |sum: T, delta: u32| {
         if delta < N {
             let below = tile.shfl_up(sum, delta);
-            if rank >= delta { Op::combine(below, sum) } else { sum }
+            if rank >= delta { Op::combine(sum, below) } else { sum }
         } else {
             sum
         }
