@@ -111,7 +111,7 @@ impl Memory {
     }
 
     /// `bytes` of memory nothing has written (`cudaMalloc` without a memset),
-    /// or `None` if the host cannot provide it: every byte is [`POISON`], and
+    /// or `None` if the host cannot provide it: every byte is `POISON` (`0xff`), and
     /// a kernel's read of one before something wrote it is a fault.
     pub fn uninit(bytes: usize) -> Option<Memory> {
         let mut m = Memory::zeroed(bytes)?;
