@@ -375,31 +375,24 @@ pub fn check_tiles<T: Elem>(gpu: &Gpu, blocks: u32, threads: u32, draw: Draw, se
             let tile = tile as usize;
             for (oi, &op) in ops.iter().enumerate() {
                 let e = tile_model(op, tile, block);
-                for r in 0..threads as usize {
+                for (r, x) in block.iter().enumerate() {
                     let at = (b * threads as usize + r) * per_thread + (ti * ops.len() + oi) * TILE_VALUES_PER_OP;
-                    for (what, want) in [("reduce", e.reduce[r]), ("inclusive_scan", e.inclusive[r]), ("exclusive_scan", e.exclusive[r])]
-                        .into_iter()
-                        .enumerate()
-                        .map(|(j, (name, want))| ((name, j), want))
-                    {
-                        let got = values[at + what.1];
+                    let wants = [("reduce", e.reduce[r]), ("inclusive_scan", e.inclusive[r]), ("exclusive_scan", e.exclusive[r])];
+                    for (j, (what, want)) in wants.into_iter().enumerate() {
+                        let got = values[at + j];
                         assert!(
                             same(got, want),
-                            "{} {:?} {} on tiles of {tile}, block {b} of {threads} threads, thread {r}: got {got:?}, the model {want:?} ({draw:?} input {:?})",
+                            "{} {op:?} {what} on tiles of {tile}, block {b} of {threads} threads, thread {r}: got {got:?}, the model {want:?} ({draw:?} input {x:?})",
                             T::NAME,
-                            op,
-                            what.0,
-                            block[r]
                         );
                     }
                 }
             }
-            let e = match_model(tile, block);
-            for r in 0..threads as usize {
+            for (r, want) in match_model(tile, block).into_iter().enumerate() {
                 let at = ((b * threads as usize + r) * COLLECTIVE_TILES.len() + ti) * TILE_MASKS;
                 assert_eq!(
                     masks[at..at + TILE_MASKS],
-                    e[r],
+                    want,
                     "{} match_any, match_all (mask, predicate) on tiles of {tile}, block {b}, thread {r} ({draw:?} input)",
                     T::NAME
                 );
@@ -414,7 +407,7 @@ pub fn check_tiles<T: Elem>(gpu: &Gpu, blocks: u32, threads: u32, draw: Draw, se
 pub fn check_blocks<T: Elem>(gpu: &Gpu, blocks: u32, threads: u32, tile: u32, seed: u64) {
     let ops = ops::<T>();
     let n = (blocks * threads) as usize;
-    let xs = inputs::<T>(seed, n, if seed % 2 == 0 { Draw::Random } else { Draw::Pool });
+    let xs = inputs::<T>(seed, n, if seed.is_multiple_of(2) { Draw::Random } else { Draw::Pool });
     let per_thread = ops.len() * BLOCK_VALUES_PER_OP;
     let def = if tile == 1 { T::block_def_tiles_of_1() } else { T::block_def().with_tile(tile).expect("a tile size") };
     assert_eq!(def.tile(), Some(tile));
