@@ -59,7 +59,7 @@ use crate::mem::{DynamicShared, Word};
 /// }
 /// ```
 pub const fn block_scratch_bytes<T>(threads_per_block: u32, tile: u32) -> u32 {
-    threads_per_block.div_ceil(tile) * core::mem::size_of::<T>() as u32
+    threads_per_block.div_ceil(tile).saturating_mul(core::mem::size_of::<T>() as u32)
 }
 
 /// Threads in a warp: the tile that combines the tiles' totals.
