@@ -595,6 +595,112 @@ fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
     assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited: every lane a collective names must reach it"), "names the fix: {text}");
 }
 
+/// `tile.match_any` over a whole tile inside a branch only half of it takes.
+///
+/// # Safety
+/// `out` holds one u32 per thread.
+#[kernel]
+unsafe fn match_in_half_a_tile(out: Out<u32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    if tile.thread_rank() < 16 {
+        let peers = tile.match_any(tile.thread_rank() % 3);
+        unsafe { out.write(block.thread_rank() as usize, peers) };
+    }
+}
+
+#[test]
+fn a_match_that_half_a_tile_reaches_is_named_not_a_hang() {
+    let mut out = vec![0u32; 32];
+    let text = err_text(launch(&MATCH_IN_HALF_A_TILE, 1, 32, false, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("deadlock: in match_in_half_a_tile, lanes 0-15 of warp 0 in block 0 called tile.match_any() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited"), "{text}");
+}
+
+/// `match_any` and `match_all` of coalesced groups: the lanes below 12 take
+/// the branch, and group their ranks by value.
+///
+/// # Safety
+/// `out` holds three u32 per thread.
+#[kernel]
+unsafe fn coalesced_matches(out: Out<u32>) {
+    let block = this_thread_block();
+    let r = block.thread_rank();
+    if r % 32 < 12 {
+        let active = cg::coalesced_threads();
+        let peers = active.match_any((r % 32 % 3) as u64);
+        let (all, same) = active.match_all(5.0f32);
+        let (none, differ) = active.match_all(r);
+        for (k, x) in [peers, all | (same as u32) << 31 >> 31 << 12, none | differ as u32].into_iter().enumerate() {
+            unsafe { out.write(r as usize * 3 + k, x) };
+        }
+    }
+}
+
+#[test]
+fn coalesced_groups_match_by_value_in_their_own_ranks() {
+    let mut out = vec![u32::MAX; 64 * 3];
+    launch(&COALESCED_MATCHES, 1, 64, false, &[output("out", &mut out, 0)]).unwrap();
+    for r in 0..64 {
+        let row = &out[r * 3..r * 3 + 3];
+        if r % 32 < 12 {
+            // Ranks 0..12 of the group are lanes 0..12; lanes with r % 3 alike.
+            let peers = (0..12).filter(|q| q % 3 == r % 32 % 3).fold(0u32, |m, q| m | 1 << q);
+            assert_eq!(row, [peers, 0xfff | 1 << 12, 0], "thread {r}");
+        } else {
+            assert_eq!(row, [u32::MAX; 3], "thread {r} took no branch");
+        }
+    }
+}
+
+/// `cg::block_reduce` in a branch that only the first warp takes; the
+/// other warp goes on to the block barrier after it.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel(shared_memory = cg::block_scratch_bytes::<f32>)]
+unsafe fn block_reduce_in_a_branch<const TILE: u32 = 32>(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let mut total = 0.0;
+    if block.thread_rank() < 32 {
+        total = unsafe { cg::block_reduce(&block, &tile, 1.0f32, Plus, dynamic_shared()) };
+    }
+    block.sync();
+    unsafe { out.write(block.thread_rank() as usize, total) };
+}
+
+#[test]
+fn a_block_reduce_that_one_warp_reaches_is_named_at_its_call() {
+    let mut out = vec![0f32; 64];
+    let text = err_text(launch(&BLOCK_REDUCE_IN_A_BRANCH, 1, 64, false, &[output("out", &mut out, 0)]));
+    assert!(
+        text.starts_with("block 0 met at one block.sync() from different places: threads 0-31 wait at cg::block_reduce() at gpu/tests/emulator.rs:"),
+        "{text}"
+    );
+    assert!(text.contains("; threads 32-63 wait at block.sync() at gpu/tests/emulator.rs:"), "{text}");
+}
+
+/// `cg::block_exclusive_scan` on tiles of 8, with its scratch sized for tiles of 32.
+///
+/// # Safety
+/// `out` holds one u32 per thread.
+#[kernel(shared_memory = cg::block_scratch_bytes::<u32>)]
+unsafe fn block_scan_scratch_too_small<const TILE: u32 = 32>(out: Out<u32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<8>(&block);
+    let (below, _) = unsafe { cg::block_exclusive_scan(&block, &tile, 1u32, Plus, dynamic_shared()) };
+    unsafe { out.write(block.thread_rank() as usize, below) };
+}
+
+#[test]
+fn a_block_scan_whose_scratch_is_sized_for_another_tile_is_named() {
+    let mut out = vec![0u32; 64];
+    let text = err_text(launch(&BLOCK_SCAN_SCRATCH_TOO_SMALL, 1, 64, false, &[output("out", &mut out, 0)]));
+    assert!(text.contains("wrote dynamic shared memory[2], past its 2 elements"), "{text}");
+    assert!(text.contains("this block was cut into tiles of 8 (tiled_partition::<8>), 8 of them"), "names the mismatch: {text}");
+}
+
 /// Threads below 32 wait at one `block.sync()`, the rest at another.
 ///
 /// # Safety
@@ -781,6 +887,17 @@ fn the_collective_probes_run_and_write_what_their_documentation_says() {
     assert_eq!(one_warp(&kernels::PROBE_SHFL_DOWN), 1);
     assert_eq!(one_warp(&kernels::PROBE_BALLOT), 0x4924_9249);
     assert_eq!(one_warp(&kernels::PROBE_REDUCE), 496);
+    assert_eq!(one_warp(&kernels::PROBE_MATCH_ANY), 0x1111_1111);
+    assert_eq!(one_warp(&kernels::PROBE_MATCH_ANY_64), 0x5555_5555);
+    assert_eq!(one_warp(&kernels::PROBE_INCLUSIVE_SCAN), 496);
+    assert_eq!(one_warp(&kernels::PROBE_EXCLUSIVE_SCAN), 465);
+    assert_eq!(one_warp(&kernels::PROBE_EXCLUSIVE_SCAN_U32), 465);
+    let mut all = [0u32; kernels::PROBE_WORDS];
+    launch(&kernels::PROBE_MATCH_ALL, 1, 32, false, &[output("out", &mut all, 0)]).unwrap();
+    assert_eq!(all, [1, u32::MAX], "every lane matched, and said so");
+    let two_warps = |k: &KernelDef<(Out<u32>,), kernels::NoGridSync>| run(&|out| launch(k, 1, 64, false, &[output("out", out, 0)]));
+    assert_eq!(two_warps(&kernels::PROBE_BLOCK_REDUCE), 2016);
+    assert_eq!(two_warps(&kernels::PROBE_BLOCK_EXCLUSIVE_SCAN), 1953);
     let trips = run(&|out| launch(&kernels::PROBE_BLOCK_SYNC_IN_A_LOOP, 1, 64, false, &[output("out", out, 0), Arg::Value(3)]));
     assert_eq!(trips, 4);
     assert_eq!(run(&|out| launch(&kernels::PROBE_GRID_SYNC, 8, THREADS, true, &[output("out", out, 0)])), 2);

@@ -19,6 +19,18 @@ fn modules() -> &'static gpu::kernels::Ptx {
     gpu::kernels::ptx().expect("the gpu crate is linked")
 }
 
+/// The modules to check entry by entry: the sm_70 and sm_90 ones, and the
+/// traced one where this build made it (`--features host/traced`, as the GPU
+/// staging builds the tests; without it the module is empty).
+fn built_modules() -> Vec<(&'static str, &'static str)> {
+    let m = modules();
+    let mut built = vec![("sm_70", m.plain), ("sm_90", m.sm90)];
+    if !m.traced.is_empty() {
+        built.push(("traced", m.traced));
+    }
+    built
+}
+
 /// The registered kernels' names that have a GPU entry: the cluster kernels' or the others'.
 fn names(cluster: bool) -> Vec<&'static str> {
     gpu::kernels::registered().iter().filter(|r| r.in_ptx() && r.cluster() == cluster).map(|r| r.name()).collect()
@@ -237,7 +249,7 @@ fn entry_params<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
 fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_module_wide() {
     // docs/abi.md: a cooperative kernel's watched entry takes the plain
     // entry's parameters, then a pointer to its launch's barrier memory.
-    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
+    for (module, ptx) in built_modules() {
         let mut watched = 0;
         for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {
             let name = line.trim_start_matches(".visible .entry ").trim_end_matches('(');
@@ -295,7 +307,15 @@ enum Collective {
     /// `tile.sync()`, `coalesced.sync()`: `bar.warp.sync`.
     WarpSync,
     Shuffle,
+    /// `shfl.sync.up`, the scans' shuffle.
+    ShuffleUp,
     Vote,
+    /// `match.any.sync`, of either width.
+    MatchAny,
+    /// `match.any.sync.b64` alone.
+    MatchAny64,
+    /// `match.all.sync`.
+    MatchAll,
     ClusterArrive,
     ClusterWait,
 }
@@ -307,7 +327,11 @@ impl Collective {
             Collective::AlignedBlockSync => ["bar.sync", "barrier.sync.aligned", "barrier.cta.sync.aligned"].contains(&op),
             Collective::WarpSync => op == "bar.warp.sync",
             Collective::Shuffle => op.starts_with("shfl.sync"),
+            Collective::ShuffleUp => op.starts_with("shfl.sync.up"),
             Collective::Vote => op.starts_with("vote."),
+            Collective::MatchAny => op.starts_with("match.any.sync"),
+            Collective::MatchAny64 => op == "match.any.sync.b64",
+            Collective::MatchAll => op.starts_with("match.all.sync"),
             Collective::ClusterArrive => op.starts_with("barrier.cluster.arrive"),
             Collective::ClusterWait => op.starts_with("barrier.cluster.wait"),
         }
@@ -335,6 +359,28 @@ fn each_collective_called_once_between_two_branches_on_the_rank_is_one_instructi
         ("probe_ballot", Vote, 1),
         // cg::reduce on a tile of 32 is five butterfly steps, each one shuffle.
         ("probe_reduce", Shuffle, 5),
+        // match_any and match_all: one instruction each, of the value's width.
+        ("probe_match_any", MatchAny, 1),
+        ("probe_match_any", MatchAny64, 0),
+        ("probe_match_any_64", MatchAny64, 1),
+        ("probe_match_all", MatchAll, 1),
+        // A scan on a tile of 32: five steps, each one shuffle up; the
+        // exclusive scan of a float shuffles its inclusive value up once
+        // more, that of an integer sum subtracts instead.
+        ("probe_inclusive_scan", Shuffle, 5),
+        ("probe_inclusive_scan", ShuffleUp, 5),
+        ("probe_exclusive_scan", ShuffleUp, 6),
+        ("probe_exclusive_scan_u32", ShuffleUp, 5),
+        // block_reduce: a warp's reduce (five), a barrier, the warps'
+        // totals reduced (five), a barrier before the scratch is reused.
+        ("probe_block_reduce", Shuffle, 10),
+        ("probe_block_reduce", BlockSync, 2),
+        // block_exclusive_scan: the tile's scan and its exclusive value (six),
+        // a barrier, the first warp's scan of the tiles' totals (five), two
+        // barriers (the totals read, then the scratch free again).
+        ("probe_block_exclusive_scan", Shuffle, 11),
+        ("probe_block_exclusive_scan", ShuffleUp, 11),
+        ("probe_block_exclusive_scan", BlockSync, 3),
         // Unrolled or not, one instruction in the loop's body.
         ("probe_block_sync_in_a_loop", BlockSync, 1),
         // grid.sync(): a block barrier before thread 0's arrival and one after;
@@ -342,7 +388,7 @@ fn each_collective_called_once_between_two_branches_on_the_rank_is_one_instructi
         ("probe_grid_sync", BlockSync, 2),
         ("probe_grid_sync__watched", BlockSync, 3),
     ];
-    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
+    for (module, ptx) in built_modules() {
         for (entry, c, n) in plain {
             assert_eq!(count(ptx, entry, c), n, "{module}: {entry} has {} {c:?}, its source calls {n}", count(ptx, entry, c));
         }
@@ -421,7 +467,7 @@ fn the_block_barriers_are_non_aligned_except_where_a_kernel_asks_for_the_aligned
     // that misuses it on purpose.
     let aligned_allowed =
         |entry: &str| entry.starts_with("conjugate_gradient_") || entry == "probe_block_sync_aligned" || entry == "sanitizer_divergent_aligned_block_sync";
-    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90), ("traced", modules().traced)] {
+    for (module, ptx) in built_modules() {
         let mut aligned_entries = Vec::new();
         let mut non_aligned = 0;
         for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {

@@ -12,6 +12,8 @@
 pub mod atomics;
 mod broken;
 mod checks;
+#[cfg(feature = "probes")]
+pub mod collectives;
 pub mod conjugate_gradient;
 pub mod fast;
 mod multi;

@@ -66,6 +66,24 @@ pub unsafe fn shfl_idx(mask: u32, v: u32, src: u32, c: u32) -> u32 {
 pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
     thread::ballot(mask, pred)
 }
+#[track_caller]
+pub unsafe fn match_any_b32(mask: u32, v: u32) -> u32 {
+    thread::match_any(mask, v as u64, false)
+}
+#[track_caller]
+pub unsafe fn match_any_b64(mask: u32, v: u64) -> u32 {
+    thread::match_any(mask, v, true)
+}
+#[track_caller]
+pub unsafe fn match_all_b32(mask: u32, v: u32) -> (u32, bool) {
+    let lanes = thread::match_all(mask, v as u64, false);
+    (lanes, lanes != 0)
+}
+#[track_caller]
+pub unsafe fn match_all_b64(mask: u32, v: u64) -> (u32, bool) {
+    let lanes = thread::match_all(mask, v, true);
+    (lanes, lanes != 0)
+}
 /// Nothing to tell a compiler on the emulator (see the GPU build's).
 pub unsafe fn assume(_fact: bool) {}
 #[allow(dead_code, reason = "the twin of nvptx::smid, which only the traced GPU build calls")]

@@ -9,7 +9,7 @@
 //!
 //! Two kinds of instruction, reached two ways:
 //! - **Collectives** (block and cluster barriers, warp sync, shuffles, votes,
-//!   `activemask`, `redux.sync`) go through LLVM's NVVM intrinsics
+//!   `match.sync`, `activemask`, `redux.sync`) go through LLVM's NVVM intrinsics
 //!   ([`nvvm`] below), which LLVM marks `convergent`: it never copies one
 //!   into the two sides of a branch or moves it across one, so one source
 //!   call is one instruction in the PTX, and the threads that meet at it
@@ -104,6 +104,15 @@ mod nvvm {
         pub fn shfl_sync_idx_i32(mask: u32, v: u32, src: u32, c: u32) -> u32;
         #[link_name = "llvm.nvvm.vote.ballot.sync"]
         pub fn vote_ballot_sync(mask: u32, pred: bool) -> u32;
+        #[link_name = "llvm.nvvm.match.any.sync.i32"]
+        pub fn match_any_sync_i32(mask: u32, v: u32) -> u32;
+        #[link_name = "llvm.nvvm.match.any.sync.i64"]
+        pub fn match_any_sync_i64(mask: u32, v: u64) -> u32;
+        // `{i32, i1}`: the lanes, and whether they all matched.
+        #[link_name = "llvm.nvvm.match.all.sync.i32p"]
+        pub fn match_all_sync_i32p(mask: u32, v: u32) -> (u32, bool);
+        #[link_name = "llvm.nvvm.match.all.sync.i64p"]
+        pub fn match_all_sync_i64p(mask: u32, v: u64) -> (u32, bool);
         #[cfg(target_feature = "sm_80")]
         #[link_name = "llvm.nvvm.redux.sync.add"]
         pub fn redux_sync_add(v: u32, mask: u32) -> u32;
@@ -119,6 +128,15 @@ mod nvvm {
         #[cfg(target_feature = "sm_80")]
         #[link_name = "llvm.nvvm.redux.sync.max"]
         pub fn redux_sync_max(v: i32, mask: u32) -> i32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.and"]
+        pub fn redux_sync_and(v: u32, mask: u32) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.or"]
+        pub fn redux_sync_or(v: u32, mask: u32) -> u32;
+        #[cfg(target_feature = "sm_80")]
+        #[link_name = "llvm.nvvm.redux.sync.xor"]
+        pub fn redux_sync_xor(v: u32, mask: u32) -> u32;
         #[link_name = "llvm.nvvm.barrier.cluster.arrive"]
         pub fn barrier_cluster_arrive();
         #[link_name = "llvm.nvvm.barrier.cluster.wait"]
@@ -211,6 +229,48 @@ pub unsafe fn ballot(mask: u32, pred: bool) -> u32 {
     unsafe { nvvm::vote_ballot_sync(mask, pred) }
 }
 
+/// `match.any.sync.b32`: the lanes of `mask` whose `v` equals this lane's
+/// (`__match_any_sync`, sm_70+).
+///
+/// # Safety
+/// The calling lane is in `mask`, and every lane in `mask` executes the same match.
+#[inline(always)]
+pub unsafe fn match_any_b32(mask: u32, v: u32) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe { nvvm::match_any_sync_i32(mask, v) }
+}
+
+/// `match.any.sync.b64`: as [`match_any_b32`], for a 64-bit value.
+///
+/// # Safety
+/// As [`match_any_b32`].
+#[inline(always)]
+pub unsafe fn match_any_b64(mask: u32, v: u64) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe { nvvm::match_any_sync_i64(mask, v) }
+}
+
+/// `match.all.sync.b32`: `(mask, true)` if every lane of `mask` has the same
+/// `v`, else `(0, false)` (`__match_all_sync`, sm_70+).
+///
+/// # Safety
+/// As [`match_any_b32`].
+#[inline(always)]
+pub unsafe fn match_all_b32(mask: u32, v: u32) -> (u32, bool) {
+    // SAFETY: the caller's contract.
+    unsafe { nvvm::match_all_sync_i32p(mask, v) }
+}
+
+/// `match.all.sync.b64`: as [`match_all_b32`], for a 64-bit value.
+///
+/// # Safety
+/// As [`match_any_b32`].
+#[inline(always)]
+pub unsafe fn match_all_b64(mask: u32, v: u64) -> (u32, bool) {
+    // SAFETY: the caller's contract.
+    unsafe { nvvm::match_all_sync_i64p(mask, v) }
+}
+
 /// `popc.b32`: the number of set bits (`__popc`).
 #[inline(always)]
 pub fn popc(v: u32) -> u32 {
@@ -243,6 +303,18 @@ redux!(/// `redux.sync.min.s32` (sm_80+) (`__reduce_min_sync`).
     redux_min_i32, i32, redux_sync_min);
 redux!(/// `redux.sync.max.s32` (sm_80+) (`__reduce_max_sync`).
     redux_max_i32, i32, redux_sync_max);
+redux!(/// `redux.sync.and.b32` (sm_80+) (`__reduce_and_sync`).
+    redux_and_u32, u32, redux_sync_and);
+redux!(/// `redux.sync.or.b32` (sm_80+) (`__reduce_or_sync`).
+    redux_or_u32, u32, redux_sync_or);
+redux!(/// `redux.sync.xor.b32` (sm_80+) (`__reduce_xor_sync`).
+    redux_xor_u32, u32, redux_sync_xor);
+redux!(/// `redux.sync.and.b32` (sm_80+): the bits of an `i32` (`__reduce_and_sync`).
+    redux_and_i32, i32, redux_sync_and);
+redux!(/// `redux.sync.or.b32` (sm_80+): the bits of an `i32` (`__reduce_or_sync`).
+    redux_or_i32, i32, redux_sync_or);
+redux!(/// `redux.sync.xor.b32` (sm_80+): the bits of an `i32` (`__reduce_xor_sync`).
+    redux_xor_i32, i32, redux_sync_xor);
 
 /// `%envreg1:%envreg2`: the grid workspace the driver hands a cooperative launch,
 /// or null when the launch was not cooperative (the `%envreg1` word is the high half).

@@ -1,4 +1,5 @@
 use super::lanes::{pack_lanes, rank_in_mask};
+use super::tile::{ShuffleValue, match_all_lanes, match_any_lanes};
 use crate::arch;
 
 /// The lanes of this warp that are executing together at the point of the call
@@ -96,5 +97,27 @@ impl CoalescedGroup {
         emu_call!("coalesced.all()");
         // SAFETY: see above.
         unsafe { arch::ballot(self.mask, pred) == self.mask }
+    }
+
+    /// Bit `r` set where the group's rank-`r` lane has the same `v` as this
+    /// one (`match_any(v)`, sm_70+; packed to group ranks as in C++). Values
+    /// compare by their bits.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn match_any<T: ShuffleValue>(&self, v: T) -> u32 {
+        emu_call!("coalesced.match_any()");
+        // SAFETY: see above.
+        pack_lanes(self.mask, unsafe { match_any_lanes(self.mask, v) })
+    }
+
+    /// Whether every lane of the group has the same `v`, and the group's
+    /// ranks as a mask if so, `0` if not (`match_all(v, pred)`, sm_70+).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn match_all<T: ShuffleValue>(&self, v: T) -> (u32, bool) {
+        emu_call!("coalesced.match_all()");
+        // SAFETY: see above.
+        let lanes = pack_lanes(self.mask, unsafe { match_all_lanes(self.mask, v) });
+        (lanes, lanes != 0)
     }
 }

@@ -1,11 +1,48 @@
 #[cfg(target_feature = "sm_80")]
 use crate::arch;
 
-/// A reduction operator for [`reduce`](super::reduce) (`cg::plus<T>`,
-/// `cg::less<T>`, `cg::greater<T>`).
+/// An operator for the collective algorithms ([`reduce`](super::reduce),
+/// [`inclusive_scan`](super::inclusive_scan), [`exclusive_scan`](super::exclusive_scan)
+/// and the block-wide [`block_reduce`](super::block_reduce) and scans), as
+/// C++'s `cg::plus<T>`, `cg::less<T>`, `cg::greater<T>`, `cg::bit_and<T>`,
+/// `cg::bit_or<T>` and `cg::bit_xor<T>` are for `<cooperative_groups/reduce.h>`
+/// and `<cooperative_groups/scan.h>`.
+///
+/// The algorithms combine in an order of their own (a butterfly, a
+/// Hillis-Steele scan, a block's tiles one after another): the operator must be
+/// associative and commutative, as C++ asks, or the result depends on that
+/// order. Floating-point addition is neither exactly, so a float result is
+/// the same on every run (the order is fixed) but not the sum taken left to
+/// right; each algorithm's documentation names its order.
+///
+/// | operator | C++ | types | identity |
+/// |---|---|---|---|
+/// | [`Plus`] | `cg::plus<T>` | all | `0` |
+/// | [`Less`] (minimum) | `cg::less<T>` | all | `T::MAX`, `+∞` |
+/// | [`Greater`] (maximum) | `cg::greater<T>` | all | `T::MIN`, `−∞` |
+/// | [`BitAnd`] | `cg::bit_and<T>` | integers | all ones |
+/// | [`BitOr`] | `cg::bit_or<T>` | integers | `0` |
+/// | [`BitXor`] | `cg::bit_xor<T>` | integers | `0` |
+///
+/// The types are `u32`, `i32`, `u64`, `i64`, `f32` and `f64`; integer
+/// addition wraps, as C++'s unsigned addition does.
 pub trait ReduceOp<T>: Copy {
-    /// Combines two values.
+    /// Combines two values. The algorithms pass them in an order of their
+    /// own (C++'s, where C++ has one): the operator must be commutative.
     fn combine(a: T, b: T) -> T;
+
+    /// The value that changes nothing: `combine(identity(), x) == x`. An
+    /// exclusive scan gives it to rank 0, which has nothing before it.
+    fn identity() -> T;
+
+    /// The exclusive scan's value from the inclusive one and this rank's own
+    /// `v`, without a shuffle, where the operator can undo a combine exactly
+    /// (integer `Plus`: `inclusive - v`, as C++ does; `BitXor`:
+    /// `inclusive ^ v`); `None` means "shuffle the inclusive value up one rank".
+    #[inline(always)]
+    fn undo(_inclusive: T, _v: T) -> Option<T> {
+        None
+    }
 
     /// The tile-wide result from the hardware's `redux.sync`, where the target
     /// has it for `T` (sm_80+ and 32-bit integers); `None` means "use shuffles".
@@ -18,7 +55,7 @@ pub trait ReduceOp<T>: Copy {
     }
 }
 
-/// Sum (`cg::plus<T>`).
+/// Sum (`cg::plus<T>`); integers wrap.
 #[derive(Clone, Copy, Debug)]
 pub struct Plus;
 /// Minimum (`cg::less<T>`: the value that compares less wins).
@@ -27,64 +64,136 @@ pub struct Less;
 /// Maximum (`cg::greater<T>`: the value that compares greater wins).
 #[derive(Clone, Copy, Debug)]
 pub struct Greater;
+/// Bitwise and (`cg::bit_and<T>`), integers only.
+#[derive(Clone, Copy, Debug)]
+pub struct BitAnd;
+/// Bitwise or (`cg::bit_or<T>`), integers only.
+#[derive(Clone, Copy, Debug)]
+pub struct BitOr;
+/// Bitwise exclusive or (`cg::bit_xor<T>`), integers only.
+#[derive(Clone, Copy, Debug)]
+pub struct BitXor;
 
 macro_rules! float_ops {
     ($($t:ty),*) => {$(
         impl ReduceOp<$t> for Plus {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a + b }
+            #[inline(always)]
+            fn identity() -> $t { 0.0 }
         }
         impl ReduceOp<$t> for Less {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { if b < a { b } else { a } }
+            #[inline(always)]
+            fn identity() -> $t { <$t>::INFINITY }
         }
         impl ReduceOp<$t> for Greater {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { if b > a { b } else { a } }
+            #[inline(always)]
+            fn identity() -> $t { <$t>::NEG_INFINITY }
         }
     )*};
 }
 float_ops!(f32, f64);
 
-macro_rules! int_ops {
-    ($t:ty, $add:ident, $min:ident, $max:ident) => {
-        impl ReduceOp<$t> for Plus {
+/// One operator on one integer type: `combine`, `identity`, and optionally
+/// `undo` and the hardware reduction.
+macro_rules! int_op {
+    ($op:ty, $t:ty, |$a:ident, $b:ident| $combine:expr, $identity:expr $(, undo |$i:ident, $v:ident| $undo:expr)? $(, redux $redux:ident)?) => {
+        impl ReduceOp<$t> for $op {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t {
-                a.wrapping_add(b)
+            fn combine($a: $t, $b: $t) -> $t {
+                $combine
             }
-            #[cfg(target_feature = "sm_80")]
             #[inline(always)]
-            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
-                // SAFETY: the caller's contract.
-                Some(unsafe { arch::$add(mask, v) })
+            fn identity() -> $t {
+                $identity
             }
-        }
-        impl ReduceOp<$t> for Less {
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t {
-                a.min(b)
-            }
-            #[cfg(target_feature = "sm_80")]
-            #[inline(always)]
-            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
-                // SAFETY: the caller's contract.
-                Some(unsafe { arch::$min(mask, v) })
-            }
-        }
-        impl ReduceOp<$t> for Greater {
-            #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t {
-                a.max(b)
-            }
-            #[cfg(target_feature = "sm_80")]
-            #[inline(always)]
-            unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
-                // SAFETY: the caller's contract.
-                Some(unsafe { arch::$max(mask, v) })
-            }
+            $(
+                #[inline(always)]
+                fn undo($i: $t, $v: $t) -> Option<$t> {
+                    Some($undo)
+                }
+            )?
+            $(
+                #[cfg(target_feature = "sm_80")]
+                #[inline(always)]
+                unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
+                    // SAFETY: the caller's contract.
+                    Some(unsafe { arch::$redux(mask, v) })
+                }
+            )?
         }
     };
 }
-int_ops!(u32, redux_add_u32, redux_min_u32, redux_max_u32);
-int_ops!(i32, redux_add_i32, redux_min_i32, redux_max_i32);
+
+/// Every operator on an integer type; the 32-bit ones name their `redux.sync`.
+macro_rules! int_ops {
+    ($t:ty $(, redux $add:ident, $min:ident, $max:ident, $and:ident, $or:ident, $xor:ident)?) => {
+        int_op!(Plus, $t, |a, b| a.wrapping_add(b), 0, undo |i, v| i.wrapping_sub(v) $(, redux $add)?);
+        int_op!(Less, $t, |a, b| a.min(b), <$t>::MAX $(, redux $min)?);
+        int_op!(Greater, $t, |a, b| a.max(b), <$t>::MIN $(, redux $max)?);
+        int_op!(BitAnd, $t, |a, b| a & b, !0 $(, redux $and)?);
+        int_op!(BitOr, $t, |a, b| a | b, 0 $(, redux $or)?);
+        int_op!(BitXor, $t, |a, b| a ^ b, 0, undo |i, v| i ^ v $(, redux $xor)?);
+    };
+}
+int_ops!(u32, redux redux_add_u32, redux_min_u32, redux_max_u32, redux_and_u32, redux_or_u32, redux_xor_u32);
+int_ops!(i32, redux redux_add_i32, redux_min_i32, redux_max_i32, redux_and_i32, redux_or_i32, redux_xor_i32);
+int_ops!(u64);
+int_ops!(i64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn laws<T: Copy + PartialEq + core::fmt::Debug, Op: ReduceOp<T>>(values: &[T]) {
+        for &x in values {
+            assert_eq!(Op::combine(Op::identity(), x), x, "identity on the left");
+            assert_eq!(Op::combine(x, Op::identity()), x, "identity on the right");
+            for &y in values {
+                assert_eq!(Op::combine(x, y), Op::combine(y, x), "commutative");
+                if let Some(back) = Op::undo(Op::combine(y, x), x) {
+                    assert_eq!(back, y, "undo");
+                }
+                for &z in values {
+                    assert_eq!(Op::combine(Op::combine(x, y), z), Op::combine(x, Op::combine(y, z)), "associative");
+                }
+            }
+        }
+    }
+
+    macro_rules! int_laws {
+        ($($t:ty),*) => {$({
+            let v: [$t; 6] = [0, 1, <$t>::MAX, <$t>::MIN, 0x5a as $t, (<$t>::MAX / 3)];
+            laws::<$t, Plus>(&v);
+            laws::<$t, Less>(&v);
+            laws::<$t, Greater>(&v);
+            laws::<$t, BitAnd>(&v);
+            laws::<$t, BitOr>(&v);
+            laws::<$t, BitXor>(&v);
+        })*};
+    }
+
+    #[test]
+    fn every_integer_operator_has_its_identity_and_is_associative_and_commutative() {
+        int_laws!(u32, i32, u64, i64);
+    }
+
+    #[test]
+    fn float_min_and_max_have_infinite_identities_and_plus_zero() {
+        let v = [1.5f32, -3.25, 0.0, 1e30, -1e-30, f32::INFINITY, f32::NEG_INFINITY];
+        laws::<f32, Less>(&v);
+        laws::<f32, Greater>(&v);
+        let w = [1.5f64, -3.25, 1e300, -1e-300, f64::INFINITY];
+        laws::<f64, Less>(&w);
+        laws::<f64, Greater>(&w);
+        // Sums are not associative; the identity holds.
+        for x in [1.5f32, -3.25, 1e30] {
+            assert_eq!(<Plus as ReduceOp<f32>>::combine(<Plus as ReduceOp<f32>>::identity(), x), x);
+        }
+        assert_eq!(<Plus as ReduceOp<f64>>::undo(3.0, 1.0), None, "a float sum is shuffled, not subtracted");
+    }
+}

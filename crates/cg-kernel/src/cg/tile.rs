@@ -48,6 +48,51 @@ macro_rules! shuffle_64 {
 shuffle_32!(f32, u32, i32);
 shuffle_64!(f64, u64, i64);
 
+/// `v`'s bits as `shuffle` moves them: one 32-bit word (`None` above it) for
+/// a value of up to 4 bytes, two (low word first) for one of 8. The
+/// identity "shuffle" records the words; after inlining it is a move.
+#[inline(always)]
+fn words<T: ShuffleValue>(v: T) -> (u32, Option<u32>) {
+    let seen = [core::cell::Cell::new(0u32), core::cell::Cell::new(0u32)];
+    let count = core::cell::Cell::new(0usize);
+    v.shuffle(|w| {
+        seen[count.get() & 1].set(w);
+        count.set(count.get() + 1);
+        w
+    });
+    (seen[0].get(), (core::mem::size_of::<T>() > 4).then(|| seen[1].get()))
+}
+
+/// `match.any.sync` over the lanes of `mask`: the lanes (warp positions)
+/// whose `v` has this lane's bits.
+///
+/// # Safety
+/// As `arch::match_any_b32`: this lane is in `mask`, and every lane of it makes the same call.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(super) unsafe fn match_any_lanes<T: ShuffleValue>(mask: u32, v: T) -> u32 {
+    // SAFETY: the caller's contract.
+    match words(v) {
+        (lo, None) => unsafe { arch::match_any_b32(mask, lo) },
+        (lo, Some(hi)) => unsafe { arch::match_any_b64(mask, (hi as u64) << 32 | lo as u64) },
+    }
+}
+
+/// `match.all.sync` over the lanes of `mask`: `mask` if every lane of it has
+/// this lane's bits, else 0.
+///
+/// # Safety
+/// As [`match_any_lanes`].
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub(super) unsafe fn match_all_lanes<T: ShuffleValue>(mask: u32, v: T) -> u32 {
+    // SAFETY: the caller's contract.
+    match words(v) {
+        (lo, None) => unsafe { arch::match_all_b32(mask, lo) }.0,
+        (lo, Some(hi)) => unsafe { arch::match_all_b64(mask, (hi as u64) << 32 | lo as u64) }.0,
+    }
+}
+
 /// A tile of `N` consecutive threads of a block, `N` in 1, 2, 4, 8, 16, 32
 /// (`cg::thread_block_tile<N>`).
 ///
@@ -235,6 +280,46 @@ impl<const N: u32> ThreadBlockTile<N> {
         let mask = self.mask();
         // SAFETY: see above.
         unsafe { arch::ballot(mask, pred) == mask }
+    }
+
+    /// Bit `r` set where the tile's rank-`r` thread has the same `v` as this
+    /// one, this thread's own bit included (`tile.match_any(v)`, sm_70+).
+    /// Values compare by their bits, as C++'s do: `-0.0` and `0.0` differ, a
+    /// NaN matches the same NaN. One `match.any.sync.b32` (`.b64` for an
+    /// 8-byte value).
+    ///
+    /// ```no_run
+    /// # use cg_kernel as gpu;
+    /// use gpu::cg::{ThreadBlockTile, ffs, popc};
+    ///
+    /// /// How many threads of the tile hold `key`, and whether this one is the
+    /// /// first of them (the one to write for the group, say).
+    /// fn group_of(tile: &ThreadBlockTile<32>, key: u32) -> (u32, bool) {
+    ///     let peers = tile.match_any(key);
+    ///     (popc(peers), ffs(peers) - 1 == tile.thread_rank())
+    /// }
+    /// ```
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn match_any<T: ShuffleValue>(&self, v: T) -> u32 {
+        emu_call!("tile.match_any()");
+        let mask = self.mask();
+        // SAFETY: see above.
+        unsafe { match_any_lanes(mask, v) >> mask.trailing_zeros() }
+    }
+
+    /// Whether every thread of the tile has the same `v`, and the tile's ranks
+    /// as a mask if so, `0` if not (`tile.match_all(v, pred)`, sm_70+: C++
+    /// returns the mask and sets `pred`; here both come back). Values compare
+    /// by their bits. One `match.all.sync.b32` (`.b64` for an 8-byte value).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub fn match_all<T: ShuffleValue>(&self, v: T) -> (u32, bool) {
+        emu_call!("tile.match_all()");
+        let mask = self.mask();
+        // SAFETY: see above.
+        let lanes = unsafe { match_all_lanes(mask, v) } >> mask.trailing_zeros();
+        (lanes, lanes != 0)
     }
 
     /// [`reduce`] as a method.

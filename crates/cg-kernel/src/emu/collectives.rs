@@ -1,5 +1,5 @@
-//! A block's warp collectives: shuffles, votes, `bar.warp.sync` and
-//! `activemask`, each a round the warp's named lanes join.
+//! A block's warp collectives: shuffles, votes, matches, `bar.warp.sync`
+//! and `activemask`, each a round the warp's named lanes join.
 
 use super::block::Block;
 use super::fault::{Fault, Site, ThreadId, ranges};
@@ -10,7 +10,7 @@ impl Block {
     // ---- warp collectives ----
 
     /// One collective over the lanes of `mask` (this lane among them); returns this lane's result.
-    pub fn collective(&self, kind: Kind, mask: u32, value: u32, b: u32, c: u32, site: Site) -> u32 {
+    pub fn collective(&self, kind: Kind, mask: u32, value: u64, b: u32, c: u32, site: Site) -> u32 {
         let tid = self.current.get();
         let (warp, lane) = (tid / 32, tid % 32);
         let bit = 1u32 << lane;
@@ -70,8 +70,18 @@ impl Block {
             *result = match r.kind {
                 Kind::Sync => 0,
                 Kind::Ballot => (0..32).filter(|&l| r.mask & (1 << l) != 0 && r.values[l] != 0).fold(0, |m, l| m | 1 << l),
+                // The lanes of the mask whose value is this lane's (a
+                // 32-bit match compares the low words, all it was given).
+                Kind::MatchAny { .. } => (0..32).filter(|&l| r.mask & (1 << l) != 0 && r.values[l] == r.values[lane]).fold(0, |m, l| m | 1 << l),
+                Kind::MatchAll { .. } => {
+                    if (0..32).all(|l| r.mask & (1 << l) == 0 || r.values[l] == r.values[lane]) {
+                        r.mask
+                    } else {
+                        0
+                    }
+                }
                 Kind::Shfl(mode) => match shfl_source(lane as u32, mode, r.b[lane], r.c[lane]) {
-                    Some(j) if r.mask & (1 << j) != 0 => r.values[j as usize],
+                    Some(j) if r.mask & (1 << j) != 0 => r.values[j as usize] as u32,
                     Some(j) => {
                         let tid = 32 * warp + lane as u32;
                         let site = self.threads[tid as usize].site.get().expect("a lane in a round has a site");
@@ -80,9 +90,9 @@ impl Block {
                             site,
                             why: format!("the shuffle reads lane {j}, which is not in its mask {:#010x} (undefined on a GPU)", r.mask),
                         });
-                        r.values[lane]
+                        r.values[lane] as u32
                     }
-                    None => r.values[lane],
+                    None => r.values[lane] as u32,
                 },
             };
         }

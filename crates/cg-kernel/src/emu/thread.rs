@@ -99,14 +99,29 @@ pub fn sync_warp(mask: u32) {
 #[track_caller]
 pub(crate) fn shuffle(mode: Mode, mask: u32, v: u32, b: u32, c: u32) -> u32 {
     let s = site();
-    block().collective(Kind::Shfl(mode), mask, v, b, c, s)
+    block().collective(Kind::Shfl(mode), mask, v as u64, b, c, s)
 }
 
 /// `vote.sync.ballot`.
 #[track_caller]
 pub fn ballot(mask: u32, pred: bool) -> u32 {
     let s = site();
-    block().collective(Kind::Ballot, mask, pred as u32, 0, 0, s)
+    block().collective(Kind::Ballot, mask, pred as u64, 0, 0, s)
+}
+
+/// `match.any.sync` of a 32-bit value, or of a 64-bit one where `wide`.
+#[track_caller]
+pub fn match_any(mask: u32, v: u64, wide: bool) -> u32 {
+    let s = site();
+    block().collective(Kind::MatchAny { wide }, mask, v, 0, 0, s)
+}
+
+/// `match.all.sync` of a 32-bit value, or of a 64-bit one where `wide`:
+/// `mask` if every lane of it has `v`, else 0.
+#[track_caller]
+pub fn match_all(mask: u32, v: u64, wide: bool) -> u32 {
+    let s = site();
+    block().collective(Kind::MatchAll { wide }, mask, v, 0, 0, s)
 }
 
 /// `activemask`.

@@ -14,7 +14,7 @@ pub(crate) enum Wait {
     Running,
     /// At `block.sync()`.
     BlockBarrier,
-    /// In a warp collective (shuffle, vote, `tile.sync()`).
+    /// In a warp collective (shuffle, vote, match, `tile.sync()`).
     Collective,
     /// In `coalesced_threads()`, at the call site with this key.
     ActiveMask(usize),
@@ -69,6 +69,14 @@ pub(crate) enum Kind {
     Sync,
     Ballot,
     Shfl(Mode),
+    /// `match.any.sync`, of 64-bit values where `wide`.
+    MatchAny {
+        wide: bool,
+    },
+    /// `match.all.sync`, of 64-bit values where `wide`.
+    MatchAll {
+        wide: bool,
+    },
 }
 
 /// The four `shfl.sync` modes.
@@ -85,7 +93,8 @@ pub(crate) struct Round {
     pub(crate) mask: u32,
     pub(crate) kind: Kind,
     pub(crate) arrived: u32,
-    pub(crate) values: [u32; 32],
+    /// Each lane's operand: a shuffle's word, a vote's predicate, a match's value.
+    pub(crate) values: [u64; 32],
     pub(crate) b: [u32; 32],
     pub(crate) c: [u32; 32],
 }

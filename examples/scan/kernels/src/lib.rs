@@ -2,8 +2,9 @@
 //! with `cg-kernel` alone: `y[i] = x[0] + ... + x[i]`.
 //!
 //! Each block takes one contiguous chunk of the input and
-//! 1. adds its chunk up (a warp-tile scan per 32 threads, then a block scan
-//!    of the tiles' totals) and writes the total to `block_totals[block]`,
+//! 1. adds its chunk up (`cg::block_exclusive_scan`: a warp-tile scan per
+//!    32 threads, then a scan of the tiles' totals) and writes the total to
+//!    `block_totals[block]`,
 //!    reading the chunk last step first, so that the L2 cache still holds
 //!    the chunk's first steps when step 4 begins;
 //! 2. `grid.sync()`: every block's total is now visible to every block;
@@ -12,7 +13,9 @@
 //!    and each step's total into the next, and writes `y`.
 //!
 //! Each thread takes eight contiguous floats per step (two 16-byte loads),
-//! scans them itself, and the block scans the threads' totals.
+//! scans them itself, and the block scans the threads' totals
+//! (`cg::block_exclusive_scan`, CUB's `BlockScan::ExclusiveSum` with its
+//! block total).
 //!
 //! It reads the input twice and writes the output once: about 1.5 times the
 //! bytes of a single-pass scan (CUB's `DeviceScan::InclusiveSum`, which
@@ -22,7 +25,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
-use cg_kernel::cg::{ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
+use cg_kernel::cg::{Plus, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition};
 use cg_kernel::kernel;
 use cg_kernel::mem::{In, Out, dynamic_shared};
 
@@ -34,64 +37,6 @@ cg_kernel::ptx!();
 /// (61 registers, 4 blocks per SM) was the fastest
 /// (`records/2026-12-04-h200-toolkit/`).
 pub const ITEMS: usize = 8;
-
-/// Bytes of dynamic shared memory a block needs: one `f32` per tile.
-pub const fn one_f32_per_tile(threads_per_block: u32, tile: u32) -> u32 {
-    threads_per_block.div_ceil(tile) * 4
-}
-
-/// `v` summed over this lane and every lane below it in the tile (C++'s
-/// `cg::inclusive_scan(tile, v)`): log2(TILE) shuffles up.
-#[inline(always)]
-pub fn tile_inclusive_scan<const TILE: u32>(tile: &ThreadBlockTile<TILE>, v: f32) -> f32 {
-    let lane = tile.thread_rank();
-    let mut sum = v;
-    let mut delta = 1;
-    while delta < TILE {
-        let below = tile.shfl_up(sum, delta);
-        if lane >= delta {
-            sum += below;
-        }
-        delta *= 2;
-    }
-    sum
-}
-
-/// `v` summed over every thread of the block ranked below this one (an
-/// exclusive scan, cub's `BlockScan::ExclusiveSum`), and the block's total.
-/// Every thread of the block must call it; the block has at most `TILE` tiles.
-#[inline(always)]
-pub fn block_exclusive_scan<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: f32) -> (f32, f32) {
-    let tile_sums = dynamic_shared::<f32>();
-    let lane = tile.thread_rank();
-    let tiles = tile.meta_group_size();
-    let inclusive = tile_inclusive_scan(tile, v);
-    let below_in_tile = tile.shfl_up(inclusive, 1);
-    let exclusive_in_tile = if lane == 0 { 0.0 } else { below_in_tile };
-    if lane == TILE - 1 {
-        // SAFETY: one f32 per tile (one_f32_per_tile); each tile writes its own.
-        unsafe { tile_sums.write(tile.meta_group_rank() as usize, inclusive) };
-    }
-    block.sync();
-    if tile.meta_group_rank() == 0 {
-        // SAFETY: lane < tiles names a tile, whose total was written before block.sync().
-        let total = if lane < tiles { unsafe { tile_sums.read(lane as usize) } } else { 0.0 };
-        let scanned = tile_inclusive_scan(tile, total);
-        if lane < tiles {
-            // SAFETY: each lane rewrites only the slot it read.
-            unsafe { tile_sums.write(lane as usize, scanned) };
-        }
-    }
-    block.sync();
-    let rank = tile.meta_group_rank() as usize;
-    // SAFETY: the first tile scanned every slot before block.sync().
-    let before_tile = if rank == 0 { 0.0 } else { unsafe { tile_sums.read(rank - 1) } };
-    // SAFETY: as above.
-    let total = unsafe { tile_sums.read(tiles as usize - 1) };
-    // The next call may overwrite the slots only after every thread has read them.
-    block.sync();
-    (before_tile + exclusive_in_tile, total)
-}
 
 /// `x[i..i + ITEMS]`, with zeros past `n`.
 ///
@@ -156,11 +101,13 @@ pub fn chunk(block: usize, blocks: usize, span: usize, n: usize) -> (usize, usiz
 /// `x` and `y` hold `n` floats, and each starts 16-byte aligned (the scan
 /// reads `x` and writes `y` four floats, 16 bytes, at a time); `block_totals`
 /// holds one float per block of the grid.
-#[kernel(cooperative, shared_memory = one_f32_per_tile)]
+#[kernel(cooperative, shared_memory = block_scratch_bytes::<f32>)]
 pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, block_totals: Out<f32>, n: usize) {
     let grid = this_grid();
     let block = this_thread_block();
     let tile = tiled_partition::<TILE>(&block);
+    // The block scans' scratch: one f32 per tile (block_scratch_bytes), for them alone.
+    let scratch = dynamic_shared::<f32>();
     let t = block.thread_rank() as usize;
     let threads = block.num_threads() as usize;
     let b = block.group_index().x as usize;
@@ -179,7 +126,11 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
         let v = unsafe { load(x, first + steps * span + t * ITEMS, end) };
         mine += v.iter().sum::<f32>();
     }
-    let (_, chunk_total) = block_exclusive_scan(&block, &tile, mine);
+    // SAFETY (each block scan): every thread of the block makes the call,
+    // outside any branch, and in the loops below the same trips (the chunk's
+    // bounds are the block's); the launch gives the scratch, which nothing
+    // else uses.
+    let (_, chunk_total) = unsafe { block_exclusive_scan(&block, &tile, mine, Plus, scratch) };
     if t == 0 {
         // SAFETY: one slot per block, written by its thread 0 alone.
         unsafe { block_totals.write(b, chunk_total) };
@@ -193,7 +144,8 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
         before += unsafe { block_totals.read(k) };
         k += threads;
     }
-    let (_, offset) = block_exclusive_scan(&block, &tile, before);
+    // SAFETY: as above.
+    let (_, offset) = unsafe { block_exclusive_scan(&block, &tile, before, Plus, scratch) };
 
     let mut carry = offset;
     let mut base = first;
@@ -204,7 +156,8 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
         for k in 1..ITEMS {
             own[k] += own[k - 1];
         }
-        let (below, step_total) = block_exclusive_scan(&block, &tile, own[ITEMS - 1]);
+        // SAFETY: as above.
+        let (below, step_total) = unsafe { block_exclusive_scan(&block, &tile, own[ITEMS - 1], Plus, scratch) };
         let start = carry + below;
         // SAFETY: y holds n >= end floats from an aligned start (the
         // kernel's contract), i is a multiple of 4, and the blocks' chunks
