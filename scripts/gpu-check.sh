@@ -108,15 +108,21 @@ pack
 # 2^26 each element within its bound) and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
-for program in scan my-app; do
+for program in scan compact histogram my-app; do
   [ -x "$D/$program" ] || fail "$program is not staged (scripts/stage-gpu-run.sh builds it)"
 done
 run "$K" 0 "$D/scan"
 run "$K" nonzero "$D/scan" --n 0
+run "$K" 0 "$D/compact"
+run "$K" nonzero "$D/compact" --n 0
+run "$K" 0 "$D/histogram"
+run "$K" nonzero "$D/histogram" --n 0
 run "$K" 0 "$D/my-app"
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --n 33,4096,1048583
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/compact" --n 33,4096,1048583
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
   done
 fi
 grep -E "^===|rc=|pass|FAIL|error" "$K" | grep -v "^ *[0-9]* .*pass$"
@@ -133,6 +139,17 @@ if [ -n "${SANITIZE:-}" ]; then
     fail "SANITIZE=1, but compute-sanitizer is not on PATH"
   fi
   pack
+fi
+if [ -n "${EXAMPLES_BENCH:-}" ]; then
+  # The toolkit's examples against CUB, paired and alternating (each builds
+  # CUB's side with nvcc): the scan, the compaction, the histogram.
+  for program in scan compact histogram; do
+    "$D/$program" --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/$program-bench.txt" 2>&1; rc=$?
+    echo "$program --bench rc=$rc" >> "$RESULTS/$program-bench.txt"
+    expect "$program --bench" 0 "$rc"
+    tail -12 "$RESULTS/$program-bench.txt"
+    pack
+  done
 fi
 if [ -n "${OVERHEAD:-}" ]; then
   # Host cost per call, the launcher before issue 55 and after, in turn:
