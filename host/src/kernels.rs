@@ -8,7 +8,7 @@
 //! (`cg_kernel::kernels::kernel`). The first call checks every line below
 //! against its `#[kernel]`, so a wrong type is one named error, at once.
 
-use cg_kernel::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx};
+use cg_kernel::kernels::{Cluster, GridSync, KernelDef, NoGridSync, NotLinked, Ptx, constant, kernel, ptx_of};
 use cg_kernel::mem::{In, Out};
 use std::sync::OnceLock;
 
@@ -66,7 +66,7 @@ macro_rules! launched {
 
         impl Kernels {
             fn find() -> Result<Self, NotLinked> {
-                let ptx = ptx()?;
+                let ptx = ptx_of("gpu")?;
                 Ok(Kernels {
                     ptx,
                     coalesced_demo_threads: constant("COALESCED_DEMO_THREADS")? as u32,

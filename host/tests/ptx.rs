@@ -16,7 +16,7 @@ const ARCHS: [&str; 4] = ["sm_70", "sm_75", "sm_80", "sm_90"];
 
 /// The PTX modules the kernels' crate registered.
 fn modules() -> &'static gpu::kernels::Ptx {
-    gpu::kernels::ptx().expect("the gpu crate is linked")
+    gpu::kernels::ptx_of("gpu").expect("the gpu crate is linked")
 }
 
 /// The modules to check entry by entry: the sm_70 and sm_90 ones, and the
@@ -177,7 +177,7 @@ fn the_registry_is_every_entry_of_the_ptx_and_nothing_else() {
     assert!(names.len() >= 38, "{} kernels", names.len());
     // One kernel per name, one PTX module: either twice is a named error.
     assert_eq!(gpu::kernels::duplicate_name(), None);
-    assert!(gpu::kernels::ptx().is_ok());
+    assert!(gpu::kernels::ptx_of("gpu").is_ok());
     // `#[kernel(emulator)]`: registered, with no entry in any module.
     for name in ["mutant_conjugate_gradient_no_sync_before_dot", "mutant_conjugate_gradient_sync_in_a_branch"] {
         let r = registered.iter().find(|r| r.name() == name).unwrap_or_else(|| panic!("{name} is registered"));

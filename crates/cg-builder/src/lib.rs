@@ -397,7 +397,7 @@ fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>) -> Result<String, Erro
         Err(why) => format!("::core::result::Result::Err({why:?})"),
     };
     Ok(format!(
-        "// Written by cg-builder: the PTX modules of this crate, for `cg_kernel::ptx!()`.\nPtx {{\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
+        "// Written by cg-builder: the PTX modules of this crate, for `cg_kernel::ptx!()`.\nPtx {{\n    crate_name: ::core::env!(\"CARGO_CRATE_NAME\"),\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
         include(files::PLAIN)?,
         include(files::TRACED)?,
         include(files::SM90)?,

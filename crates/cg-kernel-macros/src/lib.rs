@@ -440,6 +440,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         quote!(#[cfg(target_arch = "nvptx64")])
     };
     let emulator_only = if options.emulator { quote!(.emulator_only()) } else { quote!() };
+    // The crate this kernel is compiled in, whose PTX module holds it.
+    let emulator_only = quote!(#emulator_only.in_crate(::core::env!("CARGO_CRATE_NAME")));
     let (bounds_def, bounds_global) = match options.launch_bounds {
         Some((max, min)) => {
             let global = format_ident!("__launch_bounds__{}", name);

@@ -76,6 +76,9 @@ pub enum Error {
     /// A traced device asked of a program whose kernel crate built no traced
     /// module (`cg_builder::Builder::traced`).
     NoTracedModule,
+    /// A kernel's PTX is not in the program: its crate said no
+    /// `cg_kernel::ptx!()`, or is not linked (the registry's words).
+    NotLinked(String),
     /// A graph capture that captured no launch.
     EmptyGraph,
     /// The driver is there but reports no device at that index.
@@ -411,6 +414,7 @@ impl fmt::Display for Error {
                 f,
                 "this program's kernels were built without their traced module, which a traced GPU needs: build the kernel crate with `cg_builder::Builder::traced(true)`, or trace on the emulated device (Gpu::emulated_traced)"
             ),
+            Error::NotLinked(why) => write!(f, "{why}"),
             Error::EmptyGraph => write!(f, "the graph capture captured no launch: nothing to replay"),
             Error::NoDriver => {
                 write!(f, "no NVIDIA driver found (libcuda could not be loaded): install the NVIDIA driver, or open the emulated device (Gpu::emulated)")

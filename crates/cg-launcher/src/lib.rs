@@ -59,9 +59,9 @@ pub mod launch;
 pub mod nccl;
 pub mod sizing;
 
-/// The PTX of the kernel crate linked into this program (its
-/// `cg_kernel::ptx!()`). A program that links none, or two, stops here with
-/// that named: a build mistake, not a user's.
-pub(crate) fn ptx() -> &'static cg_kernel::kernels::Ptx {
-    cg_kernel::kernels::ptx().unwrap_or_else(|e| panic!("{e}"))
+/// The PTX of kernel crate `krate` linked into this program (its
+/// `cg_kernel::ptx!()`), or why there is none: a kernel whose crate did not
+/// say `ptx!()`, or was not linked.
+pub(crate) fn ptx_of(krate: &str) -> error::Result<&'static cg_kernel::kernels::Ptx> {
+    cg_kernel::kernels::ptx_of(krate).map_err(|e| error::Error::NotLinked(e.to_string()))
 }

@@ -40,6 +40,8 @@ pub struct KernelDef<P: Params, C> {
     extra_shared: u32,
     /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, or `(0, 0)`.
     launch_bounds: (u32, u32),
+    /// The kernel crate that defines it (`CARGO_CRATE_NAME`), whose PTX holds it.
+    crate_name: &'static str,
     _contract: PhantomData<fn(P, C)>,
 }
 
@@ -65,13 +67,38 @@ impl<P: Params, C> KernelDef<P, C> {
         tile: Option<TileInfo<P>>,
         overread: fn(u32) -> usize,
     ) -> Self {
-        KernelDef { name, params, entry, tile, overread, in_ptx: true, emulator_only: false, extra_shared: 0, launch_bounds: (0, 0), _contract: PhantomData }
+        KernelDef {
+            name,
+            params,
+            entry,
+            tile,
+            overread,
+            in_ptx: true,
+            emulator_only: false,
+            extra_shared: 0,
+            launch_bounds: (0, 0),
+            crate_name: "",
+            _contract: PhantomData,
+        }
     }
 
     /// The same definition without a GPU entry, as `#[kernel(emulator)]` emits it.
     #[doc(hidden)]
     pub const fn emulator_only(self) -> Self {
         KernelDef { in_ptx: false, emulator_only: true, ..self }
+    }
+
+    /// The same definition, of kernel crate `crate_name` (its
+    /// `CARGO_CRATE_NAME`), as `#[kernel]` emits it.
+    #[doc(hidden)]
+    pub const fn in_crate(self, crate_name: &'static str) -> Self {
+        KernelDef { crate_name, ..self }
+    }
+
+    /// The kernel crate that defines it (`CARGO_CRATE_NAME`: `my_kernels` for
+    /// the package `my-kernels`), whose PTX the launcher loads it from.
+    pub const fn crate_name(&self) -> &'static str {
+        self.crate_name
     }
 
     /// The same definition with the launch bounds its PTX entries carry, as

@@ -62,9 +62,14 @@ impl Registered {
     }
 }
 
-/// The PTX modules built from the kernels, and what `ptxas` said of them.
+/// The PTX modules built from one kernel crate, and what `ptxas` said of them.
 #[derive(Clone, Copy, Debug)]
 pub struct Ptx {
+    /// The kernel crate they were built from (its `CARGO_CRATE_NAME`): a
+    /// kernel's definition names the same crate ([`KernelDef::crate_name`]),
+    /// so a program that links several kernel crates loads each kernel from
+    /// its own crate's module.
+    pub crate_name: &'static str,
     /// The module the lesson runs (sm_70 and newer).
     pub plain: &'static str,
     /// The same kernels recording where and when each block ran (`gpu::trace`).
@@ -118,8 +123,11 @@ pub enum NotLinked {
     /// Two `#[kernel]`s of one name are linked (two crates declared it):
     /// the PTX can hold only one entry of that name.
     Duplicate(String),
-    /// Two kernels' crates registered PTX modules: one program links one.
+    /// Two kernels' crates registered PTX modules, and the one asked for
+    /// ([`ptx`]) was "the" module: ask by crate ([`ptx_of`]).
     SecondPtxModule,
+    /// No kernel crate of this name registered PTX.
+    NoPtxOf(String),
 }
 
 impl fmt::Display for NotLinked {
@@ -132,7 +140,12 @@ impl fmt::Display for NotLinked {
             NotLinked::Type { kernel, declared, asked } => write!(f, "kernel `{kernel}` is declared as {declared}, but was asked for as {asked}"),
             NotLinked::Constant(c) => write!(f, "the kernels share no constant named `{c}`"),
             NotLinked::Duplicate(k) => write!(f, "two #[kernel]s named `{k}` are linked into this program: rename one"),
-            NotLinked::SecondPtxModule => write!(f, "two kernels' crates are linked into this program, each with its PTX: link one"),
+            NotLinked::SecondPtxModule => {
+                write!(f, "several kernels' crates are linked into this program, each with its PTX: name the one you mean (cg_kernel::kernels::ptx_of)")
+            }
+            NotLinked::NoPtxOf(c) => {
+                write!(f, "no PTX of a kernel crate named `{c}` is linked into this program: link it (`use {c} as _;`), and give it `cg_kernel::ptx!()`")
+            }
         }
     }
 }
@@ -164,7 +177,20 @@ fn one<T>(mut matches: impl Iterator<Item = T>, name: &str) -> Result<T, NotLink
     }
 }
 
-/// The kernels' PTX modules.
+/// The PTX modules of kernel crate `crate_name` (as `CARGO_CRATE_NAME`
+/// spells it: `my_kernels` for the package `my-kernels`).
+pub fn ptx_of(crate_name: &str) -> Result<&'static Ptx, NotLinked> {
+    let mut of = PTX_MODULES.iter().filter(|p| p.crate_name == crate_name);
+    match (of.next(), of.next()) {
+        (Some(p), None) => Ok(p),
+        (Some(_), Some(_)) => Err(NotLinked::Duplicate(format!("the PTX of {crate_name}"))),
+        (None, _) if PTX_MODULES.is_empty() => Err(NotLinked::NoKernelsCrate),
+        (None, _) => Err(NotLinked::NoPtxOf(crate_name.to_string())),
+    }
+}
+
+/// The kernels' PTX modules, where the program links one kernel crate
+/// ([`ptx_of`] names one of several).
 pub fn ptx() -> Result<&'static Ptx, NotLinked> {
     match &PTX_MODULES[..] {
         [] => Err(NotLinked::NoKernelsCrate),

@@ -25,9 +25,10 @@ const HOLD: &str = "cg_launcher_hold_for";
 pub(crate) struct Cuda {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: OnceLock<Arc<CudaModule>>,
-    /// The sm_90 module (`crate::ptx().sm90`), for the cluster kernels.
-    sm90: OnceLock<Arc<CudaModule>>,
+    /// The program's kernel crates' modules, by crate, loaded on first use.
+    modules: RefCell<std::collections::HashMap<&'static str, Arc<CudaModule>>>,
+    /// The sm_90 module (`crate::ptx_of(krate)?.sm90`), for the cluster kernels.
+    sm90_modules: RefCell<std::collections::HashMap<&'static str, Arc<CudaModule>>>,
     compute_capability: (i32, i32),
     /// The most shared memory a block may opt in to (`sm.max_shared_per_block`).
     max_shared_per_block: u32,
@@ -41,12 +42,11 @@ pub(crate) struct Cuda {
     timeout: Cell<Duration>,
     /// The program's kernels loaded so far, by (in the sm_90 module, name):
     /// the function and its watched entry.
-    functions: RefCell<std::collections::HashMap<FunctionKey, (CudaFunction, Option<CudaFunction>)>>,
+    functions: RefCell<std::collections::HashMap<FunctionKey, (Arc<CudaModule>, CudaFunction, Option<CudaFunction>)>>,
     /// Occupancy answers so far, by kernel, threads per block and dynamic shared bytes.
     occupancies: RefCell<std::collections::HashMap<(FunctionKey, u32, u32), Occupancy>>,
     /// Which entries of the plain and the sm_90 PTX call `grid.sync()`, read once each.
-    plain_index: OnceLock<PtxIndex>,
-    sm90_index: OnceLock<PtxIndex>,
+    indexes: RefCell<std::collections::HashMap<(&'static str, bool), std::rc::Rc<PtxIndex>>>,
     /// The event [`Backend::finish`] records and waits for.
     finished: OnceLock<CudaEvent>,
     /// `hold_for`, loaded on the first timed batch.
@@ -93,10 +93,10 @@ impl Cuda {
     }
 
     pub fn open(ordinal: usize, traced: Option<super::Tracing>) -> Result<(Cuda, DeviceInfo)> {
-        if crate::ptx().plain.is_empty() {
+        if cg_kernel::kernels::PTX_MODULES.iter().all(|p| p.plain.is_empty()) {
             return Err(Error::EmulatorOnlyBuild);
         }
-        if traced.is_some() && crate::ptx().traced.is_empty() {
+        if traced.is_some() && cg_kernel::kernels::PTX_MODULES.iter().all(|p| p.traced.is_empty()) {
             return Err(Error::NoTracedModule);
         }
         let count = Self::device_count()?;
@@ -134,8 +134,8 @@ impl Cuda {
         let cuda = Cuda {
             ctx,
             stream,
-            module: OnceLock::new(),
-            sm90: OnceLock::new(),
+            modules: RefCell::default(),
+            sm90_modules: RefCell::default(),
             compute_capability,
             max_shared_per_block: info.sm.max_shared_per_block,
             last_kernel: Cell::new("(no kernel yet)"),
@@ -143,8 +143,7 @@ impl Cuda {
             timeout: Cell::new(super::DEFAULT_TIMEOUT),
             functions: RefCell::default(),
             occupancies: RefCell::default(),
-            plain_index: OnceLock::new(),
-            sm90_index: OnceLock::new(),
+            indexes: RefCell::default(),
             finished: OnceLock::new(),
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
@@ -167,36 +166,46 @@ impl Cuda {
         Ok((cuda, info))
     }
 
-    /// The embedded PTX module, loaded once.
-    fn module(&self) -> Result<&Arc<CudaModule>> {
-        if let Some(m) = self.module.get() {
-            return Ok(m);
+    /// Kernel crate `krate`'s module (its traced build on a traced device),
+    /// loaded once.
+    fn module(&self, krate: &'static str) -> Result<Arc<CudaModule>> {
+        if let Some(m) = self.modules.borrow().get(krate) {
+            return Ok(m.clone());
         }
-        let ptx = if self.traced.is_some() { crate::ptx().traced } else { crate::ptx().plain };
-        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(Error::driver("cuModuleLoadData"))?;
+        let ptx = crate::ptx_of(krate)?;
+        let text = match self.traced {
+            Some(_) if ptx.traced.is_empty() => return Err(Error::NoTracedModule),
+            Some(_) => ptx.traced,
+            None => ptx.plain,
+        };
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(text)).map_err(Error::driver("cuModuleLoadData"))?;
         #[cfg(feature = "barrier-timeout")]
         {
-            let report = driver::HostMapped::new(16)?;
+            if self.barrier_report.get().is_none() {
+                let _ = self.barrier_report.set(driver::HostMapped::new(16)?);
+            }
+            let report = self.barrier_report.get().expect("made above");
             let mut slot = m.get_global("GRID_BARRIER_REPORT", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
             self.stream.memcpy_htod(&report.device_address().to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
-            let _ = self.barrier_report.set(report);
         }
-        Ok(self.module.get_or_init(|| m))
+        self.modules.borrow_mut().insert(krate, m.clone());
+        Ok(m)
     }
 
-    /// The embedded sm_90 module, loaded once: the only one holding the
-    /// `#[kernel(cluster)]` kernels (not traced: a trace of a cluster launch
-    /// comes from the emulator).
-    fn sm90_module(&self, kernel: &'static str) -> Result<&Arc<CudaModule>> {
-        if let Some(m) = self.sm90.get() {
-            return Ok(m);
+    /// Kernel crate `krate`'s sm_90 module, loaded once: the only one holding
+    /// its `#[kernel(cluster)]` kernels (not traced: a trace of a cluster
+    /// launch comes from the emulator).
+    fn sm90_module(&self, krate: &'static str, kernel: &'static str) -> Result<Arc<CudaModule>> {
+        if let Some(m) = self.sm90_modules.borrow().get(krate) {
+            return Ok(m.clone());
         }
         let (major, minor) = self.compute_capability;
         if major < 9 {
             return Err(Error::ClustersNeedSm90 { kernel, major, minor });
         }
-        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::ptx().sm90)).map_err(Error::driver("cuModuleLoadData"))?;
-        Ok(self.sm90.get_or_init(|| m))
+        let m = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::ptx_of(krate)?.sm90)).map_err(Error::driver("cuModuleLoadData"))?;
+        self.sm90_modules.borrow_mut().insert(krate, m.clone());
+        Ok(m)
     }
 
     fn event(&self) -> Result<CudaEvent> {
@@ -257,22 +266,22 @@ impl Cuda {
 
     /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
     /// launch of `blocks` blocks (`cg_kernel::trace`).
-    fn start_trace(&self, blocks: u32) -> Result<cudarc::driver::CudaSlice<u64>> {
+    fn start_trace(&self, module: &Arc<CudaModule>, blocks: u32) -> Result<cudarc::driver::CudaSlice<u64>> {
         let words = self.stream.alloc_zeros::<u64>(blocks as usize * cg_kernel::trace::WORDS_PER_BLOCK).map_err(Error::driver("cuMemAllocAsync"))?;
         let (address, _) = words.device_ptr(&self.stream);
-        let mut slot = self.module()?.get_global("CG_TRACE", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
+        let mut slot = module.get_global("CG_TRACE", &self.stream).map_err(Error::driver("cuModuleGetGlobal"))?;
         self.stream.memcpy_htod(&address.to_ne_bytes(), &mut slot).map_err(Error::driver("cuMemcpyHtoD"))?;
         Ok(words)
     }
 
     /// Points `CG_TRACE` once at one buffer that every launch of up to
     /// `cg_kernel::trace::MAX_TIMED_BLOCKS` blocks records into, unread.
-    fn unread_trace(&self, blocks: u32) -> Result<()> {
+    fn unread_trace(&self, module: &Arc<CudaModule>, blocks: u32) -> Result<()> {
         if blocks as usize > cg_kernel::trace::MAX_TIMED_BLOCKS {
             return Err(Error::GridTooLarge { kernel: self.last_kernel.get(), blocks: blocks as u64 });
         }
         if self.unread.get().is_none() {
-            let words = self.start_trace(cg_kernel::trace::MAX_TIMED_BLOCKS as u32)?;
+            let words = self.start_trace(module, cg_kernel::trace::MAX_TIMED_BLOCKS as u32)?;
             let _ = self.unread.set(words);
         }
         Ok(())
@@ -376,8 +385,8 @@ impl Drop for Cuda {
     fn drop(&mut self) {
         if self.stuck.get().is_some() {
             std::mem::forget(self.ctx.clone());
-            std::mem::forget(self.module.take());
-            std::mem::forget(self.sm90.take());
+            std::mem::forget(std::mem::take(&mut *self.modules.borrow_mut()));
+            std::mem::forget(std::mem::take(&mut *self.sm90_modules.borrow_mut()));
             std::mem::forget(self.hold_function.take());
             std::mem::forget(std::mem::take(&mut *self.functions.borrow_mut()));
             #[cfg(feature = "barrier-timeout")]
@@ -490,22 +499,22 @@ impl Cuda {
         if !spec.in_ptx {
             return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
         }
-        let key = (spec.cluster, spec.name);
-        if let Some((function, watched)) = self.functions.borrow().get(&key) {
-            return Ok(Box::new(CudaKernel {
-                cuda: self,
-                name: spec.name,
-                function: function.clone(),
-                watched: watched.clone(),
-                cache: Some(key),
-                opted_in: Cell::new(0),
-            }));
+        let key = (spec.krate, spec.cluster, spec.name);
+        if let Some((module, function, watched)) = self.functions.borrow().get(&key) {
+            let (module, function, watched) = (module.clone(), function.clone(), watched.clone());
+            return Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in: Cell::new(0) }));
         }
-        let (ptx, index) = if spec.cluster { (crate::ptx().sm90, &self.sm90_index) } else { (crate::ptx().plain, &self.plain_index) };
-        if !spec.grid_sync && index.get_or_init(|| PtxIndex::new(ptx)).calls_grid_sync(spec.name) {
+        let ptx = crate::ptx_of(spec.krate)?;
+        let index = self
+            .indexes
+            .borrow_mut()
+            .entry((spec.krate, spec.cluster))
+            .or_insert_with(|| std::rc::Rc::new(PtxIndex::new(if spec.cluster { ptx.sm90 } else { ptx.plain })))
+            .clone();
+        if !spec.grid_sync && index.calls_grid_sync(spec.name) {
             return Err(Error::UndeclaredGridSync { kernel: spec.name });
         }
-        let module = if spec.cluster { self.sm90_module(spec.name)? } else { self.module()? };
+        let module = if spec.cluster { self.sm90_module(spec.krate, spec.name)? } else { self.module(spec.krate)? };
         let function = module.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
         // A cooperative kernel of this project's modules has a second entry
         // whose grid.sync() is the watched barrier, launched for large grids.
@@ -513,8 +522,8 @@ impl Cuda {
             true => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
             false => None,
         };
-        self.functions.borrow_mut().insert(key, (function.clone(), watched.clone()));
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched, cache: Some(key), opted_in: Cell::new(0) }))
+        self.functions.borrow_mut().insert(key, (module.clone(), function.clone(), watched.clone()));
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in: Cell::new(0) }))
     }
 }
 
@@ -604,7 +613,7 @@ impl Backend for Cuda {
         self.usable()?;
         let Some(module) = module else { return self.load_ours(spec) };
         let function = module.cuda.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, function, watched: None, cache: None, opted_in: Cell::new(0) }))
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module: module.cuda.clone(), function, watched: None, cache: None, opted_in: Cell::new(0) }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
@@ -868,14 +877,16 @@ const FIRST_HOLD: Duration = Duration::from_millis(2);
 /// The longest hold.
 const MAX_HOLD: Duration = Duration::from_secs(1);
 
-/// A kernel of the program's own modules, as the caches know it: whether it
-/// is in the sm_90 module, and its name.
-type FunctionKey = (bool, &'static str);
+/// A kernel of the program's own modules, as the caches know it: its
+/// kernel crate, whether it is in the sm_90 module, and its name.
+type FunctionKey = (&'static str, bool, &'static str);
 
 /// A kernel loaded from a CUDA module.
 struct CudaKernel<'g> {
     cuda: &'g Cuda,
     name: &'static str,
+    /// The module that holds it (a traced launch points its `CG_TRACE`).
+    module: Arc<CudaModule>,
     function: CudaFunction,
     /// The `name__watched` entry of a cooperative kernel of this project's
     /// modules, launched cooperatively above `WATCHED_ABOVE_BLOCKS` blocks.
@@ -998,9 +1009,9 @@ impl Function for CudaKernel<'_> {
             *p = b as *mut u64 as *mut c_void;
         }
         let words = match self.cuda.traced {
-            Some(super::Tracing::Read) if self.cuda.capturing.get().is_none() => Some(self.cuda.start_trace(shape.blocks)?),
+            Some(super::Tracing::Read) if self.cuda.capturing.get().is_none() => Some(self.cuda.start_trace(&self.module, shape.blocks)?),
             Some(_) => {
-                self.cuda.unread_trace(shape.blocks)?;
+                self.cuda.unread_trace(&self.module, shape.blocks)?;
                 None
             }
             None => None,

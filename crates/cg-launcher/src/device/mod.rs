@@ -158,6 +158,8 @@ pub(crate) type EmulatedEntry = Arc<dyn Fn(&[cg_kernel::emu::Arg]) + Send + Sync
 #[derive(Clone)]
 pub(crate) struct KernelSpec {
     pub name: &'static str,
+    /// The kernel crate whose PTX holds it (`KernelDef::crate_name`).
+    pub krate: &'static str,
     pub params: &'static [&'static str],
     /// Declared `#[kernel(cooperative)]`: it calls `grid.sync()`.
     pub grid_sync: bool,
@@ -176,7 +178,7 @@ impl KernelSpec {
     /// emulated devices' figure): `None` for a tile the PTX does not hold,
     /// or where the build found no ptxas.
     pub fn registers(&self) -> Option<u32> {
-        if self.in_ptx { crate::ptx().registers_sm75(self.name) } else { None }
+        if self.in_ptx { crate::ptx_of(self.krate).ok()?.registers_sm75(self.name) } else { None }
     }
 }
 
@@ -579,7 +581,7 @@ impl Gpu {
     }
 
     /// Opens CUDA device `ordinal` with the traced build of the kernels
-    /// (`crate::ptx().traced`): every launch then records each block's SM and
+    /// (`crate::ptx_of(krate)?.traced`): every launch then records each block's SM and
     /// times, and waits for the launch to read them ([`Gpu::take_traces`]).
     /// For pictures, not timings.
     pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {

@@ -155,6 +155,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
         let entry = def.entry();
         let spec = KernelSpec {
             name: def.name(),
+            krate: def.crate_name(),
             params: def.param_names(),
             grid_sync,
             cluster: def.cluster(),
@@ -469,6 +470,7 @@ impl Gpu {
     pub fn raw_kernel_in<'g>(&'g self, module: &'g Module, name: &'static str) -> Result<RawKernel<'g>> {
         let spec = KernelSpec {
             name,
+            krate: "",
             params: &[],
             grid_sync: true,
             cluster: false,
