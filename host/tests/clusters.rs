@@ -144,7 +144,11 @@ fn the_emulated_t4_has_no_clusters_and_says_how_to_emulate_an_h200() {
     let gpu = Gpu::emulated(Device::T4, Options::default());
     assert!(!gpu.info.clusters);
     let line = host::clusters::unavailable(&gpu).unwrap();
-    assert!(line.contains("compute capability 9.0") && line.contains("`cargo emulate --gpu h200`"), "{line}");
+    // In the runner's spelling: `cargo run --release -p host -- --emulate
+    // --gpu h200` from a test binary, `cargo emulate --gpu h200` from the
+    // emulator's build.
+    let h200 = format!("`{}`", host::invocation::command("--gpu h200", true));
+    assert!(line.contains("compute capability 9.0") && line.contains(&h200) && h200.contains("--gpu h200"), "{line}");
     let e = ClusterSums::load(&gpu, 256).and_then(|s| s.limits(LESSON_CLUSTER)).expect_err("refused");
     assert!(e.to_string().contains("no thread-block clusters"), "{e}");
 }

@@ -359,6 +359,16 @@ pub enum Error {
         /// What to do.
         why: String,
     },
+    /// A communicator asked for with a rank outside its group, or a rank
+    /// that another communicator of the group already holds.
+    BadRank {
+        /// The rank asked for.
+        rank: u32,
+        /// The group's size, as asked for.
+        ranks: u32,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// An NCCL call failed.
     Nccl {
         /// The NCCL call.
@@ -547,6 +557,7 @@ impl fmt::Display for Error {
             }
             Error::Caller(e) => write!(f, "{e}"),
             Error::NoNccl { why } => write!(f, "{why}"),
+            Error::BadRank { rank, ranks, why } => write!(f, "rank {rank} of a group of {ranks}: {why}"),
             Error::Nccl { call, error } => write!(f, "{call} failed: {error}"),
         }
     }

@@ -42,7 +42,7 @@ pub(crate) struct Cuda {
     timeout: Cell<Duration>,
     /// The program's kernels loaded so far, by (in the sm_90 module, name):
     /// the function and its watched entry.
-    functions: RefCell<std::collections::HashMap<FunctionKey, (Arc<CudaModule>, CudaFunction, Option<CudaFunction>)>>,
+    functions: RefCell<std::collections::HashMap<FunctionKey, Loaded>>,
     /// Occupancy answers so far, by kernel, threads per block and dynamic shared bytes.
     occupancies: RefCell<std::collections::HashMap<(FunctionKey, u32, u32), Occupancy>>,
     /// Which entries of the plain and the sm_90 PTX call `grid.sync()`, read once each.
@@ -1084,6 +1084,10 @@ fn body_from(ptx: &str, start: usize) -> Option<&str> {
     }
     None
 }
+
+/// A kernel as loaded: its module (kept alive while the function is), the
+/// function, and its watched entry where the build has one.
+type Loaded = (Arc<CudaModule>, CudaFunction, Option<CudaFunction>);
 
 /// A PTX module's functions, read once: for each entry and `.func`, whether
 /// its body holds the mark `grid.sync()` leaves (`arch::mark_grid_sync`),

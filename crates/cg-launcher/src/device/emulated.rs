@@ -217,9 +217,12 @@ impl Backend for Emulated {
         }
     }
 
-    fn communicator(&self, id: &super::CommId, _rank: u32, _ranks: u32) -> Result<Comm> {
+    fn communicator(&self, id: &super::CommId, rank: u32, ranks: u32) -> Result<Comm> {
         match id {
-            super::CommId::StandIn(s) => Ok(Comm::StandIn(s.clone())),
+            super::CommId::StandIn(s) => {
+                s.join(rank, ranks)?;
+                Ok(Comm::StandIn(s.clone()))
+            }
             #[cfg(feature = "nccl")]
             super::CommId::Nccl(_) => Err(Error::NotOnEmulator("NCCL")),
         }

@@ -47,13 +47,40 @@ impl Meeting {
 pub struct StandIn {
     meet: Meeting,
     slots: Mutex<Vec<Vec<f32>>>,
+    /// Which ranks a communicator holds: a rank joins once.
+    joined: Mutex<Vec<bool>>,
 }
 
 impl StandIn {
     /// A stand-in communicator for `ranks` emulated GPUs; a wait gives up after `timeout`.
     pub fn new(ranks: u32, timeout: Duration) -> StandIn {
         let meet = Meeting { ranks, timeout, state: Mutex::new((vec![false; ranks as usize], 0)), changed: Condvar::new() };
-        StandIn { meet, slots: Mutex::new(vec![Vec::new(); ranks as usize]) }
+        StandIn { meet, slots: Mutex::new(vec![Vec::new(); ranks as usize]), joined: Mutex::new(vec![false; ranks as usize]) }
+    }
+
+    /// Rank `rank` of a group of `ranks` joins, if the stand-in was made
+    /// for that many and no other communicator holds the rank.
+    pub(crate) fn join(&self, rank: u32, ranks: u32) -> Result<()> {
+        if ranks != self.meet.ranks {
+            let why = if self.meet.ranks == 1 { "its id was made for 1 rank" } else { "its id was made for another number of ranks" };
+            return Err(Error::BadRank { rank, ranks, why });
+        }
+        let mut joined = self.joined.lock().unwrap_or_else(|e| e.into_inner());
+        match joined.get_mut(rank as usize) {
+            Some(held) if *held => Err(Error::BadRank { rank, ranks, why: "another communicator holds that rank: each rank joins once" }),
+            Some(held) => {
+                *held = true;
+                Ok(())
+            }
+            None => Err(Error::BadRank { rank, ranks, why: "ranks are 0 to ranks - 1" }),
+        }
+    }
+
+    /// Rank `rank`'s communicator is gone: the rank may join again.
+    fn leave(&self, rank: u32) {
+        if let Some(held) = self.joined.lock().unwrap_or_else(|e| e.into_inner()).get_mut(rank as usize) {
+            *held = false;
+        }
     }
 
     /// Rank `rank`'s floats summed with every other rank's, in rank order.
@@ -62,6 +89,16 @@ impl StandIn {
         self.meet.wait(rank)?;
         let sum = {
             let slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            if slots.iter().any(|s| s.len() != slots[rank as usize].len()) {
+                let lens: Vec<String> = slots.iter().enumerate().map(|(r, s)| format!("rank {r}: {}", s.len())).collect();
+                drop(slots);
+                // Every rank reads the lengths before any puts down its next floats.
+                self.meet.wait(rank)?;
+                return Err(Error::Nccl {
+                    call: "the emulated all-reduce",
+                    error: format!("the ranks summed buffers of different lengths ({}): every rank sums as many floats", lens.join(", ")),
+                });
+            }
             let mut sum = vec![0.0f32; slots[rank as usize].len()];
             for s in slots.iter() {
                 for (a, b) in sum.iter_mut().zip(s) {
@@ -119,6 +156,15 @@ pub(crate) enum Comm {
     StandIn(Arc<StandIn>),
 }
 
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        #[cfg_attr(not(feature = "nccl"), allow(irrefutable_let_patterns))]
+        if let Comm::StandIn(s) = &self.inner {
+            s.leave(self.rank);
+        }
+    }
+}
+
 impl Communicator {
     /// This GPU's rank.
     pub fn rank(&self) -> u32 {
@@ -128,8 +174,14 @@ impl Communicator {
 
 impl Gpu {
     /// Joins rank `rank` of `ranks` (`ncclCommInitRank`; on the emulator the
-    /// stand-in): returns once every rank has joined.
+    /// stand-in): returns once every rank has joined. Refuses, by name, a
+    /// rank outside `0..ranks`, and on the emulator a rank joined twice or a
+    /// `ranks` other than the id's.
     pub fn communicator(&self, id: &CommId, rank: u32, ranks: u32) -> Result<Communicator> {
+        if rank >= ranks {
+            let why = if ranks == 0 { "a group has at least one rank" } else { "ranks are 0 to ranks - 1" };
+            return Err(Error::BadRank { rank, ranks, why });
+        }
         Ok(Communicator { made_by: self.key, inner: self.backend().communicator(id, rank, ranks)?, rank })
     }
 
@@ -167,5 +219,55 @@ mod tests {
             handles.into_iter().map(|h| h.join().unwrap().unwrap()).collect::<Vec<_>>()
         });
         assert!(sums.iter().all(|v| v == &[6.0, 30.0]), "{sums:?}");
+    }
+
+    fn gpu() -> Gpu {
+        Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default())
+    }
+
+    /// Before this check, rank 5 of 2 indexed past the stand-in's slots (a
+    /// panic in the library) and a rank joined twice met itself.
+    #[test]
+    fn a_rank_outside_the_group_or_joined_twice_is_refused_by_name_and_a_dropped_rank_may_join_again() {
+        let gpu = gpu();
+        let id = CommId::new(true, 2, Duration::from_secs(5)).unwrap();
+        let e = gpu.communicator(&id, 5, 2).err().expect("rank 5 of 2");
+        assert!(matches!(e, Error::BadRank { rank: 5, ranks: 2, .. }), "{e}");
+        assert_eq!(e.to_string(), "rank 5 of a group of 2: ranks are 0 to ranks - 1");
+        let e = gpu.communicator(&id, 0, 0).err().expect("no ranks");
+        assert!(e.to_string().contains("at least one rank"), "{e}");
+        let e = gpu.communicator(&id, 1, 3).err().expect("3 ranks on an id for 2");
+        assert!(e.to_string().contains("another number of ranks"), "{e}");
+        let first = gpu.communicator(&id, 1, 2).unwrap();
+        let e = gpu.communicator(&id, 1, 2).err().expect("rank 1 twice");
+        assert!(e.to_string().contains("each rank joins once"), "{e}");
+        drop(first);
+        let again = gpu.communicator(&id, 1, 2).unwrap();
+        assert_eq!(again.rank(), 1);
+    }
+
+    /// Before this check, ranks summing 3 and 2 floats returned a sum
+    /// whose tail silently left out the shorter rank.
+    #[test]
+    fn ranks_summing_different_lengths_each_get_an_error_naming_the_lengths() {
+        let s = StandIn::new(2, Duration::from_secs(10));
+        let results = std::thread::scope(|scope| {
+            let s = &s;
+            let a = scope.spawn(move || s.all_reduce_sum(0, vec![1.0; 3]));
+            let b = scope.spawn(move || s.all_reduce_sum(1, vec![1.0; 2]));
+            [a.join().unwrap(), b.join().unwrap()]
+        });
+        for r in results {
+            let e = r.expect_err("lengths differ");
+            assert!(e.to_string().contains("rank 0: 3, rank 1: 2"), "{e}");
+        }
+        // The group is whole again: the next sum meets and adds.
+        let sums = std::thread::scope(|scope| {
+            let s = &s;
+            let a = scope.spawn(move || s.all_reduce_sum(0, vec![1.0, 2.0]));
+            let b = scope.spawn(move || s.all_reduce_sum(1, vec![3.0, 4.0]));
+            [a.join().unwrap().unwrap(), b.join().unwrap().unwrap()]
+        });
+        assert_eq!(sums, [vec![4.0, 6.0], vec![4.0, 6.0]]);
     }
 }
