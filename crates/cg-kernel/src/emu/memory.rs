@@ -178,10 +178,15 @@ impl Memory {
     }
 
     /// Sets `count` elements of `pattern.len()` bytes from `offset` to
-    /// `pattern`. Panics if they do not fit.
+    /// `pattern`. Panics if they do not fit. An empty pattern sets nothing,
+    /// whatever `count` is.
     pub fn fill(&mut self, offset: usize, pattern: &[u8], count: usize) {
         let bytes = count.checked_mul(pattern.len()).expect("a fill whose bytes can be counted");
         let dst = self.range(offset, bytes);
+        if bytes == 0 {
+            // Not `count` turns of a loop that copies nothing.
+            return;
+        }
         for k in 0..count {
             // SAFETY: in bounds; `&mut self` excludes every other access.
             unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(k * pattern.len()), pattern.len()) };
@@ -222,6 +227,11 @@ mod tests {
         assert_eq!(&got[..4], &[1, 2, 3, 4]);
         assert_eq!(u32::from_ne_bytes(got[8..12].try_into().unwrap()), 0x7fc0_0000);
         assert!(Memory::zeroed(0).is_some_and(|m| m.is_empty()));
+        // An empty pattern, any count: at once, nothing set (it once looped
+        // `count` times).
+        a.fill(0, &[], usize::MAX);
+        a.read(0, &mut out);
+        assert_eq!(&out[8..12], &[1, 2, 3, 4]);
     }
 
     #[test]

@@ -790,21 +790,29 @@ impl Backend for Cuda {
         let streams: Vec<sys::CUstream> = self.branch_streams.borrow()[..branches].iter().map(|s| s.cu_stream()).collect();
         let mut joins = Vec::with_capacity(branches);
         self.hold_frees();
+        let mut panicked = None;
         let made = streams.iter().enumerate().try_for_each(|(b, &stream)| {
             wait(stream, &fork)?;
             self.branch.set(Some(stream));
-            let made = work(b);
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(b)));
             self.branch.set(None);
             let join = event()?;
             // SAFETY: as above.
             unsafe { driver::record_event(join.cu_event(), stream) }.map_err(Error::driver("cuEventRecord"))?;
             joins.push(join);
-            made
+            made.unwrap_or_else(|panic| {
+                // Stop here, join what ran, then go on panicking.
+                panicked = Some(panic);
+                Err(Error::NestedStreams { what: "a branch that panicked" })
+            })
         });
         // Join whatever ran, so that a capture can end; then free what the
         // branches dropped, on the default stream, after the join.
         let joined = joins.iter().try_for_each(|join| wait(origin, join));
         self.release_frees();
+        if let Some(panic) = panicked {
+            std::panic::resume_unwind(panic);
+        }
         made.and(joined)
     }
 

@@ -262,9 +262,9 @@ impl Backend for Emulated {
         if self.in_branch.replace(true) {
             return Err(Error::NestedStreams { what: "a branch of in_parallel" });
         }
-        let made = (0..branches).try_for_each(&mut *work);
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (0..branches).try_for_each(&mut *work)));
         self.in_branch.set(false);
-        made
+        made.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     /// Runs the recorded launches in order, each as when it was captured.

@@ -688,14 +688,19 @@ impl Gpu {
         let fork = self.forks.get();
         self.forks.set(fork + 1);
         self.branch_uses.borrow_mut().clear();
-        let made = self.backend.in_parallel(branches, &mut |index| {
-            self.branch.set(Some(Branch { fork, index }));
-            let made = work(index);
-            self.branch.set(None);
-            made
-        });
+        // A branch that panics still leaves the device out of the branch
+        // (the backends join what ran first), so that a caller who catches
+        // the panic finds the device in order, not in a branch for ever.
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.backend.in_parallel(branches, &mut |index| {
+                self.branch.set(Some(Branch { fork, index }));
+                let made = work(index);
+                self.branch.set(None);
+                made
+            })
+        }));
         self.branch.set(None);
-        made
+        made.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     }
 
     /// Broken on purpose, for the test that shows the concurrent-launch test
@@ -782,6 +787,28 @@ pub fn check_cooperative(name: &str, (major, minor): (i32, i32), cooperative_lau
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before 2026-12-04 a branch that panicked left the device in the
+    /// branch: a caller who caught the panic then had every later
+    /// `in_parallel` refused as nested, and every buffer counted as the
+    /// dead branch's.
+    #[test]
+    fn a_branch_that_panics_leaves_the_device_out_of_every_branch() {
+        let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            gpu.in_parallel(2, &mut |b| {
+                assert!(b == 0, "a bug in branch {b}");
+                Ok(())
+            })
+        }));
+        assert!(caught.is_err(), "the branch's panic goes on to the caller");
+        let x = gpu.upload(&[1.0f32, 2.0]).unwrap();
+        gpu.in_parallel(2, &mut |_| {
+            assert_eq!(gpu.read(&x)?, [1.0, 2.0]);
+            Ok(())
+        })
+        .unwrap();
+    }
 
     #[test]
     fn a_device_index_past_the_count_is_refused_with_the_range() {
