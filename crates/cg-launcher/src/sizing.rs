@@ -58,11 +58,13 @@ const REGISTER_UNIT_PER_WARP: u32 = 256;
 
 /// How many blocks of this shape each resource alone would let an SM hold.
 pub fn blocks_per_sm_by_resource(sm: &SmResources, block: &BlockResources) -> Vec<(Resource, u32)> {
-    let warps = block.threads_per_block.div_ceil(32).max(1);
-    let mut by = vec![(Resource::Threads, sm.max_threads / (warps * 32)), (Resource::Blocks, sm.max_blocks)];
+    // Products in 64 bits: no field's value overflows them.
+    let warps = (block.threads_per_block as u64).div_ceil(32).max(1);
+    let mut by = vec![(Resource::Threads, (sm.max_threads as u64 / (warps * 32)) as u32), (Resource::Blocks, sm.max_blocks)];
     if let (Some(registers), Some(per_thread)) = (sm.registers, block.registers_per_thread) {
-        let per_warp = (per_thread * 32).div_ceil(REGISTER_UNIT_PER_WARP) * REGISTER_UNIT_PER_WARP;
-        by.push((Resource::Registers, if per_warp == 0 { u32::MAX } else { registers / (per_warp * warps) }));
+        let unit = REGISTER_UNIT_PER_WARP as u64;
+        let per_warp = (per_thread as u64 * 32).div_ceil(unit) * unit;
+        by.push((Resource::Registers, (registers as u64).checked_div(per_warp.saturating_mul(warps)).map_or(u32::MAX, |n| n as u32)));
     }
     let shared_per_block = block.shared_bytes.saturating_add(sm.reserved_shared_per_block);
     let by_shared = if block.shared_bytes > sm.max_shared_per_block { 0 } else { sm.shared_bytes.checked_div(shared_per_block).unwrap_or(u32::MAX) };
@@ -107,7 +109,7 @@ impl Limits {
                 out.push_str(" and ");
             }
             let _ = match resource {
-                Resource::Threads => write!(out, "threads per SM ({} / {} = {n})", sm.max_threads, b.threads_per_block.div_ceil(32) * 32),
+                Resource::Threads => write!(out, "threads per SM ({} / {} = {n})", sm.max_threads, (b.threads_per_block as u64).div_ceil(32) * 32),
                 Resource::Blocks => write!(out, "blocks per SM (the hardware's {n})"),
                 Resource::Registers => {
                     write!(out, "registers ({} per thread; {} per SM allow {n})", b.registers_per_thread.unwrap_or(0), sm.registers.unwrap_or(0))
@@ -126,9 +128,15 @@ impl Limits {
     }
 }
 
-/// Blocks an ordinary launch of one thread per element would use.
+/// Blocks an ordinary launch of one thread per element would use; blocks
+/// of no threads never cover an element, so for `threads_per_block = 0`
+/// that is `u64::MAX` (and 0 for `n = 0`).
 pub fn ordinary_blocks(n: usize, threads_per_block: u32) -> u64 {
-    (n as u64).div_ceil(threads_per_block as u64)
+    match (n, threads_per_block) {
+        (0, _) => 0,
+        (_, 0) => u64::MAX,
+        _ => (n as u64).div_ceil(threads_per_block as u64),
+    }
 }
 
 /// The grid for a cooperative sum of `n` elements: `min(ceil(n / threads_per_block),
@@ -211,6 +219,21 @@ mod tests {
     #[test]
     fn an_ordinary_launch_sized_to_the_lesson_input_uses_16387_blocks() {
         assert_eq!(ordinary_blocks(4_194_915, 256), 16_387);
+    }
+
+    /// Each of these panicked before 2026-12-04 (a division by zero or an
+    /// overflowing product): sizing answers every input.
+    #[test]
+    fn absurd_shapes_get_answers_not_panics() {
+        assert_eq!(ordinary_blocks(10, 0), u64::MAX);
+        assert_eq!(ordinary_blocks(0, 0), 0);
+        assert_eq!(cooperative_grid(10, 0, 160), 160);
+        let huge = BlockResources { threads_per_block: u32::MAX, registers_per_thread: Some(u32::MAX), shared_bytes: u32::MAX };
+        let by = blocks_per_sm_by_resource(&H200, &huge);
+        assert!(by.iter().all(|&(r, n)| n == 0 || r == Resource::Blocks), "{by:?}");
+        let l = Limits { blocks_per_sm: u32::MAX, sms: u32::MAX, block: huge, sm: H200 };
+        assert_eq!(l.capacity(), u32::MAX);
+        assert!(l.explain().contains("a limit the estimate does not model"), "{}", l.explain());
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub const FLIP: u32 = 0x8000_0000;
 /// total of all `num_blocks` arrivals to [`FLIP`].
 #[inline(always)]
 pub const fn arrival(is_block_zero: bool, num_blocks: u32) -> u32 {
-    if is_block_zero { FLIP.wrapping_sub(num_blocks - 1) } else { 1 }
+    if is_block_zero { FLIP.wrapping_sub(num_blocks.wrapping_sub(1)) } else { 1 }
 }
 
 /// Whether the barrier a block joined when the word read `arrived_at` has
@@ -48,7 +48,7 @@ pub const fn released(arrived_at: u32, now: u32) -> bool {
 #[inline(always)]
 pub const fn arrivals(now: u32, num_blocks: u32) -> u32 {
     let low = now & !FLIP;
-    if low < (1 << 30) { low } else { low - (FLIP - (num_blocks - 1)) + 1 }
+    if low < (1 << 30) { low } else { low.wrapping_sub(FLIP.wrapping_sub(num_blocks.wrapping_sub(1))).wrapping_add(1) }
 }
 
 /// Cooperative launches of more blocks than this run the kernel's watched
@@ -127,12 +127,18 @@ pub mod watched {
     pub const BYTES: u32 = 2 * COUNTERS * LINE_BYTES;
 
     /// The group, counter and flag of block `block`.
+    ///
+    /// # Panics
+    /// If `counters` is 0 (the protocol has [`COUNTERS`]).
     #[inline(always)]
     pub const fn group(block: u32, counters: u32) -> u32 {
         block % counters
     }
 
     /// Blocks in group `g` of a grid of `n` blocks.
+    ///
+    /// # Panics
+    /// If `counters` is 0 (the protocol has [`COUNTERS`]).
     #[inline(always)]
     pub const fn group_size(g: u32, n: u32, counters: u32) -> u32 {
         n / counters + if g < n % counters { 1 } else { 0 }

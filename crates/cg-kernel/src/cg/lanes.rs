@@ -1,18 +1,21 @@
 //! Lane arithmetic for warp-sized groups: pure functions, shared by the PTX
-//! build and the host's unit tests.
+//! build and the host's unit tests. Their arithmetic wraps, as the GPU's
+//! does: an argument outside the range a function names gives a meaningless
+//! answer, never a panic.
 
-/// The lanes of the `size`-lane tile that holds `lane` (the C++ `build_mask()`).
+/// The lanes of the `size`-lane tile that holds `lane` (the C++
+/// `build_mask()`), for `size` a power of two from 1 to 32.
 #[inline(always)]
 pub const fn tile_mask(lane: u32, size: u32) -> u32 {
-    if size >= 32 { u32::MAX } else { ((1u32 << size) - 1) << (lane & !(size - 1)) }
+    if size >= 32 { u32::MAX } else { (1u32 << size).wrapping_sub(1).wrapping_shl(lane & !size.wrapping_sub(1)) }
 }
 
 /// The `c` operand of `shfl.sync` for a segment of `width` lanes: the segment
 /// mask in bits 8..13 and the clamp in bits 0..5 (`up` clamps at 0, the other
-/// modes at the segment's last lane).
+/// modes at the segment's last lane), for `width` from 1 to 32.
 #[inline(always)]
 pub const fn shfl_c(width: u32, up: bool) -> u32 {
-    let seg = (32 - width) << 8;
+    let seg = 32u32.wrapping_sub(width) << 8;
     if up { seg } else { seg | 0x1f }
 }
 
@@ -36,10 +39,11 @@ pub const fn pack_lanes(mask: u32, lane_bits: u32) -> u32 {
     packed
 }
 
-/// The rank of `lane` among the lanes of `mask`: how many of them are below it.
+/// The rank of `lane` (0 to 31) among the lanes of `mask`: how many of them
+/// are below it.
 #[inline(always)]
 pub const fn rank_in_mask(mask: u32, lane: u32) -> u32 {
-    (mask & ((1u32 << lane) - 1)).count_ones()
+    (mask & 1u32.wrapping_shl(lane).wrapping_sub(1)).count_ones()
 }
 
 /// The linear rank of `index` in a box of `dims` (x fastest), as CUDA numbers
@@ -52,6 +56,23 @@ pub const fn linear_rank(index: [u32; 3], dims: [u32; 3]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Before 2026-12-04 these public functions panicked (in a debug build)
+    /// on arguments outside their ranges; now they wrap, as the GPU does.
+    #[test]
+    fn lane_rank_and_barrier_arithmetic_never_panics() {
+        use crate::cg::{barrier, ranks};
+        let edges = [0, 1, 31, 32, 33, 65_535, 65_536, u32::MAX];
+        for &a in &edges {
+            for &b in &edges {
+                let _ = (tile_mask(a, b), shfl_c(a, b != 0), rank_in_mask(a, b), pack_lanes(a, b));
+                let _ = (barrier::arrival(true, a), barrier::arrivals(b, a), barrier::arrivals(u32::MAX, a));
+                let dims = [a, b, b];
+                let _ = (ranks::block_rank(dims, dims), ranks::block_count(dims), ranks::thread_count(dims, a));
+                let _ = (ranks::thread_rank(dims, dims, a, b), ranks::narrow_thread_rank(dims, dims, a, b), ranks::narrow_thread_count(dims, b));
+            }
+        }
+    }
 
     #[test]
     fn tile_masks_cover_each_tile_of_the_warp() {

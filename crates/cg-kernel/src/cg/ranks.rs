@@ -1,5 +1,6 @@
 //! Rank arithmetic for a grid: pure functions, shared by the PTX build and the
-//! host's unit tests.
+//! host's unit tests. Arguments past CUDA's limits wrap, as on the GPU;
+//! none panics.
 //!
 //! C++ computes a grid's ranks in 64 bits over three dimensions, as
 //! [`linear_rank`](super::lanes::linear_rank) does, and that costs about 30
@@ -28,13 +29,13 @@ pub const MAX_GRID_DIM_YZ: u32 = 65_535;
 /// The rank of block `index` in a grid of `dims` blocks, x fastest.
 #[inline(always)]
 pub const fn block_rank(index: [u32; 3], dims: [u32; 3]) -> u64 {
-    (index[2] * dims[1] + index[1]) as u64 * dims[0] as u64 + index[0] as u64
+    (index[2].wrapping_mul(dims[1]).wrapping_add(index[1]) as u64 * dims[0] as u64).wrapping_add(index[0] as u64)
 }
 
 /// The number of blocks in a grid of `dims`.
 #[inline(always)]
 pub const fn block_count(dims: [u32; 3]) -> u64 {
-    (dims[1] * dims[2]) as u64 * dims[0] as u64
+    dims[1].wrapping_mul(dims[2]) as u64 * dims[0] as u64
 }
 
 /// The rank of thread `rank_in_block` of block `index`, in a grid of `dims`
@@ -42,20 +43,20 @@ pub const fn block_count(dims: [u32; 3]) -> u64 {
 #[inline(always)]
 pub const fn thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u64 {
     let row = dims[0] as u64 * block_threads as u64;
-    (index[2] * dims[1] + index[1]) as u64 * row + (index[0] as u64 * block_threads as u64 + rank_in_block as u64)
+    (index[2].wrapping_mul(dims[1]).wrapping_add(index[1]) as u64).wrapping_mul(row).wrapping_add(index[0] as u64 * block_threads as u64 + rank_in_block as u64)
 }
 
 /// The number of threads in a grid of `dims` blocks of `block_threads`.
 #[inline(always)]
 pub const fn thread_count(dims: [u32; 3], block_threads: u32) -> u64 {
-    (dims[1] * dims[2]) as u64 * (dims[0] as u64 * block_threads as u64)
+    (dims[1].wrapping_mul(dims[2]) as u64).wrapping_mul(dims[0] as u64 * block_threads as u64)
 }
 
 /// [`thread_rank`] for a grid of fewer than 2^32 threads (one that
 /// [`narrow_thread_count`] counts), in 32 bits.
 #[inline(always)]
 pub const fn narrow_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: u32, rank_in_block: u32) -> u32 {
-    ((index[2] * dims[1] + index[1]) * dims[0] + index[0]) * block_threads + rank_in_block
+    index[2].wrapping_mul(dims[1]).wrapping_add(index[1]).wrapping_mul(dims[0]).wrapping_add(index[0]).wrapping_mul(block_threads).wrapping_add(rank_in_block)
 }
 
 /// [`thread_count`] in 32 bits, or `None` for a grid of 2^32 threads or
@@ -63,7 +64,7 @@ pub const fn narrow_thread_rank(index: [u32; 3], dims: [u32; 3], block_threads: 
 #[inline(always)]
 pub const fn narrow_thread_count(dims: [u32; 3], block_threads: u32) -> Option<u32> {
     // Below 2^32 each, so their product fits a u64.
-    let (row, planes) = (dims[0] as u64 * block_threads as u64, (dims[1] * dims[2]) as u64);
+    let (row, planes) = (dims[0] as u64 * block_threads as u64, dims[1].wrapping_mul(dims[2]) as u64);
     if row >= 1 << 32 {
         return None;
     }

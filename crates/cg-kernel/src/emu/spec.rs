@@ -51,7 +51,8 @@ impl ClusterCeilings {
             return 0;
         }
         let Some(&(measured, row)) = self.rows.iter().rev().find(|(m, _)| *m <= b) else { return 0 };
-        row[size as usize - 1] * b / measured
+        // In 64 bits, and a row measured at 0 blocks per SM holds nothing.
+        (row[size as usize - 1] as u64 * b as u64).checked_div(measured as u64).map_or(0, |c| c.min(u32::MAX as u64) as u32)
     }
 }
 
@@ -108,14 +109,15 @@ impl Device {
         if shared_bytes > self.max_shared_per_block {
             return 0;
         }
-        let warps = threads.div_ceil(32).max(1);
-        let by_threads = self.threads_per_sm / (warps * 32);
-        let by_shared = self.shared_bytes_per_sm.checked_div(shared_bytes).unwrap_or(u32::MAX);
-        let by_registers = registers_per_thread.map_or(u32::MAX, |r| {
-            let per_warp = (r * 32).div_ceil(256) * 256;
-            self.registers_per_sm.checked_div(per_warp * warps).unwrap_or(u32::MAX)
+        // In 64 bits: no block size or register count overflows the products.
+        let warps = (threads as u64).div_ceil(32).max(1);
+        let by_threads = self.threads_per_sm as u64 / (warps * 32);
+        let by_shared = (self.shared_bytes_per_sm as u64).checked_div(shared_bytes as u64).unwrap_or(u64::MAX);
+        let by_registers = registers_per_thread.map_or(u64::MAX, |r| {
+            let per_warp = (r as u64 * 32).div_ceil(256) * 256;
+            (self.registers_per_sm as u64).checked_div(per_warp.saturating_mul(warps)).unwrap_or(u64::MAX)
         });
-        by_threads.min(self.blocks_per_sm).min(by_shared).min(by_registers)
+        by_threads.min(self.blocks_per_sm as u64).min(by_shared).min(by_registers) as u32
     }
 
     /// Clusters of `size` blocks resident at once where an SM holds
@@ -130,9 +132,9 @@ impl Device {
         Some(measured.min(by_blocks) as u32)
     }
 
-    /// The most blocks a cooperative launch may use.
+    /// The most blocks a cooperative launch may use (at most `u32::MAX`).
     pub fn cooperative_capacity(&self, threads: u32, shared_bytes: u32) -> u32 {
-        self.blocks_per_sm(threads, shared_bytes) * self.sms
+        self.blocks_per_sm(threads, shared_bytes).saturating_mul(self.sms)
     }
 }
 
@@ -290,4 +292,24 @@ pub struct LaunchStats {
     pub max_resident: u32,
     /// Worker threads.
     pub workers: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each of these panicked before 2026-12-04 (an overflowing product or
+    /// a division by zero): a device or table of any shape gets an answer.
+    #[test]
+    fn absurd_devices_and_tables_get_answers_not_panics() {
+        let wide = Device { sms: u32::MAX, threads_per_sm: u32::MAX, blocks_per_sm: u32::MAX, shared_bytes_per_sm: u32::MAX, ..Device::H200 };
+        assert_eq!(wide.cooperative_capacity(32, 0), u32::MAX);
+        assert_eq!(Device::H200.blocks_per_sm_using(u32::MAX, 0, Some(u32::MAX)), 0);
+        assert_eq!(Device::T4.cooperative_capacity(256, 0), 160);
+        let zero_row = ClusterCeilings { rows: &[(0, [1; 16])], max_blocks_per_sm: 8, sms: 1 };
+        assert_eq!(zero_row.clusters(4, 2), 0);
+        let big = ClusterCeilings { rows: &[(1, [u32::MAX; 16])], max_blocks_per_sm: 8, sms: 1 };
+        assert_eq!(big.clusters(8, 1), u32::MAX);
+        assert_eq!(H200_CLUSTERS.clusters(8, 4), 248);
+    }
 }
