@@ -483,6 +483,7 @@ fn worker(g: &Grid) {
             st.max_running = st.max_running.max(st.running);
             st.running_blocks.insert(run.block.id);
         }
+        slots.running(g.info.launch.kernel, run.block.id);
         let outcome = run.run(&slots);
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
@@ -813,14 +814,22 @@ fn publish(info: &LaunchInfo, st: &mut GridState) {
         }
         // SAFETY: `index` is below the argument's length (checked above), and
         // the caller of `Device::launch` gave `len` live elements there;
-        // every block is parked or done, so nothing reads this memory now,
-        // and only this launch touches an `Out` buffer (the same contract).
+        // every block is parked or done, so none of this launch's threads
+        // reads this memory now. Where the element is aligned, the store is
+        // atomic, as every other access to memory the host shares with
+        // kernels is (a `Shared` that another thread polls, or that another
+        // launch reads with `load_published`); a relaxed store is a plain
+        // store on the host's instructions.
         unsafe {
+            use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
             match elem {
+                8 if p.is_multiple_of(8) => AtomicU64::from_ptr(p as *mut u64).store(bits, Relaxed),
+                4 if p.is_multiple_of(4) => AtomicU32::from_ptr(p as *mut u32).store(bits as u32, Relaxed),
+                2 if p.is_multiple_of(2) => AtomicU16::from_ptr(p as *mut u16).store(bits as u16, Relaxed),
                 8 => (p as *mut u64).write_unaligned(bits),
                 4 => (p as *mut u32).write_unaligned(bits as u32),
                 2 => (p as *mut u16).write_unaligned(bits as u16),
-                _ => (p as *mut u8).write(bits as u8),
+                _ => AtomicU8::from_ptr(p as *mut u8).store(bits as u8, Relaxed),
             }
         }
     }

@@ -59,6 +59,8 @@ mod report;
 mod scheduler;
 // A traced launch laid out in the emulated device's time.
 mod timeline;
+// A GPU thread that overflows its stack, named by a SIGSEGV handler.
+mod overflow;
 // One launch: workers, the grid barrier, global memory between blocks.
 mod launch;
 // What kernels call: the emulated thread's view (`arch/cpu.rs`, `mem` and
@@ -83,7 +85,12 @@ impl Device {
     ///   arguments overlap;
     /// - `launch.entry` called with `launch.args` satisfies the safety
     ///   contract of the kernel it calls (each argument of the kind its
-    ///   parameter takes, and as long as the kernel reads and writes).
+    ///   parameter takes, and as long as the kernel reads and writes);
+    /// - the kernel lends no reference to its own stack to another OS
+    ///   thread (it starts none that outlives a barrier or a fault): each
+    ///   GPU thread runs on a stack slot that the emulator copies out and
+    ///   gives to another block while the thread waits at `grid.sync()`,
+    ///   and a thread whose launch faulted is abandoned where it stopped.
     pub unsafe fn launch(&self, launch: &Launch, options: &Options) -> Result<LaunchStats, Fault> {
         launch::run(self, launch, options)
     }

@@ -34,6 +34,8 @@ pub struct Slots {
     #[cfg_attr(not(test), allow(dead_code, reason = "read by the tests of the guard pages"))]
     guard: usize,
     total: usize,
+    /// The region, as the stack-overflow handler looks it up.
+    registered: super::overflow::Registered,
 }
 
 // SAFETY: the region is plain memory; which thread uses it is the worker's business.
@@ -52,7 +54,8 @@ impl Slots {
         if base == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        let slots = Slots { base: base as *mut u8, stride, count, guard, total };
+        let registered = super::overflow::register(base as usize, stride, count, guard);
+        let slots = Slots { base: base as *mut u8, stride, count, guard, total, registered };
         for s in 0..count {
             // SAFETY: the first page of each slot lies inside the mapping.
             if unsafe { libc::mprotect(slots.base.add(s * stride) as *mut libc::c_void, guard, libc::PROT_NONE) } != 0 {
@@ -60,6 +63,12 @@ impl Slots {
             }
         }
         Ok(slots)
+    }
+
+    /// The worker now runs block `block` of `kernel`: what a stack
+    /// overflow in one of these slots is reported as.
+    pub fn running(&self, kernel: &'static str, block: u32) {
+        self.registered.running(kernel, block);
     }
 
     /// Slot `i` as a coroutine stack.
@@ -80,6 +89,8 @@ impl Slots {
 
 impl Drop for Slots {
     fn drop(&mut self) {
+        // Out of the handler's table before the addresses can be reused.
+        self.registered.release();
         // SAFETY: the mapping made in `new`, unmapped once.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.total) };
     }

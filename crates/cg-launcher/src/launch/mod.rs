@@ -351,7 +351,11 @@ impl<P: Params> Kernel<'_, P> {
     /// `args` satisfy the kernel's own safety contract at this shape (its
     /// buffers are as long as it reads and writes, say): the kernel is an
     /// `unsafe fn`, and launching it is calling it. Wrap it in a safe
-    /// function that checks them ([`ensure_len`]).
+    /// function that checks them ([`ensure_len`]). On the emulator, too, the
+    /// kernel lends no reference to its own locals to another OS thread
+    /// (a `std::thread::scope` in a kernel's host build, say): the emulator
+    /// moves a parked GPU thread's stack out of its memory and abandons a
+    /// faulted one's (see `cg_kernel::emu::Device::launch`).
     pub unsafe fn launch<A: Args<P>>(&self, blocks: u32, threads_per_block: u32, args: A) -> Result<()> {
         let shape = self.loaded.shape(blocks, threads_per_block)?;
         // SAFETY: the caller's contract.
@@ -493,7 +497,9 @@ impl RawKernel<'_> {
     /// # Safety
     /// `args` are the kernel's parameters, and the memory they address
     /// satisfies its contract for `shape`; a kernel that synchronizes its
-    /// grid is launched only cooperatively.
+    /// grid is launched only cooperatively; on the emulator, the kernel
+    /// lends no reference to its locals to another OS thread (as for
+    /// [`Kernel::launch`]).
     pub unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue<'_>]) -> Result<()> {
         let capacity = self.capacity(shape.threads_per_block, shape.shared_bytes)?;
         if cooperative && shape.blocks > capacity {
