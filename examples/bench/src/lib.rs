@@ -3,7 +3,10 @@
 //! time ([`build`]), and rounds that time ours and the baseline's one after
 //! the other, which goes first alternating ([`paired`]), the ratio taken
 //! round by round and summarized by its median and a distribution-free 95%
-//! interval ([`median_interval`]).
+//! interval ([`median_interval`]); and what each example's `main` does the
+//! same way ([`program`]).
+
+pub mod program;
 
 use std::process::Command;
 

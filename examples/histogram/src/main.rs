@@ -5,10 +5,11 @@
 //! worst case for atomics), and, with `--bench` on a GPU, times it against
 //! CUB's `DeviceHistogram::HistogramEven`, built by nvcc at run time.
 
-use cg_launcher::device::{Buffer, EmulatedDevice, Gpu};
+use cg_launcher::device::{Buffer, Gpu};
 use cg_launcher::error::{Error, Result};
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
+use example_bench::program;
 use histogram_kernels::{BINS, HISTOGRAM};
 use std::process::ExitCode;
 
@@ -98,15 +99,7 @@ fn check_size(gpu: &Gpu, n: usize) -> std::result::Result<(), String> {
     if n == 0 {
         return Err("--n 0: a histogram needs at least one byte".into());
     }
-    let bytes = |per: u64| (n as u64).saturating_mul(per);
-    if let Some(free) = cg_launcher::device::host_available().filter(|&free| bytes(3) > free) {
-        return Err(format!("--n {n} needs {} MiB of host memory and {} MiB is free: give a smaller --n", bytes(3) >> 20, free >> 20));
-    }
-    let free = gpu.free_memory().map_err(|e| e.to_string())?;
-    if bytes(2) > free {
-        return Err(format!("--n {n} needs {} MiB of device memory and {} MiB is free: give a smaller --n", bytes(2) >> 20, free >> 20));
-    }
-    Ok(())
+    program::memory_fits(gpu, n, 3, 2)
 }
 
 /// Each size and input counted and checked against the CPU's, a row each; whether all passed.
@@ -241,37 +234,15 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
 }
 
 fn run(args: &Args) -> std::result::Result<bool, String> {
-    let gpu = if args.emulate { Gpu::emulated(EmulatedDevice::T4, Default::default()) } else { Gpu::open(0).map_err(|e| e.to_string())? };
-    let sizes: Vec<usize> = if !args.n.is_empty() {
-        args.n.clone()
-    } else if gpu.info.emulated {
-        LADDER[..LADDER.len() - 3].to_vec()
-    } else {
-        LADDER.to_vec()
-    };
+    let gpu = program::device(args.emulate)?;
+    let sizes = program::sizes(&gpu, &args.n, &LADDER, 3);
     for &n in &sizes {
         check_size(&gpu, n)?;
     }
-    if args.bench && gpu.info.emulated {
-        return Err(Error::NotOnEmulator("--bench").to_string());
-    }
+    program::bench_needs_a_gpu(&gpu, args.bench)?;
     ladder(&gpu, &sizes).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds)?))).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(true) => {
-            println!("all checks passed");
-            ExitCode::SUCCESS
-        }
-        Ok(false) => {
-            eprintln!("error: a check failed (above)");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    program::exit(run(&Args::parse()))
 }

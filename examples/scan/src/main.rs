@@ -8,10 +8,11 @@
 mod check;
 mod cub;
 
-use cg_launcher::device::{Buffer, EmulatedDevice, Gpu};
-use cg_launcher::error::{Error, Result};
+use cg_launcher::device::{Buffer, Gpu};
+use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
+use example_bench::program;
 use scan_kernels::INCLUSIVE_SCAN;
 use std::process::ExitCode;
 
@@ -65,32 +66,16 @@ fn check_size(gpu: &Gpu, n: usize) -> std::result::Result<(), String> {
     if n == 0 {
         return Err("--n 0: a scan needs at least one element".into());
     }
-    let bytes = |per: u64| (n as u64).saturating_mul(per);
-    if let Some(free) = cg_launcher::device::host_available().filter(|&free| bytes(16) > free) {
-        return Err(format!("--n {n} needs {} MiB of host memory and {} MiB is free: give a smaller --n", bytes(16) >> 20, free >> 20));
-    }
-    let free = gpu.free_memory().map_err(|e| e.to_string())?;
-    if bytes(8) > free {
-        return Err(format!("--n {n} needs {} MiB of device memory and {} MiB is free: give a smaller --n", bytes(8) >> 20, free >> 20));
-    }
-    Ok(())
+    program::memory_fits(gpu, n, 16, 8)
 }
 
 fn run(args: &Args) -> std::result::Result<bool, String> {
-    let gpu = if args.emulate { Gpu::emulated(EmulatedDevice::T4, Default::default()) } else { Gpu::open(0).map_err(|e| e.to_string())? };
-    let sizes: Vec<usize> = if !args.n.is_empty() {
-        args.n.clone()
-    } else if gpu.info.emulated {
-        LADDER[..LADDER.len() - 1].to_vec()
-    } else {
-        LADDER.to_vec()
-    };
+    let gpu = program::device(args.emulate)?;
+    let sizes = program::sizes(&gpu, &args.n, &LADDER, 1);
     for &n in &sizes {
         check_size(&gpu, n)?;
     }
-    if args.bench && gpu.info.emulated {
-        return Err(Error::NotOnEmulator("--bench").to_string());
-    }
+    program::bench_needs_a_gpu(&gpu, args.bench)?;
     ladder(&gpu, &sizes)
         .and_then(|all| Ok(all && (!args.bench || cub::bench(&gpu, args.rounds, &mut |x, y, t| scan(&gpu, x, y, t))?)))
         .map_err(|e| e.to_string())
@@ -141,19 +126,5 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(true) => {
-            println!("all checks passed");
-            ExitCode::SUCCESS
-        }
-        Ok(false) => {
-            eprintln!("error: a check failed (above)");
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    program::exit(run(&Args::parse()))
 }
