@@ -49,6 +49,32 @@ fn histogram_matches_the_cpus_count(gpu: &Gpu, n: usize, blocks: u32, threads: u
     Ok(())
 }
 
+/// Two arrays in one block's dynamic shared memory: neither overlaps the
+/// other, and the second is aligned for its `f64`s (`DynamicShared::after`).
+fn two_shared_arrays_hold_apart(gpu: &Gpu) -> Result<()> {
+    let kernel = gpu.kernel(&gpu::kernels::types::TWO_SHARED_ARRAYS)?;
+    for threads in [32u32, 64, 256] {
+        let mut out = gpu.zeros::<f64>(2 * threads as usize)?;
+        // SAFETY: one element per thread of the grid.
+        unsafe { kernel.launch(2, threads, (out.slice_mut(..),))? };
+        let n = threads as usize;
+        let want: Vec<f64> = (0..2 * n).map(|i| (i % n + 1) % n).map(|o| o as f64 * 0.5 + (o % 200) as f64).collect();
+        assert_eq!(gpu.read(&out)?, want, "blocks of {threads}");
+    }
+    Ok(())
+}
+
+#[test]
+fn two_shared_arrays_hold_apart_on_the_emulator() -> Result<()> {
+    two_shared_arrays_hold_apart(&t4())
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn two_shared_arrays_hold_apart_on_a_gpu() -> Result<()> {
+    two_shared_arrays_hold_apart(&gpu())
+}
+
 #[test]
 fn the_byte_histogram_matches_the_cpus_count_on_the_emulator() -> Result<()> {
     let gpu = t4();

@@ -361,6 +361,9 @@ impl<T> Out<T> {
 pub struct DynamicShared<T> {
     #[cfg(target_arch = "nvptx64")]
     base: *mut T,
+    /// Where element 0 is, in elements of `T` from the start of the memory.
+    #[cfg(not(target_arch = "nvptx64"))]
+    first: usize,
     #[cfg(not(target_arch = "nvptx64"))]
     _t: core::marker::PhantomData<*mut T>,
 }
@@ -374,7 +377,7 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        DynamicShared { _t: core::marker::PhantomData }
+        DynamicShared { first: 0, _t: core::marker::PhantomData }
     }
 }
 
@@ -386,11 +389,49 @@ impl<T: Word> DynamicShared<T> {
         self.base
     }
 
+    /// Where its element 0 is, in elements from the memory's start.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    pub(crate) fn first(self) -> usize {
+        self.first
+    }
+
+    /// A second array, of `U`, in the same dynamic shared memory: it starts
+    /// after `count` elements of this one, at the first byte aligned for a
+    /// `U` after them. C++ carves its one `extern __shared__` array the same
+    /// way by hand (`float *b = (float *)&a[count];`, the alignment its
+    /// writer's to get right). The kernel's `shared_memory` function counts
+    /// the bytes of every array; an access past them is what it would be in
+    /// the first array (the emulator names it).
+    ///
+    /// ```ignore
+    /// let counts = dynamic_shared::<u32>();               // blockDim.x counts
+    /// let sums = counts.after::<f64>(threads as usize);   // then blockDim.x sums, 8-byte aligned
+    /// ```
+    #[inline(always)]
+    pub fn after<U: Word>(self, count: usize) -> DynamicShared<U> {
+        // Every Word is aligned to its size, a power of two.
+        let u = core::mem::size_of::<U>();
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // Pointer arithmetic, not an integer's: the compiler then still
+            // sees shared memory, and loads and stores it as `ld.shared`.
+            let end = self.base.wrapping_add(count) as *mut u8;
+            DynamicShared { base: end.wrapping_add((end as usize).wrapping_neg() & (u - 1)) as *mut U }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let end = self.first.saturating_add(count).saturating_mul(core::mem::size_of::<T>());
+            DynamicShared { first: end.div_ceil(u), _t: core::marker::PhantomData }
+        }
+    }
+
     /// `name[i]`.
     ///
     /// # Safety
-    /// `(i + 1) * size_of::<T>()` is at most the launch's dynamic shared-memory
-    /// bytes, and a barrier orders this read after any other thread's write of
+    /// Element `i` ends within the launch's dynamic shared-memory bytes,
+    /// counted from where this array starts (byte 0, or where
+    /// [`after`](Self::after) put it), and a barrier orders this read after any other thread's write of
     /// element `i`. The emulator reports either failing as a fault.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -402,7 +443,7 @@ impl<T: Word> DynamicShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            T::from_bits64(emu::shared_read(i, core::mem::size_of::<T>()))
+            T::from_bits64(emu::shared_read(self.first.saturating_add(i), core::mem::size_of::<T>()))
         }
     }
 
@@ -420,7 +461,7 @@ impl<T: Word> DynamicShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            emu::shared_write(i, core::mem::size_of::<T>(), v.to_bits64());
+            emu::shared_write(self.first.saturating_add(i), core::mem::size_of::<T>(), v.to_bits64());
         }
     }
 }
@@ -868,13 +909,14 @@ impl<T: Atomic> DynamicShared<T> {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     fn atomic_emulated(self, i: usize, _scope: Scope, call: &'static str, op: impl Fn(T, bool) -> T) -> T {
-        T::from_bits64(emu::shared_atomic(i, size_of::<T>(), call, &|old| op(T::from_bits64(old), false).to_bits64()))
+        T::from_bits64(emu::shared_atomic(self.first.saturating_add(i), size_of::<T>(), call, &|old| op(T::from_bits64(old), false).to_bits64()))
     }
 
     atomic_add!("name[i]", "name[i]",
         /// # Safety
-        /// - `(i + 1) * size_of::<T>()` is at most the launch's dynamic
-        ///   shared-memory bytes (the emulator reports an access past them);
+        /// - element `i` ends within the launch's dynamic shared-memory bytes,
+        ///   counted from where this array starts (the emulator reports an
+        ///   access past them);
         /// - no other thread reads or writes element `i` but atomically,
         ///   unless a barrier orders the two (`block.sync()`): the emulator
         ///   names both lines of a plain access racing an atomic;

@@ -46,3 +46,34 @@ per_type!(
     types_u8: u8, types_i8: i8, types_u16: u16, types_i16: i16, types_u32: u32,
     types_i32: i32, types_u64: u64, types_i64: i64, types_f32: f32, types_f64: f64
 );
+
+/// Bytes for [`two_shared_arrays`]: three bytes and one per thread, then
+/// one `f64` per thread from the next multiple of 8.
+pub const fn flags_then_values(threads_per_block: u32, _tile: u32) -> u32 {
+    (threads_per_block + 3).div_ceil(8) * 8 + threads_per_block * 8
+}
+
+/// Two arrays in one block's dynamic shared memory (`after`): a byte flag
+/// per thread from byte 3, then an `f64` per thread, 8-byte aligned; each
+/// thread writes its own two and, after the barrier, `out[i]` is its
+/// neighbour's value plus flag (`(t + 1) % n` in the block).
+///
+/// # Safety
+/// Launched with `flags_then_values` bytes of shared memory; `out` holds
+/// one element per thread of the grid.
+#[kernel(shared_memory = flags_then_values)]
+pub unsafe fn two_shared_arrays<const TILE: u32 = 32>(out: Out<f64>) {
+    let block = this_thread_block();
+    let (t, n) = (block.thread_rank() as usize, block.num_threads() as usize);
+    let flags = dynamic_shared::<u8>();
+    let values = flags.after::<f64>(n + 3);
+    // SAFETY: byte t + 3 and value t lie in the bytes flags_then_values counts.
+    unsafe {
+        flags.write(t + 3, (t % 200) as u8);
+        values.write(t, t as f64 * 0.5);
+    }
+    block.sync();
+    let other = (t + 1) % n;
+    // SAFETY: as above, after the barrier; one element of out per thread.
+    unsafe { out.write(this_grid().thread_rank(), values.read(other) + flags.read(other + 3) as f64) };
+}

@@ -266,9 +266,8 @@ impl<L> ClusterGroup<L> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = shared;
             crate::emu::thread::check_cluster_rank(rank);
-            ClusterShared { rank, _t: PhantomData }
+            ClusterShared { first: shared.first(), rank, _t: PhantomData }
         }
     }
 }
@@ -278,6 +277,9 @@ impl<L> ClusterGroup<L> {
 pub struct ClusterShared<T> {
     #[cfg(target_arch = "nvptx64")]
     base: *const u32,
+    /// The array's element 0, in elements from the memory's start.
+    #[cfg(not(target_arch = "nvptx64"))]
+    first: usize,
     rank: u32,
     _t: PhantomData<*mut T>,
 }
@@ -306,7 +308,7 @@ impl<T: Word> ClusterShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            T::from_bits64(crate::emu::thread::cluster_shared_read(self.rank, i, size_of::<T>()))
+            T::from_bits64(crate::emu::thread::cluster_shared_read(self.rank, self.first.saturating_add(i), size_of::<T>()))
         }
     }
 
@@ -324,7 +326,7 @@ impl<T: Word> ClusterShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            crate::emu::thread::cluster_shared_write(self.rank, i, size_of::<T>(), v.to_bits64())
+            crate::emu::thread::cluster_shared_write(self.rank, self.first.saturating_add(i), size_of::<T>(), v.to_bits64())
         }
     }
 }
