@@ -18,8 +18,8 @@
 //! Options: `cooperative` (the kernel calls `grid.sync()`: only a cooperative launch may run it),
 //! `cluster` (the kernel calls `this_cluster()`: only a cluster launch may run it, and its GPU entry
 //! is built only when the target is sm_90 or newer; its contract is `Cluster<...>`),
-//! `shared_memory = f` (`const fn(threads_per_block: u32, tile: u32) -> u32`, bytes of dynamic shared
-//! memory; needs a `<const TILE: u32 = N>` parameter), `overread = f` (`const fn(threads_per_block: u32)
+//! `shared_memory = f` (bytes of dynamic shared memory per block: `fn(threads_per_block: u32) -> u32`,
+//! or for a kernel with a `<const TILE: u32 = N>` parameter `fn(threads_per_block: u32, tile: u32) -> u32`), `overread = f` (`const fn(threads_per_block: u32)
 //! -> usize`, elements the kernel may read past its input, for a kernel that shows the bounds bug),
 //! `emulator` (no GPU entry: a mistake kept for the emulator to name, which the PTX need not carry;
 //! a GPU refuses to load it by name), `launch_bounds(max_threads, min_blocks)` (C++'s
@@ -377,9 +377,6 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             ));
         }
     }
-    if options.shared_memory.is_some() && tile.is_none() {
-        return Err(Error::new(f.sig.ident.span(), "`shared_memory` is sized per tile: give the kernel a `<const TILE: u32 = N>` parameter"));
-    }
 
     let krate = options.krate();
     let name = &f.sig.ident;
@@ -442,6 +439,11 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let emulator_only = if options.emulator { quote!(.emulator_only()) } else { quote!() };
     // The crate this kernel is compiled in, whose PTX module holds it.
     let emulator_only = quote!(#emulator_only.in_crate(::core::env!("CARGO_CRATE_NAME")));
+    // A kernel without a tile sizes its shared memory from the block alone.
+    let block_shared = match (&options.shared_memory, tile.is_none()) {
+        (Some(f), true) => quote!(.with_shared_memory(#f)),
+        _ => quote!(),
+    };
     let (bounds_def, bounds_global) = match options.launch_bounds {
         Some((max, min)) => {
             let global = format_ident!("__launch_bounds__{}", name);
@@ -551,7 +553,8 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
 
     // Both builds check the sizing functions' signatures (and use their imports).
     let sizing_checks = {
-        let shared = options.shared_memory.iter().map(|p| quote! { const _: fn(u32, u32) -> u32 = #p; });
+        let shared_type = if tile.is_some() { quote!(fn(u32, u32) -> u32) } else { quote!(fn(u32) -> u32) };
+        let shared = options.shared_memory.iter().map(|p| quote! { const _: #shared_type = #p; });
         let over = options.overread.iter().map(|p| quote! { const _: fn(u32) -> usize = #p; });
         quote! { #( #shared )* #( #over )* }
     };
@@ -600,6 +603,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
             }
             #emulator_only
             #bounds_def
+            #block_shared
         };
         #bounds_global
 

@@ -112,9 +112,10 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 ///   that has methods; elsewhere `this_cluster().sync()` is a compile error
 ///   that names this option. Its GPU entry is built only into the sm_90 module.
 /// - `shared_memory = f`: the bytes of dynamic shared memory each block gets,
-///   `const fn f(threads_per_block: u32, tile: u32) -> u32`; the launch and
-///   the occupancy query both use it. Needs a `<const TILE: u32 = N>`
-///   parameter.
+///   `fn f(threads_per_block: u32) -> u32`, or for a kernel with a
+///   `<const TILE: u32 = N>` parameter `fn f(threads_per_block: u32, tile:
+///   u32) -> u32`; the launch and the occupancy query both use it. Several
+///   arrays share it ([`mem::DynamicShared::after`]).
 /// - `emulator`: no GPU entry is built; the kernel runs only on the
 ///   emulator, and a GPU refuses to load it by name. For a mistake kept for
 ///   the emulator to name that would hang or silently mislead on a GPU.

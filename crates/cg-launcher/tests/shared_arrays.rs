@@ -11,7 +11,7 @@ use cg_launcher::device::{EmulatedDevice, Gpu};
 use cg_launcher::error::{Error, Result};
 
 /// Flags, three bytes and then one per thread, then one `f64` per thread.
-pub const fn flags_then_values(threads: u32, _tile: u32) -> u32 {
+pub const fn flags_then_values(threads: u32) -> u32 {
     (threads + 3).div_ceil(8) * 8 + threads * 8
 }
 
@@ -23,7 +23,7 @@ pub const fn flags_then_values(threads: u32, _tile: u32) -> u32 {
 /// Launched with `flags_then_values` bytes of shared memory; `out` holds
 /// one element per thread of the grid.
 #[kernel(emulator, shared_memory = flags_then_values)]
-pub unsafe fn two_arrays<const TILE: u32 = 32>(out: Out<f64>, past: u32) {
+pub unsafe fn two_arrays(out: Out<f64>, past: u32) {
     let block = this_thread_block();
     let (t, n) = (block.thread_rank() as usize, block.num_threads() as usize);
     let flags = dynamic_shared::<u8>();

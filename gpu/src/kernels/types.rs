@@ -49,7 +49,7 @@ per_type!(
 
 /// Bytes for [`two_shared_arrays`]: three bytes and one per thread, then
 /// one `f64` per thread from the next multiple of 8.
-pub const fn flags_then_values(threads_per_block: u32, _tile: u32) -> u32 {
+pub const fn flags_then_values(threads_per_block: u32) -> u32 {
     (threads_per_block + 3).div_ceil(8) * 8 + threads_per_block * 8
 }
 
@@ -62,7 +62,7 @@ pub const fn flags_then_values(threads_per_block: u32, _tile: u32) -> u32 {
 /// Launched with `flags_then_values` bytes of shared memory; `out` holds
 /// one element per thread of the grid.
 #[kernel(shared_memory = flags_then_values)]
-pub unsafe fn two_shared_arrays<const TILE: u32 = 32>(out: Out<f64>) {
+pub unsafe fn two_shared_arrays(out: Out<f64>) {
     let block = this_thread_block();
     let (t, n) = (block.thread_rank() as usize, block.num_threads() as usize);
     let flags = dynamic_shared::<u8>();

@@ -42,6 +42,9 @@ pub struct KernelDef<P: Params, C> {
     launch_bounds: (u32, u32),
     /// The kernel crate that defines it (`CARGO_CRATE_NAME`), whose PTX holds it.
     crate_name: &'static str,
+    /// Dynamic shared memory by block size, for a kernel without a tile
+    /// (one with a tile has it in its `TileInfo`).
+    block_shared: Option<fn(u32) -> u32>,
     _contract: PhantomData<fn(P, C)>,
 }
 
@@ -78,6 +81,7 @@ impl<P: Params, C> KernelDef<P, C> {
             extra_shared: 0,
             launch_bounds: (0, 0),
             crate_name: "",
+            block_shared: None,
             _contract: PhantomData,
         }
     }
@@ -86,6 +90,13 @@ impl<P: Params, C> KernelDef<P, C> {
     #[doc(hidden)]
     pub const fn emulator_only(self) -> Self {
         KernelDef { in_ptx: false, emulator_only: true, ..self }
+    }
+
+    /// The same definition with dynamic shared memory of `bytes(threads_per_block)`,
+    /// as `#[kernel(shared_memory = bytes)]` emits it for a kernel without a tile.
+    #[doc(hidden)]
+    pub const fn with_shared_memory(self, bytes: fn(u32) -> u32) -> Self {
+        KernelDef { block_shared: Some(bytes), ..self }
     }
 
     /// The same definition, of kernel crate `crate_name` (its
@@ -148,7 +159,11 @@ impl<P: Params, C> KernelDef<P, C> {
     /// `u32::MAX`, more than any GPU holds, so that a launcher refuses it as a
     /// block that does not fit rather than launch a size that wrapped.
     pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
-        let own = self.tile.and_then(|t| t.shared_memory.map(|f| f(threads_per_block, t.tile))).unwrap_or(0);
+        let own = match (self.tile, self.block_shared) {
+            (Some(t), _) => t.shared_memory.map_or(0, |f| f(threads_per_block, t.tile)),
+            (None, Some(f)) => f(threads_per_block),
+            (None, None) => 0,
+        };
         own.saturating_add(self.extra_shared)
     }
 

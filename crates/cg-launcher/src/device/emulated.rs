@@ -49,7 +49,7 @@ impl Emulated {
             name: format!(
                 "emulated {} on the CPU ({} of {} threads, {} blocks and {} KiB of shared memory each)",
                 match device {
-                    emu::Device::T4 => "Tesla T4 (the lesson's GPU)",
+                    emu::Device::T4 => "Tesla T4",
                     emu::Device::H200 => "H200 (clusters as measured on one)",
                     _ => "GPU",
                 },
