@@ -31,10 +31,12 @@
 // The floors, lowest first: each module uses only those above it in this
 // list (`crates/cg-kernel/tests/emu_layers.rs` reads this list and holds every file to it).
 //
-// The ground: faults and where they happened, memory, coroutine stacks,
-// what a launch is, the per-worker clock, and the watchdog's rule.
+// The ground: faults and where they happened, memory, the handler that
+// names a coroutine stack's overflow, coroutine stacks, what a launch is,
+// the per-worker clock, and the watchdog's rule.
 pub mod fault;
 mod memory;
+mod overflow;
 mod stack;
 mod spec;
 mod clock;
@@ -59,8 +61,6 @@ mod report;
 mod scheduler;
 // A traced launch laid out in the emulated device's time.
 mod timeline;
-// A GPU thread that overflows its stack, named by a SIGSEGV handler.
-mod overflow;
 // One launch: workers, the grid barrier, global memory between blocks.
 mod launch;
 // What kernels call: the emulated thread's view (`arch/cpu.rs`, `mem` and

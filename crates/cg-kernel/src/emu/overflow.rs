@@ -174,7 +174,7 @@ fn message(r: &Region, thread: usize) -> Line {
         line.push(b"`");
     }
     line.push(b" overflowed its emulated stack (");
-    line.number(super::stack::STACK_BYTES / 1024);
+    line.number((r.stride.load(Ordering::Relaxed) - r.guard.load(Ordering::Relaxed)) / 1024);
     line.push(b" KiB): unbounded or deep recursion? A GPU thread's stack is smaller still (cudaLimitStackSize, 1 KiB by default)\n");
     line
 }
@@ -224,11 +224,12 @@ mod tests {
 
     #[test]
     fn the_message_names_the_kernel_block_and_thread() {
-        let r = register(1 << 20, 1 << 16, 4, 4096);
+        let r = register(1 << 20, (256 << 10) + 4096, 4, 4096);
         r.running("sum_kernel", 7);
-        let (region, thread) = guard_hit((1 << 20) + 2 * (1 << 16) + 100).expect("a guard page");
+        let slot = (256 << 10) + 4096;
+        let (region, thread) = guard_hit((1 << 20) + 2 * slot + 100).expect("a guard page");
         assert_eq!(thread, 2);
-        assert!(guard_hit((1 << 20) + 2 * (1 << 16) + 4096).is_none(), "above the guard page is the stack");
+        assert!(guard_hit((1 << 20) + 2 * slot + 4096).is_none(), "above the guard page is the stack");
         let line = message(region, thread);
         let text = std::str::from_utf8(&line.bytes[..line.len]).unwrap();
         assert!(text.contains("error: thread 2 of block 7 of kernel `sum_kernel` overflowed its emulated stack (256 KiB)"), "{text}");
