@@ -112,6 +112,7 @@ for program in scan compact histogram my-app; do
   [ -x "$D/$program" ] || fail "$program is not staged (scripts/stage-gpu-run.sh builds it)"
 done
 run "$K" 0 "$D/scan"
+run "$K" 0 "$D/scan" --once
 run "$K" nonzero "$D/scan" --n 0
 run "$K" 0 "$D/compact"
 run "$K" nonzero "$D/compact" --n 0
@@ -121,6 +122,7 @@ run "$K" 0 "$D/my-app"
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --n 33,4096,1048583
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --once --n 33,4096,1048583,16777216
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/compact" --n 33,4096,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
   done
@@ -150,6 +152,12 @@ if [ -n "${EXAMPLES_BENCH:-}" ]; then
     tail -12 "$RESULTS/$program-bench.txt"
     pack
   done
+  # The scan that reads its input once, against CUB in the same way.
+  "$D/scan" --once --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/scan-once-bench.txt" 2>&1; rc=$?
+  echo "scan --once --bench rc=$rc" >> "$RESULTS/scan-once-bench.txt"
+  expect "scan --once --bench" 0 "$rc"
+  tail -12 "$RESULTS/scan-once-bench.txt"
+  pack
 fi
 if [ -n "${OVERHEAD:-}" ]; then
   # Host cost per call, the launcher before issue 55 and after, in turn:

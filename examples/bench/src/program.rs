@@ -3,6 +3,7 @@
 //! the exit status.
 
 use cg_launcher::device::{EmulatedDevice, Gpu};
+use cg_launcher::sizing::Limits;
 use std::process::ExitCode;
 
 /// The emulated T4 (`--emulate`), or CUDA device 0.
@@ -34,6 +35,19 @@ pub fn memory_fits(gpu: &Gpu, n: usize, host_per: u64, device_per: u64) -> Resul
         return Err(format!("--n {n} needs {} MiB of device memory and {} MiB is free: give a smaller --n", bytes(device_per) >> 20, free >> 20));
     }
     Ok(())
+}
+
+/// The ladder's first line: `kernel on device: blocks of threads, at most
+/// b block(s)/SM x s SMs = c in one cooperative launch`.
+pub fn header(kernel: &str, gpu: &Gpu, threads: u32, limits: &Limits) -> String {
+    let per_sm = if limits.blocks_per_sm == 1 { "block" } else { "blocks" };
+    format!(
+        "{kernel} on {}: blocks of {threads}, at most {} {per_sm}/SM x {} SMs = {} in one cooperative launch",
+        gpu.info.name,
+        limits.blocks_per_sm,
+        limits.sms,
+        limits.capacity()
+    )
 }
 
 /// Refuses `--bench` on the emulator, whose time is no GPU's.

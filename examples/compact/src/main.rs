@@ -103,13 +103,7 @@ fn buffers(gpu: &Gpu, xs: &[f32]) -> Result<Buffers> {
 /// Each size compacted and checked against the CPU's, a row each; whether all passed.
 fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
     let capacity = gpu.cooperative_kernel(&COMPACT)?.limits(THREADS)?;
-    println!(
-        "compact on {}: blocks of {THREADS}, at most {} blocks/SM x {} SMs = {} in one cooperative launch",
-        gpu.info.name,
-        capacity.blocks_per_sm,
-        capacity.sms,
-        capacity.capacity()
-    );
+    println!("{}", program::header("compact", gpu, THREADS, &capacity));
     println!("input: x[i] in [0, 1) from a hash of i; kept: x[i] > {THRESHOLD}, in order; checked element by element against the CPU's");
     println!("{:>10}  {:>6}  {:>10}  {:>10}  result", "n", "blocks", "kept", "CPU kept");
     let mut all = true;

@@ -105,13 +105,7 @@ fn check_size(gpu: &Gpu, n: usize) -> std::result::Result<(), String> {
 /// Each size and input counted and checked against the CPU's, a row each; whether all passed.
 fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
     let capacity = gpu.cooperative_kernel(&HISTOGRAM)?.limits(THREADS)?;
-    println!(
-        "histogram on {}: blocks of {THREADS}, at most {} blocks/SM x {} SMs = {} in one cooperative launch",
-        gpu.info.name,
-        capacity.blocks_per_sm,
-        capacity.sms,
-        capacity.capacity()
-    );
+    println!("{}", program::header("histogram", gpu, THREADS, &capacity));
     println!("inputs: uniform bytes (a hash of the index) and constant ones (every byte 7); each bin checked against the CPU's count");
     println!("{:>10}  {:>9}  {:>6}  {:>10}  result", "n", "input", "blocks", "bin 7");
     let mut all = true;

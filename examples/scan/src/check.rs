@@ -76,7 +76,24 @@ pub fn additions(n: usize, blocks: usize, threads: usize) -> usize {
 /// within gamma_h (|x[0]| + ... + |x[i]|), gamma_h = h u / (1 - h u), u = 2^-24,
 /// h = [`additions`], the classic bound for a sum of that depth.
 pub fn against_reference(xs: &[f32], ys: &[f32], blocks: usize, threads: usize) -> Checked {
-    let h = additions(xs.len(), blocks, threads) as f64;
+    within(xs, ys, additions(xs.len(), blocks, threads))
+}
+
+/// Float additions on the longest path to any output of
+/// `scan_kernels::inclusive_scan_once`: one round's, as [`additions`]
+/// counts them for the round's length, then for each earlier round its
+/// total (the totals' sum, a block scan of it) added into the carry.
+pub fn additions_once(n: usize, blocks: usize, threads: usize) -> usize {
+    let round = scan_kernels::round_len(blocks.max(1), threads);
+    let rounds = n.div_ceil(round);
+    let log = |x: usize| (usize::BITS - x.max(1).leading_zeros()) as usize;
+    additions(n.min(round), blocks, threads) + rounds.saturating_sub(1) * (blocks.div_ceil(threads) + 2 * log(threads) + 3)
+}
+
+/// `ys` against the double-precision scan of `xs`, each element within the
+/// bound of a sum `h` additions deep (see [`against_reference`]).
+pub fn within(xs: &[f32], ys: &[f32], h: usize) -> Checked {
+    let h = h as f64;
     let u = 2f64.powi(-24);
     let gamma = h * u / (1.0 - h * u);
     let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
@@ -177,5 +194,10 @@ mod tests {
     fn the_depth_grows_with_the_steps_a_block_takes() {
         assert!(additions(1 << 26, 1056, 256) > additions(1 << 20, 1056, 256));
         assert!(additions(1, 1, 256) >= 4);
+        // One round reads as the kernel that reads twice; each later round
+        // adds its total's depth.
+        let round = scan_kernels::round_len(40, 256);
+        assert_eq!(additions_once(round, 40, 256), additions(round, 40, 256));
+        assert!(additions_once(3 * round, 40, 256) > additions_once(round, 40, 256));
     }
 }

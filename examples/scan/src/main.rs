@@ -13,7 +13,7 @@ use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
 use example_bench::program;
-use scan_kernels::INCLUSIVE_SCAN;
+use scan_kernels::{INCLUSIVE_SCAN, INCLUSIVE_SCAN_ONCE};
 use std::process::ExitCode;
 
 // Links the kernels' crate, whose PTX and kernels the launcher finds by name.
@@ -34,6 +34,11 @@ struct Args {
     /// Sizes to check instead of the ladder.
     #[arg(long, value_delimiter = ',')]
     n: Vec<usize>,
+    /// Scan with the kernel that keeps each block's part in shared memory
+    /// across the grid barrier and reads the input once
+    /// (`inclusive_scan_once`), not the one that reads it twice.
+    #[arg(long)]
+    once: bool,
     /// Also time it against CUB's DeviceScan::InclusiveSum (a GPU and nvcc needed).
     #[arg(long)]
     bench: bool,
@@ -46,16 +51,19 @@ struct Args {
 /// the kernel's contract, sizes the grid from the kernel's own occupancy
 /// (every block must be resident at once for its `grid.sync()`), and makes
 /// the one `unsafe` launch. Returns the blocks it launched.
-fn scan(gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32>) -> Result<u32> {
-    let kernel = gpu.cooperative_kernel(&INCLUSIVE_SCAN)?;
+fn scan(gpu: &Gpu, once: bool, x: &Buffer<f32>, y: &mut Buffer<f32>, totals: &mut Buffer<f32>) -> Result<u32> {
+    let def = if once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN };
+    let kernel = gpu.cooperative_kernel(def)?;
     let n = x.len();
     let span = THREADS as usize * scan_kernels::ITEMS;
     let blocks = kernel.limits(THREADS)?.capacity().min(n.div_ceil(span).max(1) as u32);
     let launch = kernel.configure(blocks, THREADS)?;
-    ensure_len(INCLUSIVE_SCAN.name(), "y", n, y.len())?;
-    ensure_len(INCLUSIVE_SCAN.name(), "block_totals", blocks as usize, totals.len())?;
+    ensure_len(def.name(), "y", n, y.len())?;
+    ensure_len(def.name(), "block_totals", blocks as usize * if once { 2 } else { 1 }, totals.len())?;
     // SAFETY: x and y hold n floats (checked above) and are whole buffers,
-    // whose starts are 256-byte aligned; block_totals holds one float per block.
+    // whose starts are 256-byte aligned; block_totals holds one float per
+    // block (two for the kernel that reads once), and the launch gives the
+    // kernel's own shared memory.
     unsafe { launch.launch((&x.slice(..), y.slice_mut(..), totals.slice_mut(..), n))? };
     Ok(blocks)
 }
@@ -76,21 +84,17 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         check_size(&gpu, n)?;
     }
     program::bench_needs_a_gpu(&gpu, args.bench)?;
-    ladder(&gpu, &sizes)
-        .and_then(|all| Ok(all && (!args.bench || cub::bench(&gpu, args.rounds, &mut |x, y, t| scan(&gpu, x, y, t))?)))
+    let once = args.once;
+    ladder(&gpu, &sizes, once)
+        .and_then(|all| Ok(all && (!args.bench || cub::bench(&gpu, args.rounds, once, &mut |x, y, t| scan(&gpu, once, x, y, t))?)))
         .map_err(|e| e.to_string())
 }
 
 /// Each size scanned and checked, a row each; whether all passed.
-fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
-    let capacity = gpu.cooperative_kernel(&INCLUSIVE_SCAN)?.limits(THREADS)?;
-    println!(
-        "inclusive_scan on {}: blocks of {THREADS}, at most {} blocks/SM x {} SMs = {} in one cooperative launch",
-        gpu.info.name,
-        capacity.blocks_per_sm,
-        capacity.sms,
-        capacity.capacity()
-    );
+fn ladder(gpu: &Gpu, sizes: &[usize], once: bool) -> Result<bool> {
+    let def = if once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN };
+    let capacity = gpu.cooperative_kernel(def)?.limits(THREADS)?;
+    println!("{}", program::header(def.name(), gpu, THREADS, &capacity));
     println!("input: {}; reference: double-precision scan; bound per element: gamma_h * (|x[0]| + ... + |x[i]|)", check::FILL_RULE);
     println!("and the exact check: {}, whose scan is exact in f32, so one element dropped or added twice fails it", check::SIGNS_RULE);
     println!("{:>10}  {:>6}  {:>16}  {:>16}  {:>9}  {:>9}  {:>11}  result", "n", "blocks", "y[n-1]", "reference", "max err", "its bound", "exact");
@@ -99,13 +103,14 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
         let xs = check::fill(n);
         let mut x = gpu.upload(&xs)?;
         let mut y = gpu.zeros::<f32>(n)?;
-        let mut totals = gpu.zeros::<f32>(capacity.capacity() as usize)?;
-        let blocks = scan(gpu, &x, &mut y, &mut totals)?;
+        let mut totals = gpu.zeros::<f32>(2 * capacity.capacity() as usize)?;
+        let blocks = scan(gpu, once, &x, &mut y, &mut totals)?;
         let ys = gpu.read(&y)?;
-        let c = check::against_reference(&xs, &ys, blocks as usize, THREADS as usize);
+        let depth = if once { check::additions_once } else { check::additions };
+        let c = check::within(&xs, &ys, depth(n, blocks as usize, THREADS as usize));
         let signs = check::signs(n);
         gpu.write(&mut x, 0, &signs)?;
-        scan(gpu, &x, &mut y, &mut totals)?;
+        scan(gpu, once, &x, &mut y, &mut totals)?;
         let inexact = check::first_inexact(&signs, &gpu.read(&y)?);
         all &= c.pass && inexact.is_none();
         let verdict = match (c.pass, inexact) {

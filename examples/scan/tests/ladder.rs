@@ -21,6 +21,20 @@ fn the_ladder_is_scanned_within_its_bound_on_the_emulator() {
     assert!(stdout.contains("all checks passed"), "{stdout}");
 }
 
+/// The kernel that reads its input once: on the emulated T4 it holds 40
+/// blocks of 12,288 floats on chip (491,520 in all), so 491,521 floats
+/// take two rounds and 2^20 + 7 three.
+#[test]
+fn the_scan_that_reads_once_passes_the_ladder_in_one_round_and_in_three() {
+    let (ok, stdout, stderr) = scan(&["--emulate", "--once", "--n", "1,33,4096,491521,1048583"]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.starts_with("inclusive_scan_once on") && stdout.contains("at most 1 block/SM x 40 SMs = 40"), "{stdout}");
+    for n in ["1", "33", "4096", "491521", "1048583"] {
+        let row = stdout.lines().find(|l| l.split_whitespace().next() == Some(n)).unwrap_or_else(|| panic!("no row for {n}: {stdout}"));
+        assert!(row.ends_with("pass") && row.contains("equal"), "{row}");
+    }
+}
+
 #[test]
 fn bad_requests_are_one_line_and_a_failure() {
     let (ok, _, stderr) = scan(&["--emulate", "--n", "0"]);

@@ -20,7 +20,9 @@
 //! It reads the input twice and writes the output once: about 1.5 times the
 //! bytes of a single-pass scan (CUB's `DeviceScan::InclusiveSum`, which
 //! passes each tile's prefix from block to block instead of waiting at a
-//! grid barrier).
+//! grid barrier). [`inclusive_scan_once`] reads it once: each block keeps
+//! what step 1 read in shared memory across the barrier, and step 4 scans
+//! it from there, in rounds where the input is longer than the grid holds.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
@@ -165,5 +167,130 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
         unsafe { store(y, i, end, own.map(|s| start + s)) };
         carry += step_total;
         base += span;
+    }
+}
+
+/// Steps of its chunk each block keeps in shared memory in
+/// [`inclusive_scan_once`]: 48 floats a thread, 48 KiB for a block of 256,
+/// which leaves the 4 blocks per SM the registers allow on an H200 (228 KiB
+/// of shared memory per SM).
+pub const STEPS_ON_CHIP: usize = 6;
+
+/// Dynamic shared memory of [`inclusive_scan_once`]: the block scans'
+/// scratch, then [`STEPS_ON_CHIP`] steps of the block's chunk.
+pub const fn on_chip_bytes(threads_per_block: u32, tile: u32) -> u32 {
+    block_scratch_bytes::<f32>(threads_per_block, tile).saturating_add(threads_per_block.saturating_mul((ITEMS * STEPS_ON_CHIP * 4) as u32))
+}
+
+/// The floats one round of [`inclusive_scan_once`] takes on a grid of
+/// `blocks` blocks of `threads`: every block's [`STEPS_ON_CHIP`] steps.
+pub const fn round_len(blocks: usize, threads: usize) -> usize {
+    blocks * threads * ITEMS * STEPS_ON_CHIP
+}
+
+/// The same scan reading its input once: each block keeps what it read in
+/// shared memory across the `grid.sync()`, and scans it from there. Input
+/// longer than the grid holds on chip ([`round_len`]) is taken in rounds,
+/// each a whole grid-wide scan of its part, read once, its total carried
+/// into the next; two rounds never share a slot of `block_totals`.
+///
+/// # Safety
+/// As [`inclusive_scan`], except that `block_totals` holds two floats per
+/// block of the grid; launched with [`on_chip_bytes`] of shared memory.
+#[kernel(cooperative, shared_memory = on_chip_bytes)]
+pub unsafe fn inclusive_scan_once<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, block_totals: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let t = block.thread_rank() as usize;
+    let threads = block.num_threads() as usize;
+    let b = block.group_index().x as usize;
+    let blocks = grid.num_blocks();
+    let span = threads * ITEMS;
+    // The block scans' scratch first, then the kept steps: element k of
+    // step s of thread t at (s * ITEMS + k) * threads + t, so that a warp's
+    // 32 accesses fall in 32 banks.
+    let scratch = dynamic_shared::<f32>();
+    let kept = scratch.after::<f32>(block_scratch_bytes::<f32>(threads as u32, TILE) as usize / 4);
+    let at = |s: usize, k: usize| (s * ITEMS + k) * threads + t;
+
+    // SAFETY (each block scan): every thread of the block makes the call,
+    // outside any branch, and in the loops below the same trips (the
+    // rounds are the grid's, the steps the block's); the launch gives the
+    // scratch, which nothing else uses. (Each kept access): element at(s, k)
+    // is this thread's alone, below STEPS_ON_CHIP * ITEMS * threads, inside
+    // on_chip_bytes.
+    let mut earlier = 0.0f32;
+    let (mut start, mut round) = (0usize, 0usize);
+    while start < n {
+        let len = (n - start).min(round_len(blocks, threads));
+        let (first, end) = chunk(b, blocks, span, len);
+        let (first, end) = (start + first, start + end);
+        let steps = (end - first).div_ceil(span);
+
+        let mut mine = 0.0f32;
+        let mut s = 0;
+        while s < steps {
+            // SAFETY: x holds n >= end floats from an aligned start (the
+            // kernel's contract); first, span and t * ITEMS are multiples of 4.
+            let v = unsafe { load(x, first + s * span + t * ITEMS, end) };
+            for (k, &v) in v.iter().enumerate() {
+                // SAFETY: see above.
+                unsafe { kept.write(at(s, k), v) };
+            }
+            mine += v.iter().sum::<f32>();
+            s += 1;
+        }
+        // SAFETY: as above.
+        let (_, chunk_total) = unsafe { block_exclusive_scan(&block, &tile, mine, Plus, scratch) };
+        // Rounds alternate halves: a block writes round r + 2's totals only
+        // after the grid.sync() of round r + 1, which every block reaches
+        // after reading round r's.
+        let half = (round % 2) * blocks;
+        if t == 0 {
+            // SAFETY: two slots per block (the contract), this one written by its thread 0 alone.
+            unsafe { block_totals.write(half + b, chunk_total) };
+        }
+        grid.sync();
+
+        let (mut before, mut all) = (0.0f32, 0.0f32);
+        let mut k = t;
+        while k < blocks {
+            // SAFETY: written before grid.sync().
+            let total = unsafe { block_totals.read(half + k) };
+            if k < b {
+                before += total;
+            }
+            all += total;
+            k += threads;
+        }
+        // SAFETY: as above.
+        let (_, offset) = unsafe { block_exclusive_scan(&block, &tile, before, Plus, scratch) };
+        // Every block adds the same totals in the same order: one round total.
+        // SAFETY: as above.
+        let (_, round_total) = unsafe { block_exclusive_scan(&block, &tile, all, Plus, scratch) };
+
+        let mut carry = earlier + offset;
+        s = 0;
+        while s < steps {
+            let mut own = [0.0f32; ITEMS];
+            for (k, own) in own.iter_mut().enumerate() {
+                // SAFETY: see above; written by this thread in this round.
+                *own = unsafe { kept.read(at(s, k)) };
+            }
+            for k in 1..ITEMS {
+                own[k] += own[k - 1];
+            }
+            // SAFETY: as above.
+            let (below, step_total) = unsafe { block_exclusive_scan(&block, &tile, own[ITEMS - 1], Plus, scratch) };
+            let begin = carry + below;
+            // SAFETY: as in inclusive_scan.
+            unsafe { store(y, first + s * span + t * ITEMS, end, own.map(|v| begin + v)) };
+            carry += step_total;
+            s += 1;
+        }
+        earlier += round_total;
+        start += len;
+        round += 1;
     }
 }
