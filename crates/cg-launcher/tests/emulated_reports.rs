@@ -115,3 +115,15 @@ fn a_read_of_another_blocks_count_with_no_grid_sync_is_named_before_the_write_ra
     // cause is block 1 reading counts[0] before a grid barrier.
     assert!(err.contains("data race on counts[0]: block 0 wrote it at") && err.contains("read it at") && err.contains("with no grid.sync() between"), "{err}");
 }
+
+/// Before 2026-12-04 an emulated device of 0 SMs took every launch and
+/// waited the whole timeout (60 s) for an SM to run a block on.
+#[test]
+fn a_device_of_no_sms_refuses_a_launch_at_once() {
+    let gpu = Gpu::emulated(EmulatedDevice { sms: 0, ..EmulatedDevice::T4 }, Default::default());
+    let (xs, mut partials) = (gpu.zeros::<f32>(64).unwrap(), gpu.zeros::<f32>(2).unwrap());
+    let start = std::time::Instant::now();
+    let e = run(&gpu, &xs, &mut partials, 64).expect_err("no SM to run on");
+    assert!(e.to_string().contains("a device of 0 SMs runs no block"), "{e}");
+    assert!(start.elapsed().as_secs() < 10, "refused at once, not after the timeout");
+}

@@ -160,6 +160,11 @@ pub mod watched {
     /// The watched barrier's memory, as the emulator and the model in this
     /// module's tests keep it: each step below is one of the protocol's
     /// memory operations, with the GPU's own arithmetic.
+    ///
+    /// # Panics
+    /// Each step but [`arrivals`](Memory::arrivals) panics on memory of 0
+    /// counters (as [`group`] does), and a step given a counter `f` past the
+    /// memory's panics as an index out of bounds.
     #[cfg(not(target_arch = "nvptx64"))]
     #[derive(Clone, Debug, PartialEq, Eq, Hash)]
     pub struct Memory {

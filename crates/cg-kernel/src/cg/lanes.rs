@@ -50,7 +50,7 @@ pub const fn rank_in_mask(mask: u32, lane: u32) -> u32 {
 /// threads in a block and blocks in a grid.
 #[inline(always)]
 pub const fn linear_rank(index: [u32; 3], dims: [u32; 3]) -> u64 {
-    (index[2] as u64 * dims[1] as u64 + index[1] as u64) * dims[0] as u64 + index[0] as u64
+    (index[2] as u64 * dims[1] as u64 + index[1] as u64).wrapping_mul(dims[0] as u64).wrapping_add(index[0] as u64)
 }
 
 #[cfg(test)]
@@ -65,7 +65,7 @@ mod tests {
         let edges = [0, 1, 31, 32, 33, 65_535, 65_536, u32::MAX];
         for &a in &edges {
             for &b in &edges {
-                let _ = (tile_mask(a, b), shfl_c(a, b != 0), rank_in_mask(a, b), pack_lanes(a, b));
+                let _ = (tile_mask(a, b), shfl_c(a, b != 0), rank_in_mask(a, b), pack_lanes(a, b), linear_rank([a, b, a], [b, a, b]));
                 let _ = (barrier::arrival(true, a), barrier::arrivals(b, a), barrier::arrivals(u32::MAX, a));
                 let dims = [a, b, b];
                 let _ = (ranks::block_rank(dims, dims), ranks::block_count(dims), ranks::thread_count(dims, a));

@@ -140,6 +140,10 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
     if grid == 0 {
         return Err(Fault::InvalidValue("a grid of 0 blocks".into()));
     }
+    if device.sms == 0 {
+        // Not a wait for an SM that never comes.
+        return Err(Fault::InvalidValue("a device of 0 SMs runs no block".into()));
+    }
     if threads == 0 || threads > device.max_threads_per_block {
         return Err(Fault::InvalidValue(format!("{threads} threads per block; this device runs 1 to {}", device.max_threads_per_block)));
     }
@@ -158,7 +162,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
                 launch.kernel
             )));
         }
-        None => per_sm * device.sms,
+        None => per_sm.saturating_mul(device.sms),
     };
     if launch.cooperative && grid > fit {
         return Err(Fault::CooperativeLaunchTooLarge { requested: grid, max: fit });

@@ -751,14 +751,16 @@ impl Backend for Cuda {
         side.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL).map_err(Error::driver("cuStreamBeginCapture"))?;
         self.capturing.set(Some(side.cu_stream()));
         self.hold_frees();
-        let made = work();
+        // A panic in `work` still ends the capture and releases the held
+        // frees (below) before it goes on.
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut *work));
         self.capturing.set(None);
         let barriers = self.capture_barriers.borrow_mut().take().expect("the capture's barrier memory");
         // End the capture whatever `work` did, so the stream leaves capture mode.
         // SAFETY: `side` is this context's, in capture since above.
         let ended = unsafe { driver::GraphExec::end_capture(side.cu_stream()) };
         self.release_frees();
-        made?;
+        made.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         let exec = ended?.ok_or(Error::EmptyGraph)?;
         side.synchronize().map_err(Error::driver("cuStreamSynchronize"))?;
         Ok(Captured::Cuda(CudaGraph { exec, _barriers: barriers.memory }))

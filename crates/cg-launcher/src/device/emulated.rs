@@ -246,9 +246,11 @@ impl Backend for Emulated {
             return Err(Error::NestedStreams { what: "a graph capture" });
         }
         *self.recording.borrow_mut() = Some(Vec::new());
-        let made = work();
+        // A panic in `work` still ends the recording before it goes on:
+        // launches made after it run, as they would after any capture.
+        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut *work));
         let launches = self.recording.borrow_mut().take().unwrap_or_default();
-        made?;
+        made.unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         if launches.is_empty() {
             return Err(Error::EmptyGraph);
         }

@@ -42,6 +42,11 @@ impl Meeting {
     }
 }
 
+/// The most ranks the emulator's stand-in takes: each rank is an emulated
+/// GPU driven by a host thread of the caller's, so more would be a mistake
+/// (a rank count read from the wrong place, say) and not a test.
+pub const MAX_STAND_IN_RANKS: u32 = 1024;
+
 /// The emulator's stand-in for NCCL's all-reduce, on the host: each rank
 /// puts its floats down, all meet, each adds every rank's in rank order.
 pub struct StandIn {
@@ -52,8 +57,9 @@ pub struct StandIn {
 }
 
 impl StandIn {
-    /// A stand-in communicator for `ranks` emulated GPUs; a wait gives up after `timeout`.
-    pub fn new(ranks: u32, timeout: Duration) -> StandIn {
+    /// A stand-in communicator for `ranks` emulated GPUs (at most
+    /// [`MAX_STAND_IN_RANKS`]); a wait gives up after `timeout`.
+    pub(crate) fn new(ranks: u32, timeout: Duration) -> StandIn {
         let meet = Meeting { ranks, timeout, state: Mutex::new((vec![false; ranks as usize], 0)), changed: Condvar::new() };
         StandIn { meet, slots: Mutex::new(vec![Vec::new(); ranks as usize]), joined: Mutex::new(vec![false; ranks as usize]) }
     }
@@ -130,6 +136,10 @@ impl CommId {
     /// other ranks' joining), or on the emulator a stand-in for this process.
     pub fn new(emulated: bool, ranks: u32, timeout: Duration) -> Result<CommId> {
         if emulated {
+            if ranks == 0 || ranks > MAX_STAND_IN_RANKS {
+                let why = "the emulator's stand-in takes 1 to MAX_STAND_IN_RANKS (1024) ranks";
+                return Err(Error::BadRank { rank: 0, ranks, why });
+            }
             return Ok(CommId::StandIn(Arc::new(StandIn::new(ranks, timeout))));
         }
         #[cfg(feature = "nccl")]
@@ -234,6 +244,12 @@ mod tests {
         let e = gpu.communicator(&id, 5, 2).err().expect("rank 5 of 2");
         assert!(matches!(e, Error::BadRank { rank: 5, ranks: 2, .. }), "{e}");
         assert_eq!(e.to_string(), "rank 5 of a group of 2: ranks are 0 to ranks - 1");
+        // Before this check u32::MAX ranks asked the host for 100 GB, and
+        // the process died of the failed allocation.
+        for ranks in [0, MAX_STAND_IN_RANKS + 1, u32::MAX] {
+            let e = CommId::new(true, ranks, Duration::from_secs(1)).err().expect("refused");
+            assert!(e.to_string().contains("1 to MAX_STAND_IN_RANKS (1024)"), "{e}");
+        }
         let e = gpu.communicator(&id, 0, 0).err().expect("no ranks");
         assert!(e.to_string().contains("at least one rank"), "{e}");
         let e = gpu.communicator(&id, 1, 3).err().expect("3 ranks on an id for 2");

@@ -10,7 +10,7 @@ mod memory;
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
 pub use cg_kernel::emu::Device as EmulatedDevice;
 pub use cuda::ptx_calls_grid_sync;
-pub use group::{CommId, Communicator, StandIn};
+pub use group::{CommId, Communicator, MAX_STAND_IN_RANKS, StandIn};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
 
 use crate::error::{Error, Result};
@@ -808,6 +808,19 @@ mod tests {
             Ok(())
         })
         .unwrap();
+    }
+
+    /// Before 2026-12-04 a panic in a capture's closure left the device
+    /// recording: every later launch was recorded into a graph no one would
+    /// get, and never ran, and reads and allocations were refused.
+    #[test]
+    fn a_capture_that_panics_leaves_the_device_out_of_the_capture() {
+        let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gpu.capture(&mut || panic!("a bug in the captured work"))));
+        assert!(caught.is_err(), "the panic goes on to the caller");
+        let x = gpu.upload(&[3u32]).unwrap();
+        assert_eq!(gpu.read(&x).unwrap(), [3]);
+        assert!(matches!(gpu.capture(&mut || Ok(())), Err(Error::EmptyGraph)), "a new capture may begin");
     }
 
     #[test]
