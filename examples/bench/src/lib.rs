@@ -10,6 +10,41 @@ pub mod program;
 
 use std::process::Command;
 
+/// A baseline built and loaded: the four functions each example's CUDA C++
+/// exports, `cub_setup` (the input, copied to the device), `cub_time` (runs
+/// timed by events, milliseconds each), `cub_result` (the output, copied
+/// back) and `cub_teardown`. `S` and `R` are the first and third's
+/// signatures, which differ by example.
+pub struct Baseline<S, R> {
+    _lib: libloading::Library,
+    /// `cub_setup`.
+    pub setup: S,
+    /// `cub_time(runs, ms)`: `runs` runs, each one's milliseconds into `ms`.
+    pub time: unsafe extern "C" fn(i32, *mut f32) -> i32,
+    /// `cub_result`.
+    pub result: R,
+    /// `cub_teardown`.
+    pub teardown: unsafe extern "C" fn(),
+}
+
+/// Builds `source` ([`build`]) and loads its four functions.
+///
+/// # Safety
+/// `source` exports `cub_setup` with the signature `S`, `cub_result` with
+/// `R`, and `cub_time` and `cub_teardown` as [`Baseline`] types them: a
+/// function called through a wrong signature is undefined behaviour.
+pub unsafe fn baseline<S: Copy, R: Copy>(name: &str, source: &str) -> Result<Baseline<S, R>, String> {
+    let lib = build(name, source)?;
+    // SAFETY: the caller's contract names each signature.
+    unsafe {
+        let setup = *lib.get::<S>(b"cub_setup").map_err(|e| e.to_string())?;
+        let time = *lib.get(b"cub_time").map_err(|e| e.to_string())?;
+        let result = *lib.get::<R>(b"cub_result").map_err(|e| e.to_string())?;
+        let teardown = *lib.get(b"cub_teardown").map_err(|e| e.to_string())?;
+        Ok(Baseline { _lib: lib, setup, time, result, teardown })
+    }
+}
+
 /// Builds `source` (CUDA C++) with nvcc into a shared library named
 /// `lib{name}.so` in a folder of this process's own, and loads it.
 pub fn build(name: &str, source: &str) -> Result<libloading::Library, String> {

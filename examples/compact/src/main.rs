@@ -130,25 +130,12 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
     Ok(all)
 }
 
-/// CUB's `DeviceSelect::If`, built and loaded.
-struct Cub {
-    _lib: libloading::Library,
-    setup: unsafe extern "C" fn(*const f32, i32, f32) -> i32,
-    time: unsafe extern "C" fn(i32, *mut f32) -> i32,
-    result: unsafe extern "C" fn(*mut f32, *mut i32) -> i32,
-    teardown: unsafe extern "C" fn(),
-}
+/// CUB's side: `cub/cub_select.cu`, built and loaded.
+type Cub = example_bench::Baseline<unsafe extern "C" fn(*const f32, i32, f32) -> i32, unsafe extern "C" fn(*mut f32, *mut i32) -> i32>;
 
 fn cub() -> std::result::Result<Cub, String> {
-    let lib = example_bench::build("cub_select", include_str!("../cub/cub_select.cu"))?;
-    // SAFETY: the library was built from cub/cub_select.cu, whose functions have these signatures.
-    unsafe {
-        let setup = *lib.get(b"cub_setup").map_err(|e| e.to_string())?;
-        let time = *lib.get(b"cub_time").map_err(|e| e.to_string())?;
-        let result = *lib.get(b"cub_result").map_err(|e| e.to_string())?;
-        let teardown = *lib.get(b"cub_teardown").map_err(|e| e.to_string())?;
-        Ok(Cub { _lib: lib, setup, time, result, teardown })
-    }
+    // SAFETY: cub/cub_select.cu exports these signatures.
+    unsafe { example_bench::baseline("cub_select", include_str!("../cub/cub_select.cu")) }
 }
 
 /// Times ours against CUB at each size; prints the table; whether both were

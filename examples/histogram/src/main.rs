@@ -130,25 +130,12 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
     Ok(all)
 }
 
-/// CUB's `DeviceHistogram::HistogramEven`, built and loaded.
-struct Cub {
-    _lib: libloading::Library,
-    setup: unsafe extern "C" fn(*const u8, i32) -> i32,
-    time: unsafe extern "C" fn(i32, *mut f32) -> i32,
-    result: unsafe extern "C" fn(*mut u32) -> i32,
-    teardown: unsafe extern "C" fn(),
-}
+/// CUB's side: `cub/cub_histogram.cu`, built and loaded.
+type Cub = example_bench::Baseline<unsafe extern "C" fn(*const u8, i32) -> i32, unsafe extern "C" fn(*mut u32) -> i32>;
 
 fn cub() -> std::result::Result<Cub, String> {
-    let lib = example_bench::build("cub_histogram", include_str!("../cub/cub_histogram.cu"))?;
-    // SAFETY: the library was built from cub/cub_histogram.cu, whose functions have these signatures.
-    unsafe {
-        let setup = *lib.get(b"cub_setup").map_err(|e| e.to_string())?;
-        let time = *lib.get(b"cub_time").map_err(|e| e.to_string())?;
-        let result = *lib.get(b"cub_result").map_err(|e| e.to_string())?;
-        let teardown = *lib.get(b"cub_teardown").map_err(|e| e.to_string())?;
-        Ok(Cub { _lib: lib, setup, time, result, teardown })
-    }
+    // SAFETY: cub/cub_histogram.cu exports these signatures.
+    unsafe { example_bench::baseline("cub_histogram", include_str!("../cub/cub_histogram.cu")) }
 }
 
 /// Times ours against CUB at each size and input; prints the table;

@@ -18,24 +18,12 @@ const TARGET: f64 = 1.6;
 /// The scan of x into y with scratch for the block totals; the blocks it launched.
 type Scan<'a> = dyn FnMut(&Buffer<f32>, &mut Buffer<f32>, &mut Buffer<f32>) -> Result<u32> + 'a;
 
-struct Cub {
-    _lib: libloading::Library,
-    setup: unsafe extern "C" fn(*const f32, i32) -> i32,
-    time: unsafe extern "C" fn(i32, *mut f32) -> i32,
-    result: unsafe extern "C" fn(*mut f32) -> i32,
-    teardown: unsafe extern "C" fn(),
-}
+/// CUB's side: `cub/cub_scan.cu`, built and loaded.
+type Cub = example_bench::Baseline<unsafe extern "C" fn(*const f32, i32) -> i32, unsafe extern "C" fn(*mut f32) -> i32>;
 
 fn build() -> std::result::Result<Cub, String> {
-    let lib = example_bench::build("cub_scan", include_str!("../cub/cub_scan.cu"))?;
-    // SAFETY: the library was built from cub/cub_scan.cu, whose functions have these signatures.
-    unsafe {
-        let setup = *lib.get(b"cub_setup").map_err(|e| e.to_string())?;
-        let time = *lib.get(b"cub_time").map_err(|e| e.to_string())?;
-        let result = *lib.get(b"cub_result").map_err(|e| e.to_string())?;
-        let teardown = *lib.get(b"cub_teardown").map_err(|e| e.to_string())?;
-        Ok(Cub { _lib: lib, setup, time, result, teardown })
-    }
+    // SAFETY: cub/cub_scan.cu exports these signatures.
+    unsafe { example_bench::baseline("cub_scan", include_str!("../cub/cub_scan.cu")) }
 }
 
 /// Times both at each size; prints the table; whether CUB's own output was
