@@ -127,3 +127,20 @@ fn a_device_of_no_sms_refuses_a_launch_at_once() {
     assert!(e.to_string().contains("a device of 0 SMs runs no block"), "{e}");
     assert!(start.elapsed().as_secs() < 10, "refused at once, not after the timeout");
 }
+
+/// Buffers of no elements are buffers like any other (issue 56, item 7:
+/// they worked, undocumented): made, read, written and passed to a kernel
+/// that reads none of their elements.
+#[test]
+fn buffers_of_no_elements_are_made_read_and_launched_with() {
+    let gpu = Gpu::emulated(EmulatedDevice::T4, Default::default());
+    let empty = gpu.upload::<f32>(&[]).unwrap();
+    let mut zeros = gpu.zeros::<f32>(0).unwrap();
+    assert!(gpu.read(&empty).unwrap().is_empty() && gpu.read(&zeros).unwrap().is_empty());
+    gpu.write(&mut zeros, 0, &[]).unwrap();
+    // n = 0: no thread reads x or writes a partial it does not own.
+    let mut partials = gpu.zeros::<f32>(2).unwrap();
+    run(&gpu, &empty, &mut partials, 0).unwrap();
+    assert_eq!(gpu.read(&partials).unwrap(), [0.0, 0.0]);
+    assert_eq!(cg_launcher::sizing::cooperative_grid(0, 256, 160), 0, "nothing to launch for n = 0");
+}
