@@ -673,14 +673,8 @@ fn settle(g: &Grid, st: &mut GridState) {
         // them) only its symptom.
         st.races.iter().find(|(_, r)| r.2 == Access::Read).or_else(|| st.races.iter().next())
     {
-        let name = g.info.launch.args.iter().find_map(|a| match a {
-            Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
-            _ => None,
-        });
-        let len = g.info.launch.args.iter().find_map(|a| match a {
-            Arg::Out { len, slot: s, .. } if *s == slot => Some(*len),
-            _ => None,
-        });
+        let out = out_arg(g.info.launch, slot);
+        let (name, len) = (out.as_ref().map(|o| o.name), out.map(|o| o.len));
         // Two blocks writing one word of a buffer that holds one word per
         // block: the lesson's partials, indexed by a thread's rank.
         let per_block = access == Access::Write && writer.site == other.site && len.is_some_and(|l| l > 1 && l == grid as usize);
@@ -694,11 +688,7 @@ fn settle(g: &Grid, st: &mut GridState) {
             other_access: access,
         })
     } else if let Some((&(slot, index), &race)) = st.atomic_races.iter().next() {
-        let name = g.info.launch.args.iter().find_map(|a| match a {
-            Arg::Out { name, slot: s, .. } if *s == slot => Some(*name),
-            _ => None,
-        });
-        let word = format!("{}[{index}]", name.unwrap_or("?"));
+        let word = format!("{}[{index}]", out_arg(g.info.launch, slot).map_or("?", |o| o.name));
         Err(match race {
             AtomicRace::Plain { atomic, other, access } => Fault::BlockAtomicRace {
                 word,
@@ -799,18 +789,25 @@ fn settle_clusters(g: &Grid, st: &mut GridState) -> bool {
     true
 }
 
+/// The launch's `Out` argument in `slot`.
+struct OutArg {
+    name: &'static str,
+    address: usize,
+    len: usize,
+    elem: usize,
+}
+
+fn out_arg(launch: &Launch, slot: u32) -> Option<OutArg> {
+    launch.args.iter().find_map(|a| match *a {
+        Arg::Out { name, address, len, elem, slot: s } if s == slot => Some(OutArg { name, address, len, elem }),
+        _ => None,
+    })
+}
+
 /// Writes this phase's buffered writes to memory, in order, and starts a new phase.
 fn publish(info: &LaunchInfo, st: &mut GridState) {
     for (&(slot, index), &(_, bits)) in &st.writes {
-        let (address, elem, len) = info
-            .launch
-            .args
-            .iter()
-            .find_map(|a| match *a {
-                Arg::Out { address, elem, len, slot: s, .. } if s == slot => Some((address, elem, len)),
-                _ => None,
-            })
-            .expect("every write is to an Out argument");
+        let OutArg { address, len, elem, .. } = out_arg(info.launch, slot).expect("every write is to an Out argument");
         assert!(index < len, "a write to element {index} of an Out argument of {len} was buffered");
         let p = address + index * elem;
         if let Some((shadow, offset)) = info.shadow(p, elem) {

@@ -76,9 +76,7 @@ impl Registered {
             r.kernel_len.store(kernel.len(), Ordering::Release);
         }
     }
-}
 
-impl Registered {
     /// Takes the region out of the table.
     pub fn release(&mut self) {
         if let Some(i) = self.0.take() {
