@@ -27,6 +27,35 @@ pub struct Baseline<S, R> {
     pub teardown: unsafe extern "C" fn(),
 }
 
+impl<S, R> Baseline<S, R> {
+    /// The median milliseconds of `runs` timed runs, after as many
+    /// warm-ups: one side of a round of [`paired`].
+    ///
+    /// # Safety
+    /// `cub_setup` succeeded for the input at hand, and `cub_teardown` has
+    /// not been called since.
+    pub unsafe fn median_ms(&self, runs: usize) -> f64 {
+        let mut ms = vec![0f32; runs];
+        // SAFETY: `ms` holds `runs` floats; the caller's contract for the rest.
+        unsafe {
+            (self.time)(runs as i32, ms.as_mut_ptr());
+            (self.time)(runs as i32, ms.as_mut_ptr());
+        }
+        median(&mut ms.iter().map(|&m| m as f64).collect::<Vec<_>>())
+    }
+}
+
+/// The median milliseconds of `runs` runs of `run` on `gpu`, timed by
+/// events (`Gpu::time_queued`), after as many warm-ups: our side of a round
+/// of [`paired`].
+pub fn median_ms(gpu: &cg_launcher::device::Gpu, runs: usize, run: &mut dyn FnMut() -> cg_launcher::error::Result<()>) -> cg_launcher::error::Result<f64> {
+    for _ in 0..runs {
+        run()?;
+    }
+    let mut t = gpu.time_queued(runs, &mut |_| run())?;
+    Ok(median(&mut t))
+}
+
 /// Builds `source` ([`build`]) and loads its four functions.
 ///
 /// # Safety

@@ -163,24 +163,11 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
             eprintln!("error: CUB's setup failed at n = {n}");
             return Ok(false);
         }
-        let mut cub_ms = vec![0f32; RUNS];
         let paired = example_bench::paired(
             rounds,
-            &mut || {
-                for _ in 0..RUNS {
-                    compact(gpu, &mut b)?;
-                }
-                let mut t = gpu.time_queued(RUNS, &mut |_| compact(gpu, &mut b).map(|_| ()))?;
-                Ok(example_bench::median(&mut t))
-            },
-            &mut || {
-                // SAFETY: cub_ms holds RUNS floats; the library was set up for n (the first call warms up).
-                unsafe {
-                    (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                    (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                }
-                Ok::<_, Error>(example_bench::median(&mut cub_ms.iter().map(|&m| m as f64).collect::<Vec<_>>()))
-            },
+            &mut || example_bench::median_ms(gpu, RUNS, &mut || compact(gpu, &mut b).map(|_| ())),
+            // SAFETY: the library was set up for n.
+            &mut || Ok(unsafe { cub.median_ms(RUNS) }),
         )?;
         let want: Vec<f32> = xs.iter().copied().filter(|&x| x > THRESHOLD).collect();
         let (kept, ys) = (gpu.read(&b.selected)?[0] as usize, gpu.read(&b.y)?);

@@ -6,7 +6,7 @@
 //! CUB's `DeviceHistogram::HistogramEven`, built by nvcc at run time.
 
 use cg_launcher::device::{Buffer, Gpu};
-use cg_launcher::error::{Error, Result};
+use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
 use example_bench::program;
@@ -166,24 +166,11 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
                 eprintln!("error: CUB's setup failed at n = {n}");
                 return Ok(false);
             }
-            let mut cub_ms = vec![0f32; RUNS];
             let paired = example_bench::paired(
                 rounds,
-                &mut || {
-                    for _ in 0..RUNS {
-                        histogram(gpu, &w, n, &mut bins)?;
-                    }
-                    let mut t = gpu.time_queued(RUNS, &mut |_| histogram(gpu, &w, n, &mut bins).map(|_| ()))?;
-                    Ok(example_bench::median(&mut t))
-                },
-                &mut || {
-                    // SAFETY: cub_ms holds RUNS floats; the library was set up for n (the first call warms up).
-                    unsafe {
-                        (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                        (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                    }
-                    Ok::<_, Error>(example_bench::median(&mut cub_ms.iter().map(|&m| m as f64).collect::<Vec<_>>()))
-                },
+                &mut || example_bench::median_ms(gpu, RUNS, &mut || histogram(gpu, &w, n, &mut bins).map(|_| ())),
+                // SAFETY: the library was set up for n.
+                &mut || Ok(unsafe { cub.median_ms(RUNS) }),
             )?;
             let ours_right = gpu.read(&bins)? == want;
             let mut cub_bins = vec![0u32; BINS];

@@ -56,24 +56,11 @@ pub fn bench(gpu: &Gpu, rounds: usize, once: bool, scan: &mut Scan<'_>) -> Resul
         }
         // The first run also says how many blocks every run launches.
         let blocks = scan(&x, &mut y, &mut totals)? as usize;
-        let mut cub_ms = vec![0f32; RUNS];
         let paired = example_bench::paired(
             rounds,
-            &mut || {
-                for _ in 0..RUNS {
-                    scan(&x, &mut y, &mut totals)?;
-                }
-                let mut t = gpu.time_queued(RUNS, &mut |_| scan(&x, &mut y, &mut totals).map(|_| ()))?;
-                Ok(example_bench::median(&mut t))
-            },
-            &mut || {
-                // SAFETY: cub_ms holds RUNS floats; the library was set up for n (the first call warms up).
-                unsafe {
-                    (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                    (cub.time)(RUNS as i32, cub_ms.as_mut_ptr());
-                }
-                Ok::<_, cg_launcher::error::Error>(example_bench::median(&mut cub_ms.iter().map(|&m| m as f64).collect::<Vec<_>>()))
-            },
+            &mut || example_bench::median_ms(gpu, RUNS, &mut || scan(&x, &mut y, &mut totals).map(|_| ())),
+            // SAFETY: the library was set up for n.
+            &mut || Ok(unsafe { cub.median_ms(RUNS) }),
         )?;
         let ys = gpu.read(&y)?;
         let mut cub_ys = vec![0f32; n];

@@ -27,9 +27,9 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
-use cg_kernel::cg::{Plus, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition};
+use cg_kernel::cg::{Plus, ThreadBlock, ThreadBlockTile, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition};
 use cg_kernel::kernel;
-use cg_kernel::mem::{In, Out, dynamic_shared};
+use cg_kernel::mem::{DynamicShared, In, Out, dynamic_shared};
 
 cg_kernel::ptx!();
 
@@ -86,6 +86,32 @@ unsafe fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
             }
         }
     }
+}
+
+/// One step of the second pass: this thread's `ITEMS` floats `own`
+/// scanned in place, the threads' totals scanned across the block, and
+/// each result offset by `carry` and the threads' before it; returns the
+/// step's results and its total.
+///
+/// # Safety
+/// Every thread of the block calls it, outside any branch, the same number
+/// of times; `scratch` is the block scans' alone.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn scan_step<const TILE: u32>(
+    block: &ThreadBlock,
+    tile: &ThreadBlockTile<TILE>,
+    scratch: DynamicShared<f32>,
+    mut own: [f32; ITEMS],
+    carry: f32,
+) -> ([f32; ITEMS], f32) {
+    for k in 1..ITEMS {
+        own[k] += own[k - 1];
+    }
+    // SAFETY: the caller's contract.
+    let (below, step_total) = unsafe { block_exclusive_scan(block, tile, own[ITEMS - 1], Plus, scratch) };
+    let start = carry + below;
+    (own.map(|s| start + s), step_total)
 }
 
 /// The first element of block `block`'s chunk and the element after its
@@ -154,17 +180,13 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     while base < end {
         let i = base + t * ITEMS;
         // SAFETY: as in the first pass.
-        let mut own = unsafe { load(x, i, end) };
-        for k in 1..ITEMS {
-            own[k] += own[k - 1];
-        }
+        let own = unsafe { load(x, i, end) };
         // SAFETY: as above.
-        let (below, step_total) = unsafe { block_exclusive_scan(&block, &tile, own[ITEMS - 1], Plus, scratch) };
-        let start = carry + below;
+        let (out, step_total) = unsafe { scan_step(&block, &tile, scratch, own, carry) };
         // SAFETY: y holds n >= end floats from an aligned start (the
         // kernel's contract), i is a multiple of 4, and the blocks' chunks
         // and the threads' ITEMS are disjoint.
-        unsafe { store(y, i, end, own.map(|s| start + s)) };
+        unsafe { store(y, i, end, out) };
         carry += step_total;
         base += span;
     }
@@ -278,14 +300,10 @@ pub unsafe fn inclusive_scan_once<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>,
                 // SAFETY: see above; written by this thread in this round.
                 *own = unsafe { kept.read(at(s, k)) };
             }
-            for k in 1..ITEMS {
-                own[k] += own[k - 1];
-            }
             // SAFETY: as above.
-            let (below, step_total) = unsafe { block_exclusive_scan(&block, &tile, own[ITEMS - 1], Plus, scratch) };
-            let begin = carry + below;
+            let (out, step_total) = unsafe { scan_step(&block, &tile, scratch, own, carry) };
             // SAFETY: as in inclusive_scan.
-            unsafe { store(y, first + s * span + t * ITEMS, end, own.map(|v| begin + v)) };
+            unsafe { store(y, first + s * span + t * ITEMS, end, out) };
             carry += step_total;
             s += 1;
         }
