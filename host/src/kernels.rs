@@ -24,6 +24,9 @@ pub type VectorParams = (Out<f32>, Out<f64>, usize);
 pub type StepParams = (In<u32>, In<f32>, Out<f32>, Out<f64>, usize);
 /// The persistent conjugate-gradient solve (the SpMV's parameters).
 pub type PersistentParams = StepParams;
+/// The on-chip conjugate-gradient solve: matrix, values, vectors, exchange,
+/// state, n, slice, band, side, nnz (`gpu::kernels::on_chip`).
+pub type OnChipParams = (In<u32>, In<f32>, Out<f32>, Out<f32>, Out<f64>, usize, u32, u32, u32, u32);
 /// The conjugate-gradient steps of one block over the partials: state, partials.
 pub type StateParams = (Out<f64>, usize);
 /// Where each scalar of the conjugate-gradient kernels' `state` buffer is,
@@ -39,6 +42,30 @@ pub struct SolverState {
     pub breakdown: usize,
     /// The first partial; the scalars are `state[..partials]`.
     pub partials: usize,
+    /// The on-chip kernels' layout (`gpu::kernels::on_chip`).
+    pub on_chip: OnChipLayout,
+}
+
+/// Where the on-chip conjugate-gradient kernels keep what they share
+/// (`gpu::kernels::on_chip`, shared by name).
+#[derive(Clone, Copy, Debug)]
+pub struct OnChipLayout {
+    /// Values each block adds up per iteration.
+    pub sums: usize,
+    /// `state[restarts]`: restarts of the recurrence by the drift guard.
+    pub restarts: usize,
+    /// `state[true_residual]`: ‖b − A x‖² at the last check, on the GPU.
+    pub true_residual: usize,
+    /// `state[checks]`: true residuals computed.
+    pub checks: usize,
+    /// The first of two sets of `sums` partials per block.
+    pub sums_at: usize,
+    /// Iterations between two checks of the true residual.
+    pub check_every: u32,
+    /// Vectors of N in the exchange buffer.
+    pub exchange_vectors: usize,
+    /// Vectors of a slice each block holds in shared memory.
+    pub slice_vectors: u32,
 }
 /// One stage of the two-launch sum: input, output, n.
 pub type StageParams = (In<f32>, Out<f32>, usize);
@@ -80,6 +107,16 @@ macro_rules! launched {
                         max_iterations: constant("CONJUGATE_GRADIENT_MAX_ITERATIONS")? as usize,
                         breakdown: constant("CONJUGATE_GRADIENT_BREAKDOWN")? as usize,
                         partials: constant("CONJUGATE_GRADIENT_PARTIALS")? as usize,
+                        on_chip: OnChipLayout {
+                            sums: constant("ON_CHIP_SUMS")? as usize,
+                            restarts: constant("ON_CHIP_RESTARTS")? as usize,
+                            true_residual: constant("ON_CHIP_TRUE_RESIDUAL")? as usize,
+                            checks: constant("ON_CHIP_CHECKS")? as usize,
+                            sums_at: constant("ON_CHIP_SUMS_AT")? as usize,
+                            check_every: constant("ON_CHIP_CHECK_EVERY")? as u32,
+                            exchange_vectors: constant("ON_CHIP_EXCHANGE_VECTORS")? as usize,
+                            slice_vectors: constant("ON_CHIP_SLICE_VECTORS")? as u32,
+                        },
                     },
                     $( $name: kernel(stringify!($name))?, )*
                 })
@@ -132,6 +169,11 @@ launched! {
     conjugate_gradient_fused: PersistentParams, GridSync;
     conjugate_gradient_fused_resident: PersistentParams, GridSync;
     mutant_conjugate_gradient_fused_no_sync_before_spmv: PersistentParams, GridSync;
+    conjugate_gradient_on_chip: OnChipParams, GridSync;
+    conjugate_gradient_on_chip_matrix: OnChipParams, GridSync;
+    conjugate_gradient_on_chip_stencil: OnChipParams, GridSync;
+    mutant_conjugate_gradient_on_chip_no_sync: OnChipParams, GridSync;
+    mutant_conjugate_gradient_on_chip_halo_after_sync: OnChipParams, GridSync;
 }
 
 /// The kernels linked into this program. A program that links no kernels,

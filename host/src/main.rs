@@ -211,7 +211,7 @@ fn run_conjugate_gradient(args: &host::cli::ConjugateGradientArgs) -> Result<()>
         },
     };
     if !args.bench {
-        let r = solver::run(&gpu, settings, &solver::Path::ALL, &[], None)?;
+        let r = solver::run(&gpu, settings, &solver::Path::for_problem(settings.problem), &[], None)?;
         emit(&if args.target.json { json::to_string(&r) + "\n" } else { solver::render(&r) });
         return r.verdict();
     }

@@ -603,3 +603,75 @@ fn the_poisson_problem_is_solved_by_every_path_on_the_emulator() {
     assert!(report.reference.iterations >= 40, "{:?}", report.reference);
     report.verdict().unwrap();
 }
+
+/// The on-chip solver on Poisson, at m = 32 and 64: one grid.sync() per
+/// iteration, and the classic recurrence's iterations (it multiplies A p
+/// afresh each iteration, where Chronopoulos-Gear's takes p·A p from
+/// scalars); the matrix-free stencil adds in CSR's order, so it gives the
+/// CSR kernel's x to the bit.
+#[test]
+fn the_on_chip_solver_takes_the_classic_iterations_on_poisson_with_one_grid_sync() {
+    use host::conjugate_gradient::{POISSON_RELATIVE_TOLERANCE, Path, Problem, Settings, run};
+    for m in [32, 64] {
+        let settings = Settings { problem: Problem::Poisson, n: m * m, tolerance: POISSON_RELATIVE_TOLERANCE * m as f64, max_iterations: 10_000, seed: 0 };
+        let report = run(&t4(), settings, &[Path::Persistent, Path::OnChip, Path::OnChipStencil], &[], None).unwrap();
+        report.verdict().unwrap();
+        let [classic, chip, stencil] = [0, 1, 2].map(|k| &report.solves[k]);
+        assert_eq!(chip.iterations, classic.iterations, "m = {m}: {:?}", report.solves);
+        assert_eq!(chip.path.barriers_per_iteration(), 1);
+        let run = chip.on_chip.as_ref().expect("fits on the emulated T4");
+        assert_eq!(run.plan.source, host::conjugate_gradient::on_chip::Source::SharedMemory, "m = {m}");
+        assert_eq!(run.plan.band, m as u32);
+        assert!(run.gpu_true_residual.is_some(), "checked every 32 iterations: {run:?}");
+        assert_eq!(stencil.true_residual, chip.true_residual, "m = {m}: the same bits");
+        assert_eq!(stencil.iterations, chip.iterations);
+    }
+}
+
+/// The host's sum of the on-chip kernels' shared memory is the kernel crate's.
+#[test]
+fn the_on_chip_shared_memory_is_counted_alike_on_both_sides() {
+    use host::launch::conjugate_gradient::on_chip_bytes;
+    for (slice, band, nnz) in [(1, 1, 0), (1986, 512, 9930), (7944, 1024, 0), (u32::MAX, u32::MAX, u32::MAX)] {
+        assert_eq!(on_chip_bytes(slice, band, nnz), gpu::kernels::on_chip::on_chip_bytes(slice, band, nnz));
+    }
+}
+
+/// Each mistake the on-chip kernel guards against, named: without its
+/// grid.sync() a block reads the partials before the others wrote them; with
+/// the halo written after the grid.sync() a neighbour reads it first.
+#[test]
+fn an_on_chip_solver_without_its_grid_sync_or_with_its_halo_late_is_a_named_race() {
+    use host::conjugate_gradient::on_chip::{Source, load_kernel};
+    use host::launch::conjugate_gradient::DeviceSystem;
+    let a = host::conjugate_gradient::poisson(32).unwrap();
+    let gpu = t4();
+    let system = DeviceSystem::upload(&gpu, &a).unwrap();
+    let k = host::kernels();
+    for (def, on) in [(k.mutant_conjugate_gradient_on_chip_no_sync, "data race on state["), (k.mutant_conjugate_gradient_on_chip_halo_after_sync, "data race on exchange[")] {
+        let mut chip = load_kernel(&gpu, &system, Source::DeviceMemory, def, None).unwrap().unwrap();
+        let mut vectors = gpu.upload(&[vec![0.0f32; 1024], vec![1.0; 1024], vec![0.0; 3 * 1024]].concat()).unwrap();
+        let err = chip.solve(&gpu, &system, &mut vectors, 3.2e-4, 10_000).unwrap_err().to_string();
+        assert!(err.contains(on) && err.contains("on_chip.rs"), "{}: {err}", def.name());
+    }
+    // The kernel itself, the same way, converges.
+    let mut chip = load_kernel(&gpu, &system, Source::DeviceMemory, k.conjugate_gradient_on_chip, None).unwrap().unwrap();
+    let mut vectors = gpu.upload(&[vec![0.0f32; 1024], vec![1.0; 1024], vec![0.0; 3 * 1024]].concat()).unwrap();
+    let s = chip.solve(&gpu, &system, &mut vectors, 3.2e-4, 10_000).unwrap();
+    assert_eq!((s.iterations, s.breakdown, s.restarts), (46, 0.0, 0), "{s:?}");
+}
+
+/// On a matrix that is not positive definite p·A p is not positive, and the
+/// on-chip kernel stops there and says so.
+#[test]
+fn the_on_chip_solver_names_a_breakdown() {
+    use host::conjugate_gradient::{Path, Problem, Settings, Solver};
+    use host::launch::conjugate_gradient::Csr;
+    let n = 1024;
+    let a = Csr::new(n, (0..=n as u32).collect(), (0..n as u32).collect(), vec![-4.0; n]).unwrap();
+    let settings = Settings { problem: Problem::Tridiagonal, n, tolerance: 1e-5, max_iterations: 100, seed: 1 };
+    let gpu = t4();
+    let mut solver = Solver::new(&gpu, &a, settings, &[]).unwrap();
+    let err = solver.solve(&a, Path::OnChip).unwrap_err().to_string();
+    assert!(err.contains("at iteration 1, p·A p") && err.contains("broke down"), "{err}");
+}

@@ -15,6 +15,7 @@ mod checks;
 #[cfg(feature = "probes")]
 pub mod collectives;
 pub mod conjugate_gradient;
+pub mod on_chip;
 pub mod fast;
 mod multi;
 pub mod mutants;
@@ -66,7 +67,15 @@ mod shared {
         CONJUGATE_GRADIENT_TOLERANCE_SQUARED = solver::TOLERANCE_SQUARED,
         CONJUGATE_GRADIENT_MAX_ITERATIONS = solver::MAX_ITERATIONS,
         CONJUGATE_GRADIENT_BREAKDOWN = solver::BREAKDOWN,
-        CONJUGATE_GRADIENT_PARTIALS = solver::PARTIALS
+        CONJUGATE_GRADIENT_PARTIALS = solver::PARTIALS,
+        ON_CHIP_SUMS = super::on_chip::SUMS,
+        ON_CHIP_RESTARTS = super::on_chip::RESTARTS,
+        ON_CHIP_TRUE_RESIDUAL = super::on_chip::TRUE_RESIDUAL,
+        ON_CHIP_CHECKS = super::on_chip::CHECKS,
+        ON_CHIP_SUMS_AT = super::on_chip::SUMS_AT,
+        ON_CHIP_CHECK_EVERY = super::on_chip::CHECK_EVERY,
+        ON_CHIP_EXCHANGE_VECTORS = super::on_chip::EXCHANGE_VECTORS,
+        ON_CHIP_SLICE_VECTORS = super::on_chip::SLICE_VECTORS
     );
 }
 

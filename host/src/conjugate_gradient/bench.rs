@@ -2,7 +2,7 @@
 //! rotates, and the persistent kernel's ratio to each other path round by
 //! round (`docs/schema/conjugate-gradient.schema.json` is its JSON).
 
-use super::{Path, Problem, Settings, Solver, Twin, reference, tridiagonal};
+use super::{OnChipRun, Path, Problem, Settings, Solver, Twin, reference, tridiagonal};
 use crate::bench::paired::{interval, median};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -23,6 +23,12 @@ pub struct PathTimes {
     pub median_us_per_iteration: f64,
     /// Every timed round's milliseconds.
     pub rounds_ms: Vec<f64>,
+    /// Threads per block of its launch.
+    pub threads_per_block: u32,
+    /// Where the on-chip path did not fit: why, and that the graph ran.
+    pub fallback: Option<String>,
+    /// The on-chip path: how it ran.
+    pub on_chip: Option<OnChipRun>,
 }
 
 /// `of`'s time over `to`'s, round by round: the median and its 95% interval.
@@ -45,19 +51,26 @@ pub struct BenchRow {
     /// median milliseconds queued back to back, in the same run: the
     /// memory's ceiling ([`COPY_RUNS`] runs after 3 warm-ups); none on the emulator.
     pub copy_ms: Option<f64>,
+    /// Stored values per row of the matrix (3 tridiagonal, about 5 Poisson).
+    pub values_per_row: f64,
 }
 
 /// Timed runs of the copy at each N.
 pub const COPY_RUNS: usize = 20;
 
-/// Bytes a persistent kernel moves per row per iteration, on the
-/// tridiagonal matrix (4-byte values): the row offset 4, three columns 12,
-/// three values 12, then for the three-barrier kernel p = r + beta p (read
-/// r, p, write p: 12), the SpMV's p and Ap (8), and x += alpha p, r -= alpha
-/// Ap (read 4, write 2 vectors: 24); for the fused kernels the SpMV's r and
-/// A r (8), then p, s, x, r updated from r, w, p, s, x (read 5, write 4:
-/// 36). 72 either way: the fused kernel saves a barrier, not bytes.
-pub const BYTES_PER_ROW_ITERATION: f64 = 72.0;
+/// Bytes a persistent kernel moves per row per iteration past the matrix's:
+/// for the three-barrier kernel p = r + beta p (read r, p, write p: 12),
+/// the SpMV's p and Ap (8), and x += alpha p, r -= alpha Ap (read 4, write
+/// 2 vectors: 24); for the fused kernels the SpMV's r and A r (8), then p,
+/// s, x, r updated from r, w, p, s, x (read 5, write 4: 36). 44 either way:
+/// the fused kernel saves a barrier, not bytes.
+pub const VECTOR_BYTES_PER_ROW_ITERATION: f64 = 44.0;
+
+/// Bytes per row per iteration with the matrix (4-byte offset, column and
+/// value): 72 on the tridiagonal matrix (3 values a row), 88 on Poisson.
+pub fn bytes_per_row_iteration(values_per_row: f64) -> f64 {
+    4.0 + 8.0 * values_per_row + VECTOR_BYTES_PER_ROW_ITERATION
+}
 
 impl BenchRow {
     /// The fastest Rust persistent path at this N, by median.
@@ -66,10 +79,11 @@ impl BenchRow {
     }
 
     /// The memory bandwidth `path` reaches, over the copy's (read plus
-    /// write), by [`BYTES_PER_ROW_ITERATION`].
+    /// write), by [`bytes_per_row_iteration`]: for the kernels that stream
+    /// every vector through device memory.
     pub fn of_copy(&self, path: &PathTimes) -> Option<f64> {
         let copy = self.copy_ms?;
-        let moved = BYTES_PER_ROW_ITERATION * self.n as f64 * path.iterations as f64 / path.median_ms;
+        let moved = bytes_per_row_iteration(self.values_per_row) * self.n as f64 * path.iterations as f64 / path.median_ms;
         Some(moved / (2.0 * 20.0 * self.n as f64 / copy))
     }
 }
@@ -105,7 +119,10 @@ pub struct BenchReport {
 /// The ratios the benchmark reports: each persistent kernel against the
 /// graph, the fused kernels against the three-barrier one, and each Rust
 /// kernel against its C++ twin.
-const RATIOS: [(Path, Path); 8] = [
+const RATIOS: [(Path, Path); 11] = [
+    (Path::OnChip, Path::Graph),
+    (Path::OnChipStencil, Path::Graph),
+    (Path::OnChip, Path::Persistent),
     (Path::Persistent, Path::LaunchPerStep),
     (Path::Persistent, Path::Graph),
     (Path::Fused, Path::Graph),
@@ -122,7 +139,7 @@ const RATIOS: [(Path, Path); 8] = [
 /// CPU's: a path that strays is an error, not a time.
 pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin: Option<&Twin>, progress: &mut dyn FnMut(&BenchRow)) -> Result<Vec<BenchRow>> {
     let twins = Path::TWINS.iter().filter(|_| twin.is_some()).map(|&(t, _)| t);
-    let paths: Vec<Path> = Path::ALL.into_iter().chain(twins).collect();
+    let paths: Vec<Path> = Path::for_problem(settings.problem).into_iter().chain(twins).collect();
     let mut rows = Vec::new();
     for &n in sizes {
         let settings = match settings.problem {
@@ -177,6 +194,9 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
                     median_ms,
                     median_us_per_iteration: median_ms * 1e3 / s.iterations.max(1) as f64,
                     rounds_ms: rounds_ms.clone(),
+                    threads_per_block: s.threads_per_block,
+                    fallback: s.fallback.clone(),
+                    on_chip: s.on_chip.clone(),
                 }
             })
             .collect();
@@ -197,7 +217,7 @@ pub fn bench(gpu: &Gpu, sizes: &[usize], rounds: usize, settings: Settings, twin
             let t = crate::timing::time_runs(gpu, crate::timing::Repeats { warmups: 3, runs: COPY_RUNS }, &mut |_| Ok(gpu.copy(&src.slice(..), &mut dst)?))?;
             t.gpu_queued.map(|s| s.median_ms)
         };
-        let row = BenchRow { n, paths: paths_times, ratios, copy_ms };
+        let row = BenchRow { n, paths: paths_times, ratios, copy_ms, values_per_row: a.row_count_values() as f64 / n as f64 };
         progress(&row);
         rows.push(row);
     }
@@ -265,6 +285,35 @@ pub fn verdicts(rows: &[BenchRow]) -> String {
         let copy = row.of_copy(best).filter(|_| row.n >= 1 << 20).map_or(String::new(), |f| format!("{:.0}%", 100.0 * f));
         let _ = writeln!(o, "{:>9} {:>11} {:>34} {:>34} {:>14}", row.n, short(best.path), show(1.0), fast, copy);
     }
+    for path in [Path::OnChip, Path::OnChipStencil] {
+        for row in rows {
+            let Some(t) = row.path(path) else { continue };
+            let (limit, label) = if row.n <= 1 << 18 {
+                (0.2, "<= 0.20 (1/5)")
+            } else if row.n <= 1 << 20 {
+                (1.0 / 3.0, "<= 0.333 (1/3)")
+            } else {
+                (1.0, "<= 1.00")
+            };
+            let verdict = match (&t.fallback, row.ratio(path, Path::Graph)) {
+                (Some(_), _) => "does not fit on the chip: the graph solved it (ratio 1 by construction)".to_string(),
+                (None, Some(r)) => format!("{:.3} [{:.3}, {:.3}] {label}: {}", r.median, r.low, r.high, against(r, limit)),
+                (None, None) => "-".to_string(),
+            };
+            let detail = t.on_chip.as_ref().map_or(String::new(), |c| {
+                format!(
+                    "; {}, {} x {} threads, {} KiB shared, {:.1} bytes off chip a row an iteration, {} restarts",
+                    c.plan.source.name(),
+                    c.plan.blocks,
+                    c.plan.threads_per_block,
+                    c.plan.shared_bytes.div_ceil(1024),
+                    c.bytes_off_chip_per_iteration / row.n as f64,
+                    c.restarts
+                )
+            });
+            let _ = writeln!(o, "{} / graph at 2^{}: {verdict}{detail}", short(path), row.n.ilog2());
+        }
+    }
     for (twin, rust) in Path::TWINS {
         let cells: Vec<String> =
             rows.iter().filter_map(|row| row.ratio(rust, twin).map(|r| format!("2^{} {:.3} {}", row.n.ilog2(), r.median, against(r, 1.0)))).collect();
@@ -278,10 +327,11 @@ pub fn verdicts(rows: &[BenchRow]) -> String {
     {
         let _ = writeln!(
             o,
-            "at N = {}: {} moves {:.0}% of the copy's bandwidth ({BYTES_PER_ROW_ITERATION} bytes a row an iteration): the target, 85%, {}",
+            "at N = {}: {} moves {:.0}% of the copy's bandwidth ({} bytes a row an iteration): the target, 85%, {}",
             last.n,
             short(best.path),
             100.0 * f,
+            bytes_per_row_iteration(last.values_per_row),
             if f >= 0.85 { "met" } else { "MISSED" }
         );
     }
@@ -317,6 +367,8 @@ fn short(p: Path) -> &'static str {
         Path::FusedResident => "resident",
         Path::FusedCppTwin => "fused C++",
         Path::FusedResidentCppTwin => "resident C++",
+        Path::OnChip => "on chip",
+        Path::OnChipStencil => "stencil",
     }
 }
 
@@ -351,9 +403,21 @@ pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()
         RGBColor(230, 159, 0),
         RGBColor(86, 180, 233),
         RGBColor(120, 120, 120),
+        RGBColor(180, 0, 180),
+        RGBColor(0, 180, 180),
     ];
-    let all =
-        [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::CppTwin, Path::Fused, Path::FusedResident, Path::FusedCppTwin, Path::FusedResidentCppTwin];
+    let all = [
+        Path::LaunchPerStep,
+        Path::Graph,
+        Path::Persistent,
+        Path::CppTwin,
+        Path::Fused,
+        Path::FusedResident,
+        Path::FusedCppTwin,
+        Path::FusedResidentCppTwin,
+        Path::OnChip,
+        Path::OnChipStencil,
+    ];
     for (k, &p) in all.iter().enumerate() {
         let points: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some(((r.n as f64).log2(), r.path(p)?.median_ms))).collect();
         if points.is_empty() {
@@ -384,6 +448,9 @@ mod tests {
             median_ms,
             median_us_per_iteration: median_ms * 1e3 / 6.0,
             rounds_ms: vec![median_ms],
+            threads_per_block: 256,
+            fallback: None,
+            on_chip: None,
         }
     }
 
@@ -397,6 +464,7 @@ mod tests {
                 .collect(),
             ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.746, low: 0.739, high: 0.756 }],
             copy_ms: None,
+            values_per_row: 3.0,
         };
         let text = render_bench("H200", &[row(true)]);
         assert!(text.contains("C++ twin") && text.contains("persistent / graph") && text.contains("0.746 [0.739, 0.756]"), "{text}");

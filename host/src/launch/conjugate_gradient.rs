@@ -5,7 +5,7 @@
 
 use crate::device::{Buffer, Gpu, ViewMut};
 use crate::error::{Error, Result};
-use crate::kernels::{PersistentParams, StateParams, StepParams, VectorParams};
+use crate::kernels::{OnChipParams, PersistentParams, StateParams, StepParams, VectorParams};
 use cg_launcher::launch::{CooperativeLaunch, Kernel, ensure_len};
 
 /// A square sparse matrix in compressed sparse rows, checked: row offsets
@@ -51,6 +51,18 @@ impl Csr {
         self.values.len()
     }
 
+    /// The bandwidth: the largest |row − column| of a stored value (1 for
+    /// a tridiagonal matrix, m for the m x m Poisson grid's).
+    pub fn band(&self) -> u32 {
+        (0..self.n).flat_map(|i| self.row(i).map(move |(c, _)| c.abs_diff(i))).max().unwrap_or(0) as u32
+    }
+
+    /// Values stored in rows `lo..hi` (clamped to the matrix).
+    pub fn values_in_rows(&self, lo: usize, hi: usize) -> u32 {
+        let (lo, hi) = (lo.min(self.n), hi.min(self.n));
+        self.offsets[hi] - self.offsets[lo]
+    }
+
     /// Bytes the matrix takes on the device.
     pub fn device_bytes(&self) -> u64 {
         4 * (self.offsets.len() + self.columns.len() + self.values.len()) as u64
@@ -63,16 +75,36 @@ pub struct DeviceSystem {
     n: usize,
     matrix: Buffer<u32>,
     values: Buffer<f32>,
+    /// The matrix's bandwidth ([`Csr::band`]).
+    band: u32,
+    /// The row offsets, on the host too: what a slice of rows stores.
+    offsets: Vec<u32>,
 }
 
 impl DeviceSystem {
     pub fn upload(gpu: &Gpu, csr: &Csr) -> Result<DeviceSystem> {
         let matrix: Vec<u32> = csr.offsets.iter().chain(&csr.columns).copied().collect();
-        Ok(DeviceSystem { n: csr.n, matrix: gpu.upload(&matrix)?, values: gpu.upload(&csr.values)? })
+        Ok(DeviceSystem { n: csr.n, matrix: gpu.upload(&matrix)?, values: gpu.upload(&csr.values)?, band: csr.band(), offsets: csr.offsets.clone() })
     }
 
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// The matrix's bandwidth ([`Csr::band`]).
+    pub fn band(&self) -> u32 {
+        self.band
+    }
+
+    /// Bytes the matrix takes on the device (offsets, columns and values).
+    pub fn device_bytes(&self) -> u64 {
+        4 * (self.matrix.len() + self.values.len()) as u64
+    }
+
+    /// The most values any block's rows store, slices of `slice` rows.
+    pub fn most_values_per_slice(&self, slice: usize) -> u32 {
+        let slice = slice.max(1);
+        (0..self.n.div_ceil(slice)).map(|b| self.offsets[((b + 1) * slice).min(self.n)] - self.offsets[b * slice]).max().unwrap_or(0)
     }
 }
 
@@ -154,5 +186,77 @@ impl Solve for CooperativeLaunch<'_, '_, PersistentParams> {
         // SAFETY: as `spmv_dot`, with five vectors and two partials per
         // block, checked above, and 5 N and the matrix's length within u32.
         Ok(unsafe { self.launch((&matrix, &values, vectors, state, system.n)) }?)
+    }
+}
+
+/// Bytes of dynamic shared memory the on-chip kernels need past their
+/// reduction's (`gpu::kernels::on_chip::on_chip_bytes`, the same sum: a
+/// test holds the two together): the slice's vectors, 6 `band` rows of
+/// halo, and with `nnz` values, the slice's CSR rows; 8 bytes of slack.
+pub fn on_chip_bytes(slice: u32, band: u32, nnz: u32) -> u64 {
+    let words = crate::kernels().solver_state.on_chip.slice_vectors as u64 * slice as u64 + 6 * band as u64;
+    let matrix = if nnz == 0 { 0 } else { slice as u64 + 1 + 2 * nnz as u64 };
+    4 * (words + matrix) + 8
+}
+
+/// The reduction's shared memory of an on-chip kernel: one `f64` per sum per tile of 32.
+pub fn on_chip_reduction_bytes(threads_per_block: u32) -> u64 {
+    threads_per_block.div_ceil(32) as u64 * 8 * crate::kernels().solver_state.on_chip.sums as u64
+}
+
+/// Each block's share of an on-chip solve.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct OnChipShape {
+    /// Rows each block owns.
+    pub slice: u32,
+    /// The 5-point stencil's grid side, or 0 (the CSR kernels).
+    pub side: u32,
+    /// Values copied into each block's shared memory (the kernel that
+    /// holds its CSR rows there), or 0.
+    pub nnz: u32,
+}
+
+/// The on-chip solve (`conjugate_gradient_on_chip`, `_matrix`, `_stencil`).
+pub trait SolveOnChip {
+    /// The whole solve, in this launch: `vectors` five vectors of N (b in
+    /// the second, x written to the first), `exchange` the vectors that
+    /// cross the chip, `state` the scalars and the partials.
+    fn solve_on_chip(&self, system: &DeviceSystem, shape: OnChipShape, vectors: ViewMut<'_, f32>, exchange: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()>;
+}
+
+impl SolveOnChip for CooperativeLaunch<'_, '_, OnChipParams> {
+    fn solve_on_chip(&self, system: &DeviceSystem, shape: OnChipShape, vectors: ViewMut<'_, f32>, exchange: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+        let name = self.def().name();
+        let layout = crate::kernels().solver_state.on_chip;
+        let (n, blocks) = (system.n, self.blocks() as usize);
+        let bad = |why: String| Err(Error::BadSystem { why: format!("{name}: {why}") });
+        ensure_len(name, "vectors (x, b, and three more)", 5 * n, vectors.len())?;
+        ensure_len(name, "exchange", layout.exchange_vectors * n, exchange.len())?;
+        ensure_len(name, "state", layout.sums_at + 2 * layout.sums * blocks, state.len())?;
+        if (shape.slice as u64) * (blocks as u64) < n as u64 {
+            return bad(format!("{blocks} blocks of {} rows do not cover N = {n}", shape.slice));
+        }
+        if (layout.exchange_vectors as u64 * n as u64).max(system.matrix.len() as u64) > u32::MAX as u64 {
+            return bad(format!("it indexes in 32 bits: N = {n} with {} matrix words is past that", system.matrix.len()));
+        }
+        let matrix_kernel = name == crate::kernels().conjugate_gradient_on_chip_matrix.name();
+        if matrix_kernel && shape.nnz < system.most_values_per_slice(shape.slice as usize) {
+            return bad(format!("{} values per block's rows in shared memory, fewer than a slice of {} rows stores", shape.nnz, shape.slice));
+        }
+        if shape.side != 0 && ((shape.side as u64).pow(2) != n as u64 || system.band < shape.side) {
+            return bad(format!("the stencil's grid of side {} is not the matrix's (N = {n}, bandwidth {})", shape.side, system.band));
+        }
+        let nnz = if matrix_kernel { shape.nnz } else { 0 };
+        let needed = on_chip_reduction_bytes(self.threads_per_block()) + on_chip_bytes(shape.slice, system.band, nnz);
+        let given = self.def().shared_bytes(self.threads_per_block()) as u64;
+        if given < needed {
+            return bad(format!("{given} bytes of shared memory per block, fewer than the {needed} a slice of {} rows needs", shape.slice));
+        }
+        let (matrix, values) = (system.matrix.slice(..), system.values.slice(..));
+        // SAFETY: a DeviceSystem is a checked CSR matrix of n rows whose
+        // columns lie within its band; the buffers, the grid's cover of the
+        // rows, the 32-bit indexing, the stencil's side, the values per slice
+        // and the shared memory were checked above.
+        Ok(unsafe { self.launch((&matrix, &values, vectors, exchange, state, n, shape.slice, system.band, shape.side, nnz)) }?)
     }
 }
