@@ -253,31 +253,36 @@ fn the_conjugate_gradient_solve_converges_every_way_on_the_gpu() {
     r.verdict().unwrap();
 }
 
-/// The on-chip solver on Poisson: at m = 256 and 1024 it fits (its slice
-/// of x, r, p and A p in each block's shared memory), takes the classic
-/// recurrence's iterations and passes every check; at m = 2048 it does not
-/// fit, says why, and the graph solves it.
+/// The on-chip solver on Poisson. At m = 256 it fits whole (x, r, p, A p
+/// and the matrix's rows in each block's shared memory); at m = 1024 the
+/// vectors fit and the matrix does not, so the CSR path says so and the
+/// graph solves it, while the matrix-free stencil and the kernel that reads
+/// the CSR from device memory run on chip; at m = 2048 nothing fits. Every
+/// solve passes every check (iterations within 5% of the CPU's f64 count).
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
-fn the_on_chip_solver_fits_up_to_2_20_and_names_the_graph_past_it_on_the_gpu() {
+fn the_on_chip_solver_fits_what_it_can_and_names_the_graph_past_it_on_the_gpu() {
     use host::conjugate_gradient::{POISSON_RELATIVE_TOLERANCE, Path, Problem, Settings, Solver, poisson, run};
     let gpu = gpu();
-    for m in [256, 1024] {
+    let paths = [Path::Persistent, Path::OnChip, Path::OnChipStencil, Path::OnChipStreamed];
+    for (m, falls_back) in [(256, [false, false, false]), (1024, [true, false, false])] {
         let settings = Settings { problem: Problem::Poisson, n: m * m, tolerance: POISSON_RELATIVE_TOLERANCE * m as f64, max_iterations: 10_000, seed: 0 };
-        let r = run(&gpu, settings, &[Path::Persistent, Path::OnChip, Path::OnChipStencil], &[], None).unwrap();
+        let r = run(&gpu, settings, &paths, &[], None).unwrap();
         r.verdict().unwrap();
-        for s in &r.solves[1..] {
-            assert!(s.fallback.is_none() && s.on_chip.is_some(), "m = {m}: {s:?}");
-            assert!(s.iterations.abs_diff(r.solves[0].iterations) <= 3, "m = {m}: {:?}", r.solves);
+        for (s, falls_back) in r.solves[1..].iter().zip(falls_back) {
+            assert_eq!(s.fallback.is_some(), falls_back, "m = {m}: {s:?}");
+            assert_eq!(s.on_chip.is_some(), !falls_back, "m = {m}: {s:?}");
         }
     }
     let m = 2048;
     let a = poisson(m).unwrap();
     let settings = Settings { problem: Problem::Poisson, n: m * m, tolerance: POISSON_RELATIVE_TOLERANCE * m as f64, max_iterations: 10_000, seed: 0 };
     let mut solver = Solver::new(&gpu, &a, settings, &[]).unwrap();
-    let s = solver.solve(&a, Path::OnChip).unwrap();
-    let why = s.fallback.expect("N = 2^22 does not fit on one GPU's shared memory");
-    assert!(why.contains("more than the") && why.contains("solved by the CUDA graph"), "{why}");
+    for path in [Path::OnChip, Path::OnChipStencil] {
+        let s = solver.solve(&a, path).unwrap();
+        let why = s.fallback.expect("N = 2^22 does not fit in one GPU's shared memory");
+        assert!(why.contains("more than the") && why.contains("solved by the CUDA graph"), "{why}");
+    }
 }
 
 #[test]

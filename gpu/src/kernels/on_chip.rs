@@ -11,12 +11,13 @@
 //! iteration is only what another block needs:
 //! - the block's partial sums of four dot products (and, every
 //!   [`CHECK_EVERY`] iterations, of the true residual), in `state`;
-//! - r and p at the rows within `2 * band` of the slice's edges, in
-//!   `exchange`, where `band` is the matrix's bandwidth (the largest
-//!   |row − column| it stores: 1 tridiagonal, m for the m x m Poisson
-//!   grid). From those a block computes, itself, the rows of p, A p and r
-//!   just outside its slice that its next products read: the owner computes
-//!   the same rows with the same arithmetic, so both hold the same bits.
+//! - r at the rows within `2 * band` of the slice's edges, in `exchange`,
+//!   where `band` is the matrix's bandwidth (the largest |row − column| it
+//!   stores: 1 tridiagonal, m for the m x m Poisson grid). A block keeps p
+//!   at the 2 `band` rows each side of its slice and r at the nearer
+//!   `band`, and computes them itself each iteration, with the owner's
+//!   arithmetic, so both hold the same bits: only r at the farther `band`
+//!   rows comes from the owner.
 //!
 //! One reduction per iteration: with p' = r + beta p and s = A p kept from
 //! the iteration before, p'·A p' = r·A r + 2 beta r·s + beta² p·s (A
@@ -48,10 +49,13 @@ pub const SUMS_AT: usize = PARTIALS + 3;
 /// guard): x's rows near the slice's edges cross with the iteration's
 /// partials, so the check adds no barrier.
 pub const CHECK_EVERY: u32 = 32;
-/// Vectors of `n` in `exchange`: r, p and x, for each of two alternate iterations.
-pub const EXCHANGE_VECTORS: usize = 6;
+/// Vectors of `n` in `exchange`: r and x, for each of two alternate iterations.
+pub const EXCHANGE_VECTORS: usize = 4;
 /// Vectors of a slice in shared memory: x, r, p and s = A p.
 pub const SLICE_VECTORS: u32 = 4;
+/// Rows of the halo's outer band whose r each thread loads before the
+/// partials' sum (the rest it loads after).
+const STASH: usize = 4;
 
 /// Where the matrix is read from.
 pub mod source {
@@ -134,26 +138,50 @@ unsafe fn block_totals<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockT
 
 /// The grid's totals of the [`SUMS`] partials of every block, from
 /// `state[first..]` (value `k` of block `b` at `first + k * blocks + b`),
-/// added in the same order by every block, so every block decides alike.
+/// in every thread: the block's first tile adds them (each lane its share,
+/// then the tile's reduction) and leaves them in shared memory, one block
+/// barrier. Every block adds in the same order, so every block decides alike.
 ///
 /// # Safety
 /// As [`block_totals`]; the partials lie in `state` and were written
-/// before a barrier that this read follows.
+/// before a barrier that this read follows; no thread reads the reduction's
+/// shared memory from [`block_totals`] after this call begins.
 #[inline(always)]
 unsafe fn grid_totals<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, state: Out<f64>, first: usize, blocks: usize) -> [f64; SUMS] {
-    let mut mine = [0.0f64; SUMS];
-    let mut b = block.thread_rank() as usize;
-    while b < blocks {
+    let totals = dynamic_shared::<f64>();
+    if tile.meta_group_rank() == 0 {
+        let mut mine = [0.0f64; SUMS];
+        let mut b = tile.thread_rank() as usize;
+        while b < blocks {
+            let mut k = 0;
+            while k < SUMS {
+                // SAFETY: the caller's contract.
+                mine[k] += unsafe { state.read(first + k * blocks + b) };
+                k += 1;
+            }
+            b += TILE as usize;
+        }
         let mut k = 0;
         while k < SUMS {
-            // SAFETY: the caller's contract.
-            mine[k] += unsafe { state.read(first + k * blocks + b) };
+            let t = cg::reduce(tile, mine[k], Plus);
+            if tile.thread_rank() == 0 {
+                // SAFETY: the first SUMS f64 of the reduction's memory; the
+                // caller's contract keeps every other thread off them.
+                unsafe { totals.write(k, t) };
+            }
             k += 1;
         }
-        b += block.size() as usize;
     }
-    // SAFETY: the caller's contract; the loop above has closed.
-    unsafe { block_totals(block, tile, mine) }
+    // SAFETY: the caller's contract; the branch above (a whole tile's) has closed.
+    unsafe { block.sync_aligned() };
+    let mut out = [0.0f64; SUMS];
+    let mut k = 0;
+    while k < SUMS {
+        // SAFETY: written before the barrier.
+        out[k] = unsafe { totals.read(k) };
+        k += 1;
+    }
+    out
 }
 
 /// One block's part of the solve: where its rows are, in the matrix and in
@@ -317,8 +345,8 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     // p over 4 band rows around it (2 band below lo, 2 band from hi), r over
     // 2 band, and the slice's CSR rows.
     let sl = Slice { n: rows, lo, hi, side, offsets, columns, values };
-    // Slot `which` (0 r, 1 p, 2 x) of the exchange for iteration parity `par`.
-    let slot = |par: u32, which: u32| ((par * 3 + which) * rows) as usize;
+    // Slot `which` (0 r, 1 x) of the exchange for iteration parity `par`.
+    let slot = |par: u32, which: u32| ((par * 2 + which) * rows) as usize;
     // SAFETY (every access below): the caller's contract sizes the buffers
     // and the shared memory; every thread of the block runs every reduction
     // and barrier, outside any branch: the loop's condition and every
@@ -342,6 +370,11 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
         if (h >= band || lo + h >= band) && c < rows {
             unsafe { r_halo.write(h as usize, vectors.read(n + c as usize)) };
         }
+        h += threads;
+    }
+    let mut h = me;
+    while h < 4 * band {
+        unsafe { p_halo.write(h as usize, 0.0) };
         h += threads;
     }
     if MATRIX == source::SHARED {
@@ -370,6 +403,12 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     let mut last_true = -1.0f64;
     let mut gamma;
     let near = |i: u32, depth: u32| i - lo < depth || hi - i <= depth;
+    // Position h of the halo's outer band (2 band positions: band below lo
+    // from 2 band away, band from hi + band): its row, if in the matrix.
+    let outer = |h: u32| -> Option<u32> {
+        let c = if h < band { (lo + h).wrapping_sub(2 * band) } else { hi + h };
+        ((h >= band || lo + h >= 2 * band) && h < 2 * band && c < rows).then_some(c)
+    };
     loop {
         let check = k % CHECK_EVERY == CHECK_EVERY - 1;
         // 1. w = A r, and the partials.
@@ -387,10 +426,9 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
                 sums[3] += (pi * si) as f64;
                 if MISTAKE != mistake::HALO_AFTER_SYNC && near(i, 2 * band) {
                     exchange.write(slot(par, 0) + i as usize, ri);
-                    exchange.write(slot(par, 1) + i as usize, pi);
                 }
                 if check && near(i, band) {
-                    exchange.write(slot(par, 2) + i as usize, x.read(l));
+                    exchange.write(slot(par, 1) + i as usize, x.read(l));
                 }
             }
             i += threads;
@@ -411,13 +449,22 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
             let mut i = lo + me;
             while i < hi {
                 if near(i, 2 * band) {
-                    unsafe {
-                        exchange.write(slot(par, 0) + i as usize, r.read((i - lo) as usize));
-                        exchange.write(slot(par, 1) + i as usize, p.read((i - lo) as usize));
-                    }
+                    unsafe { exchange.write(slot(par, 0) + i as usize, r.read((i - lo) as usize)) };
                 }
                 i += threads;
             }
+        }
+        // r at the halo's outer band (rows band + 1 to 2 band away, which
+        // this block does not keep), its first STASH positions per thread
+        // loaded now, so that their wait overlaps the partials'.
+        let mut stash = [0.0f32; STASH];
+        let mut j = 0;
+        while j < STASH {
+            let h = me + j as u32 * threads;
+            if let Some(c) = outer(h) {
+                stash[j] = unsafe { exchange.read(slot(par, 0) + c as usize) };
+            }
+            j += 1;
         }
         // 3. The totals, the same in every block.
         let [g, wr, rs, ps, true_squared] = unsafe { grid_totals(&block, &tile, state, first, blocks) };
@@ -459,12 +506,37 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
         }
         let alpha = gamma / p_ap;
         let (beta32, alpha32) = (beta as f32, alpha as f32);
-        // 4. p over the slice and 2 band rows each side.
+        // 4. p over the slice and 2 band rows each side: p' = r + beta p,
+        // p from this block's own copy (the owner's bits), r from the halo
+        // it keeps within band rows and from the exchange beyond.
+        let outer_p = |h: u32, r_c: f32| {
+            let at = (if h < band { h } else { h + 2 * band }) as usize;
+            // SAFETY: a position of the halo's 4 band.
+            unsafe { p_halo.write(at, next_p(r_c, p_halo.read(at), beta32)) };
+        };
+        // The stashed positions (a loop of constant bound, unrolled: the
+        // stash stays in registers), then the rest.
+        let mut j = 0;
+        while j < STASH {
+            let h = me + j as u32 * threads;
+            if outer(h).is_some() {
+                outer_p(h, stash[j]);
+            }
+            j += 1;
+        }
+        let mut h = me + STASH as u32 * threads;
+        while h < 2 * band {
+            if let Some(c) = outer(h) {
+                outer_p(h, unsafe { exchange.read(slot(par, 0) + c as usize) });
+            }
+            h += threads;
+        }
         let mut h = me;
-        while h < 4 * band {
-            let c = if h < 2 * band { (lo + h).wrapping_sub(2 * band) } else { hi + h - 2 * band };
-            if (h >= 2 * band || lo + h >= 2 * band) && c < rows {
-                unsafe { p_halo.write(h as usize, next_p(exchange.read(slot(par, 0) + c as usize), exchange.read(slot(par, 1) + c as usize), beta32)) };
+        while h < 2 * band {
+            // p_halo positions band .. 3 band: rows within band, whose r is r_halo[h].
+            let c = if h < band { (lo + h).wrapping_sub(band) } else { hi + h - band };
+            if (h >= band || lo + h >= band) && c < rows {
+                unsafe { p_halo.write((h + band) as usize, next_p(r_halo.read(h as usize), p_halo.read((h + band) as usize), beta32)) };
             }
             h += threads;
         }
@@ -476,7 +548,7 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
                 p.write(l, next_p(r.read(l), p.read(l), beta32));
                 if check {
                     let ax = sl.row::<MATRIX>(matrix, vals, i, |c| {
-                        if c >= lo && c < hi { x.read((c - lo) as usize) } else { exchange.read(slot(par, 2) + c as usize) }
+                        if c >= lo && c < hi { x.read((c - lo) as usize) } else { exchange.read(slot(par, 1) + c as usize) }
                     });
                     let t = (vectors.read(n + i as usize) - ax) as f64;
                     true_part += t * t;
@@ -504,7 +576,7 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
             if (h >= band || lo + h >= band) && c < rows {
                 unsafe {
                     let sc = sl.row::<MATRIX>(matrix, vals, c, |cc| sl.at(p, p_halo, 2 * band, cc));
-                    r_halo.write(h as usize, next_r(exchange.read(slot(par, 0) + c as usize), sc, alpha32));
+                    r_halo.write(h as usize, next_r(r_halo.read(h as usize), sc, alpha32));
                 }
             }
             h += threads;
@@ -548,7 +620,7 @@ macro_rules! on_chip_kernel {
         /// where `nnz` (shared-memory source only, else 0) is at least the
         /// stored values of any block's rows. The kernel indexes in 32 bits:
         /// 6 `n` and `matrix`'s length are at most `u32::MAX`.
-        #[kernel(cooperative, $($attr,)* shared_memory = five_f64_per_tile)]
+        #[kernel(cooperative, $($attr,)* launch_bounds(512, 1), shared_memory = five_f64_per_tile)]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name<const TILE: u32 = 32>(
             matrix: In<u32>,

@@ -119,9 +119,10 @@ pub struct BenchReport {
 /// The ratios the benchmark reports: each persistent kernel against the
 /// graph, the fused kernels against the three-barrier one, and each Rust
 /// kernel against its C++ twin.
-const RATIOS: [(Path, Path); 11] = [
+const RATIOS: [(Path, Path); 12] = [
     (Path::OnChip, Path::Graph),
     (Path::OnChipStencil, Path::Graph),
+    (Path::OnChipStreamed, Path::Graph),
     (Path::OnChip, Path::Persistent),
     (Path::Persistent, Path::LaunchPerStep),
     (Path::Persistent, Path::Graph),
@@ -285,7 +286,7 @@ pub fn verdicts(rows: &[BenchRow]) -> String {
         let copy = row.of_copy(best).filter(|_| row.n >= 1 << 20).map_or(String::new(), |f| format!("{:.0}%", 100.0 * f));
         let _ = writeln!(o, "{:>9} {:>11} {:>34} {:>34} {:>14}", row.n, short(best.path), show(1.0), fast, copy);
     }
-    for path in [Path::OnChip, Path::OnChipStencil] {
+    for path in [Path::OnChip, Path::OnChipStencil, Path::OnChipStreamed] {
         for row in rows {
             let Some(t) = row.path(path) else { continue };
             let (limit, label) = if row.n <= 1 << 18 {
@@ -369,6 +370,7 @@ fn short(p: Path) -> &'static str {
         Path::FusedResidentCppTwin => "resident C++",
         Path::OnChip => "on chip",
         Path::OnChipStencil => "stencil",
+        Path::OnChipStreamed => "streamed",
     }
 }
 
@@ -405,6 +407,7 @@ pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()
         RGBColor(120, 120, 120),
         RGBColor(180, 0, 180),
         RGBColor(0, 180, 180),
+        RGBColor(150, 150, 0),
     ];
     let all = [
         Path::LaunchPerStep,
@@ -417,6 +420,7 @@ pub fn svg(device: &str, rows: &[BenchRow], path: &std::path::Path) -> Result<()
         Path::FusedResidentCppTwin,
         Path::OnChip,
         Path::OnChipStencil,
+        Path::OnChipStreamed,
     ];
     for (k, &p) in all.iter().enumerate() {
         let points: Vec<(f64, f64)> = rows.iter().filter_map(|r| Some(((r.n as f64).log2(), r.path(p)?.median_ms))).collect();

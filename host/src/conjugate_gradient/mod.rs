@@ -276,11 +276,16 @@ pub enum Path {
     /// [`Path::OnChip`] with no matrix: the 5-point stencil computed
     /// (Poisson only; NVIDIA's samples read CSR).
     OnChipStencil,
+    /// [`Path::OnChip`]'s kernel with the matrix read from device memory,
+    /// twice an iteration, where its rows do not fit beside the vectors: the
+    /// vectors on chip, the matrix not. Measured apart, and never chosen by
+    /// [`Path::OnChip`] (it lost to the graph, `docs/conjugate-gradient.md`).
+    OnChipStreamed,
 }
 
 impl Path {
     /// The Rust paths.
-    pub const ALL: [Path; 6] = [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::Fused, Path::FusedResident, Path::OnChip];
+    pub const ALL: [Path; 7] = [Path::LaunchPerStep, Path::Graph, Path::Persistent, Path::Fused, Path::FusedResident, Path::OnChip, Path::OnChipStreamed];
 
     /// The Rust paths for `problem`: [`Path::ALL`], and the stencil on Poisson.
     pub fn for_problem(problem: Problem) -> Vec<Path> {
@@ -302,6 +307,7 @@ impl Path {
             Path::FusedResidentCppTwin => "the resident kernel's C++ twin",
             Path::OnChip => "on chip, one grid.sync() (CSR)",
             Path::OnChipStencil => "on chip, matrix-free stencil",
+            Path::OnChipStreamed => "on chip, CSR from device memory",
         }
     }
 
@@ -322,7 +328,7 @@ impl Path {
             Path::Persistent | Path::CppTwin => Some(k.conjugate_gradient_persistent),
             Path::Fused | Path::FusedCppTwin => Some(k.conjugate_gradient_fused),
             Path::FusedResident | Path::FusedResidentCppTwin => Some(k.conjugate_gradient_fused_resident),
-            Path::LaunchPerStep | Path::Graph | Path::OnChip | Path::OnChipStencil => None,
+            Path::LaunchPerStep | Path::Graph | Path::OnChip | Path::OnChipStencil | Path::OnChipStreamed => None,
         }
     }
 
@@ -345,7 +351,7 @@ impl Path {
             Path::LaunchPerStep | Path::Graph => 5,
             Path::Persistent | Path::CppTwin => 3,
             Path::Fused | Path::FusedResident | Path::FusedCppTwin | Path::FusedResidentCppTwin => 2,
-            Path::OnChip | Path::OnChipStencil => 1,
+            Path::OnChip | Path::OnChipStencil | Path::OnChipStreamed => 1,
         }
     }
 }
@@ -476,8 +482,9 @@ impl<'g> Solver<'g> {
             on_chip: Vec::new(),
         };
         let side = (settings.problem == Problem::Poisson).then(|| n.isqrt() as u32);
-        for (path, side) in [(Path::OnChip, None)].into_iter().chain(side.map(|m| (Path::OnChipStencil, Some(m)))) {
-            let loaded = on_chip::load(gpu, &solver.system, side)?;
+        let sources = [(Path::OnChip, on_chip::Source::SharedMemory), (Path::OnChipStreamed, on_chip::Source::DeviceMemory)];
+        for (path, source) in sources.into_iter().chain(side.map(|_| (Path::OnChipStencil, on_chip::Source::Stencil))) {
+            let loaded = on_chip::load(gpu, &solver.system, source, side)?;
             solver.on_chip.push((path, loaded));
         }
         for path in [Path::Persistent, Path::Fused, Path::FusedResident] {
@@ -551,7 +558,7 @@ impl<'g> Solver<'g> {
     /// Solves along `path`, timing from the first launch to the answer on
     /// the host; the true residual is the CPU's, from the GPU's x.
     pub fn solve(&mut self, a: &Csr, path: Path) -> Result<Solved> {
-        if matches!(path, Path::OnChip | Path::OnChipStencil) {
+        if matches!(path, Path::OnChip | Path::OnChipStencil | Path::OnChipStreamed) {
             return self.solve_on_chip(a, path);
         }
         self.reset()?;

@@ -81,22 +81,15 @@ pub struct OnChip<'g> {
     state: Buffer<f64>,
 }
 
-/// Plans and loads the on-chip kernel for `system` (the stencil's kernel if
-/// `side` names the Poisson grid's side): one block per SM (fewer where N
-/// is smaller than 32 rows a block), each owning N / blocks rows, and a
-/// block of up to 1,024 threads (about one per row of the slice), fewer
-/// where the registers do not allow it. `Ok(Err(why))` where the slice does
-/// not fit in one block's shared memory, with the numbers.
-pub fn load<'g>(gpu: &'g Gpu, system: &DeviceSystem, side: Option<u32>) -> Result<std::result::Result<OnChip<'g>, String>> {
-    let sources: &[Source] = if side.is_some() { &[Source::Stencil] } else { &[Source::SharedMemory, Source::DeviceMemory] };
-    let mut why = String::new();
-    for &source in sources {
-        match load_kernel(gpu, system, source, source.kernel(), side)? {
-            Ok(chip) => return Ok(Ok(chip)),
-            Err(w) => why = w,
-        }
-    }
-    Ok(Err(why))
+/// Plans and loads the on-chip kernel for `system` that reads the matrix
+/// from `source` (the stencil's with the Poisson grid's `side`): one block
+/// per SM (fewer where N is smaller than 32 rows a block), each owning N /
+/// blocks rows, and a block of up to 512 threads (about one per row of the
+/// slice; the kernel's launch bounds hold it to 128 registers), fewer where
+/// the registers do not allow it. `Ok(Err(why))` where the slice does not
+/// fit in one block's shared memory, with the numbers.
+pub fn load<'g>(gpu: &'g Gpu, system: &DeviceSystem, source: Source, side: Option<u32>) -> Result<std::result::Result<OnChip<'g>, String>> {
+    load_kernel(gpu, system, source, source.kernel(), if source == Source::Stencil { side } else { None })
 }
 
 /// [`load`] with kernel `def` for `source` (a named mistake, in the tests).
@@ -113,7 +106,9 @@ pub fn load_kernel<'g>(
     let band = system.band();
     let nnz = if source == Source::SharedMemory { system.most_values_per_slice(slice as usize) } else { 0 };
     let extra = on_chip_bytes(slice, band, nnz);
-    let mut threads = slice.next_power_of_two().clamp(32, 1024);
+    // At most the kernel's launch bounds (512: ptxas then holds it to 128 registers).
+    let most_threads = def.launch_bounds().map_or(1024, |(t, _)| t);
+    let mut threads = slice.next_power_of_two().clamp(32, most_threads);
     let mut why = String::new();
     while threads >= 32 {
         let needed = on_chip_reduction_bytes(threads) + extra;
