@@ -22,12 +22,13 @@
 //! One reduction per iteration: with p' = r + beta p and s = A p kept from
 //! the iteration before, p'·A p' = r·A r + 2 beta r·s + beta² p·s (A
 //! symmetric), so r·r, w·r (w = A r), r·s and p·s, summed together, give
-//! both beta and alpha. Chronopoulos and Gear's recurrence takes p·A p from
-//! the scalars alone, and Ghysels and Vanroose's keeps A p by a vector
-//! recurrence; in f32 both need more iterations on Poisson (994 and 998
-//! against 770 at m = 512, `records/2026-12-06-cpu-one-reduction/`), where
-//! this one, which multiplies A p afresh, takes the classic iteration's
-//! count. The price is a second product per iteration, from shared memory.
+//! both beta and alpha. Chronopoulos and Gear's recurrence (the fused
+//! kernels') keeps s = A p by s = w + beta s; in f32 that drifts, and on
+//! Poisson it needs 994 iterations where the classic one needs 770 at
+//! m = 512, with these four sums too (998); Ghysels and Vanroose's did not
+//! converge in 20,000 (`records/2026-12-06-cpu-one-reduction/`). This one
+//! multiplies A p afresh and takes the classic count. The price is a
+//! second product per iteration, from shared memory.
 
 use super::conjugate_gradient::{BREAKDOWN, DONE, ITERATIONS, MAX_ITERATIONS, PARTIALS, R0, R1, TOLERANCE_SQUARED};
 use crate::cg::{self, Cooperative, GridGroup, Plus, ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
