@@ -349,6 +349,9 @@ fn conjugate_gradient_bench_json_follows_its_schema_and_the_recorded_runs_do_too
         median_ms: 0.1,
         median_us_per_iteration: 16.7,
         rounds_ms: vec![0.1, 0.11],
+        threads_per_block: 256,
+        fallback: (path == Path::OnChip).then(|| "N = 4194304 in 132 blocks is 31776 rows a block: ...: solved by the CUDA graph".to_string()),
+        on_chip: None,
     };
     let report = BenchReport {
         device: "test".into(),
@@ -361,9 +364,10 @@ fn conjugate_gradient_bench_json_follows_its_schema_and_the_recorded_runs_do_too
         cpp_twin_left_out: Some("--no-cpp".into()),
         rows: vec![BenchRow {
             n: 1024,
-            paths: vec![times(Path::LaunchPerStep, None), times(Path::Graph, None), times(Path::Persistent, Some(32))],
+            paths: vec![times(Path::LaunchPerStep, None), times(Path::Graph, None), times(Path::Persistent, Some(32)), times(Path::OnChip, None)],
             ratios: vec![Ratio { of: Path::Persistent, to: Path::Graph, median: 0.8, low: 0.75, high: 0.85 }],
             copy_ms: Some(0.5),
+            values_per_row: 3.0,
         }],
     };
     let text = host::json::to_string(&report);

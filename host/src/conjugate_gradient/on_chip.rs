@@ -61,12 +61,15 @@ pub struct Plan {
 
 impl Plan {
     /// Bytes that cross the chip per iteration: the matrix twice where it is
-    /// read from device memory (A r and A p), r and p at the 2 bands of rows
-    /// each side of every slice, written once and read once, and the
-    /// partials (written, then read by every block).
+    /// read from device memory (A r and A p), r written at the 2 bands of
+    /// rows each side of every slice and read at the farther band, and the
+    /// partials (written, then read by every block). Until 2026-12-06 07:00
+    /// UTC it counted r and p at 2 bands each side, written and read (the
+    /// first pass's exchange): the second pass's records print that count,
+    /// an upper bound.
     pub fn bytes_off_chip_per_iteration(&self, system: &DeviceSystem) -> f64 {
         let matrix = if self.source == Source::DeviceMemory { 2.0 * system.device_bytes() as f64 } else { 0.0 };
-        let halo = self.blocks as f64 * 4.0 * self.band as f64 * 2.0 * 4.0 * 2.0;
+        let halo = self.blocks as f64 * (4.0 + 2.0) * self.band as f64 * 4.0;
         let sums = crate::kernels().solver_state.on_chip.sums as f64;
         let partials = self.blocks as f64 * sums * 8.0 * (1.0 + self.blocks as f64);
         matrix + halo + partials
