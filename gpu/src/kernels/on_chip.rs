@@ -233,6 +233,7 @@ impl Slice {
     /// read from shared memory where `i` is the slice's); `v` safe to call
     /// at every column row `i` stores.
     #[inline(always)]
+    #[allow(clippy::neg_multiply, reason = "the stencil multiplies as CSR does, value times vector, so both give the same bits")]
     unsafe fn row<const MATRIX: u32>(&self, matrix: In<u32>, vals: In<f32>, i: u32, v: impl Fn(u32) -> f32) -> f32 {
         let mut sum = 0.0f32;
         if MATRIX == source::STENCIL {
@@ -332,11 +333,7 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     let tiles = tile.meta_group_size() as usize;
     let x = dynamic_shared::<f64>().after::<f32>(SUMS * tiles);
     let s_len = slice as usize;
-    let (r, p, s) = (
-        x.after::<f32>(s_len),
-        x.after::<f32>(2 * s_len),
-        x.after::<f32>(3 * s_len),
-    );
+    let (r, p, s) = (x.after::<f32>(s_len), x.after::<f32>(2 * s_len), x.after::<f32>(3 * s_len));
     let p_halo = x.after::<f32>(4 * s_len);
     let r_halo = p_halo.after::<f32>(4 * band as usize);
     let offsets = r_halo.after::<u32>(2 * band as usize);
@@ -548,9 +545,15 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
             unsafe {
                 p.write(l, next_p(r.read(l), p.read(l), beta32));
                 if check {
-                    let ax = sl.row::<MATRIX>(matrix, vals, i, |c| {
-                        if c >= lo && c < hi { x.read((c - lo) as usize) } else { exchange.read(slot(par, 1) + c as usize) }
-                    });
+                    let ax =
+                        sl.row::<MATRIX>(
+                            matrix,
+                            vals,
+                            i,
+                            |c| {
+                                if c >= lo && c < hi { x.read((c - lo) as usize) } else { exchange.read(slot(par, 1) + c as usize) }
+                            },
+                        );
                     let t = (vectors.read(n + i as usize) - ax) as f64;
                     true_part += t * t;
                 }

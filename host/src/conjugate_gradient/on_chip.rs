@@ -157,7 +157,11 @@ pub fn load_kernel<'g>(
             let state = gpu.zeros(layout.sums_at + 2 * layout.sums * blocks as usize)?;
             return Ok(Ok(OnChip { kernel, plan, exchange, state }));
         }
-        why = format!("{blocks} blocks of {threads} threads with {} bytes of shared memory each do not fit at once: {}", def.shared_bytes(threads), limits.explain());
+        why = format!(
+            "{blocks} blocks of {threads} threads with {} bytes of shared memory each do not fit at once: {}",
+            def.shared_bytes(threads),
+            limits.explain()
+        );
         threads /= 2;
     }
     Ok(Err(why))

@@ -221,11 +221,25 @@ pub trait SolveOnChip {
     /// The whole solve, in this launch: `vectors` five vectors of N (b in
     /// the second, x written to the first), `exchange` the vectors that
     /// cross the chip, `state` the scalars and the partials.
-    fn solve_on_chip(&self, system: &DeviceSystem, shape: OnChipShape, vectors: ViewMut<'_, f32>, exchange: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()>;
+    fn solve_on_chip(
+        &self,
+        system: &DeviceSystem,
+        shape: OnChipShape,
+        vectors: ViewMut<'_, f32>,
+        exchange: ViewMut<'_, f32>,
+        state: ViewMut<'_, f64>,
+    ) -> Result<()>;
 }
 
 impl SolveOnChip for CooperativeLaunch<'_, '_, OnChipParams> {
-    fn solve_on_chip(&self, system: &DeviceSystem, shape: OnChipShape, vectors: ViewMut<'_, f32>, exchange: ViewMut<'_, f32>, state: ViewMut<'_, f64>) -> Result<()> {
+    fn solve_on_chip(
+        &self,
+        system: &DeviceSystem,
+        shape: OnChipShape,
+        vectors: ViewMut<'_, f32>,
+        exchange: ViewMut<'_, f32>,
+        state: ViewMut<'_, f64>,
+    ) -> Result<()> {
         let name = self.def().name();
         let layout = crate::kernels().solver_state.on_chip;
         let (n, blocks) = (system.n, self.blocks() as usize);
