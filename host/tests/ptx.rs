@@ -234,7 +234,16 @@ fn launch_bounds_reach_both_entries_of_the_kernels_that_declare_them_and_no_othe
         for entry in [resident.name().to_string(), format!("{}{WATCHED_ENTRY_SUFFIX}", resident.name())] {
             assert_eq!(launch_bounds(ptx, &entry), Some((256, 8)), "{entry}");
         }
-        assert_eq!(ptx.matches(".maxntid").count(), 4, "only the two bounded kernels' entries have launch bounds");
+        // The on-chip solver's three kernels: 512 threads a block, at most
+        // 128 registers (one block per SM, the launch bounds' 1).
+        let k = host::kernels();
+        for on_chip in [k.conjugate_gradient_on_chip, k.conjugate_gradient_on_chip_matrix, k.conjugate_gradient_on_chip_stencil] {
+            assert_eq!(on_chip.launch_bounds(), Some((512, 1)));
+            for entry in [on_chip.name().to_string(), format!("{}{WATCHED_ENTRY_SUFFIX}", on_chip.name())] {
+                assert_eq!(launch_bounds(ptx, &entry), Some((512, 1)), "{entry}");
+            }
+        }
+        assert_eq!(ptx.matches(".maxntid").count(), 10, "only the five bounded kernels' entries have launch bounds");
     }
 }
 

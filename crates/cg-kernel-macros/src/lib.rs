@@ -591,7 +591,9 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
         #vis const #def: #def_type = {
             // SAFETY: the macro names the definition after the entry it emitted
             // above, with that entry's own parameters, and declares `GridSync`
-            // wherever the attribute says `cooperative`.
+            // wherever the attribute says `cooperative`; the crate is the one
+            // compiling this kernel, and the shared memory the kernel's own
+            // function.
             unsafe {
                 #krate::kernels::KernelDef::new(
                     #entry_name,
@@ -600,10 +602,10 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
                     #tile_info,
                     #overread,
                 )
+                #emulator_only
+                #bounds_def
+                #block_shared
             }
-            #emulator_only
-            #bounds_def
-            #block_shared
         };
         #bounds_global
 

@@ -10,6 +10,8 @@ fn the_raw_driver_layer_and_borrowed_handles_are_closed_to_safe_code() {
     t.compile_fail("tests/doors/driver_is_private.rs");
     t.compile_fail("tests/doors/shared_out_borrows_its_memory.rs");
     t.compile_fail("tests/doors/arg_value_borrows_its_view.rs");
+    t.compile_fail("tests/doors/arg_is_sealed.rs");
+    t.compile_fail("tests/doors/hidden_builders_are_unsafe.rs");
 }
 
 /// The launcher's deliberately broken variants (`Gpu::mutant_*`) exist only

@@ -94,15 +94,25 @@ impl<P: Params, C> KernelDef<P, C> {
 
     /// The same definition with dynamic shared memory of `bytes(threads_per_block)`,
     /// as `#[kernel(shared_memory = bytes)]` emits it for a kernel without a tile.
+    ///
+    /// # Safety
+    /// `bytes` is the kernel's own function: at least the dynamic shared
+    /// memory its body addresses at that block size. A launch passes what
+    /// it returns, and a kernel given less writes past its allocation.
     #[doc(hidden)]
-    pub const fn with_shared_memory(self, bytes: fn(u32) -> u32) -> Self {
+    pub const unsafe fn with_shared_memory(self, bytes: fn(u32) -> u32) -> Self {
         KernelDef { block_shared: Some(bytes), ..self }
     }
 
     /// The same definition, of kernel crate `crate_name` (its
     /// `CARGO_CRATE_NAME`), as `#[kernel]` emits it.
+    ///
+    /// # Safety
+    /// `crate_name` is the crate that defines the kernel: the launcher loads
+    /// the entry of this name from that crate's PTX, and another crate's
+    /// kernel of the same name would run with these parameters.
     #[doc(hidden)]
-    pub const fn in_crate(self, crate_name: &'static str) -> Self {
+    pub const unsafe fn in_crate(self, crate_name: &'static str) -> Self {
         KernelDef { crate_name, ..self }
     }
 

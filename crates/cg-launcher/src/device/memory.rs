@@ -5,7 +5,7 @@ use super::{Gpu, Memory, Origin, Span, Use};
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
 use std::ops::{Bound, Range, RangeBounds};
-use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 /// A value that can live in device memory as plain bytes, and that kernels
 /// load and store (`cg_kernel::mem::Word`): every bit pattern is a value, so
@@ -43,8 +43,11 @@ pub struct Shared<T> {
 }
 
 // SAFETY: the owner frees the allocation once, when dropped; the host
-// pointer is only read and written with atomic accesses (`read`, `fill`,
-// `store_release`), so threads sharing a `&Shared` never race.
+// pointer is only read and written element by element, each access one
+// atomic of `size_of::<T>()` bytes (`read`, `fill`, `store_release`, and
+// the emulator's kernels, which access an `Out<T>` by its element's size),
+// so threads sharing a `&Shared` never race, nor mix atomics of two sizes
+// on one location.
 unsafe impl<T: Pod> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T: Pod> Sync for Shared<T> {}
@@ -71,24 +74,41 @@ impl<T: Pod> SharedOut<'_, T> {
     }
 }
 
-/// Every byte of `bytes` bytes at `p`, each read with an atomic load.
+/// Element `i` of the `T`s at `p`, read with one atomic load of `T`'s size.
 ///
 /// # Safety
-/// `p .. p + bytes` is live memory, and every access to it, by any thread
-/// of this process, is atomic (a device's accesses are outside Rust's memory model).
-unsafe fn atomic_read(p: *mut u8, bytes: usize) -> Vec<u8> {
-    let mut out = vec![0u8; bytes];
-    let words = if (p as usize).is_multiple_of(4) && bytes.is_multiple_of(4) { bytes / 4 } else { 0 };
-    for w in 0..words {
-        // SAFETY: the caller's contract; aligned (checked) and in bounds.
-        let v = unsafe { AtomicU32::from_ptr(p.add(4 * w) as *mut u32) }.load(Ordering::Relaxed);
-        out[4 * w..4 * w + 4].copy_from_slice(&v.to_ne_bytes());
+/// Element `i` at `p` is live memory aligned for `T`, and every access to
+/// it by any thread of this process is an atomic of `size_of::<T>()` bytes
+/// (a device's accesses are outside Rust's memory model).
+unsafe fn load_element<T: Pod>(p: *mut T, i: usize) -> T {
+    // SAFETY (each arm): the caller's contract; `Pod` types are 1, 2, 4 or
+    // 8 bytes, aligned to their size.
+    unsafe {
+        let q = p.add(i);
+        match size_of::<T>() {
+            1 => bytemuck::cast(AtomicU8::from_ptr(q.cast()).load(Ordering::Relaxed)),
+            2 => bytemuck::cast(AtomicU16::from_ptr(q.cast()).load(Ordering::Relaxed)),
+            4 => bytemuck::cast(AtomicU32::from_ptr(q.cast()).load(Ordering::Relaxed)),
+            _ => bytemuck::cast(AtomicU64::from_ptr(q.cast()).load(Ordering::Relaxed)),
+        }
     }
-    for (b, o) in out.iter_mut().enumerate().skip(4 * words) {
-        // SAFETY: the caller's contract.
-        *o = unsafe { AtomicU8::from_ptr(p.add(b)) }.load(Ordering::Relaxed);
+}
+
+/// Element `i` of the `T`s at `p` set to `v`, with one atomic store of `T`'s size.
+///
+/// # Safety
+/// As [`load_element`].
+unsafe fn store_element<T: Pod>(p: *mut T, i: usize, v: T) {
+    // SAFETY (each arm): as in `load_element`.
+    unsafe {
+        let q = p.add(i);
+        match size_of::<T>() {
+            1 => AtomicU8::from_ptr(q.cast()).store(bytemuck::cast(v), Ordering::Relaxed),
+            2 => AtomicU16::from_ptr(q.cast()).store(bytemuck::cast(v), Ordering::Relaxed),
+            4 => AtomicU32::from_ptr(q.cast()).store(bytemuck::cast(v), Ordering::Relaxed),
+            _ => AtomicU64::from_ptr(q.cast()).store(bytemuck::cast(v), Ordering::Relaxed),
+        }
     }
-    out
 }
 
 impl<T: Pod> Shared<T> {
@@ -98,25 +118,23 @@ impl<T: Pod> Shared<T> {
         SharedOut { address: self.address, len: self.len, _shared: PhantomData }
     }
 
-    /// The elements as they are now (atomic loads: defined while kernels
-    /// write them, though a kernel's writes may not be visible yet).
+    /// The elements as they are now (one atomic load per element, of its
+    /// size: defined while kernels write them, never a torn element, though
+    /// a kernel's writes may not be visible yet).
     pub fn read(&self) -> Vec<T> {
-        let bytes = self.len * size_of::<T>();
-        // SAFETY: `bytes` of live memory, owned by `self`; every host access is atomic.
-        let raw = unsafe { atomic_read(self.host as *mut u8, bytes) };
-        raw.chunks_exact(size_of::<T>()).map(bytemuck::pod_read_unaligned).collect()
+        // SAFETY: elements below len of live memory owned by `self`, aligned
+        // (page-aligned host memory on a GPU, 256-byte-aligned on the
+        // emulator); every access is an atomic of the element's size.
+        (0..self.len).map(|i| unsafe { load_element(self.host, i) }).collect()
     }
 
-    /// Sets every element to `value` (atomic stores; a kernel running now
-    /// may see some elements set and others not yet).
+    /// Sets every element to `value` (one atomic store per element, of its
+    /// size; a kernel running now may see some elements set and others not
+    /// yet, never part of one).
     pub fn fill(&self, value: T) {
-        let pattern = bytemuck::bytes_of(&value);
-        let base = self.host as *mut u8;
         for i in 0..self.len {
-            for (k, &b) in pattern.iter().enumerate() {
-                // SAFETY: in bounds of live memory owned by `self`; every host access is atomic.
-                unsafe { AtomicU8::from_ptr(base.add(i * pattern.len() + k)) }.store(b, Ordering::Relaxed);
-            }
+            // SAFETY: as in `read`.
+            unsafe { store_element(self.host, i, value) };
         }
         std::sync::atomic::fence(Ordering::Release);
     }

@@ -5,30 +5,45 @@
 use crate::device::{ArgValue, Pod, SharedOut, View, ViewMut};
 use cg_kernel::mem::{In, Out};
 
+/// What keeps [`Arg`] and [`Args`] this crate's to implement: a launch
+/// trusts an argument's value to be what the parameter's type says (a view
+/// of `T` for an `Out<T>`, a number of the parameter's own size), and a
+/// dependent's own implementation could pass anything (a `u8` view for an
+/// `Out<u32>`: a kernel writing past it). Not nameable outside the crate.
+mod sealed {
+    /// Implemented for exactly the pairs [`Arg`](super::Arg) is.
+    pub trait Sealed<P> {}
+    /// Implemented for exactly the tuples [`Args`](super::Args) is.
+    pub trait SealedArgs<P> {}
+}
+
 /// A host value that can be passed for the kernel parameter type `P`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of type `{P}`",
     label = "passed for a `{P}`",
     note = "pass `&buffer.slice(..)` for an `In<T>`, `buffer.slice_mut(..)` for an `Out<T>`, and a number of the parameter's own type for a number (`2.5f32` for an `f32`, `n` for a `usize`)"
 )]
-pub trait Arg<P> {
+pub trait Arg<P>: sealed::Sealed<P> {
     /// The value the launch passes.
     #[doc(hidden)]
     fn value(&self) -> ArgValue<'_>;
 }
 
+impl<T: Pod> sealed::Sealed<In<T>> for &View<'_, T> {}
 impl<T: Pod> Arg<In<T>> for &View<'_, T> {
     fn value(&self) -> ArgValue<'_> {
         ArgValue::input(*self)
     }
 }
 
+impl<T: Pod> sealed::Sealed<Out<T>> for ViewMut<'_, T> {}
 impl<T: Pod> Arg<Out<T>> for ViewMut<'_, T> {
     fn value(&self) -> ArgValue<'_> {
         ArgValue::output(self)
     }
 }
 
+impl<T: Pod> sealed::Sealed<Out<T>> for SharedOut<'_, T> {}
 impl<T: Pod> Arg<Out<T>> for SharedOut<'_, T> {
     fn value(&self) -> ArgValue<'_> {
         ArgValue::shared(self)
@@ -40,6 +55,7 @@ impl<T: Pod> Arg<Out<T>> for SharedOut<'_, T> {
 /// kernel reads at the parameter's own size (`.param .f32` for an `f32`).
 macro_rules! number {
     ($($t:ty),*) => {$(
+        impl sealed::Sealed<$t> for $t {}
         impl Arg<$t> for $t {
             fn value(&self) -> ArgValue<'_> {
                 ArgValue::typed(cg_kernel::mem::Word::to_bits64(*self), |bits| <$t as cg_kernel::mem::Word>::from_bits64(bits).to_string())
@@ -49,6 +65,7 @@ macro_rules! number {
 }
 number!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
+impl sealed::Sealed<usize> for usize {}
 impl Arg<usize> for usize {
     fn value(&self) -> ArgValue<'_> {
         ArgValue::number(*self as u64)
@@ -59,7 +76,7 @@ impl Arg<usize> for usize {
 /// implemented for `()` and tuples of up to
 /// [`MAX_PARAMS`](cg_kernel::kernels::MAX_PARAMS) arguments, as many as a
 /// kernel may take.
-pub trait Args<P> {
+pub trait Args<P>: sealed::SealedArgs<P> {
     /// One value per parameter.
     #[doc(hidden)]
     type Values<'a>: AsRef<[ArgValue<'a>]>
@@ -72,6 +89,7 @@ pub trait Args<P> {
 
 macro_rules! args {
     ($n:literal; $($a:ident $p:ident $i:tt),+) => {
+        impl<$($a: Arg<$p>, $p),+> sealed::SealedArgs<($($p,)+)> for ($($a,)+) {}
         impl<$($a: Arg<$p>, $p),+> Args<($($p,)+)> for ($($a,)+) {
             type Values<'a> = [ArgValue<'a>; $n] where Self: 'a;
             fn values(&self) -> [ArgValue<'_>; $n] {
@@ -80,6 +98,7 @@ macro_rules! args {
         }
     };
 }
+impl sealed::SealedArgs<()> for () {}
 impl Args<()> for () {
     type Values<'a> = [ArgValue<'a>; 0];
     fn values(&self) -> [ArgValue<'_>; 0] {
