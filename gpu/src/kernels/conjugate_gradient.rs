@@ -294,6 +294,22 @@ pub unsafe fn conjugate_gradient_next<const TILE: u32 = 32>(state: Out<f64>, blo
     }
 }
 
+/// The answer of a persistent solve, written by thread 0 of the grid: r·r
+/// now and an iteration ago, the iterations made, and the solve done.
+///
+/// # Safety
+/// `state` holds the scalars; the caller is the grid's only writer of them now.
+#[inline(always)]
+pub(crate) unsafe fn write_result(state: Out<f64>, r1: f64, r0: f64, iterations: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        state.write(R1, r1);
+        state.write(R0, r0);
+        state.write(ITERATIONS, iterations as f64);
+        state.write(DONE, 1.0);
+    }
+}
+
 /// The mistakes [`solve`] can be built with, for the tests.
 pub mod mistake {
     /// None: the solver as it should be.
@@ -374,12 +390,7 @@ unsafe fn solve<const TILE: u32, const MISTAKE: u32>(
         r1 = unsafe { total_of(&block, &tile, state, squares, blocks) };
     }
     if grid.thread_rank() == 0 {
-        unsafe {
-            state.write(R1, r1);
-            state.write(R0, r0);
-            state.write(ITERATIONS, k as f64);
-            state.write(DONE, 1.0);
-        }
+        unsafe { write_result(state, r1, r0, k) };
     }
 }
 
@@ -584,12 +595,7 @@ unsafe fn solve_fused<const TILE: u32, const MISTAKE: u32>(
         (gamma_before, alpha_before) = (gamma, alpha);
     }
     if grid.thread_rank() == 0 {
-        unsafe {
-            state.write(R1, gamma);
-            state.write(R0, gamma_before);
-            state.write(ITERATIONS, k as f64);
-            state.write(DONE, 1.0);
-        }
+        unsafe { write_result(state, gamma, gamma_before, k) };
     }
 }
 

@@ -30,7 +30,7 @@
 //! multiplies A p afresh and takes the classic count. The price is a
 //! second product per iteration, from shared memory.
 
-use super::conjugate_gradient::{BREAKDOWN, DONE, ITERATIONS, MAX_ITERATIONS, PARTIALS, R0, R1, TOLERANCE_SQUARED};
+use super::conjugate_gradient::{BREAKDOWN, MAX_ITERATIONS, PARTIALS, TOLERANCE_SQUARED, write_result};
 use crate::cg::{self, Cooperative, GridGroup, Plus, ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::{DynamicShared, In, Out, dynamic_shared};
@@ -597,10 +597,7 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     }
     if grid.thread_rank() == 0 {
         unsafe {
-            state.write(R1, gamma);
-            state.write(R0, gamma_before);
-            state.write(ITERATIONS, k as f64);
-            state.write(DONE, 1.0);
+            write_result(state, gamma, gamma_before, k);
             state.write(RESTARTS, restarts as f64);
             state.write(TRUE_RESIDUAL, last_true);
             state.write(CHECKS, checks as f64);
