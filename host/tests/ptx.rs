@@ -565,6 +565,26 @@ fn every_atomic_call_is_one_atom_with_its_order_scope_and_space() {
     }
 }
 
+/// The ordered loads and stores of an entry, in order.
+fn ordered<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
+    opcodes(ptx, name).into_iter().filter(|op| ["ld.relaxed.", "ld.acquire.", "st.relaxed.", "st.release."].iter().any(|p| op.starts_with(p))).collect()
+}
+
+#[test]
+fn every_atomic_load_and_store_is_one_instruction_with_its_order_scope_and_space() {
+    // gpu/src/kernels/waits.rs: each call one `ld` or `st` with its `.sem`
+    // and `.scope`, in its space, at its element's size; the poll in the loop once.
+    let expected: [(&str, &[&str]); 2] = [
+        ("chained_tiles", &["ld.acquire.gpu.global.b64", "st.release.gpu.global.b64"]),
+        ("shared_flag_handoff", &["st.relaxed.cta.shared.b32", "st.release.cta.shared.b32", "ld.acquire.cta.shared.b32", "ld.relaxed.cta.shared.b32"]),
+    ];
+    for (module, ptx) in [("sm_70", modules().plain), ("sm_90", modules().sm90)] {
+        for (entry, ops) in expected {
+            assert_eq!(ordered(ptx, entry), ops, "{module}: {entry}");
+        }
+    }
+}
+
 #[test]
 fn every_element_type_is_loaded_and_stored_at_its_size_and_passed_as_its_own_parameter_type() {
     // gpu/src/kernels/types.rs: In::read through the read-only cache at the

@@ -778,6 +778,122 @@ macro_rules! integer_atomics {
     };
 }
 
+/// The atomic loads and stores of a container with `atomic_address`,
+/// `atomic_emulated` and `SPACE`: `cuda::atomic_ref<T, scope>`'s `load` and
+/// `store`, PTX `ld.<sem>.<scope>` and `st.<sem>.<scope>`.
+macro_rules! ordered_access {
+    ($target:literal) => {
+        #[doc = concat!("`cuda::atomic_ref<T, scope>(", $target, ").load(cuda::memory_order_relaxed)`: element `i`, read atomically (PTX `ld.relaxed.<scope>`).")]
+        ///
+        /// Not a data race with another thread's atomic on the element (a
+        /// store, an add, a compare-and-swap), in this block or another, as
+        /// a plain `read` would be; it orders nothing around it. A loop that
+        /// waits for another thread to set a flag reads it with this (or
+        /// [`atomic_load_acquire`](Self::atomic_load_acquire), to see what
+        /// the writer wrote before the flag).
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_load(self, i: usize, scope: Scope) -> T {
+            // SAFETY: the caller's contract.
+            unsafe { self.ordered_load(i, scope, false, "atomic_load()") }
+        }
+
+        #[doc = concat!("`cuda::atomic_ref<T, scope>(", $target, ").load(cuda::memory_order_acquire)`: [`atomic_load`](Self::atomic_load), and this thread's later accesses stay after it: they see what the thread whose release it read wrote before that release (PTX `ld.acquire.<scope>`).")]
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_load_acquire(self, i: usize, scope: Scope) -> T {
+            // SAFETY: the caller's contract.
+            unsafe { self.ordered_load(i, scope, true, "atomic_load_acquire()") }
+        }
+
+        #[doc = concat!("`cuda::atomic_ref<T, scope>(", $target, ").store(v, cuda::memory_order_relaxed)`: writes `v` to element `i` atomically (PTX `st.relaxed.<scope>`); orders nothing around it.")]
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_store(self, i: usize, v: T, scope: Scope) {
+            // SAFETY: the caller's contract.
+            unsafe { self.ordered_store(i, v, scope, false, "atomic_store()") }
+        }
+
+        #[doc = concat!("`cuda::atomic_ref<T, scope>(", $target, ").store(v, cuda::memory_order_release)`: [`atomic_store`](Self::atomic_store), and this thread's earlier accesses stay before it, so a thread that reads `v` with [`atomic_load_acquire`](Self::atomic_load_acquire) sees them (PTX `st.release.<scope>`).")]
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        pub unsafe fn atomic_store_release(self, i: usize, v: T, scope: Scope) {
+            // SAFETY: the caller's contract.
+            unsafe { self.ordered_store(i, v, scope, true, "atomic_store_release()") }
+        }
+
+        /// An atomic load: `ld.<relaxed|acquire>.<scope>` on a GPU, the
+        /// emulator's atomic that changes nothing on the CPU.
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn ordered_load(self, i: usize, scope: Scope, acquire: bool, call: &'static str) -> T {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let _ = call;
+                // SAFETY: the caller's contract: in bounds and aligned.
+                let p = unsafe { self.atomic_address(i) };
+                // SAFETY: as above; an `Atomic` type is 4 or 8 bytes.
+                let bits = unsafe {
+                    if size_of::<T>() == 4 {
+                        crate::arch::ld_ordered_b32(Self::SPACE, p as *const u32, scope, acquire) as u64
+                    } else {
+                        crate::arch::ld_ordered_b64(Self::SPACE, p as *const u64, scope, acquire)
+                    }
+                };
+                T::from_bits64(bits)
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let _ = acquire;
+                self.load_emulated(i, scope, call)
+            }
+        }
+
+        /// An atomic store, as [`ordered_load`](Self::ordered_load).
+        ///
+        /// # Safety
+        /// As [`atomic_add`](Self::atomic_add).
+        #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        unsafe fn ordered_store(self, i: usize, v: T, scope: Scope, release: bool, call: &'static str) {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let _ = call;
+                // SAFETY: the caller's contract: in bounds and aligned.
+                let p = unsafe { self.atomic_address(i) };
+                // SAFETY: as above; an `Atomic` type is 4 or 8 bytes.
+                unsafe {
+                    if size_of::<T>() == 4 {
+                        crate::arch::st_ordered_b32(Self::SPACE, p as *mut u32, v.to_bits64() as u32, scope, release)
+                    } else {
+                        crate::arch::st_ordered_b64(Self::SPACE, p as *mut u64, v.to_bits64(), scope, release)
+                    }
+                }
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let _ = release;
+                self.atomic_emulated(i, scope, call, move |_, _| v);
+            }
+        }
+    };
+}
+
 /// `atomic_add` and `atomic_add_explicit`, with the contract every atomic
 /// of the container refers to (`$safety`).
 macro_rules! atomic_add {
@@ -864,6 +980,17 @@ impl<T: Atomic> Out<T> {
         T::from_bits64(emu::global_atomic(element, scope == Scope::Block, call, &|old| op(T::from_bits64(old), true).to_bits64()))
     }
 
+    /// The emulator's atomic load of element `i`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn load_emulated(self, i: usize, scope: Scope, call: &'static str) -> T {
+        if i >= self.len {
+            emu::out_of_bounds(self.name, i, self.len, emu::Access::Atomic);
+        }
+        let element = emu::Element { slot: self.slot, name: self.name, index: i, address: self.ptr.wrapping_add(i) as usize, size: size_of::<T>() };
+        T::from_bits64(emu::global_atomic_load(element, scope == Scope::Block, call))
+    }
+
     atomic_add!("out[i]", "out[i]",
         /// # Safety
         /// - `i` is below the length of the buffer the launch passed (the GPU
@@ -878,6 +1005,7 @@ impl<T: Atomic> Out<T> {
         ///   passes is.
     );
     atomics!("out[i]");
+    ordered_access!("out[i]");
 }
 
 /// The integer atomics of a kernel parameter's element (`atomicMin` and the rest).
@@ -912,6 +1040,13 @@ impl<T: Atomic> DynamicShared<T> {
         T::from_bits64(emu::shared_atomic(self.first.saturating_add(i), size_of::<T>(), call, &|old| op(T::from_bits64(old), false).to_bits64()))
     }
 
+    /// The emulator's atomic load of element `i`.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn load_emulated(self, i: usize, _scope: Scope, call: &'static str) -> T {
+        T::from_bits64(emu::shared_atomic_load(self.first.saturating_add(i), size_of::<T>(), call))
+    }
+
     atomic_add!("name[i]", "name[i]",
         /// # Safety
         /// - element `i` ends within the launch's dynamic shared-memory bytes,
@@ -924,6 +1059,7 @@ impl<T: Atomic> DynamicShared<T> {
         ///   starts aligned for the largest type the kernel views it as.
     );
     atomics!("name[i]");
+    ordered_access!("name[i]");
 }
 
 /// The integer atomics of a shared-memory element (`atomicMin` and the rest).

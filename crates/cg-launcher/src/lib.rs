@@ -32,12 +32,14 @@
 //! #       this_grid().sync();
 //! #   }
 //! # }
-//! use cg_launcher::device::{EmulatedDevice, Gpu};
+//! use cg_launcher::device::{EmulatedDevice, EmulatorOptions, Gpu};
 //! use cg_launcher::launch::ensure_len;
 //!
 //! fn main() -> cg_launcher::error::Result<()> {
-//!     // A CUDA GPU where there is one, else the emulated T4.
-//!     let gpu = Gpu::open(0).unwrap_or_else(|_| Gpu::emulated(EmulatedDevice::T4, Default::default()));
+//!     // A CUDA GPU where there is one, else the emulated T4, its threads
+//!     // interleaved at random from seed 7 (a race found that way repeats).
+//!     let options = EmulatorOptions { seed: Some(7), ..Default::default() };
+//!     let gpu = Gpu::open(0).unwrap_or_else(|_| Gpu::emulated(EmulatedDevice::T4, options));
 //!     let kernel = gpu.cooperative_kernel(&my_kernels::MARK)?;
 //!     let limits = kernel.limits(256)?; // blocks per SM x SMs, from the occupancy API
 //!     let launch = kernel.configure(limits.capacity(), 256)?; // refused if it could not be resident

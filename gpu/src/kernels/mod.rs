@@ -24,6 +24,8 @@ mod probes;
 mod timing;
 #[cfg(feature = "probes")]
 pub mod types;
+#[cfg(feature = "probes")]
+pub mod waits;
 
 pub use crate::lesson::*;
 #[cfg(not(target_arch = "nvptx64"))]

@@ -837,3 +837,72 @@ atom_cas!(/// `atom.cas.b32`: writes `v` at `p` if it holds `compare` (bit for b
     atom_cas_b32, u32, reg32, "cas.b32");
 atom_cas!(/// `atom.cas.b64` (`atomicCAS` of 8 bytes).
     atom_cas_b64, u64, reg64, "cas.b64");
+
+/// One `ld` or `st` with a memory order and a scope, in the state space
+/// `$space`: `<ld|st>.<sem>.<scope>.<space>.<type> <args>;`.
+macro_rules! ordered_in {
+    ($instr:literal, $space:literal, $sem:literal, $scope:literal, $ty:literal, $args:literal, $($operands:tt)*) => {
+        asm!(
+            concat!("{{ .reg .u64 ad; cvta.to.", $space, ".u64 ad, {p}; ", $instr, ".", $sem, ".", $scope, ".", $space, ".", $ty, " ", $args, "; }}"),
+            $($operands)*
+        )
+    };
+}
+
+/// `ordered_in!` for a space and a scope known only as values, and an
+/// order given as a PTX word: one arm per pair, of which a call with
+/// constants keeps one.
+macro_rules! ordered_any {
+    ($instr:literal, $space:expr, $scope:expr, $sem:literal, $ty:literal, $args:literal, $($operands:tt)*) => {
+        match ($space, $scope) {
+            (Space::Global, Scope::Block) => ordered_in!($instr, "global", $sem, "cta", $ty, $args, $($operands)*),
+            (Space::Global, Scope::Device) => ordered_in!($instr, "global", $sem, "gpu", $ty, $args, $($operands)*),
+            (Space::Global, Scope::System) => ordered_in!($instr, "global", $sem, "sys", $ty, $args, $($operands)*),
+            (Space::Shared, Scope::Block) => ordered_in!($instr, "shared", $sem, "cta", $ty, $args, $($operands)*),
+            (Space::Shared, Scope::Device) => ordered_in!($instr, "shared", $sem, "gpu", $ty, $args, $($operands)*),
+            (Space::Shared, Scope::System) => ordered_in!($instr, "shared", $sem, "sys", $ty, $args, $($operands)*),
+        }
+    };
+}
+
+macro_rules! ordered_load_store {
+    ($load:ident, $store:ident, $t:ty, $reg:ident, $ty:literal) => {
+        #[doc = concat!("`ld.relaxed.<scope>` or `ld.acquire.<scope>` of ", $ty, ": an atomic read of `p` (`cuda::atomic_ref<T, scope>::load`). With `acquire`, this thread's later accesses stay after it, and see what the writer released before the value read.")]
+        ///
+        /// # Safety
+        /// `p` is a valid address in `space`, aligned to its size, and no
+        /// other thread writes it but atomically, unless ordered with this
+        /// access by a barrier.
+        #[inline(always)]
+        pub unsafe fn $load(space: Space, p: *const $t, scope: Scope, acquire: bool) -> $t {
+            let v: $t;
+            // SAFETY: the caller's contract.
+            unsafe {
+                if acquire {
+                    ordered_any!("ld", space, scope, "acquire", $ty, "{v}, [ad]", v = out($reg) v, p = in(reg64) p, options(nostack))
+                } else {
+                    ordered_any!("ld", space, scope, "relaxed", $ty, "{v}, [ad]", v = out($reg) v, p = in(reg64) p, options(nostack))
+                }
+            };
+            v
+        }
+
+        #[doc = concat!("`st.relaxed.<scope>` or `st.release.<scope>` of ", $ty, ": an atomic write of `v` at `p` (`cuda::atomic_ref<T, scope>::store`). With `release`, this thread's earlier accesses (and what it has observed) are ordered before it.")]
+        ///
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($load), "`].")]
+        #[inline(always)]
+        pub unsafe fn $store(space: Space, p: *mut $t, v: $t, scope: Scope, release: bool) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                if release {
+                    ordered_any!("st", space, scope, "release", $ty, "[ad], {v}", p = in(reg64) p, v = in($reg) v, options(nostack))
+                } else {
+                    ordered_any!("st", space, scope, "relaxed", $ty, "[ad], {v}", p = in(reg64) p, v = in($reg) v, options(nostack))
+                }
+            };
+        }
+    };
+}
+ordered_load_store!(ld_ordered_b32, st_ordered_b32, u32, reg32, "b32");
+ordered_load_store!(ld_ordered_b64, st_ordered_b64, u64, reg64, "b64");

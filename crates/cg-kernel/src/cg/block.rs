@@ -34,9 +34,8 @@ pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 /// `as usize`, which never loses anything: `partials.write(block.group_index().x as usize, ..)`.
 ///
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::ThreadBlock;
-/// use gpu::mem::Out;
+/// use cg_kernel::cg::ThreadBlock;
+/// use cg_kernel::mem::Out;
 ///
 /// /// C++: `if (block.thread_rank() == 0) out[block.group_index().x] = block.num_threads(); block.sync();`
 /// fn mark(block: &ThreadBlock, out: Out<u32>) {

@@ -32,10 +32,9 @@ use crate::mem::{DynamicShared, Word};
 /// `#[kernel(shared_memory = ...)]` takes, so a kernel declares it by name:
 ///
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::{Plus, block_reduce, block_scratch_bytes, this_thread_block, tiled_partition};
-/// use gpu::kernel;
-/// use gpu::mem::{In, Out, dynamic_shared};
+/// use cg_kernel::cg::{Plus, block_reduce, block_scratch_bytes, this_thread_block, tiled_partition};
+/// use cg_kernel::kernel;
+/// use cg_kernel::mem::{In, Out, dynamic_shared};
 ///
 /// /// Each block's sum of its threads' `x`, in every thread; thread 0 writes it.
 /// ///
@@ -176,9 +175,8 @@ pub unsafe fn block_inclusive_scan<const N: u32, T: ShuffleValue + Word, Op: Red
 /// `Plus` and `BitXor`).
 ///
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::{Plus, ThreadBlock, ThreadBlockTile, block_exclusive_scan};
-/// use gpu::mem::dynamic_shared;
+/// use cg_kernel::cg::{Plus, ThreadBlock, ThreadBlockTile, block_exclusive_scan};
+/// use cg_kernel::mem::dynamic_shared;
 ///
 /// /// Where this thread's `count` items start in the block's output, and how
 /// /// many the block has (CUB: `BlockScan(temp).ExclusiveSum(count, start, total)`).

@@ -23,9 +23,8 @@ use core::marker::PhantomData;
 /// A helper that uses the cluster takes `&ClusterGroup` (the declared one),
 /// so only a `#[kernel(cluster)]` kernel can call it:
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::{ClusterGroup, ThreadBlock};
-/// use gpu::mem::DynamicShared;
+/// use cg_kernel::cg::{ClusterGroup, ThreadBlock};
+/// use cg_kernel::mem::DynamicShared;
 ///
 /// /// Rank 0's sum of word `slot` of every block's shared memory.
 /// fn gather(cluster: &ClusterGroup, block: &ThreadBlock, totals: DynamicShared<f32>, slot: usize) -> f32 {
@@ -43,9 +42,8 @@ use core::marker::PhantomData;
 /// ```
 /// `this_cluster()` outside such a kernel has no methods:
 /// ```compile_fail,E0277
-/// # use cg_kernel as gpu;
 /// fn not_declared_cluster() {
-///     gpu::cg::this_cluster().sync();
+///     cg_kernel::cg::this_cluster().sync();
 /// }
 /// ```
 pub struct ClusterGroup<L = Clustered> {
@@ -153,8 +151,7 @@ impl<L> ClusterGroup<L> {
     /// `this_cluster()` hands out any number of handles. [`sync`](Self::sync)
     /// is the safe whole. Arriving twice without safe code:
     /// ```compile_fail,E0133
-    /// # use cg_kernel as gpu;
-    /// fn arrives(cluster: &gpu::cg::ClusterGroup) {
+    /// fn arrives(cluster: &cg_kernel::cg::ClusterGroup) {
     ///     let _token = cluster.barrier_arrive();
     /// }
     /// ```

@@ -33,9 +33,8 @@ use core::marker::PhantomData;
 /// A helper that synchronizes takes `&GridGroup` (the cooperative one), so
 /// only a `#[kernel(cooperative)]` kernel can call it:
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::GridGroup;
-/// use gpu::mem::Out;
+/// use cg_kernel::cg::GridGroup;
+/// use cg_kernel::mem::Out;
 ///
 /// fn publish(grid: &GridGroup, partials: Out<f32>, mine: f32) {
 ///     // SAFETY: `partials` holds one float per thread of the grid.
@@ -45,9 +44,8 @@ use core::marker::PhantomData;
 /// ```
 /// `this_grid()` outside such a kernel has no `sync()`:
 /// ```compile_fail,E0277
-/// # use cg_kernel as gpu;
 /// fn not_declared_cooperative() {
-///     gpu::cg::this_grid().sync();
+///     cg_kernel::cg::this_grid().sync();
 /// }
 /// ```
 pub struct GridGroup<L = Cooperative> {

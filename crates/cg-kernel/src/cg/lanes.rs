@@ -46,6 +46,25 @@ pub const fn rank_in_mask(mask: u32, lane: u32) -> u32 {
     (mask & 1u32.wrapping_shl(lane).wrapping_sub(1)).count_ones()
 }
 
+/// The lane (0 to 31) of the rank-`rank` lane of `mask`: the position of
+/// its `rank`-th set bit, lowest first (PTX `fns.b32`), for `rank` below
+/// `mask`'s count of lanes.
+#[inline(always)]
+pub const fn lane_of_rank(mask: u32, rank: u32) -> u32 {
+    // A binary search: halves of 16, 8, 4, 2 and 1 lanes, each step keeping
+    // the half that holds the lane, by the count of lanes below it.
+    let (mut lane, mut rank, mut width) = (0u32, rank, 16u32);
+    while width > 0 {
+        let below = ((mask >> lane) & ((1u32 << width) - 1)).count_ones();
+        if rank >= below {
+            rank -= below;
+            lane += width;
+        }
+        width /= 2;
+    }
+    lane
+}
+
 /// The linear rank of `index` in a box of `dims` (x fastest), as CUDA numbers
 /// threads in a block and blocks in a grid.
 #[inline(always)]
@@ -56,6 +75,17 @@ pub const fn linear_rank(index: [u32; 3], dims: [u32; 3]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lane_of_rank_is_the_rank_th_set_bit() {
+        for mask in [u32::MAX, 1, 0x8000_0000, 0xaaaa_aaaa, 0x5555_5555, 0x0f0f_00f1, 0x8000_0001, 0x1234_5678] {
+            let lanes: Vec<u32> = (0..32).filter(|l| mask & (1 << l) != 0).collect();
+            for (rank, &lane) in lanes.iter().enumerate() {
+                assert_eq!(lane_of_rank(mask, rank as u32), lane, "mask {mask:#x} rank {rank}");
+                assert_eq!(rank_in_mask(mask, lane), rank as u32);
+            }
+        }
+    }
 
     /// Before 2026-12-04 these public functions panicked (in a debug build)
     /// on arguments outside their ranges; now they wrap, as the GPU does.

@@ -1,6 +1,6 @@
 //! Cooperative groups in Rust, named and shaped like `<cooperative_groups.h>`.
 //!
-//! | C++ (`namespace cg = cooperative_groups`) | Rust (`gpu::cg`) |
+//! | C++ (`namespace cg = cooperative_groups`) | Rust (`cg_kernel::cg`) |
 //! |---|---|
 //! | `cg::this_thread_block()` | [`this_thread_block()`] |
 //! | `cg::tiled_partition<32>(block)` | [`tiled_partition::<32>(&block)`](tiled_partition) |

@@ -17,8 +17,7 @@ use super::tile::{ShuffleValue, ThreadBlockTile};
 /// collective).
 ///
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::{Plus, ThreadBlockTile, inclusive_scan};
+/// use cg_kernel::cg::{Plus, ThreadBlockTile, inclusive_scan};
 ///
 /// /// C++: `return cg::inclusive_scan(tile, count);`: each thread's end
 /// /// offset, when each writes `count` items after the threads below it.

@@ -8,10 +8,9 @@ use crate::arch;
 /// Sealed: a shuffle moves 4 or 8 bytes, which another type's size could not match.
 ///
 /// ```compile_fail,E0277
-/// # use cg_kernel as gpu;
 /// #[derive(Clone, Copy)]
 /// struct Pair(u16, u16);
-/// impl gpu::cg::ShuffleValue for Pair {
+/// impl cg_kernel::cg::ShuffleValue for Pair {
 ///     fn shuffle(self, _: impl Fn(u32) -> u32) -> Self {
 ///         self
 ///     }
@@ -101,8 +100,7 @@ pub(super) unsafe fn match_all_lanes<T: ShuffleValue>(mask: u32, v: T) -> u32 {
 /// the deadlock the guide warns about.
 ///
 /// ```no_run
-/// # use cg_kernel as gpu;
-/// use gpu::cg::{Plus, ThreadBlock, reduce, tiled_partition};
+/// use cg_kernel::cg::{Plus, ThreadBlock, reduce, tiled_partition};
 ///
 /// /// C++: `auto tile = cg::tiled_partition<32>(block); return cg::reduce(tile, v, cg::plus<float>());`
 /// fn warp_total(block: &ThreadBlock, v: f32) -> f32 {
@@ -289,8 +287,7 @@ impl<const N: u32> ThreadBlockTile<N> {
     /// 8-byte value).
     ///
     /// ```no_run
-    /// # use cg_kernel as gpu;
-    /// use gpu::cg::{ThreadBlockTile, ffs, popc};
+    /// use cg_kernel::cg::{ThreadBlockTile, ffs, popc};
     ///
     /// /// How many threads of the tile hold `key`, and whether this one is the
     /// /// first of them (the one to write for the group, say).

@@ -33,16 +33,35 @@ impl Block {
 
     /// Counts a read of `key`; a thread that reads one word [`SPIN_READS`]
     /// times in a row waits until something in its block writes it.
-    pub(crate) fn note_read(&self, key: u64, word: impl Fn() -> String) {
+    pub(crate) fn note_read(&self, key: u64, site: Site, word: impl Fn() -> String) {
         let t = self.thread();
         let (last, n) = t.spin.get();
         let n = if last == key { n + 1 } else { 1 };
         t.spin.set((key, n));
         if n >= SPIN_READS {
-            *t.spin_word.borrow_mut() = word();
+            *t.spin_word.borrow_mut() = format!("{} at {site}", word());
             t.wait.set(Wait::Spin);
             self.suspend();
             t.spin.set((key, 0));
+        }
+    }
+
+    /// Counts an atomic load of global word `key`. A thread that polls one
+    /// word [`SPIN_READS`] times in a row lets the block's other threads run
+    /// (the writer may be one of them), then polls on: unlike a plain read,
+    /// an atomic load sees another block's atomic at once, so a block may
+    /// wait on another block this way, as decoupled look-back does. A wait
+    /// that never ends is the watchdog's to stop.
+    pub(crate) fn note_poll(&self, key: u64) {
+        let t = self.thread();
+        let (last, n) = t.spin.get();
+        let n = if last == key { n + 1 } else { 1 };
+        if n >= SPIN_READS {
+            t.spin.set((key, 0));
+            // Still running: the scheduler puts it back in the queue.
+            self.suspend();
+        } else {
+            t.spin.set((key, n));
         }
     }
 
@@ -224,7 +243,7 @@ impl Block {
     pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
         let words = self.shared_access(index, size, Access::Read, site);
         self.note_own(words.start, Access::Read, site);
-        self.note_read(Self::shared_key(words.start), || format!("dynamic shared memory word {}", words.start));
+        self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
         self.shared_bits(index, size)
     }
 
@@ -245,7 +264,7 @@ impl Block {
         if let Some(f) = race {
             self.race_found(f);
         }
-        self.note_read(Self::global_key(slot, index), || format!("{name}[{index}]"));
+        self.note_read(Self::global_key(slot, index), site, || format!("{name}[{index}]"));
         let mut g = self.global.borrow_mut();
         match g.writes.get(&key) {
             Some(&(bits, _)) => bits,

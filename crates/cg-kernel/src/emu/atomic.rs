@@ -55,12 +55,29 @@ unsafe fn update(address: usize, size: usize, op: &dyn Fn(u64) -> u64) -> u64 {
     }
 }
 
+/// The `size` bytes at `address`, read in one atomic step of the host's.
+///
+/// # Safety
+/// As [`update`].
+unsafe fn load(address: usize, size: usize) -> u64 {
+    match size {
+        // SAFETY: the caller's contract.
+        4 => unsafe { AtomicU32::from_ptr(address as *mut u32) }.load(Ordering::Acquire) as u64,
+        // SAFETY: the caller's contract.
+        8 => unsafe { AtomicU64::from_ptr(address as *mut u64) }.load(Ordering::Acquire),
+        _ => unreachable!("atomics are on 4- and 8-byte elements"),
+    }
+}
+
 impl Block {
     /// An atomic on element `e` of an `Out` parameter: checks its race
     /// shadow, notes it for the grid's checks, and applies `op` to the
     /// launch's memory (or to this block's own unpublished write of the
     /// element, which no other block can see); returns the old bits.
-    pub fn global_atomic(&self, e: Element, block_scoped: bool, op: &dyn Fn(u64) -> u64, site: Site) -> u64 {
+    ///
+    /// `op` `None` is an atomic load: it changes nothing, and counts as a
+    /// poll of the word for the spin detector (`note_poll`).
+    pub fn global_atomic(&self, e: Element, block_scoped: bool, op: Option<&dyn Fn(u64) -> u64>, site: Site) -> u64 {
         let key = (e.slot, e.index);
         let race = {
             let mut g = self.global.borrow_mut();
@@ -72,7 +89,11 @@ impl Block {
         if let Some(f) = race {
             self.race_found(f);
         }
-        self.forget_spin();
+        let word = Self::global_key(e.slot, e.index);
+        match op {
+            None => self.note_poll(word),
+            Some(_) => self.forget_spin(),
+        }
         let mask = if e.size == 8 { u64::MAX } else { (1u64 << (8 * e.size)) - 1 };
         {
             // The block's own write since the last grid barrier: the word as
@@ -81,7 +102,9 @@ impl Block {
             let mut g = self.global.borrow_mut();
             if let Some(w) = g.writes.get_mut(&key) {
                 let old = w.0 & mask;
-                w.0 = op(old) & mask;
+                if let Some(op) = op {
+                    w.0 = op(old) & mask;
+                }
                 return old;
             }
         }
@@ -96,18 +119,34 @@ impl Block {
         // aligned to its element for the launch; during the launch every
         // access to it is atomic (`thread::load_published`, this) or made
         // while no block runs (`launch::publish`).
+        let Some(op) = op else {
+            // SAFETY: as below.
+            return unsafe { load(e.address, e.size) };
+        };
         let old = unsafe { update(e.address, e.size, op) };
         if let Some((shadow, offset)) = self.info().shadow(e.address, e.size) {
             shadow.set(offset, e.size);
         }
+        // A thread of this block polling the word may go on.
+        self.wake_spinners(word);
         old
     }
 
     /// An atomic on element `index` (of `size` bytes) of the block's shared
     /// memory: checks its bounds and race shadow, and applies `op`; returns
     /// the old bits.
-    pub fn shared_atomic(&self, index: usize, size: usize, op: &dyn Fn(u64) -> u64, site: Site) -> u64 {
+    ///
+    /// `op` `None` is an atomic load, which counts as a read of the word for
+    /// the spin detector: a thread polling a flag another thread of the block
+    /// sets waits for that write, and a flag nothing in the block can set is a
+    /// deadlock, named with the word.
+    pub fn shared_atomic(&self, index: usize, size: usize, op: Option<&dyn Fn(u64) -> u64>, site: Site) -> u64 {
         let words = self.shared_access(index, size, Access::Atomic, site);
+        let Some(op) = op else {
+            self.note_own(words.start, Access::Read, site);
+            self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
+            return self.shared_bits(index, size);
+        };
         self.note_own(words.start, Access::Atomic, site);
         self.forget_spin();
         let old = self.shared_bits(index, size);

@@ -72,7 +72,7 @@ pub struct Ptx {
     pub crate_name: &'static str,
     /// The module the lesson runs (sm_70 and newer).
     pub plain: &'static str,
-    /// The same kernels recording where and when each block ran (`gpu::trace`).
+    /// The same kernels recording where and when each block ran (the lesson's `trace` command).
     pub traced: &'static str,
     /// Every kernel built for sm_90, the `#[kernel(cluster)]` ones included
     /// (their instructions need compute capability 9.0): loaded on 9.0+ only.
@@ -105,7 +105,7 @@ fn registers_in(ptxas: &str, kernel: &str) -> Option<u32> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum NotLinked {
-    /// No kernels' crate is linked: the program needs `use gpu as _;`.
+    /// No kernels' crate is linked: the program needs `use my_kernels as _;` (the crate whose `build.rs` runs cg-builder).
     NoKernelsCrate,
     /// No `#[kernel]` of this name is linked.
     Kernel(String),

@@ -9,6 +9,11 @@ mod memory;
 
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
 pub use cg_kernel::emu::Device as EmulatedDevice;
+/// How the emulator runs a launch (its seed, timeout and workers), for
+/// [`Gpu::emulated`]; what an emulated launch's error carries
+/// ([`Error::Emulated`](crate::error::Error::Emulated)). Re-exported so that
+/// a program drives the emulator with this crate alone.
+pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
 pub use cuda::ptx_calls_grid_sync;
 pub use group::{CommId, Communicator, MAX_STAND_IN_RANKS, StandIn};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
@@ -590,7 +595,7 @@ impl Gpu {
     }
 
     /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
-    pub fn emulated_traced(device: cg_kernel::emu::Device, options: cg_kernel::emu::Options) -> Gpu {
+    pub fn emulated_traced(device: EmulatedDevice, options: EmulatorOptions) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         backend.tracing.set(true);
         Gpu::with(Box::new(backend), info)
@@ -602,7 +607,7 @@ impl Gpu {
     }
 
     /// The emulated device (see `cg_kernel::emu`): the same kernels, run on the CPU.
-    pub fn emulated(device: cg_kernel::emu::Device, options: cg_kernel::emu::Options) -> Gpu {
+    pub fn emulated(device: EmulatedDevice, options: EmulatorOptions) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         Gpu::with(Box::new(backend), info)
     }
