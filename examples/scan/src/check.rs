@@ -75,6 +75,7 @@ pub fn additions(n: usize, blocks: usize, threads: usize) -> usize {
 /// `ys` against the double-precision scan of `xs`: element `i` must be
 /// within gamma_h (|x[0]| + ... + |x[i]|), gamma_h = h u / (1 - h u), u = 2^-24,
 /// h = [`additions`], the classic bound for a sum of that depth.
+#[cfg(test)]
 pub fn against_reference(xs: &[f32], ys: &[f32], blocks: usize, threads: usize) -> Checked {
     within(xs, ys, additions(xs.len(), blocks, threads))
 }
@@ -88,6 +89,19 @@ pub fn additions_once(n: usize, blocks: usize, threads: usize) -> usize {
     let rounds = n.div_ceil(round);
     let log = |x: usize| (usize::BITS - x.max(1).leading_zeros()) as usize;
     additions(n.min(round), blocks, threads) + rounds.saturating_sub(1) * (blocks.div_ceil(threads) + 2 * log(threads) + 3)
+}
+
+/// Float additions on the longest path to any output of
+/// `scan_kernels::inclusive_scan_lookback` with tiles of `threads` threads:
+/// the tile's own scan (a thread's `ITEMS`, then the block scan), and the
+/// prefix before it, which in the worst case is a chain through every
+/// earlier tile (each tile's prefix is the one before it plus its own total,
+/// or a window's totals added by a 32-lane reduction first).
+pub fn additions_lookback(n: usize, threads: usize) -> usize {
+    let log = |x: usize| (usize::BITS - x.max(1).leading_zeros()) as usize;
+    let tiles = n.div_ceil(scan_kernels::tile_len(threads));
+    let tile_scan = scan_kernels::LOOKBACK_ITEMS + 2 * log(threads) + 2;
+    tiles * (log(32) + 2) + tile_scan + 2
 }
 
 /// `ys` against the double-precision scan of `xs`, each element within the

@@ -29,7 +29,7 @@
 
 use cg_kernel::cg::{Plus, ThreadBlock, ThreadBlockTile, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition};
 use cg_kernel::kernel;
-use cg_kernel::mem::{DynamicShared, In, Out, dynamic_shared};
+use cg_kernel::mem::{DynamicShared, In, Out, Scope, dynamic_shared};
 
 cg_kernel::ptx!();
 
@@ -40,17 +40,17 @@ cg_kernel::ptx!();
 /// (`records/2026-12-04-h200-toolkit/`).
 pub const ITEMS: usize = 8;
 
-/// `x[i..i + ITEMS]`, with zeros past `n`.
+/// `x[i..i + K]`, with zeros past `n` (`K` a multiple of 4).
 ///
 /// # Safety
 /// `x` holds `n` floats from a 16-byte-aligned start, and `i` is a multiple
 /// of 4 (its whole steps are read four floats, 16 bytes, at a time).
 #[inline(always)]
-unsafe fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
-    let mut v = [0.0f32; ITEMS];
-    if i + ITEMS <= n {
-        for q in 0..ITEMS / 4 {
-            // SAFETY: i + ITEMS <= n, and i + 4q is a multiple of 4 from an
+unsafe fn load<const K: usize>(x: In<f32>, i: usize, n: usize) -> [f32; K] {
+    let mut v = [0.0f32; K];
+    if i + K <= n {
+        for q in 0..K / 4 {
+            // SAFETY: i + K <= n, and i + 4q is a multiple of 4 from an
             // aligned start (the caller's contract).
             let four = unsafe { x.read4(i + 4 * q) };
             v[4 * q..4 * q + 4].copy_from_slice(&four);
@@ -66,15 +66,15 @@ unsafe fn load(x: In<f32>, i: usize, n: usize) -> [f32; ITEMS] {
     v
 }
 
-/// Writes `v` to `y[i..i + ITEMS]`, leaving out what is past `n`.
+/// Writes `v` to `y[i..i + K]`, leaving out what is past `n` (`K` a multiple of 4).
 ///
 /// # Safety
 /// `y` holds `n` floats from a 16-byte-aligned start, `i` is a multiple of
 /// 4, and no other thread touches `y[i..i + ITEMS]` until a barrier.
 #[inline(always)]
-unsafe fn store(y: Out<f32>, i: usize, n: usize, v: [f32; ITEMS]) {
-    if i + ITEMS <= n {
-        for q in 0..ITEMS / 4 {
+unsafe fn store<const K: usize>(y: Out<f32>, i: usize, n: usize, v: [f32; K]) {
+    if i + K <= n {
+        for q in 0..K / 4 {
             // SAFETY: in bounds and 16-byte aligned as in `load`; the caller's contract.
             unsafe { y.write4(i + 4 * q, [v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]]) };
         }
@@ -151,7 +151,7 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
         steps -= 1;
         // SAFETY: x holds n >= end floats from an aligned start (the
         // kernel's contract); first, span and t * ITEMS are multiples of 4.
-        let v = unsafe { load(x, first + steps * span + t * ITEMS, end) };
+        let v = unsafe { load::<ITEMS>(x, first + steps * span + t * ITEMS, end) };
         mine += v.iter().sum::<f32>();
     }
     // SAFETY (each block scan): every thread of the block makes the call,
@@ -180,7 +180,7 @@ pub unsafe fn inclusive_scan<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, bloc
     while base < end {
         let i = base + t * ITEMS;
         // SAFETY: as in the first pass.
-        let own = unsafe { load(x, i, end) };
+        let own = unsafe { load::<ITEMS>(x, i, end) };
         // SAFETY: as above.
         let (out, step_total) = unsafe { scan_step(&block, &tile, scratch, own, carry) };
         // SAFETY: y holds n >= end floats from an aligned start (the
@@ -255,7 +255,7 @@ pub unsafe fn inclusive_scan_once<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>,
         while s < steps {
             // SAFETY: x holds n >= end floats from an aligned start (the
             // kernel's contract); first, span and t * ITEMS are multiples of 4.
-            let v = unsafe { load(x, first + s * span + t * ITEMS, end) };
+            let v = unsafe { load::<ITEMS>(x, first + s * span + t * ITEMS, end) };
             for (k, &v) in v.iter().enumerate() {
                 // SAFETY: see above.
                 unsafe { kept.write(at(s, k), v) };
@@ -311,4 +311,147 @@ pub unsafe fn inclusive_scan_once<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>,
         start += len;
         round += 1;
     }
+}
+
+/// A tile's status word in [`inclusive_scan_lookback`]: the launch's epoch
+/// in the top 30 bits, what the low 32 hold in the next two
+/// ([`AGGREGATE`] or [`PREFIX`]), and the bits of an `f32`. A word of
+/// another epoch is an earlier launch's: not yet written in this one.
+const EPOCH_SHIFT: u32 = 34;
+/// Status: the low half is the tile's own total.
+const AGGREGATE: u64 = 1 << 32;
+/// Status: the low half is the sum of every element up to the tile's last.
+const PREFIX: u64 = 2 << 32;
+/// Epochs [`inclusive_scan_lookback`] tells apart: 30 bits, 0 never used
+/// (a zeroed status array is no epoch's).
+pub const EPOCHS: u32 = 1 << 30;
+
+/// Tiles before its own that a look-back reads at once: one per lane of warp 0.
+const WINDOW: usize = 32;
+
+/// Floats each thread of [`inclusive_scan_lookback`] takes: four 16-byte loads.
+pub const LOOKBACK_ITEMS: usize = 16;
+
+/// Floats one tile of [`inclusive_scan_lookback`] takes with `threads` threads.
+pub const fn tile_len(threads: usize) -> usize {
+    threads * LOOKBACK_ITEMS
+}
+
+/// Dynamic shared memory of [`inclusive_scan_lookback`]: the block scans'
+/// scratch, then two words (the tile's number, and the prefix warp 0 found).
+pub const fn lookback_bytes(threads_per_block: u32, tile: u32) -> u32 {
+    block_scratch_bytes::<f32>(threads_per_block, tile).saturating_add(8)
+}
+
+/// The same scan in one pass, as CUB's `DeviceScan` does it (decoupled
+/// look-back, Merrill and Garland 2016): no grid barrier and no cooperative
+/// launch. Each block takes the next tile by an atomic ticket, so every
+/// tile before it has a block that started; it scans the tile, publishes
+/// its total (an [`AGGREGATE`] status), and its warp 0 reads the statuses
+/// of the 32 tiles before it at once, adding totals back until it meets a
+/// [`PREFIX`], waiting where a tile has not published; then it publishes
+/// its own prefix and writes the tile. The input is read once and the
+/// output written once: CUB's 2n floats.
+///
+/// With `by_ticket` 0 the tile is the block's index instead, as CUB's
+/// `DeviceScan` takes it: no atomic and no barrier before the loads, on the
+/// strength of blocks starting in index order, which GPUs do but CUDA does
+/// not promise (a block waiting on one that never started would hang).
+///
+/// The status array needs no clearing between launches: each launch passes
+/// a new `epoch` (1 to [`EPOCHS`] - 1) and a word of another epoch counts as
+/// unwritten. The block of the last tile sets the ticket back to 0.
+///
+/// # Safety
+/// `x` and `y` hold `n` floats, each 16-byte aligned; `status` holds one
+/// word per tile (`n.div_ceil(tile_len(threads))`), none of this epoch;
+/// `ticket[0]` is 0; the grid has exactly one block per tile; `epoch` is
+/// below [`EPOCHS`] and not 0; launched with [`lookback_bytes`] of shared
+/// memory. No other launch uses `status` or `ticket` meanwhile.
+#[kernel(shared_memory = lookback_bytes)]
+pub unsafe fn inclusive_scan_lookback<const TILE: u32 = 32>(x: In<f32>, y: Out<f32>, status: Out<u64>, ticket: Out<u32>, epoch: u32, by_ticket: u32, n: usize) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let scratch = dynamic_shared::<f32>();
+    let words = scratch.after::<u32>(block_scratch_bytes::<f32>(block.num_threads(), TILE) as usize / 4);
+    let t = block.thread_rank() as usize;
+    let threads = block.num_threads() as usize;
+    let tiles = n.div_ceil(tile_len(threads));
+    let stamp = (epoch as u64) << EPOCH_SHIFT;
+
+    // SAFETY (every shared access): words 0 and 1 after the scratch, inside
+    // lookback_bytes; each written by one thread between two barriers.
+    // (The ticket and the statuses): touched only atomically in this launch.
+    let k = if by_ticket != 0 {
+        if t == 0 {
+            let k = unsafe { ticket.atomic_add(0, 1) };
+            if k as usize + 1 == tiles {
+                // Every ticket of this launch is out: the next launch starts at 0.
+                unsafe { ticket.atomic_store(0, 0, Scope::Device) };
+            }
+            unsafe { words.write(0, k) };
+        }
+        block.sync();
+        (unsafe { words.read(0) }) as usize
+    } else {
+        // CUB's way: the block's own index, trusting the GPU to start blocks
+        // in index order (it does; CUDA does not promise it).
+        block.group_index().x as usize
+    };
+    let first = k * tile_len(threads);
+    let i = first + t * LOOKBACK_ITEMS;
+    // SAFETY: x holds n floats from an aligned start; first and t * LOOKBACK_ITEMS are multiples of 4.
+    let mut scanned = unsafe { load::<LOOKBACK_ITEMS>(x, i, n) };
+    for j in 1..LOOKBACK_ITEMS {
+        scanned[j] += scanned[j - 1];
+    }
+    // SAFETY: every thread of the block, outside any branch; the scratch is the scan's alone.
+    let (below, total) = unsafe { block_exclusive_scan(&block, &tile, scanned[LOOKBACK_ITEMS - 1], Plus, scratch) };
+
+    if t == 0 {
+        let word = if k == 0 { PREFIX } else { AGGREGATE };
+        unsafe { status.atomic_store(k, stamp | word | total.to_bits() as u64, Scope::Device) };
+    }
+    if k > 0 && t < WINDOW {
+        // Warp 0 looks back, 32 tiles at a time, lane l reading tile k - 1 - l.
+        let lanes = tiled_partition::<32>(&block);
+        let lane = t;
+        let mut prefix = 0.0f32;
+        let mut end = k; // the window is the tiles end - 32 .. end
+        loop {
+            let mine = end.checked_sub(lane + 1);
+            let word = loop {
+                let w = match mine {
+                    // SAFETY: tile j < k has a status word.
+                    Some(j) => unsafe { status.atomic_load(j, Scope::Device) },
+                    None => stamp | PREFIX,
+                };
+                let ready = w >> EPOCH_SHIFT == epoch as u64 && w & (PREFIX | AGGREGATE) != 0;
+                if lanes.all(ready) {
+                    break w;
+                }
+            };
+            let value = if mine.is_some() { f32::from_bits(word as u32) } else { 0.0 };
+            // The nearest prefix in the window: lanes past it add nothing.
+            let prefixes = lanes.ballot(word & PREFIX != 0 && mine.is_some());
+            let stop = if prefixes == 0 { WINDOW as u32 } else { prefixes.trailing_zeros() };
+            let kept = if (lane as u32) <= stop && mine.is_some() { value } else { 0.0 };
+            prefix += lanes.reduce(kept, Plus);
+            if prefixes != 0 || end <= WINDOW {
+                break;
+            }
+            end -= WINDOW;
+        }
+        if lane == 0 {
+            unsafe {
+                status.atomic_store(k, stamp | PREFIX | (prefix + total).to_bits() as u64, Scope::Device);
+                words.write(1, prefix.to_bits());
+            }
+        }
+    }
+    block.sync();
+    let before = if k == 0 { 0.0 } else { f32::from_bits(unsafe { words.read(1) }) };
+    let start = before + below;
+    // SAFETY: y holds n floats from an aligned start; tiles and threads' ITEMS are disjoint.
+    unsafe { store(y, i, n, scanned.map(|s| start + s)) };
 }
