@@ -299,7 +299,12 @@ fn a_buffer_written_in_one_branch_and_used_in_another_is_refused_by_name() {
         .map_err(Error::from)
         .unwrap_err();
     assert!(race(&err), "{err}");
-    assert!(err.to_string().contains("a buffer written in branch 0 of in_parallel was given to a read in branch 1"), "{err}");
+    // Each use named (issue 63, item 6: the error named neither).
+    assert!(
+        err.to_string()
+            .contains("a buffer written in branch 0 of in_parallel (as reduce_cooperative_grid's `out`) was given to a read in branch 1 (as gpu.read)"),
+        "{err}"
+    );
 
     // The host writes `out` in branch 0 (a safe `gpu.write`) while a kernel writes it in branch 1.
     let err = gpu
@@ -310,7 +315,7 @@ fn a_buffer_written_in_one_branch_and_used_in_another_is_refused_by_name() {
         .map_err(Error::from)
         .unwrap_err();
     assert!(race(&err), "{err}");
-    assert!(err.to_string().contains("was given to a write in branch 1"), "{err}");
+    assert!(err.to_string().contains("(as gpu.write) was given to a write in branch 1 (as reduce_cooperative_grid's `out`)"), "{err}");
 
     // Two kernels writing one buffer's same element.
     let err = gpu

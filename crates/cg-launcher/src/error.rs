@@ -319,10 +319,14 @@ pub enum Error {
         first: usize,
         /// Whether that use wrote it.
         first_wrote: bool,
+        /// That use: `gpu.write`, or a kernel's parameter (`scan's \`y\``).
+        first_use: String,
         /// The branch using it now.
         second: usize,
         /// Whether this use writes it.
         second_writes: bool,
+        /// This use.
+        second_use: String,
     },
     /// A copy to or from a buffer past its end.
     OutOfRange {
@@ -539,15 +543,17 @@ impl fmt::Display for Error {
                 f,
                 "a buffer allocated in branch {made_in} of in_parallel was given to a launch in branch {used_in}, whose stream does not wait for branch {made_in}: allocate it before in_parallel, or in the branch that uses it"
             ),
-            Error::RaceBetweenBranches { first, first_wrote, second, second_writes } => write!(
+            Error::RaceBetweenBranches { first, first_wrote, first_use, second, second_writes, second_use } => write!(
                 f,
-                "a buffer {} in branch {first} of in_parallel was given to a {} in branch {second}: the branches' streams are not ordered against each other, so the two could race; use it in one branch only, or after in_parallel returns",
+                "a buffer {} in branch {first} of in_parallel (as {first_use}) was given to a {} in branch {second} (as {second_use}): the branches' streams are not ordered against each other, so the two could race; use it in one branch only, or after in_parallel returns",
                 if *first_wrote { "written" } else { "read" },
                 if *second_writes { "write" } else { "read" }
             ),
-            Error::OutOfRange { what, start, count, len } => {
-                write!(f, "{what}: elements {start}..{} of a buffer of {len}: past its end", start.saturating_add(*count))
-            }
+            Error::OutOfRange { what, start, count, len } => match start.checked_add(*count) {
+                Some(end) => write!(f, "{what}: elements {start}..{end} of a buffer of {len}: past its end"),
+                // The end is past what an index can be: name the start and the count.
+                None => write!(f, "{what}: {count} elements from element {start} of a buffer of {len}: past its end (and past the largest index)"),
+            },
             Error::TooManyParameters { kernel, count, max } => write!(f, "launch of {kernel} with {count} arguments refused: a kernel takes at most {max}"),
             Error::SharedMemoryTooLarge { kernel } => {
                 write!(f, "{kernel}: its dynamic shared memory per block does not fit in the 32 bits a launch describes it with")

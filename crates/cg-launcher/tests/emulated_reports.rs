@@ -128,6 +128,35 @@ fn a_device_of_no_sms_refuses_a_launch_at_once() {
     assert!(start.elapsed().as_secs() < 10, "refused at once, not after the timeout");
 }
 
+/// Issue 63, item 6: an emulated device of 2048 threads per block ran a
+/// block of 2048, whose block collectives (one partial per warp, at most 32)
+/// silently summed 1024 of 2048 ones. No GPU allows more than 1024: such a
+/// device is refused by name at its first launch, whatever the block.
+#[test]
+fn an_emulated_device_no_gpu_could_be_is_refused_by_name() {
+    for device in [
+        EmulatedDevice { max_threads_per_block: 2048, threads_per_sm: 4096, ..EmulatedDevice::T4 },
+        EmulatedDevice { max_threads_per_block: 1024, threads_per_sm: 512, ..EmulatedDevice::T4 },
+    ] {
+        let gpu = Gpu::emulated(device, Default::default());
+        let (xs, mut partials) = (gpu.zeros::<f32>(64).unwrap(), gpu.zeros::<f32>(2).unwrap());
+        let e = run(&gpu, &xs, &mut partials, 64).expect_err("a device no GPU could be").to_string();
+        assert!(e.contains("CUDA allows at most 1024"), "{e}");
+    }
+}
+
+/// Issue 63, item 6: a write at the largest index was named as elements
+/// `18446744073709551615..18446744073709551615`, an empty range.
+#[test]
+fn a_write_past_the_largest_index_names_its_start_and_count() {
+    let gpu = Gpu::emulated(EmulatedDevice::T4, Default::default());
+    let mut buffer = gpu.zeros::<f32>(4).unwrap();
+    let e = gpu.write(&mut buffer, usize::MAX, &[1.0, 2.0]).unwrap_err().to_string();
+    assert_eq!(e, format!("gpu.write: 2 elements from element {} of a buffer of 4: past its end (and past the largest index)", usize::MAX));
+    let e = gpu.write(&mut buffer, 3, &[1.0, 2.0]).unwrap_err().to_string();
+    assert_eq!(e, "gpu.write: elements 3..5 of a buffer of 4: past its end");
+}
+
 /// Buffers of no elements are buffers like any other (issue 56, item 7:
 /// they worked, undocumented): made, read, written and passed to a kernel
 /// that reads none of their elements.

@@ -144,6 +144,16 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         // Not a wait for an SM that never comes.
         return Err(Fault::InvalidValue("a device of 0 SMs runs no block".into()));
     }
+    if device.max_threads_per_block > crate::cg::MAX_THREADS_PER_BLOCK || device.max_threads_per_block > device.threads_per_sm {
+        // A device no GPU is: the block collectives keep one partial per
+        // warp of at most 32, and a block must fit on an SM.
+        return Err(Fault::InvalidValue(format!(
+            "an emulated device of {} threads per block ({} per SM): CUDA allows at most {} on every GPU, and no more than an SM holds, which the block collectives rely on",
+            device.max_threads_per_block,
+            device.threads_per_sm,
+            crate::cg::MAX_THREADS_PER_BLOCK
+        )));
+    }
     if threads == 0 || threads > device.max_threads_per_block {
         return Err(Fault::InvalidValue(format!("{threads} threads per block; this device runs 1 to {}", device.max_threads_per_block)));
     }

@@ -204,9 +204,9 @@ impl Gpu {
         }
         self.owns(comm.made_by, "a communicator")?;
         let (origin, bytes) = src.origin();
-        self.check_use(origin, bytes, Use::Read)?;
+        self.check_use(origin, bytes, Use::Read, &|| "gpu.all_reduce_sum's source".into())?;
         let (origin, bytes) = dst.origin();
-        self.check_use(origin, bytes, Use::Write)?;
+        self.check_use(origin, bytes, Use::Write, &|| "gpu.all_reduce_sum's destination".into())?;
         let (offset, len) = (dst.offset, src.len());
         self.backend().all_reduce_sum(comm, src.mem, src.offset * 4, dst.mem, offset * 4, len)
     }

@@ -324,7 +324,7 @@ impl Gpu {
         if at.checked_add(values.len()).is_none_or(|end| end > buffer.len) {
             return Err(Error::OutOfRange { what: "gpu.write", start: at, count: values.len(), len: buffer.len });
         }
-        self.check_use(buffer.mem.origin, byte_range::<T>(at, values.len()), Use::Write)?;
+        self.check_use(buffer.mem.origin, byte_range::<T>(at, values.len()), Use::Write, &|| "gpu.write".into())?;
         self.backend().write(&mut buffer.mem, at * size_of::<T>(), bytemuck::cast_slice(values))
     }
 
@@ -336,7 +336,7 @@ impl Gpu {
     /// Copies a range of a device buffer to the host, once the work before it is done.
     pub fn read_view<T: Pod>(&self, view: &View<'_, T>) -> Result<Vec<T>> {
         let (origin, bytes) = view.origin();
-        self.check_use(origin, bytes, Use::Read)?;
+        self.check_use(origin, bytes, Use::Read, &|| "gpu.read".into())?;
         let mut out = vec![T::zeroed(); view.len];
         self.backend().read(view.mem, view.offset * size_of::<T>(), bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
@@ -345,7 +345,7 @@ impl Gpu {
     /// Sets every element of `buffer` to `value`, in stream order (to poison
     /// an output before a run): one memset of the element's width.
     pub fn fill<T: Pod>(&self, buffer: &mut Buffer<T>, value: T) -> Result<()> {
-        self.check_use(buffer.mem.origin, byte_range::<T>(0, buffer.len), Use::Write)?;
+        self.check_use(buffer.mem.origin, byte_range::<T>(0, buffer.len), Use::Write, &|| "gpu.fill".into())?;
         self.backend().fill(&mut buffer.mem, 0, bytemuck::bytes_of(&value), buffer.len)
     }
 
@@ -356,8 +356,8 @@ impl Gpu {
             return Err(Error::OutOfRange { what: "gpu.copy", start: 0, count: src.len, len: dst.len });
         }
         let (origin, bytes) = src.origin();
-        self.check_use(origin, bytes, Use::Read)?;
-        self.check_use(dst.mem.origin, byte_range::<T>(0, src.len), Use::Write)?;
+        self.check_use(origin, bytes, Use::Read, &|| "gpu.copy's source".into())?;
+        self.check_use(dst.mem.origin, byte_range::<T>(0, src.len), Use::Write, &|| "gpu.copy's destination".into())?;
         self.backend().copy(src.mem, src.offset * size_of::<T>(), &mut dst.mem, 0, src.len * size_of::<T>())
     }
 }

@@ -114,6 +114,8 @@ struct BranchUse {
     bytes: Span,
     branch: usize,
     access: Use,
+    /// The use, for the error: `gpu.write`, or a kernel's parameter.
+    what: String,
 }
 
 /// What keeps an allocation alive, by the backend that made it.
@@ -512,7 +514,9 @@ impl Gpu {
     /// ([`Error::RaceBetweenBranches`]). Branches run on streams that are
     /// not ordered against each other, so no branch may use what another
     /// one writes; reads of the same bytes in several branches are fine.
-    pub(crate) fn check_use(&self, origin: Origin, bytes: Span, access: Use) -> Result<()> {
+    ///
+    /// `what` names the use in the error: `gpu.write`, or a kernel's parameter.
+    pub(crate) fn check_use(&self, origin: Origin, bytes: Span, access: Use, what: &dyn Fn() -> String) -> Result<()> {
         if origin.device.is_some_and(|d| d != self.key) {
             return Err(Error::OtherDevice { what: "a buffer" });
         }
@@ -537,20 +541,29 @@ impl Gpu {
             return Err(Error::RaceBetweenBranches {
                 first: u.branch,
                 first_wrote: u.access == Use::Write,
+                first_use: u.what.clone(),
                 second: now.index,
                 second_writes: access == Use::Write,
+                second_use: what(),
             });
         }
-        earlier.push(BranchUse { bytes, branch: now.index, access });
+        earlier.push(BranchUse { bytes, branch: now.index, access, what: what() });
         Ok(())
     }
 
-    /// [`check_use`](Self::check_use) for every buffer of a launch.
-    pub(crate) fn check_args(&self, args: &[ArgRepr]) -> Result<()> {
-        args.iter().try_for_each(|a| match *a {
-            ArgRepr::In { origin, bytes, .. } => self.check_use(origin, bytes, Use::Read),
-            ArgRepr::Out { origin, bytes, .. } => self.check_use(origin, bytes, Use::Write),
-            ArgRepr::Value(..) => Ok(()),
+    /// [`check_use`](Self::check_use) for every buffer of a launch of
+    /// `kernel`, whose parameters are named `params` where known.
+    pub(crate) fn check_args(&self, kernel: &str, params: &[&str], args: &[ArgRepr]) -> Result<()> {
+        args.iter().enumerate().try_for_each(|(k, a)| {
+            let what = || match params.get(k) {
+                Some(name) => format!("{kernel}'s `{name}`"),
+                None => format!("{kernel}'s argument {k}"),
+            };
+            match *a {
+                ArgRepr::In { origin, bytes, .. } => self.check_use(origin, bytes, Use::Read, &what),
+                ArgRepr::Out { origin, bytes, .. } => self.check_use(origin, bytes, Use::Write, &what),
+                ArgRepr::Value(..) => Ok(()),
+            }
         })
     }
 

@@ -214,7 +214,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
     /// As `Function::launch`.
     unsafe fn launch(&self, shape: Shape, cooperative: bool, args: &[ArgValue<'_>]) -> Result<()> {
         let args: Vec<ArgRepr> = args.iter().map(|a| a.repr).collect();
-        self.gpu.check_args(&args)?;
+        self.gpu.check_args(self.def.name(), self.def.param_names(), &args)?;
         self.gpu.note_launch(crate::device::Launched {
             kernel: self.def.name(),
             blocks: shape.blocks,
@@ -437,7 +437,7 @@ impl<P: Params> CooperativeLaunch<'_, '_, P> {
     /// As [`launch`](Self::launch).
     pub unsafe fn launch_by_entry<A: Args<P>>(&self, watched: bool, args: A) -> Result<()> {
         let args: Vec<ArgRepr> = args.values().as_ref().iter().map(|a| a.repr).collect();
-        self.kernel.loaded.gpu.check_args(&args)?;
+        self.kernel.loaded.gpu.check_args(self.kernel.loaded.def.name(), self.kernel.loaded.def.param_names(), &args)?;
         // SAFETY: the caller's contract; either entry takes the same parameters.
         unsafe { self.kernel.loaded.function.launch_entry(self.shape, true, Some(watched), &args) }
     }
@@ -506,7 +506,7 @@ impl RawKernel<'_> {
             return Err(Error::ForeignGridTooLarge { kernel: self.name, requested: shape.blocks, capacity });
         }
         let args: Vec<ArgRepr> = args.iter().map(|a| a.repr).collect();
-        self.gpu.check_args(&args)?;
+        self.gpu.check_args(self.name, &[], &args)?;
         // SAFETY: the caller's contract.
         unsafe { self.function.launch(shape, cooperative, &args) }
     }
