@@ -37,6 +37,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // A #[kernel] edited to disagree with how this program launches it.
+    if let Err(e) = host::kernels::check() {
+        eprintln!("error: {}", Error::Kernels(e));
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         None => run_lesson(&cli),
         Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
