@@ -595,6 +595,28 @@ fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
     assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited: every lane a collective names must reach it"), "names the fix: {text}");
 }
 
+/// `cg::reduce` over a whole tile inside a branch one lane takes.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel]
+unsafe fn reduce_in_one_lane(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    if tile.thread_rank() == 0 {
+        let s = cg::reduce(&tile, 1.0f32, Plus);
+        unsafe { out.write(block.thread_rank() as usize, s) };
+    }
+}
+
+#[test]
+fn a_reduce_that_one_lane_reaches_names_it_in_the_singular() {
+    let mut out = vec![0f32; 32];
+    let text = err_text(launch(&REDUCE_IN_ONE_LANE, 1, 32, false, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("deadlock: in reduce_in_one_lane, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.contains(" over lanes 0-31, while lanes 1-31 exited"), "{text}");
+}
+
 /// `tile.match_any` over a whole tile inside a branch only half of it takes.
 ///
 /// # Safety

@@ -1,7 +1,7 @@
 //! What a block reports when it cannot go on: who waits where, for what.
 
 use super::block::Block;
-use super::fault::{Doing, Fault, Running, Site, Stall, ranges};
+use super::fault::{Doing, Fault, Running, Site, Stall, numbered};
 use super::warp::Wait;
 
 impl Block {
@@ -16,11 +16,11 @@ impl Block {
         for (w, warp) in self.warps.iter().enumerate() {
             let warp = warp.borrow();
             if let Some(r) = warp.rounds.first() {
-                let lanes = |m: u32| ranges((0..32).filter(|l| m & (1 << l) != 0));
+                let lanes = |m: u32| numbered("lane", (0..32).filter(|l| m & (1 << l) != 0));
                 let first = 32 * w as u32 + r.arrived.trailing_zeros();
                 let missing: Vec<u32> = (0..32).filter(|l| r.mask & !r.arrived & (1 << l) != 0).map(|l| 32 * w as u32 + l).collect();
                 return Fault::Deadlock(format!(
-                    "in {kernel}, lanes {} of warp {w} in block {} called {} over lanes {}, while {}: every lane a collective names must reach it, so keep it out of branches that some of those lanes skip",
+                    "in {kernel}, {} of warp {w} in block {} called {} over {}, while {}: every lane a collective names must reach it, so keep it out of branches that some of those lanes skip",
                     lanes(r.arrived),
                     self.id,
                     site_of(first),
@@ -33,9 +33,10 @@ impl Block {
         if !at_barrier.is_empty() {
             let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_barrier.contains(t)).collect();
             return Fault::Deadlock(format!(
-                "in {kernel}, threads {} of block {} wait at {} for the block's other threads, while {}: every thread of the block must reach a block barrier, so keep it out of branches that some threads skip",
-                ranges(at_barrier.iter().copied()),
+                "in {kernel}, {} of block {} {} at {} for the block's other threads, while {}: every thread of the block must reach a block barrier, so keep it out of branches that some threads skip",
+                numbered("thread", at_barrier.iter().copied()),
                 self.id,
+                if at_barrier.len() == 1 { "waits" } else { "wait" },
                 site_of(at_barrier[0]),
                 self.describe_groups(&others, false)
             ));
@@ -50,8 +51,8 @@ impl Block {
         let at_grid = waiting(Wait::Grid);
         if !at_grid.is_empty() && self.threads[0].wait.get() == Wait::Exited {
             return Fault::Deadlock(format!(
-                "in {kernel}, threads {} of block {} reached {} but its thread 0 had exited: thread 0 of each block is the one that arrives at the grid barrier",
-                ranges(at_grid.iter().copied()),
+                "in {kernel}, {} of block {} reached {} but its thread 0 had exited: thread 0 of each block is the one that arrives at the grid barrier",
+                numbered("thread", at_grid.iter().copied()),
                 self.id,
                 site_of(at_grid[0])
             ));
@@ -60,9 +61,10 @@ impl Block {
         if !at_cluster.is_empty() {
             let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_cluster.contains(t)).collect();
             return Fault::Deadlock(format!(
-                "in {kernel}, threads {} of block {} wait at {} for the cluster, while {}: every thread of a cluster arrives at each cluster barrier",
-                ranges(at_cluster.iter().copied()),
+                "in {kernel}, {} of block {} {} at {} for the cluster, while {}: every thread of a cluster arrives at each cluster barrier",
+                numbered("thread", at_cluster.iter().copied()),
                 self.id,
+                if at_cluster.len() == 1 { "waits" } else { "wait" },
                 site_of(at_cluster[0]),
                 self.describe_groups(&others, false)
             ));
