@@ -255,6 +255,28 @@ fn a_seeded_run_prints_its_seed_and_gives_the_same_sums() {
 }
 
 #[test]
+fn a_random_seed_is_printed_by_every_subcommand_so_the_run_can_be_repeated() {
+    let seed_in = |text: &str, prefix: &str| -> u64 {
+        let line = text.lines().find(|l| l.contains(prefix)).unwrap_or_else(|| panic!("no {prefix:?} in:\n{text}"));
+        line.split(prefix).nth(1).unwrap().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    // The exercise, in its heading (zero-grid fails at n = 0, so the ladder is short).
+    let o = cg_lesson(&["exercise", "--emulate", "--variant", "zero-grid", "--seed", "random"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let seed = seed_in(&out, "threads interleaved at random from seed ");
+    assert!(out.contains(&format!("(--seed {seed} repeats this run)")), "{out}");
+    // A subcommand without a heading of its own, on stderr.
+    let o = cg_lesson(&["occupancy", "--emulate", "--seed=random"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let seed = seed_in(&err, "--seed random drew ");
+    assert!(err.contains(&format!("--seed {seed} repeats this run")), "{err}");
+    // A seed the learner typed is not repeated back to them.
+    let o = cg_lesson(&["occupancy", "--emulate", "--seed", "7"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("drew"));
+}
+
+#[test]
 fn a_graph_replays_its_launches_in_order_with_the_same_bits_as_the_paths_it_captures() {
     let gpu = t4();
     let xs = gpu::emu::order_sensitive_input(100_003);
