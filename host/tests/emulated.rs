@@ -254,6 +254,15 @@ fn a_seeded_run_prints_its_seed_and_gives_the_same_sums() {
     assert_eq!(sums(&out)[..2], sums(&plain)[..2]);
 }
 
+/// The exercise's note on idle blocks says the lesson's sums launch the
+/// exercise's answer, min(ceil(n / threads), capacity), not the capacity.
+#[test]
+fn the_lessons_sums_launch_the_exercises_grid_not_the_whole_capacity() {
+    let o = cg_lesson(&["--emulate", "--n", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && out.contains("both sums below run 1 block, the same grid"), "{out}");
+}
+
 #[test]
 fn a_random_seed_is_printed_by_every_subcommand_so_the_run_can_be_repeated() {
     let seed_in = |text: &str, prefix: &str| -> u64 {

@@ -780,7 +780,7 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
         if !others.is_empty() {
             let _ = write!(o, " (likewise at n = {})", others.join(", "));
         }
-        o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do (the lesson's own sum launches the whole capacity whatever n is); the exercise's grid launches none idle\n");
+        o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do; the exercise's grid, which the lesson's own sums launch too, leaves none idle\n");
     }
     o
 }
