@@ -141,7 +141,12 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     // A device that cannot run the exercise's block at all is one error, not nine.
     gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
     let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json, None)?;
-    if exercise::needs_larger_device(&gpu)? {
+    if let Some(n) = r.stuck.filter(|_| exercise::needs_larger_device(&gpu).unwrap_or(false)) {
+        // A kernel that does not finish would wait out a timeout there too.
+        if !target.json {
+            emit(&format!("\nNot run on the larger emulated GPU either, since the kernel did not finish at n = {n}\n"));
+        }
+    } else if exercise::needs_larger_device(&gpu)? {
         let options = cg_kernel::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {

@@ -434,11 +434,26 @@ pub struct Ran {
     /// Sizes not run ([`Skip`]), and the failed size that left them out.
     pub skipped: Vec<u64>,
     pub skipped_after: Option<u64>,
+    /// The size whose kernel did not finish ([`is_stuck`]): the ladder stopped there.
+    pub stuck: Option<u64>,
+}
+
+/// Whether `e` says a kernel did not finish: the emulator's watchdog stopped
+/// it, or a GPU's launch outlived `--timeout-s` (after which the device
+/// still runs it). Every later size would wait out a timeout of its own.
+pub fn is_stuck(e: &Error) -> bool {
+    use cg_kernel::emu::Fault;
+    match e {
+        Error::Launch(L::Emulated { fault, .. }) => matches!(**fault, Fault::Timeout { .. } | Fault::BarrierLoop { .. }),
+        Error::Launch(L::Timeout { .. } | L::DeviceStuck { .. } | L::GridBarrierTimedOut { .. }) => true,
+        _ => false,
+    }
 }
 
 /// Runs every size through `attempt` (the solver's outcome, and what is wrong
 /// with its grid, if anything); a failed case does not stop the ladder,
-/// except that `skip` leaves out its largest sizes after one, but an
+/// except that `skip` leaves out its largest sizes after one, and a kernel
+/// that did not finish ([`is_stuck`]) leaves out every size after it, but an
 /// unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
 /// `diagnose` tells each wrong total; `each` sees every case as soon as it is
 /// judged.
@@ -453,6 +468,11 @@ pub fn run_ladder(
     let mut ran = Ran { cases: Vec::with_capacity(sizes.len()), ..Ran::default() };
     let mut failed = skip.failed;
     for &n in sizes {
+        if let Some(stuck) = ran.stuck {
+            ran.skipped.push(n);
+            ran.skipped_after = Some(stuck);
+            continue;
+        }
         if let (Some(above), Some(f)) = (skip.above, failed)
             && n > above
         {
@@ -463,7 +483,12 @@ pub fn run_ladder(
         let case = match reference::fill(n as usize) {
             Ok(xs) => match attempt(&xs) {
                 (Err(Error::SolveUnwritten), _, _) => return Err(Error::SolveUnwritten),
-                (outcome, grid, idle) => judge_with(n, &xs, tile, outcome, grid, idle, diagnose),
+                (outcome, grid, idle) => {
+                    if matches!(&outcome, Err(e) if is_stuck(e)) {
+                        ran.stuck = Some(n);
+                    }
+                    judge_with(n, &xs, tile, outcome, grid, idle, diagnose)
+                }
             },
             Err(e) => judge(n, &[], tile, Err(e), None, None),
         };
@@ -503,6 +528,9 @@ pub struct ExerciseReport {
     /// Sizes of the ladder not run ([`Skip`]), and the failed size after which.
     pub skipped: Vec<u64>,
     pub skipped_after: Option<u64>,
+    /// The size whose kernel did not finish, after which nothing ran, on
+    /// this device or the next ([`is_stuck`]).
+    pub stuck: Option<u64>,
     /// How often solve() added each of a few elements of the smallest size
     /// whose sum was wrong, measured ([`diagnosis::Counted`]).
     pub counted: Option<Counted>,
@@ -631,6 +659,7 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
         larger_device: None,
         skipped: ran.skipped,
         skipped_after: ran.skipped_after,
+        stuck: ran.stuck,
         counted: d.counted,
     })
 }
@@ -754,7 +783,14 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
     if let Some(c) = r.counted.as_ref().filter(|_| told_here) {
         let _ = writeln!(o, "counted: {}", c.describe());
     }
-    if let (Some(after), false) = (r.skipped_after, r.skipped.is_empty()) {
+    if let (Some(after), false, Some(_)) = (r.skipped_after, r.skipped.is_empty(), r.stuck) {
+        let sizes: Vec<String> = r.skipped.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "not run: n = {}, since the kernel did not finish at n = {after}: each size would wait out a timeout of its own, so make the kernel finish first",
+            sizes.join(", ")
+        );
+    } else if let (Some(after), false) = (r.skipped_after, r.skipped.is_empty()) {
         let sizes: Vec<String> = r.skipped.iter().map(u64::to_string).collect();
         let why = if r.cases.iter().any(|c| c.n == after) { format!("n = {after} failed") } else { format!("n = {after} failed on the first device") };
         let _ = writeln!(
@@ -984,6 +1020,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         let f = footer(&r, None);
@@ -1012,6 +1049,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         let first = report(vec![
@@ -1078,6 +1116,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         assert_eq!(counts_to_submit(&r), None);
@@ -1233,6 +1272,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         }
     }
@@ -1282,6 +1322,39 @@ mod tests {
         assert_eq!(failing, vec![611, 1024]);
         assert!(cases[4].launch_error.as_deref().unwrap().contains("0 blocks"));
         assert!(cases[5].pass(), "the case after an error still runs");
+    }
+
+    #[test]
+    fn a_kernel_that_does_not_finish_costs_one_timeout_and_the_rest_of_the_ladder_is_not_run() {
+        let mut attempted = Vec::new();
+        let ran = run_ladder(
+            &LADDER,
+            32,
+            Skip::NEVER,
+            |xs| {
+                attempted.push(xs.len());
+                let outcome = match xs.len() {
+                    0 => cpu_sum(xs),
+                    _ => Err(Error::Launch(L::Timeout { kernel: "exercise_sum", seconds: 60.0 })),
+                };
+                (outcome, None, None)
+            },
+            &mut |_, _, _| None,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(attempted, vec![0, 1], "one timeout, at n = 1, and nothing after it");
+        assert_eq!((ran.stuck, ran.skipped_after, ran.skipped.len()), (Some(1), Some(1), LADDER.len() - 2));
+        let r = ExerciseReport { stuck: ran.stuck, skipped: ran.skipped, skipped_after: ran.skipped_after, ..report_of(ran.cases) };
+        let f = footer(
+            &ExerciseReport { checks: r.cases.iter().map(|c| Check::new(format!("n = {}", c.n), c.pass(), failure(c).unwrap_or_default())).collect(), ..r },
+            None,
+        );
+        assert!(f.contains("not run: n = 31, 611, 1024, 4096, 40960, 4194915, 67108864, since the kernel did not finish at n = 1"), "{f}");
+        assert_eq!((f.matches("FAILED").count(), f.matches("not run").count()), (1, 1), "named once: {f}");
+        // Any other error leaves the ladder going (the test above), and a stuck kernel is named by what stopped it.
+        assert!(!is_stuck(&Error::Launch(L::EmptyGrid { kernel: "exercise_sum" })));
+        assert!(is_stuck(&Error::Launch(L::DeviceStuck { kernel: "exercise_sum" })));
     }
 
     #[test]
