@@ -484,6 +484,38 @@ fn a_shared_memory_race_is_named_and_a_barrier_removes_it() {
     }
 }
 
+/// Every lane writes its tile's total (block_sum without `if tile.thread_rank() == 0`);
+/// with `across_warps`, thread 32 writes word 0 after thread 0 instead.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn every_lane_writes_a_word<const TILE: u32 = 32>(out: Out<f32>, across_warps: u32) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let totals = dynamic_shared::<f32>();
+    let total = cg::reduce(&tile, 1.0f32, Plus);
+    if across_warps == 0 || tile.thread_rank() == 0 {
+        let word = if across_warps == 0 { tile.meta_group_rank() } else { 0 };
+        unsafe { totals.write(word as usize, total) };
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, totals.read(0)) };
+    }
+}
+
+#[test]
+fn every_lane_writing_its_tiles_total_is_told_of_tile_thread_rank_not_only_the_blocks() {
+    let mut out = [0f32];
+    let text = err_text(launch(&EVERY_LANE_WRITES_A_WORD, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(0)]));
+    assert!(text.starts_with("data race on dynamic shared memory word 0 (bytes 0..4): thread ") && text.matches("(warp 0,").count() == 2, "{text}");
+    assert!(text.contains("`if tile.thread_rank() == 0` where each tile writes a word of its own"), "the fix inside a tile-level function: {text}");
+    // Threads of two warps writing one word: the block's word, whatever the tiles.
+    let text = err_text(launch(&EVERY_LANE_WRITES_A_WORD, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.contains("thread 32 of block 0") && text.ends_with("have one thread write it (`if block.thread_rank() == 0`)"), "{text}");
+}
+
 #[test]
 fn deleting_grid_sync_is_named_as_a_race_between_blocks() {
     let n = 4096;

@@ -396,9 +396,16 @@ impl fmt::Display for Fault {
             Fault::Race { word, first, second, partial: None }
                 if first.access == Access::Write && second.access == Access::Write && first.site == second.site =>
             {
+                // Two lanes of one warp: the word may be the block's or a tile's own (a tile's total).
+                let one = match first.thread.thread / 32 == second.thread.thread / 32 {
+                    true => {
+                        "have one thread write it: `if tile.thread_rank() == 0` where each tile writes a word of its own (a tile's total; `if block.thread_rank() == 0` would leave the other tiles' words unwritten), `if block.thread_rank() == 0` where the block writes one word"
+                    }
+                    false => "have one thread write it (`if block.thread_rank() == 0`)",
+                };
                 write!(
                     f,
-                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); have one thread write it (`if block.thread_rank() == 0`)"
+                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); {one}"
                 )
             }
             Fault::Race { word, first, second, partial: None } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
