@@ -407,6 +407,42 @@ fn an_access_past_the_dynamic_shared_memory_is_named() {
     );
 }
 
+/// `one_f32_per_tile` without its `* 4`: a count of tiles where the launch takes bytes.
+const fn one_byte_per_tile(threads_per_block: u32, tile: u32) -> u32 {
+    threads_per_block.div_ceil(tile)
+}
+
+/// `block_sum`'s tile totals, in shared memory sized in elements, not bytes.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_byte_per_tile)]
+unsafe fn tile_totals_sized_in_elements<const TILE: u32 = 32>(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let totals = dynamic_shared::<f32>();
+    let t = cg::reduce(&tile, 1.0f32, Plus);
+    if tile.thread_rank() == 0 {
+        unsafe { totals.write(tile.meta_group_rank() as usize, t) };
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, totals.read(0)) };
+    }
+}
+
+#[test]
+fn shared_memory_sized_in_elements_not_bytes_is_named_as_such_not_as_a_tile_mismatch() {
+    let mut out = [0f32];
+    let text = err_text(launch(&TILE_TOTALS_SIZED_IN_ELEMENTS, 1, 256, false, &[output("out", &mut out, 0)]));
+    assert!(text.contains("wrote dynamic shared memory[2], past its 2 elements"), "{text}");
+    assert!(
+        text.ends_with("the launch gave 8 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it: that is one byte per tile (8 tiles of 32), where each tile's element takes 4; the function gives bytes, not elements, so multiply its count by 4 (the size of the element))"),
+        "{text}"
+    );
+    assert!(!text.contains("tiled_partition"), "the tiles are right: {text}");
+}
+
 /// The lesson's `blockSum` with its first `block.sync()` moved inside the
 /// branch only each tile's thread 0 takes: the other threads run on and read
 /// the tile totals early.
