@@ -483,7 +483,12 @@ fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_caus
             "{text}"
         );
         assert!(text.contains("while lane 0 waits at block.sync() at gpu/tests/emulator.rs:"), "{text}");
-        assert!(text.ends_with("keep it out of branches that some of those lanes skip"), "names the fix: {text}");
+        // The block.sync() in the branch is the mistake: the advice names it, not the collective.
+        assert!(
+            text.contains("lane 0 reached the block.sync() at gpu/tests/emulator.rs:460:15 above the collective while the others went on, so that block.sync() is in a branch"),
+            "names the block.sync(): {text}"
+        );
+        assert!(text.ends_with("take it out of the branch"), "{text}");
     }
 }
 

@@ -19,8 +19,27 @@ impl Block {
                 let lanes = |m: u32| numbered("lane", (0..32).filter(|l| m & (1 << l) != 0));
                 let first = 32 * w as u32 + r.arrived.trailing_zeros();
                 let missing: Vec<u32> = (0..32).filter(|l| r.mask & !r.arrived & (1 << l) != 0).map(|l| 32 * w as u32 + l).collect();
+                // Lanes that went on to a block barrier: in one file, a barrier
+                // above the collective was reached by some lanes only (it is in
+                // a branch), one below it by lanes that skipped the collective.
+                let collective = self.threads[first as usize].site.get();
+                let barrier = missing
+                    .iter()
+                    .find(|&&t| self.threads[t as usize].wait.get() == Wait::BlockBarrier)
+                    .and_then(|&t| Some((t, self.threads[t as usize].site.get()?)));
+                let rule = match (collective, barrier) {
+                    (Some(c), Some((t, b))) if c.location.file() == b.location.file() && b.location.line() < c.location.line() => format!(
+                        "every thread of the block must reach each block.sync(), and lane {} reached the {b} above the collective while the others went on, so that block.sync() is in a branch that some lanes skip: take it out of the branch",
+                        t % 32
+                    ),
+                    (_, Some((t, b))) if collective.is_none_or(|c| c.location.file() != b.location.file()) => format!(
+                        "every lane a collective names must reach it, and every thread of the block each block.sync(), so one of the two is in a branch that some of those lanes skip: the collective, or the {b} that lane {} reached first",
+                        t % 32
+                    ),
+                    _ => "every lane a collective names must reach it, so keep it out of branches that some of those lanes skip".to_string(),
+                };
                 return Fault::Deadlock(format!(
-                    "in {kernel}, {} of warp {w} in block {} called {} over {}, while {}: every lane a collective names must reach it, so keep it out of branches that some of those lanes skip",
+                    "in {kernel}, {} of warp {w} in block {} called {} over {}, while {}: {rule}",
                     lanes(r.arrived),
                     self.id,
                     site_of(first),
