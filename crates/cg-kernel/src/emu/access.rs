@@ -66,7 +66,7 @@ impl Block {
                 // Shared memory sized one element per `per` threads, as a TILE
                 // (at most a warp) sizes it, written one element per tile of a
                 // smaller size.
-                let per = if len > 0 { threads / len } else { 0 };
+                let per = threads.checked_div(len).unwrap_or(0);
                 let mismatch = if tile > 0 && len > 0 && len * tile < threads && threads.is_multiple_of(len) && per <= 32 && per.is_power_of_two() {
                     format!(
                         ": this block was cut into tiles of {tile} (tiled_partition::<{tile}>), {} of them, but the shared memory holds one element per {per} threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree",
