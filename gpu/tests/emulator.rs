@@ -690,6 +690,29 @@ fn a_reduce_that_one_lane_reaches_names_it_in_the_singular() {
     assert!(text.contains(" over lanes 0-31, while lanes 1-31 exited"), "{text}");
 }
 
+/// The threads past `n` return at the top, before the tile's `cg::reduce`.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel]
+unsafe fn return_at_the_top(out: Out<f32>, n: u32) {
+    let block = this_thread_block();
+    if block.thread_rank() >= n {
+        return;
+    }
+    let tile = tiled_partition::<32>(&block);
+    let s = cg::reduce(&tile, 1.0f32, Plus);
+    unsafe { out.write(block.thread_rank() as usize, s) };
+}
+
+#[test]
+fn threads_that_return_at_the_top_are_named_as_returning_before_the_collective() {
+    let mut out = vec![0f32; 32];
+    let text = err_text(launch(&RETURN_AT_THE_TOP, 1, 32, false, &[output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.starts_with("deadlock: in return_at_the_top, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.ends_with("(lanes 1-31 exited before any barrier or collective: a `return` above them, as in `if ... { return; }`, takes them out of every one after it; let them run on with nothing to add instead)"), "names the return: {text}");
+}
+
 /// `tile.match_any` over a whole tile inside a branch only half of it takes.
 ///
 /// # Safety

@@ -7,6 +7,21 @@ use super::warp::Wait;
 impl Block {
     // ---- reports ----
 
+    /// Of `tids`, those that exited before any barrier or collective (no
+    /// place of theirs was ever recorded): a `return` near the top of the
+    /// kernel, which takes them out of every collective after it. Empty if none.
+    fn returned_early(&self, tids: &[u32], lanes: bool) -> String {
+        let early: Vec<u32> =
+            tids.iter().copied().filter(|&t| self.threads[t as usize].wait.get() == Wait::Exited && self.threads[t as usize].site.get().is_none()).collect();
+        if early.is_empty() {
+            return String::new();
+        }
+        let who = if lanes { numbered("lane", early.iter().map(|t| t % 32)) } else { numbered("thread", early.iter().copied()) };
+        format!(
+            " ({who} exited before any barrier or collective: a `return` above them, as in `if ... {{ return; }}`, takes them out of every one after it; let them run on with nothing to add instead)"
+        )
+    }
+
     /// Why a block whose run queue is empty cannot go on.
     pub(crate) fn deadlock(&self) -> Fault {
         let kernel = self.info().launch.kernel;
@@ -39,12 +54,13 @@ impl Block {
                     _ => "every lane a collective names must reach it, so keep it out of branches that some of those lanes skip".to_string(),
                 };
                 return Fault::Deadlock(format!(
-                    "in {kernel}, {} of warp {w} in block {} called {} over {}, while {}: {rule}",
+                    "in {kernel}, {} of warp {w} in block {} called {} over {}, while {}: {rule}{}",
                     lanes(r.arrived),
                     self.id,
                     site_of(first),
                     lanes(r.mask),
-                    self.describe_groups(&missing, true)
+                    self.describe_groups(&missing, true),
+                    self.returned_early(&missing, true)
                 ));
             }
         }
@@ -52,12 +68,13 @@ impl Block {
         if !at_barrier.is_empty() {
             let others: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !at_barrier.contains(t)).collect();
             return Fault::Deadlock(format!(
-                "in {kernel}, {} of block {} {} at {} for the block's other threads, while {}: every thread of the block must reach a block barrier, so keep it out of branches that some threads skip",
+                "in {kernel}, {} of block {} {} at {} for the block's other threads, while {}: every thread of the block must reach a block barrier, so keep it out of branches that some threads skip{}",
                 numbered("thread", at_barrier.iter().copied()),
                 self.id,
                 if at_barrier.len() == 1 { "waits" } else { "wait" },
                 site_of(at_barrier[0]),
-                self.describe_groups(&others, false)
+                self.describe_groups(&others, false),
+                self.returned_early(&others, false)
             ));
         }
         if let Some(&t) = waiting(Wait::Spin).first() {
