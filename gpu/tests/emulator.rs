@@ -407,6 +407,42 @@ fn an_access_past_the_dynamic_shared_memory_is_named() {
     );
 }
 
+/// `one_f32_per_tile` without its `* 4`: a count of tiles where the launch takes bytes.
+const fn one_byte_per_tile(threads_per_block: u32, tile: u32) -> u32 {
+    threads_per_block.div_ceil(tile)
+}
+
+/// `block_sum`'s tile totals, in shared memory sized in elements, not bytes.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_byte_per_tile)]
+unsafe fn tile_totals_sized_in_elements<const TILE: u32 = 32>(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let totals = dynamic_shared::<f32>();
+    let t = cg::reduce(&tile, 1.0f32, Plus);
+    if tile.thread_rank() == 0 {
+        unsafe { totals.write(tile.meta_group_rank() as usize, t) };
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, totals.read(0)) };
+    }
+}
+
+#[test]
+fn shared_memory_sized_in_elements_not_bytes_is_named_as_such_not_as_a_tile_mismatch() {
+    let mut out = [0f32];
+    let text = err_text(launch(&TILE_TOTALS_SIZED_IN_ELEMENTS, 1, 256, false, &[output("out", &mut out, 0)]));
+    assert!(text.contains("wrote dynamic shared memory[2], past its 2 elements"), "{text}");
+    assert!(
+        text.ends_with("the launch gave 8 bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it: that is one byte per tile (8 tiles of 32), where each tile's element takes 4; the function gives bytes, not elements, so multiply its count by 4 (the size of the element))"),
+        "{text}"
+    );
+    assert!(!text.contains("tiled_partition"), "the tiles are right: {text}");
+}
+
 /// The lesson's `blockSum` with its first `block.sync()` moved inside the
 /// branch only each tile's thread 0 takes: the other threads run on and read
 /// the tile totals early.
@@ -447,7 +483,12 @@ fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_caus
             "{text}"
         );
         assert!(text.contains("while lane 0 waits at block.sync() at gpu/tests/emulator.rs:"), "{text}");
-        assert!(text.ends_with("keep it out of branches that some of those lanes skip"), "names the fix: {text}");
+        // The block.sync() in the branch is the mistake: the advice names it, not the collective.
+        assert!(
+            text.contains("lane 0 reached the block.sync() at gpu/tests/emulator.rs:460:15 above the collective while the others went on, so that block.sync() is in a branch"),
+            "names the block.sync(): {text}"
+        );
+        assert!(text.ends_with("take it out of the branch"), "{text}");
     }
 }
 
@@ -482,6 +523,38 @@ fn a_shared_memory_race_is_named_and_a_barrier_removes_it() {
         assert!(text.starts_with("data race on dynamic shared memory word 0 (bytes 0..4): thread "), "{text}");
         assert!(text.contains("thread 32 of block 0") && text.contains("thread 0 of block 0") && text.ends_with("with no barrier between"), "{text}");
     }
+}
+
+/// Every lane writes its tile's total (block_sum without `if tile.thread_rank() == 0`);
+/// with `across_warps`, thread 32 writes word 0 after thread 0 instead.
+///
+/// # Safety
+/// `out` holds one float.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn every_lane_writes_a_word<const TILE: u32 = 32>(out: Out<f32>, across_warps: u32) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let totals = dynamic_shared::<f32>();
+    let total = cg::reduce(&tile, 1.0f32, Plus);
+    if across_warps == 0 || tile.thread_rank() == 0 {
+        let word = if across_warps == 0 { tile.meta_group_rank() } else { 0 };
+        unsafe { totals.write(word as usize, total) };
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        unsafe { out.write(0, totals.read(0)) };
+    }
+}
+
+#[test]
+fn every_lane_writing_its_tiles_total_is_told_of_tile_thread_rank_not_only_the_blocks() {
+    let mut out = [0f32];
+    let text = err_text(launch(&EVERY_LANE_WRITES_A_WORD, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(0)]));
+    assert!(text.starts_with("data race on dynamic shared memory word 0 (bytes 0..4): thread ") && text.matches("(warp 0,").count() == 2, "{text}");
+    assert!(text.contains("`if tile.thread_rank() == 0` where each tile writes a word of its own"), "the fix inside a tile-level function: {text}");
+    // Threads of two warps writing one word: the block's word, whatever the tiles.
+    let text = err_text(launch(&EVERY_LANE_WRITES_A_WORD, 1, 64, false, &[output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.contains("thread 32 of block 0") && text.ends_with("have one thread write it (`if block.thread_rank() == 0`)"), "{text}");
 }
 
 #[test]
@@ -593,6 +666,51 @@ fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
     let text = err_text(launch(&REDUCE_IN_HALF_A_TILE, 1, 96, false, &[output("out", &mut out, 0)]));
     assert!(text.starts_with("deadlock: in reduce_in_half_a_tile, lanes 0-15 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
     assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited: every lane a collective names must reach it"), "names the fix: {text}");
+}
+
+/// `cg::reduce` over a whole tile inside a branch one lane takes.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel]
+unsafe fn reduce_in_one_lane(out: Out<f32>) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    if tile.thread_rank() == 0 {
+        let s = cg::reduce(&tile, 1.0f32, Plus);
+        unsafe { out.write(block.thread_rank() as usize, s) };
+    }
+}
+
+#[test]
+fn a_reduce_that_one_lane_reaches_names_it_in_the_singular() {
+    let mut out = vec![0f32; 32];
+    let text = err_text(launch(&REDUCE_IN_ONE_LANE, 1, 32, false, &[output("out", &mut out, 0)]));
+    assert!(text.starts_with("deadlock: in reduce_in_one_lane, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.contains(" over lanes 0-31, while lanes 1-31 exited"), "{text}");
+}
+
+/// The threads past `n` return at the top, before the tile's `cg::reduce`.
+///
+/// # Safety
+/// `out` holds one float per thread.
+#[kernel]
+unsafe fn return_at_the_top(out: Out<f32>, n: u32) {
+    let block = this_thread_block();
+    if block.thread_rank() >= n {
+        return;
+    }
+    let tile = tiled_partition::<32>(&block);
+    let s = cg::reduce(&tile, 1.0f32, Plus);
+    unsafe { out.write(block.thread_rank() as usize, s) };
+}
+
+#[test]
+fn threads_that_return_at_the_top_are_named_as_returning_before_the_collective() {
+    let mut out = vec![0f32; 32];
+    let text = err_text(launch(&RETURN_AT_THE_TOP, 1, 32, false, &[output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.starts_with("deadlock: in return_at_the_top, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    assert!(text.ends_with("(lanes 1-31 exited before any barrier or collective: a `return` above them, as in `if ... { return; }`, takes them out of every one after it; let them run on with nothing to add instead)"), "names the return: {text}");
 }
 
 /// `tile.match_any` over a whole tile inside a branch only half of it takes.

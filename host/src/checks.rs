@@ -53,13 +53,30 @@ pub fn render(out: &mut String, checks: &[Check]) {
         }
     }
     for (detail, names) in groups {
-        let names = joined_names(&names);
+        // A check named by what must hold (`the cooperative sum is within its
+        // bound`) is quoted and said not to hold, so that a failure never
+        // reads as that statement made; one named by its case (`n = 611`) is
+        // named as it is.
+        let claims = names.iter().all(|n| is_claim(n));
+        let names = match claims {
+            true => {
+                let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                format!("{} {}", quoted.join(", "), if quoted.len() == 1 { "does not hold" } else { "do not hold" })
+            }
+            false => joined_names(&names),
+        };
         if detail.is_empty() {
             out.push_str(&format!("FAILED: {names}\n"));
         } else {
             out.push_str(&format!("FAILED: {names}: {detail}\n"));
         }
     }
+}
+
+/// Whether a check's name states what must hold (`every timed total is
+/// within the bound`), rather than naming a case (`n = 611`, `partials`).
+fn is_claim(name: &str) -> bool {
+    name.contains(' ') && !name.contains(" = ")
 }
 
 /// `n = 1, 31, 611` for checks named `n = 1`, `n = 31`, `n = 611`; other
@@ -120,5 +137,23 @@ mod tests {
         render(&mut o, &checks[..4]);
         assert_eq!(o, format!("FAILED: n = 611, 4096: {race}\nFAILED: n = 1024: wrong sum\n"));
         assert_eq!(o.matches(race).count(), 1);
+    }
+
+    #[test]
+    fn a_failed_check_named_by_what_must_hold_is_not_stated_as_if_it_held() {
+        let mut o = String::new();
+        let within = "the cooperative sum is within its bound";
+        render(&mut o, &[Check::new(within, false, "error 4.00e1, bound 3.15e1"), Check::new("n = 611", false, "wrong sum")]);
+        assert_eq!(o, "FAILED: \"the cooperative sum is within its bound\" does not hold: error 4.00e1, bound 3.15e1\nFAILED: n = 611: wrong sum\n");
+        assert!(!o.contains(&format!("FAILED: {within}")), "{o}");
+        let mut o = String::new();
+        render(
+            &mut o,
+            &[
+                Check::new("every timed total is within the bound", false, "1 of 10 outside"),
+                Check::new("the graph total is the sum of its partials", false, "1 of 10 outside"),
+            ],
+        );
+        assert_eq!(o, "FAILED: \"every timed total is within the bound\", \"the graph total is the sum of its partials\" do not hold: 1 of 10 outside\n");
     }
 }

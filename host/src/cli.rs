@@ -311,6 +311,31 @@ pub struct BenchArgs {
     pub timeout_s: f64,
 }
 
+/// The command line as `runner` presents it in `--help`: its usage lines
+/// spelled as the learner runs the program (`Usage: cargo emulate exercise`),
+/// and, for `cargo emulate`, without the flags the alias sets (`--emulate`)
+/// or refuses (`--device`, and multi-gpu's `--rank`, `--ranks`, `--nccl-id`,
+/// which pick CUDA GPUs).
+pub fn command_for(runner: Runner) -> clap::Command {
+    use clap::CommandFactory;
+    fn hide(cmd: clap::Command, ids: &[&str]) -> clap::Command {
+        let present: Vec<String> = cmd.get_arguments().map(|a| a.get_id().to_string()).filter(|id| ids.contains(&id.as_str())).collect();
+        let cmd = present.iter().fold(cmd, |cmd, id| cmd.mut_arg(id.as_str(), |a| a.hide(true)));
+        let subs: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect();
+        subs.iter().fold(cmd, |cmd, sub| cmd.mut_subcommand(sub.as_str(), |c| hide(c, ids)))
+    }
+    let bin = match runner {
+        Runner::CargoEmulate => "cargo emulate",
+        Runner::CargoRun => "cargo run --release -p host --",
+        Runner::Installed => "cg-lesson",
+    };
+    let cmd = Cli::command().bin_name(bin);
+    match runner {
+        Runner::CargoEmulate => hide(cmd, &["emulate", "device", "rank", "ranks", "nccl_id"]),
+        _ => cmd,
+    }
+}
+
 /// The subcommands, by name.
 pub const SUBCOMMANDS: [&str; 6] = ["exercise", "bench", "conjugate-gradient", "trace", "occupancy", "multi-gpu"];
 
@@ -392,6 +417,30 @@ pub fn flags_after_the_subcommand(args: Vec<String>) -> Vec<String> {
     args
 }
 
+/// cargo's own flags, which a learner may add after `cargo emulate` as after
+/// `cargo run`: the alias hands them to the program, which takes none.
+const CARGO_FLAGS: [&str; 16] = [
+    "--release",
+    "-r",
+    "--features",
+    "-F",
+    "--package",
+    "-p",
+    "--bin",
+    "--profile",
+    "--offline",
+    "--locked",
+    "--frozen",
+    "--jobs",
+    "-j",
+    "--target-dir",
+    "--manifest-path",
+    "--all-features",
+];
+
+/// Those of [`CARGO_FLAGS`] that take a value.
+const CARGO_FLAGS_WITH_VALUES: [&str; 10] = ["--features", "-F", "--package", "-p", "--bin", "--profile", "--jobs", "-j", "--target-dir", "--manifest-path"];
+
 /// The lesson's own flags, which neither subcommand takes.
 const LESSON_ONLY: [&str; 4] = ["--n", "--threads-per-block", "--runs", "--warmups"];
 
@@ -414,6 +463,26 @@ pub fn explain_misuse_as(runner: Runner, args: &[String]) -> Option<String> {
         return None;
     }
     let typed = runner.typed(args.get(1..).unwrap_or_default());
+    if runner.adds_emulate()
+        && let Some(flag) = typed.iter().map(|a| a.split('=').next().unwrap_or(a)).find(|f| CARGO_FLAGS.contains(f))
+    {
+        let mut rest = typed.clone();
+        if let Some(k) = rest.iter().position(|a| a.split('=').next() == Some(flag)) {
+            let with_value = !rest[k].contains('=') && CARGO_FLAGS_WITH_VALUES.contains(&flag);
+            rest.drain(k..(k + 1 + with_value as usize).min(rest.len()));
+        }
+        let again = runner.again(&rest, true);
+        return Some(match flag {
+            "--release" | "-r" => {
+                format!(
+                    "{flag} is cargo's, and `cargo emulate` already builds in release (the alias is `cargo run --release -p host --features host/emulator-only -- --emulate`, in .cargo/config.toml): drop it (`{again}`)"
+                )
+            }
+            _ => format!(
+                "{flag} is cargo's, and what follows `cargo emulate` goes to the program, which takes no {flag} (the alias, in .cargo/config.toml, ends in `--` and chooses the build): drop it (`{again}`)"
+            ),
+        });
+    }
     let args = &flags_after_the_subcommand(args.to_vec());
     if let Some((k, false)) = subcommand_at(args) {
         return Some(format!("unknown subcommand '{}': the subcommands are {}", args[k], SUBCOMMANDS.join(", ")));
@@ -533,8 +602,29 @@ fn parse_threads_per_block(s: &str) -> Result<u32, String> {
 /// clap's error as the one line a user reads: its message, with the usage
 /// and the pointer to `--help` that clap appends left out.
 pub fn one_line(clap_error: &str) -> String {
-    let message = clap_error.split("\n\n").next().unwrap_or(clap_error);
-    message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+    let mut paragraphs = clap_error.split("\n\n");
+    let message = paragraphs.next().unwrap_or(clap_error);
+    let flat = |p: &str| p.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+    let mut line = flat(message);
+    // clap's tips ("a similar argument exists: '--variant'") say what to type.
+    // A value in the wrong case gets that said, in place of clap's "a similar value exists".
+    let tips: Vec<String> = match case_hint(&line) {
+        Some(hint) => vec![hint],
+        None => paragraphs.map(flat).filter(|p| p.starts_with("tip:")).collect(),
+    };
+    for tip in tips {
+        line += &format!(" ({tip})");
+    }
+    line
+}
+
+/// For a value clap refused that one of its possible values spells in
+/// another case (`--gpu H200`), that value.
+fn case_hint(message: &str) -> Option<String> {
+    let value = message.split_once("invalid value '")?.1.split_once('\'')?.0;
+    let possible = message.split_once("[possible values: ")?.1.split_once(']')?.0;
+    let same = possible.split(", ").find(|p| *p != value && p.eq_ignore_ascii_case(value))?;
+    Some(format!("tip: the values are written in lower case: '{same}'"))
 }
 
 /// [`one_line`], in the words of a learner whose runner is `runner`: where
@@ -576,6 +666,60 @@ mod tests {
         assert_eq!(one_line(clap), "error: invalid value '2048' for '--threads-per-block <N>': 2048 is more than 1024");
         let listed = "error: the following required arguments were not provided:\n  --rank <RANK>\n\nUsage: cg-lesson multi-gpu --rank <RANK>\n\nFor more information, try '--help'.\n";
         assert_eq!(one_line(listed), "error: the following required arguments were not provided: --rank <RANK>");
+    }
+
+    /// clap's error for `args`, as the learner reads it.
+    fn refusal(args: &[&str]) -> String {
+        one_line(&parse(args).unwrap_err().to_string())
+    }
+
+    #[test]
+    fn clap_tips_are_kept_in_the_one_line_and_a_value_in_the_wrong_case_is_told_so() {
+        assert_eq!(
+            refusal(&["exercise", "--varient", "reference"]),
+            "error: unexpected argument '--varient' found (tip: a similar argument exists: '--variant')"
+        );
+        let gpu = refusal(&["--emulate", "--gpu", "H200"]);
+        assert_eq!(gpu, "error: invalid value 'H200' for '--gpu <GPU>' [possible values: t4, h200] (tip: the values are written in lower case: 'h200')");
+        assert!(refusal(&["exercise", "--variant", "Reference"]).ends_with("(tip: the values are written in lower case: 'reference')"));
+        // No tip where clap gives none, and none made up.
+        assert_eq!(refusal(&["--n", "x"]), "error: invalid value 'x' for '--n <N>': 'x' is not a whole number");
+    }
+
+    #[test]
+    fn cargos_own_flags_after_cargo_emulate_are_refused_naming_what_the_alias_does() {
+        let line = |args: &[&str]| std::iter::once("cg-lesson").chain(args.iter().copied()).map(String::from).collect::<Vec<_>>();
+        let release = explain_misuse_as(Runner::CargoEmulate, &line(&["--emulate", "--release", "exercise"])).unwrap();
+        assert_eq!(
+            release,
+            "--release is cargo's, and `cargo emulate` already builds in release (the alias is `cargo run --release -p host --features host/emulator-only -- --emulate`, in .cargo/config.toml): drop it (`cargo emulate exercise`)"
+        );
+        let features = explain_misuse_as(Runner::CargoEmulate, &line(&["--emulate", "--features", "x", "--n", "5"])).unwrap();
+        assert!(features.starts_with("--features is cargo's") && features.ends_with("drop it (`cargo emulate --n 5`)"), "{features}");
+        // `cargo run --release -p host -- ...`: cargo took its own flags before `--`.
+        assert_eq!(explain_misuse_as(Runner::CargoRun, &line(&["--emulate", "--n", "5"])), None);
+    }
+
+    #[test]
+    fn help_is_spelled_as_the_learner_runs_the_program_and_lists_only_flags_they_may_give() {
+        let help = |runner: Runner, args: &[&str]| {
+            let e = command_for(runner).try_get_matches_from(std::iter::once("cg-lesson").chain(args.iter().copied())).unwrap_err();
+            assert!(!e.use_stderr(), "help, not an error");
+            e.to_string()
+        };
+        let h = help(Runner::CargoEmulate, &["exercise", "--help", "--emulate"]);
+        assert!(h.contains("Usage: cargo emulate exercise [OPTIONS]"), "{h}");
+        for set_or_refused in ["--emulate", "--device"] {
+            assert!(!h.contains(set_or_refused), "{set_or_refused} in:\n{h}");
+        }
+        assert!(h.contains("--variant") && h.contains("--gpu") && h.contains("--seed"), "{h}");
+        let m = help(Runner::CargoEmulate, &["multi-gpu", "--help", "--emulate"]);
+        assert!(!m.contains("--rank") && !m.contains("--nccl-id") && m.contains("--gpus"), "{m}");
+        // On a GPU the flags are all there, under the command that runs it.
+        let h = help(Runner::CargoRun, &["exercise", "--help"]);
+        assert!(h.contains("Usage: cargo run --release -p host -- exercise [OPTIONS]") && h.contains("--device") && h.contains("--emulate"), "{h}");
+        let installed = help(Runner::Installed, &["--help"]);
+        assert!(installed.contains("Usage: cg-lesson ") && !installed.contains("cargo"), "{installed}");
     }
 
     #[test]

@@ -176,12 +176,118 @@ launched! {
     mutant_conjugate_gradient_on_chip_halo_after_sync: OnChipParams, GridSync;
 }
 
+/// The kernels found, or why not: found once, by [`check`] or [`linked`].
+fn found() -> &'static Result<Kernels, NotLinked> {
+    static KERNELS: OnceLock<Result<Kernels, NotLinked>> = OnceLock::new();
+    KERNELS.get_or_init(Kernels::find)
+}
+
+/// Whether every kernel above is linked as it is launched: the program asks
+/// first, so that a `#[kernel]` edited to disagree with the launch here (the
+/// lesson's ordinary kernel declared `cooperative`, as the compiler's advice
+/// on a `grid.sync()` in it says) is a named error, not a panic.
+pub fn check() -> Result<(), NotLinked> {
+    found().as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
 /// The kernels linked into this program. A program that links no kernels,
 /// or whose `#[kernel]` disagrees with a line above, stops here with that
-/// named: a build mistake, not a user's.
+/// named; the program has [`check`]ed first, so only a test reaches this.
 pub fn linked() -> &'static Kernels {
-    static KERNELS: OnceLock<Kernels> = OnceLock::new();
-    KERNELS.get_or_init(|| Kernels::find().unwrap_or_else(|e| panic!("{e}")))
+    found().as_ref().unwrap_or_else(|e| panic!("{}", explain(e)))
+}
+
+/// The kernels of the lesson that this program launches cooperatively, and
+/// where each is written: where a grid barrier may go.
+const COOPERATIVE_LESSON_KERNELS: &str = "reduce_cooperative_grid (gpu/src/lesson/lesson.rs) and exercise_sum (gpu/src/lesson/exercise.rs)";
+
+/// `NotLinked` in the learner's words: for a kernel declared otherwise than
+/// this program launches it, which launch the program makes, and what to
+/// change in the kernel (the launch is the lesson's, and fixed).
+pub fn explain(e: &NotLinked) -> String {
+    let NotLinked::Type { kernel, declared, asked } = e else { return e.to_string() };
+    let (declared, asked) = (Declared::of(declared), Declared::of(asked));
+    if declared.params != asked.params {
+        return format!(
+            "kernel `{kernel}` is declared with parameters {}, but this program launches it with {}: the launch is the lesson's (host/src/kernels.rs), so give the kernel back its parameters",
+            declared.params, asked.params
+        );
+    }
+    let kind = |d: &Declared| match (d.cooperative, d.cluster) {
+        (false, false) => "with neither `cooperative` nor `cluster` in its #[kernel]",
+        (true, false) => "`cooperative` in its #[kernel]",
+        (false, true) => "`cluster` in its #[kernel]",
+        (true, true) => "`cooperative, cluster` in its #[kernel]",
+    };
+    let launch = match (asked.cooperative, asked.cluster) {
+        (false, false) => "the ordinary way",
+        (true, false) => "cooperatively",
+        (false, true) => "in clusters",
+        (true, true) => "cooperatively, in clusters",
+    };
+    let mut fixes = Vec::new();
+    for (word, has, needs) in [("cooperative", declared.cooperative, asked.cooperative), ("cluster", declared.cluster, asked.cluster)] {
+        match (has, needs) {
+            (true, false) => fixes.push(format!("take `{word}` out of its #[kernel]")),
+            (false, true) => fixes.push(format!("put `{word}` back in its #[kernel], as the launch needs")),
+            _ => {}
+        }
+    }
+    let mut o = format!("kernel `{kernel}` is declared {}, but this program launches it {launch}", kind(&declared));
+    if declared.cooperative && !asked.cooperative {
+        o += &format!(
+            ", where its blocks need not all be resident at once, so no grid.sync() in it could complete: {} and the grid.sync() out of its body (is_valid() reads 0 in this launch); a grid barrier belongs in a kernel this program launches cooperatively, {COOPERATIVE_LESSON_KERNELS}",
+            fixes.join(", ")
+        );
+    } else {
+        o += &format!(": {}", fixes.join(", and "));
+    }
+    o
+}
+
+/// What a kernel's definition type (`KernelDef<(params), contract>`, as
+/// `type_name` spells it) says: its parameters, and how it may be launched.
+#[derive(Debug, PartialEq, Eq)]
+struct Declared {
+    params: String,
+    cooperative: bool,
+    cluster: bool,
+}
+
+impl Declared {
+    fn of(type_name: &str) -> Declared {
+        // Paths left out: `cg_kernel::mem::In<f32>` reads `In<f32>`.
+        let mut short = String::new();
+        let mut word = String::new();
+        for c in type_name.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() || c == '_' || c == ':' {
+                word.push(c);
+                continue;
+            }
+            short += word.rsplit("::").next().unwrap_or_default();
+            word.clear();
+            short.push(c);
+        }
+        let short = short.trim_end();
+        let inner = short.strip_prefix("KernelDef<").and_then(|s| s.strip_suffix('>')).unwrap_or(short);
+        // The contract is the last argument: after the last comma outside brackets.
+        let mut depth = 0;
+        let mut split = None;
+        for (k, c) in inner.char_indices() {
+            match c {
+                '<' | '(' => depth += 1,
+                '>' | ')' => depth -= 1,
+                ',' if depth == 0 => split = Some(k),
+                _ => {}
+            }
+        }
+        let (params, contract) = split.map_or((inner, ""), |k| (&inner[..k], inner[k + 1..].trim()));
+        Declared {
+            params: params.trim().to_string(),
+            cooperative: contract.trim_end_matches('>').ends_with("GridSync") && !contract.trim_end_matches('>').ends_with("NoGridSync"),
+            cluster: contract.starts_with("Cluster<"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -200,6 +306,31 @@ mod tests {
         let wrong = kernel::<StageParams, GridSync>("exercise_sum").map(|_| ()).unwrap_err();
         assert!(wrong.to_string().contains("kernel `exercise_sum` is declared as"), "{wrong}");
         assert_eq!(kernel::<(), NoGridSync>("no_such_kernel").map(|_| ()).unwrap_err(), NotLinked::Kernel("no_such_kernel".into()));
+    }
+
+    #[test]
+    fn a_kernel_declared_otherwise_than_launched_is_explained_in_the_lessons_words() {
+        // The lesson's ordinary kernel, declared cooperative (the compiler's
+        // advice on a grid.sync() in it): the launch is ordinary, and fixed.
+        let e = kernel::<SumParams, NoGridSync>("exercise_sum").map(|_| ()).unwrap_err();
+        let e = match e {
+            NotLinked::Type { declared, asked, .. } => explain(&NotLinked::Type { kernel: "reduce_blocks_to_partials".into(), declared, asked }),
+            other => panic!("{other}"),
+        };
+        assert!(
+            e.starts_with("kernel `reduce_blocks_to_partials` is declared `cooperative` in its #[kernel], but this program launches it the ordinary way"),
+            "{e}"
+        );
+        assert!(e.contains("take `cooperative` out of its #[kernel] and the grid.sync() out of its body"), "{e}");
+        assert!(e.contains("exercise_sum (gpu/src/lesson/exercise.rs)") && !e.contains("KernelDef") && !e.contains('\n'), "{e}");
+        // The other way: a cooperative launch of a kernel declared ordinary.
+        let e = explain(&kernel::<OneOut, GridSync>("probe_cooperative").map(|_| ()).unwrap_err());
+        assert!(e.contains("declared with neither `cooperative` nor `cluster` in its #[kernel], but this program launches it cooperatively: put `cooperative` back in its #[kernel], as the launch needs"), "{e}");
+        // Clusters, and parameters.
+        let e = explain(&kernel::<StageParams, NoGridSync>("reduce_clusters_to_partials").map(|_| ()).unwrap_err());
+        assert!(e.contains("declared `cluster` in its #[kernel], but this program launches it the ordinary way: take `cluster` out of its #[kernel]"), "{e}");
+        let e = explain(&kernel::<OneOut, NoGridSync>("reduce_blocks_to_partials").map(|_| ()).unwrap_err());
+        assert!(e.contains("declared with parameters (In<f32>, Out<f32>, usize), but this program launches it with (Out<u32>,)"), "{e}");
     }
 
     #[test]

@@ -1,4 +1,4 @@
-use clap::Parser;
+use clap::FromArgMatches;
 use host::cli::{BenchArgs, Cli, Command, MultiArgs, TargetArgs};
 use host::device::Gpu;
 use host::error::{Error, Result};
@@ -28,15 +28,33 @@ fn main() -> ExitCode {
         eprintln!("error: {why}");
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(host::cli::flags_after_the_subcommand(typed)) {
+    let runner = host::invocation::Runner::current();
+    let parsed = host::cli::command_for(runner).try_get_matches_from(host::cli::flags_after_the_subcommand(typed));
+    let cli = match parsed.and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         // Help and --version print as clap writes them; a mistake is one line.
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
-            eprintln!("{}", host::cli::one_line_as(host::invocation::Runner::current(), &e.to_string()));
+            eprintln!("{}", host::cli::one_line_as(runner, &e.to_string()));
             return ExitCode::from(2);
         }
     };
+    // A #[kernel] edited to disagree with how this program launches it.
+    if let Err(e) = host::kernels::check() {
+        eprintln!("error: {}", Error::Kernels(e));
+        return ExitCode::FAILURE;
+    }
+    // The lesson and the exercise print the seed in their headings; the
+    // other subcommands print here the one `--seed random` drew.
+    let seed = match &cli.command {
+        Some(Command::Trace { target, .. } | Command::Occupancy { target }) => target.emulation.seed,
+        Some(Command::ConjugateGradient(args)) => args.target.emulation.seed,
+        Some(Command::MultiGpu(args)) => args.emulation.seed,
+        None | Some(Command::Exercise { .. } | Command::Bench(_)) => None,
+    };
+    if let Some(seed) = seed.filter(|_| host::invocation::typed().iter().any(|a| a == "random" || a == "--seed=random")) {
+        eprintln!("--seed random drew {seed}: --seed {seed} repeats this run");
+    }
     let result = match cli.command {
         None => run_lesson(&cli),
         Some(Command::Exercise { variant, ref target }) => run_exercise(variant, target),
@@ -123,7 +141,12 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
     // A device that cannot run the exercise's block at all is one error, not nine.
     gpu.cooperative_kernel(&host::kernels().exercise_sum)?.limits(256)?;
     let mut r = exercise_ladder(&gpu, variant, &exercise::LADDER, target.json, None)?;
-    if exercise::needs_larger_device(&gpu)? {
+    if let Some(n) = r.stuck.filter(|_| exercise::needs_larger_device(&gpu).unwrap_or(false)) {
+        // A kernel that does not finish would wait out a timeout there too.
+        if !target.json {
+            emit(&format!("\nNot run on the larger emulated GPU either, since the kernel did not finish at n = {n}\n"));
+        }
+    } else if exercise::needs_larger_device(&gpu)? {
         let options = cg_kernel::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {
@@ -160,7 +183,7 @@ fn exercise_ladder(gpu: &Gpu, variant: Variant, sizes: &[u64], json: bool, earli
         bar.advance(format!("n = {}", case.n));
         if !json {
             if std::mem::take(&mut first) {
-                emit(&exercise::header(&gpu.info.name, variant));
+                emit(&exercise::header(&gpu.info.name, variant, gpu.info.seed));
             }
             emit(&exercise::row(case));
         }

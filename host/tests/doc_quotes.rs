@@ -317,16 +317,27 @@ struct Copy {
 impl Copy {
     const PARTS: [&str; 10] = ["Cargo.toml", "Cargo.lock", "rust-toolchain.toml", ".cargo", "crates", "gpu", "host", "examples", "exercise", "tools"];
 
+    /// Files the copy takes from elsewhere in the repository: the learner's
+    /// `solve()` as shipped, unwritten, whatever `exercise/solve.rs` holds
+    /// now. The docs quote the exercise as shipped, and a learner who has
+    /// written `solve()` must still pass this test.
+    const AS_SHIPPED: [(&str, &str); 1] = [("exercise/solve.rs", "host/tests/shipped_solve/solve.rs")];
+
     fn new() -> Copy {
         let base = root().join("target/doc-quotes");
+        Copy::of(&root(), base)
+    }
+
+    /// The copy of the repository at `root`, in `base`.
+    fn of(root: &Path, base: PathBuf) -> Copy {
         let copy = Copy { dir: base.join("repo"), target: base.join("target") };
         for part in Self::PARTS {
-            copy.sync(&root().join(part), &copy.dir.join(part));
+            copy.sync(root, &root.join(part), &copy.dir.join(part));
         }
         copy
     }
 
-    fn sync(&self, from: &Path, to: &Path) {
+    fn sync(&self, root: &Path, from: &Path, to: &Path) {
         if from.is_dir() {
             if from.file_name().is_some_and(|n| n == "target") {
                 return;
@@ -334,9 +345,13 @@ impl Copy {
             std::fs::create_dir_all(to).unwrap();
             for entry in std::fs::read_dir(from).unwrap() {
                 let entry = entry.unwrap();
-                self.sync(&entry.path(), &to.join(entry.file_name()));
+                self.sync(root, &entry.path(), &to.join(entry.file_name()));
             }
-        } else if std::fs::read(from).ok() != std::fs::read(to).ok() {
+            return;
+        }
+        let shipped = Self::AS_SHIPPED.iter().find(|(file, _)| root.join(file) == from).map(|(_, shipped)| root.join(shipped));
+        let from = shipped.as_deref().unwrap_or(from);
+        if std::fs::read(from).ok() != std::fs::read(to).ok() {
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
             std::fs::write(to, std::fs::read(from).unwrap()).unwrap();
         }
@@ -503,6 +518,27 @@ fn every_output_block_and_marked_quote_in_the_docs_is_what_its_source_prints() {
     eprintln!("{checked} quotes checked against {ran} runs and {in_files} files; {elsewhere} more {sources} named, each checked by a test of its own");
     assert!(problems.is_empty(), "{} stale or unmarked quotes:\n\n{}", problems.len(), problems.join("\n\n"));
     assert!(checked >= 30, "only {checked} quotes are marked");
+}
+
+#[test]
+fn a_learners_written_solve_is_not_what_the_copy_builds_the_shipped_one_is() {
+    let base = std::env::temp_dir().join(format!("cg-doc-quotes-solved-{}-{}", std::process::id(), rand_suffix()));
+    let repo = base.join("learner");
+    for (file, text) in [
+        ("exercise/solve.rs", "pub fn solve() { /* written */ }\n"),
+        ("host/tests/shipped_solve/solve.rs", "pub fn solve() { unwritten() }\n"),
+        ("gpu/src/lib.rs", "// kernels\n"),
+    ] {
+        std::fs::create_dir_all(repo.join(file).parent().unwrap()).unwrap();
+        std::fs::write(repo.join(file), text).unwrap();
+    }
+    let copy = Copy::of(&repo, base.join("copy"));
+    let read = |file: &str| std::fs::read_to_string(copy.dir.join(file)).unwrap();
+    assert_eq!(read("exercise/solve.rs"), "pub fn solve() { unwritten() }\n", "the copy builds the exercise as shipped");
+    assert_eq!(read("gpu/src/lib.rs"), "// kernels\n");
+    // The learner's file is theirs: the copy never writes back.
+    assert_eq!(std::fs::read_to_string(repo.join("exercise/solve.rs")).unwrap(), "pub fn solve() { /* written */ }\n");
+    std::fs::remove_dir_all(&base).ok();
 }
 
 #[test]

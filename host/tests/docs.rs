@@ -146,3 +146,52 @@ fn the_check_sees_a_missing_link_a_missing_path_a_wrong_line_and_a_path_outside(
     assert!(!exists(&root(), "gpu/src/lesson/lesson.rs:1", Some("grid.sync()")), "a line that does not hold the call");
     assert!(!exists(&root(), "../shared/lesson.md", None), "outside the repository");
 }
+
+/// The README is the door, and the chapters hold the detail.
+#[test]
+fn the_readme_stays_under_350_lines() {
+    let lines = std::fs::read_to_string(root().join("README.md")).unwrap().lines().count();
+    assert!(lines < 350, "README.md has {lines} lines: move detail into a chapter under docs/");
+}
+
+/// The times a paragraph of `text` gives in seconds (`14 s`, `1.6-1.9 s`,
+/// `2 to 3 seconds`) without naming where they were measured (a record, a
+/// script, a quoted run); a table may name it in the paragraph before it.
+fn unsourced_times(text: &str) -> Vec<String> {
+    let prose: String = text.split("```").step_by(2).collect::<Vec<_>>().join("\n");
+    let sourced = |p: &str| ["records/", "scripts/", "output of:", "output in:"].iter().any(|s| p.contains(s));
+    let mut found = Vec::new();
+    let mut before = "";
+    for paragraph in prose.split("\n\n") {
+        let words: Vec<&str> = paragraph.split_whitespace().collect();
+        let time = words.windows(2).enumerate().find_map(|(k, w)| {
+            let number = w[0].trim_start_matches(['(', '`']);
+            let is_number = !number.is_empty() && number.split(['-', '.']).all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+            let unit = w[1].trim_end_matches([',', '.', ';', ':', ')']);
+            let range_to = k >= 2 && words[k - 1] == "to";
+            (is_number && ["s", "seconds", "minutes"].contains(&unit))
+                .then(|| if range_to { format!("{} to {} {unit}", words[k - 2], w[0]) } else { format!("{} {unit}", w[0]) })
+        });
+        let table_after_source = paragraph.trim_start().starts_with('|') && sourced(before);
+        if let Some(time) = time.filter(|_| !sourced(paragraph) && !table_after_source) {
+            found.push(time);
+        }
+        before = paragraph;
+    }
+    found
+}
+
+/// Every time the README and the exercise's chapter give was measured by a
+/// script or a recorded run, which the paragraph names: a time typed by hand
+/// goes stale as the code changes and says nothing of the machine's load.
+#[test]
+fn every_time_the_readme_and_the_exercise_give_names_its_source() {
+    for doc in ["README.md", "docs/exercise.md"] {
+        let times = unsourced_times(&std::fs::read_to_string(root().join(doc)).unwrap());
+        assert!(times.is_empty(), "{doc}: {times:?} with no record or script in their paragraph");
+    }
+    assert_eq!(unsourced_times("an edit is back in 2\nto 3 seconds, most of them the run"), vec!["2 to 3 seconds"]);
+    assert_eq!(unsourced_times("in 14 s on 2 cores (`records/x/ladder.txt`)"), Vec::<String>::new());
+    assert_eq!(unsourced_times("measured (`scripts/measure-loop.sh`):\n\n| a | 87 s |"), Vec::<String>::new());
+    assert_eq!(unsourced_times("| a | 87 s |"), vec!["87 s"]);
+}

@@ -254,6 +254,37 @@ fn a_seeded_run_prints_its_seed_and_gives_the_same_sums() {
     assert_eq!(sums(&out)[..2], sums(&plain)[..2]);
 }
 
+/// The exercise's note on idle blocks says the lesson's sums launch the
+/// exercise's answer, min(ceil(n / threads), capacity), not the capacity.
+#[test]
+fn the_lessons_sums_launch_the_exercises_grid_not_the_whole_capacity() {
+    let o = cg_lesson(&["--emulate", "--n", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success() && out.contains("both sums below run 1 block, the same grid"), "{out}");
+}
+
+#[test]
+fn a_random_seed_is_printed_by_every_subcommand_so_the_run_can_be_repeated() {
+    let seed_in = |text: &str, prefix: &str| -> u64 {
+        let line = text.lines().find(|l| l.contains(prefix)).unwrap_or_else(|| panic!("no {prefix:?} in:\n{text}"));
+        line.split(prefix).nth(1).unwrap().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    // The exercise, in its heading (zero-grid fails at n = 0, so the ladder is short).
+    let o = cg_lesson(&["exercise", "--emulate", "--variant", "zero-grid", "--seed", "random"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    let seed = seed_in(&out, "threads interleaved at random from seed ");
+    assert!(out.contains(&format!("(--seed {seed} repeats this run)")), "{out}");
+    // A subcommand without a heading of its own, on stderr.
+    let o = cg_lesson(&["occupancy", "--emulate", "--seed=random"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let seed = seed_in(&err, "--seed random drew ");
+    assert!(err.contains(&format!("--seed {seed} repeats this run")), "{err}");
+    // A seed the learner typed is not repeated back to them.
+    let o = cg_lesson(&["occupancy", "--emulate", "--seed", "7"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("drew"));
+}
+
 #[test]
 fn a_graph_replays_its_launches_in_order_with_the_same_bits_as_the_paths_it_captures() {
     let gpu = t4();

@@ -5,6 +5,13 @@
 //! emulator. The written file is `written_solve/solve.rs`; the first test
 //! holds it to the shipped file and the reference, so that a change to
 //! either that a learner's `solve()` would not survive fails here.
+//!
+//! The shipped file is `shipped_solve/solve.rs`, a copy that no learner
+//! edits: `exercise/solve.rs` is theirs, and once they write `solve()` the
+//! tests that need the unwritten one (this file's, and the doc quote of its
+//! one line, `host/tests/doc_quotes.rs`) read the copy. The last test holds
+//! `exercise/solve.rs` to the copy while it is unwritten, and accepts any
+//! written one.
 
 // The reference's `THREADS_PER_BLOCK as u64` reads `256 as u64` once written in.
 #[allow(clippy::unnecessary_cast)]
@@ -40,10 +47,21 @@ fn written() -> String {
         }
     }
     let body = variants[body_start..end].replace("THREADS_PER_BLOCK", "256").replace("crate::", "host::");
-    let shipped = include_str!("../../exercise/solve.rs");
-    let unwritten = "{\n    // Delete this line and write your solve() here.\n    host::exercise::unwritten(gpu, input, total)\n}";
-    assert!(shipped.contains(unwritten), "exercise/solve.rs no longer ships the line a learner replaces");
-    shipped.replace(unwritten, &format!("{{{body}}}"))
+    let shipped = include_str!("shipped_solve/solve.rs");
+    assert!(shipped.contains(UNWRITTEN), "host/tests/shipped_solve/solve.rs no longer ships the line a learner replaces");
+    shipped.replace(UNWRITTEN, &format!("{{{body}}}"))
+}
+
+/// The body `exercise/solve.rs` ships with, which the learner replaces.
+const UNWRITTEN: &str = "{\n    // Delete this line and write your solve() here.\n    host::exercise::unwritten(gpu, input, total)\n}";
+
+/// Whether `learners` (the text of `exercise/solve.rs`) may stand beside
+/// `shipped`: the shipped file itself, or one whose `solve()` is written.
+fn as_shipped_or_written(learners: &str, shipped: &str) -> Result<(), String> {
+    match (learners == shipped, learners.contains(UNWRITTEN)) {
+        (true, _) | (false, false) => Ok(()),
+        (false, true) => Err("exercise/solve.rs is unwritten but differs from host/tests/shipped_solve/solve.rs, the copy the tests read once a learner has written solve(): make the copy the same".to_string()),
+    }
 }
 
 #[test]
@@ -57,6 +75,15 @@ fn the_written_file_is_the_shipped_one_with_the_reference_written_in() {
         written(),
         "host/tests/written_solve/solve.rs is out of date: WRITE_SOLVE=1 cargo test -p host --test written_solve rewrites it"
     );
+}
+
+#[test]
+fn the_learners_file_is_the_shipped_one_or_a_written_solve() {
+    let shipped = include_str!("shipped_solve/solve.rs");
+    assert_eq!(as_shipped_or_written(include_str!("../../exercise/solve.rs"), shipped), Ok(()));
+    // A learner's written solve() passes; a shipped file edited without its copy does not.
+    assert_eq!(as_shipped_or_written(&written(), shipped), Ok(()));
+    assert!(as_shipped_or_written(&shipped.replace("//! The exercise:", "//! The exercise, changed:"), shipped).is_err());
 }
 
 #[test]

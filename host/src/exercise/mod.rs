@@ -434,11 +434,26 @@ pub struct Ran {
     /// Sizes not run ([`Skip`]), and the failed size that left them out.
     pub skipped: Vec<u64>,
     pub skipped_after: Option<u64>,
+    /// The size whose kernel did not finish ([`is_stuck`]): the ladder stopped there.
+    pub stuck: Option<u64>,
+}
+
+/// Whether `e` says a kernel did not finish: the emulator's watchdog stopped
+/// it, or a GPU's launch outlived `--timeout-s` (after which the device
+/// still runs it). Every later size would wait out a timeout of its own.
+pub fn is_stuck(e: &Error) -> bool {
+    use cg_kernel::emu::Fault;
+    match e {
+        Error::Launch(L::Emulated { fault, .. }) => matches!(**fault, Fault::Timeout { .. } | Fault::BarrierLoop { .. }),
+        Error::Launch(L::Timeout { .. } | L::DeviceStuck { .. } | L::GridBarrierTimedOut { .. }) => true,
+        _ => false,
+    }
 }
 
 /// Runs every size through `attempt` (the solver's outcome, and what is wrong
 /// with its grid, if anything); a failed case does not stop the ladder,
-/// except that `skip` leaves out its largest sizes after one, but an
+/// except that `skip` leaves out its largest sizes after one, and a kernel
+/// that did not finish ([`is_stuck`]) leaves out every size after it, but an
 /// unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
 /// `diagnose` tells each wrong total; `each` sees every case as soon as it is
 /// judged.
@@ -453,6 +468,11 @@ pub fn run_ladder(
     let mut ran = Ran { cases: Vec::with_capacity(sizes.len()), ..Ran::default() };
     let mut failed = skip.failed;
     for &n in sizes {
+        if let Some(stuck) = ran.stuck {
+            ran.skipped.push(n);
+            ran.skipped_after = Some(stuck);
+            continue;
+        }
         if let (Some(above), Some(f)) = (skip.above, failed)
             && n > above
         {
@@ -463,7 +483,12 @@ pub fn run_ladder(
         let case = match reference::fill(n as usize) {
             Ok(xs) => match attempt(&xs) {
                 (Err(Error::SolveUnwritten), _, _) => return Err(Error::SolveUnwritten),
-                (outcome, grid, idle) => judge_with(n, &xs, tile, outcome, grid, idle, diagnose),
+                (outcome, grid, idle) => {
+                    if matches!(&outcome, Err(e) if is_stuck(e)) {
+                        ran.stuck = Some(n);
+                    }
+                    judge_with(n, &xs, tile, outcome, grid, idle, diagnose)
+                }
             },
             Err(e) => judge(n, &[], tile, Err(e), None, None),
         };
@@ -486,6 +511,9 @@ pub fn smallest_failure(cases: &[Case]) -> Option<&Case> {
 pub struct ExerciseReport {
     pub status: Status,
     pub device: String,
+    /// The emulator's interleaving seed (`--seed`, or the one `--seed random` drew).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub variant: Variant,
     pub cases: Vec<Case>,
     pub smallest_failure: Option<u64>,
@@ -500,6 +528,9 @@ pub struct ExerciseReport {
     /// Sizes of the ladder not run ([`Skip`]), and the failed size after which.
     pub skipped: Vec<u64>,
     pub skipped_after: Option<u64>,
+    /// The size whose kernel did not finish, after which nothing ran, on
+    /// this device or the next ([`is_stuck`]).
+    pub stuck: Option<u64>,
     /// How often solve() added each of a few elements of the smallest size
     /// whose sum was wrong, measured ([`diagnosis::Counted`]).
     pub counted: Option<Counted>,
@@ -618,6 +649,7 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
     Ok(ExerciseReport {
         status: checks::status(&checks),
         device: gpu.info.name.clone(),
+        seed: gpu.info.seed,
         variant,
         smallest_failure: smallest_failure(&cases).map(|c| c.n),
         cases,
@@ -627,6 +659,7 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
         larger_device: None,
         skipped: ran.skipped,
         skipped_after: ran.skipped_after,
+        stuck: ran.stuck,
         counted: d.counted,
     })
 }
@@ -683,9 +716,12 @@ fn counts_of(gpu: &Gpu, launched: &[Launched]) -> Result<Option<DeviceCounts>> {
 }
 
 /// The harness's heading.
-pub fn header(device: &str, variant: Variant) -> String {
+pub fn header(device: &str, variant: Variant, seed: Option<u64>) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "Exercise: single-launch sum, solver {}, on {}", variant.name(), device);
+    if let Some(seed) = seed {
+        let _ = writeln!(o, "threads interleaved at random from seed {seed} (--seed {seed} repeats this run)");
+    }
     let _ = writeln!(o, "input: {}; reference: double-precision sum; bound: {}\n", reference::FILL_RULE, reference::BOUND_RULE);
     let _ = writeln!(o, "{:>10}  {:>7}  {:>20}  {:>20}  {:>9}  {:>9}  result", "n", "blocks", "GPU sum", "reference", "error", "bound");
     o
@@ -716,18 +752,7 @@ pub fn row(c: &Case) -> String {
 pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
     let mut o = String::from("\n");
     // A failure differs from size to size in its numbers only (the grid,
-    // the block that raced): its words are printed once.
-    let shape = |detail: &str| {
-        let mut s = String::with_capacity(detail.len());
-        for c in detail.chars() {
-            match c.is_ascii_digit() {
-                true if s.ends_with('#') => {}
-                true => s.push('#'),
-                false => s.push(c),
-            }
-        }
-        s
-    };
+    // the block that raced, how many blocks): its words are printed once.
     let printed = |detail: &str| earlier.is_some_and(|e| e.checks.iter().any(|c| !c.pass() && shape(&c.detail) == shape(detail)));
     let mut first_of_shape: Vec<(String, &Check)> = Vec::new();
     let checks: Vec<Check> = r
@@ -758,7 +783,14 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
     if let Some(c) = r.counted.as_ref().filter(|_| told_here) {
         let _ = writeln!(o, "counted: {}", c.describe());
     }
-    if let (Some(after), false) = (r.skipped_after, r.skipped.is_empty()) {
+    if let (Some(after), false, Some(_)) = (r.skipped_after, r.skipped.is_empty(), r.stuck) {
+        let sizes: Vec<String> = r.skipped.iter().map(u64::to_string).collect();
+        let _ = writeln!(
+            o,
+            "not run: n = {}, since the kernel did not finish at n = {after}: each size would wait out a timeout of its own, so make the kernel finish first",
+            sizes.join(", ")
+        );
+    } else if let (Some(after), false) = (r.skipped_after, r.skipped.is_empty()) {
         let sizes: Vec<String> = r.skipped.iter().map(u64::to_string).collect();
         let why = if r.cases.iter().any(|c| c.n == after) { format!("n = {after} failed") } else { format!("n = {after} failed on the first device") };
         let _ = writeln!(
@@ -767,8 +799,15 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
             sizes.join(", ")
         );
     }
-    if let Some(n) = r.smallest_failure {
-        let _ = writeln!(o, "smallest failing case: n = {n}");
+    // The smallest failure of the whole run: the first device's, where it failed a smaller size.
+    match (r.smallest_failure, earlier.and_then(|e| e.smallest_failure)) {
+        (Some(n), Some(first)) if first <= n => {
+            let _ = writeln!(o, "smallest failing case: n = {first}, on the first device (above)");
+        }
+        (Some(n), _) => {
+            let _ = writeln!(o, "smallest failing case: n = {n}");
+        }
+        (None, _) => {}
     }
     let idle: Vec<&Case> = r.cases.iter().filter(|c| c.idle.is_some()).collect();
     if let Some(first) = idle.first() {
@@ -777,9 +816,49 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
         if !others.is_empty() {
             let _ = write!(o, " (likewise at n = {})", others.join(", "));
         }
-        o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do (the lesson's own sum launches the whole capacity whatever n is); the exercise's grid launches none idle\n");
+        o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do; the exercise's grid, which the lesson's own sums launch too, leaves none idle\n");
     }
     o
+}
+
+/// A failure's words without its numbers, so that two failures that differ
+/// only in those have one shape: each number is `#`, a list or range of
+/// them one `#` (`blocks 1, 2` and `block 2`, `lanes 0-7` and `lane 0`),
+/// and a noun or verb beside a number the same in the singular and the
+/// plural (`1 block is` and `3 blocks are`).
+fn shape(detail: &str) -> String {
+    let mut s = String::with_capacity(detail.len());
+    for c in detail.chars() {
+        match c.is_ascii_digit() {
+            true if s.ends_with('#') => {}
+            true => s.push('#'),
+            false => s.push(c),
+        }
+    }
+    loop {
+        let folded = s.replace("#, #", "#").replace("# and #", "#").replace("#-#", "#");
+        if folded == s {
+            break;
+        }
+        s = folded;
+    }
+    let words: Vec<&str> = s.split(' ').collect();
+    let numbered = |k: usize| words.get(k).is_some_and(|w| w.starts_with('#'));
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    for (k, w) in words.iter().enumerate() {
+        let beside = numbered(k + 1) || (k > 0 && numbered(k - 1)) || (k > 1 && numbered(k - 2));
+        let core = w.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let rest = &w[core.len()..];
+        let singular = match core {
+            "are" => "is",
+            "were" => "was",
+            "have" => "has",
+            _ if core.len() > 3 && core.ends_with('s') && !core.ends_with("ss") => &core[..core.len() - 1],
+            _ => core,
+        };
+        out.push(if beside { format!("{singular}{rest}") } else { w.to_string() });
+    }
+    out.join(" ")
 }
 
 /// The two counts the exercise asks you to submit with your solve(), once
@@ -809,7 +888,7 @@ pub fn render(r: &ExerciseReport) -> String {
 }
 
 fn render_one(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
-    let mut o = header(&r.device, r.variant);
+    let mut o = header(&r.device, r.variant, r.seed);
     for c in &r.cases {
         o.push_str(&row(c));
     }
@@ -931,6 +1010,7 @@ mod tests {
         let r = ExerciseReport {
             status: Status::Passed,
             device: "T4".into(),
+            seed: None,
             variant: Variant::Solve,
             cases: vec![case.clone(), Case { n: 31, ..case }],
             smallest_failure: None,
@@ -940,6 +1020,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         let f = footer(&r, None);
@@ -958,6 +1039,7 @@ mod tests {
         let report = |checks: Vec<Check>| ExerciseReport {
             status: Status::Failed,
             device: "T4".into(),
+            seed: None,
             variant: Variant::Solve,
             cases: vec![],
             smallest_failure: None,
@@ -967,6 +1049,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         let first = report(vec![
@@ -981,6 +1064,39 @@ mod tests {
         let larger = report(vec![Check::new("n = 4194915", false, race(1056))]);
         let f = footer(&larger, Some(&first));
         assert_eq!(f, "\nFAILED: n = 4194915: the same failure as on the first device, above\n");
+        // Singular or plural, one block or a list of them: the same failure.
+        let exited = |reached: u32, of: u32, gone: &str| {
+            format!(
+                "deadlock: in exercise_sum, {reached} of {of} blocks reached grid.sync() at x.rs:1:2; {gone} exited without it: every block of the grid must reach each grid.sync()"
+            )
+        };
+        let f = footer(
+            &report(vec![
+                Check::new("n = 611", false, exited(2, 3, "block 2")),
+                Check::new("n = 1024", false, exited(1, 4, "blocks 1, 2, 3")),
+                Check::new("n = 4096", false, exited(1, 16, "blocks 1-15")),
+            ]),
+            None,
+        );
+        assert_eq!(f.matches("every block of the grid").count(), 1, "{f}");
+        assert!(f.contains("FAILED: n = 1024, 4096: the same failure as n = 611, with this size's numbers"), "{f}");
+        assert_eq!(shape("lanes 0-7 of warp 1 are"), shape("lane 3 of warp 0 is"));
+        assert_ne!(shape("lanes 0-7 of warp 1"), shape("threads 0-7 of block 1"), "other words are another failure");
+    }
+
+    #[test]
+    fn the_second_device_names_the_first_devices_smaller_failure_as_the_smallest() {
+        let report = |smallest: Option<u64>, n: u64| ExerciseReport {
+            smallest_failure: smallest,
+            checks: vec![Check::new(format!("n = {n}"), false, "wrong sum")],
+            ..report_of(vec![])
+        };
+        let first = report(Some(1), 1);
+        let f = footer(&report(Some(40_960), 40_960), Some(&first));
+        assert!(f.contains("smallest failing case: n = 1, on the first device (above)") && !f.contains("n = 40960\n"), "{f}");
+        // Where the first device failed only a larger size, this one's is the smallest.
+        let f = footer(&report(Some(40_960), 40_960), Some(&report(Some(4_194_915), 4_194_915)));
+        assert!(f.ends_with("smallest failing case: n = 40960\n"), "{f}");
     }
 
     #[test]
@@ -990,6 +1106,7 @@ mod tests {
         let r = ExerciseReport {
             status: Status::Failed,
             device: "T4".into(),
+            seed: None,
             variant: Variant::Solve,
             checks: vec![Check::new("n = 611", false, failure(&case).unwrap())],
             cases: vec![case],
@@ -999,6 +1116,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         };
         assert_eq!(counts_to_submit(&r), None);
@@ -1144,6 +1262,7 @@ mod tests {
         ExerciseReport {
             status: Status::Failed,
             device: "T4".into(),
+            seed: None,
             variant: Variant::Solve,
             checks: vec![],
             cases,
@@ -1153,6 +1272,7 @@ mod tests {
             larger_device: None,
             skipped: vec![],
             skipped_after: None,
+            stuck: None,
             counted: None,
         }
     }
@@ -1202,6 +1322,39 @@ mod tests {
         assert_eq!(failing, vec![611, 1024]);
         assert!(cases[4].launch_error.as_deref().unwrap().contains("0 blocks"));
         assert!(cases[5].pass(), "the case after an error still runs");
+    }
+
+    #[test]
+    fn a_kernel_that_does_not_finish_costs_one_timeout_and_the_rest_of_the_ladder_is_not_run() {
+        let mut attempted = Vec::new();
+        let ran = run_ladder(
+            &LADDER,
+            32,
+            Skip::NEVER,
+            |xs| {
+                attempted.push(xs.len());
+                let outcome = match xs.len() {
+                    0 => cpu_sum(xs),
+                    _ => Err(Error::Launch(L::Timeout { kernel: "exercise_sum", seconds: 60.0 })),
+                };
+                (outcome, None, None)
+            },
+            &mut |_, _, _| None,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(attempted, vec![0, 1], "one timeout, at n = 1, and nothing after it");
+        assert_eq!((ran.stuck, ran.skipped_after, ran.skipped.len()), (Some(1), Some(1), LADDER.len() - 2));
+        let r = ExerciseReport { stuck: ran.stuck, skipped: ran.skipped, skipped_after: ran.skipped_after, ..report_of(ran.cases) };
+        let f = footer(
+            &ExerciseReport { checks: r.cases.iter().map(|c| Check::new(format!("n = {}", c.n), c.pass(), failure(c).unwrap_or_default())).collect(), ..r },
+            None,
+        );
+        assert!(f.contains("not run: n = 31, 611, 1024, 4096, 40960, 4194915, 67108864, since the kernel did not finish at n = 1"), "{f}");
+        assert_eq!((f.matches("FAILED").count(), f.matches("not run").count()), (1, 1), "named once: {f}");
+        // Any other error leaves the ladder going (the test above), and a stuck kernel is named by what stopped it.
+        assert!(!is_stuck(&Error::Launch(L::EmptyGrid { kernel: "exercise_sum" })));
+        assert!(is_stuck(&Error::Launch(L::DeviceStuck { kernel: "exercise_sum" })));
     }
 
     #[test]

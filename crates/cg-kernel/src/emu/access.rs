@@ -81,13 +81,21 @@ impl Block {
                 let len = self.shared.bytes / size;
                 let threads = self.info().launch.threads as usize;
                 let tile = self.smallest_tile.get() as usize;
-                // Shared memory sized one element per TILE threads, written
-                // one element per tile of a smaller size.
-                let mismatch = if tile > 0 && len > 0 && len * tile < threads && threads.is_multiple_of(len) {
+                let tiles = if tile > 0 { threads.div_ceil(tile) } else { 0 };
+                // Shared memory sized one element per `per` threads, as a TILE
+                // (at most a warp) sizes it, written one element per tile of a
+                // smaller size.
+                let per = threads.checked_div(len).unwrap_or(0);
+                let mismatch = if tile > 0 && len > 0 && len * tile < threads && threads.is_multiple_of(len) && per <= 32 && per.is_power_of_two() {
                     format!(
-                        ": this block was cut into tiles of {tile} (tiled_partition::<{tile}>), {} of them, but the shared memory holds one element per {} threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree",
-                        threads / tile,
-                        threads / len
+                        ": this block was cut into tiles of {tile} (tiled_partition::<{tile}>), {} of them, but the shared memory holds one element per {per} threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree",
+                        threads / tile
+                    )
+                } else if size > 1 && tiles > 0 && self.shared.bytes == tiles {
+                    // A sizing function that returned the count of elements,
+                    // one per tile, where the launch takes bytes.
+                    format!(
+                        ": that is one byte per tile ({tiles} tiles of {tile}), where each tile's element takes {size}; the function gives bytes, not elements, so multiply its count by {size} (the size of the element)"
                     )
                 } else {
                     String::new()

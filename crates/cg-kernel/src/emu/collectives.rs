@@ -2,7 +2,7 @@
 //! and `activemask`, each a round the warp's named lanes join.
 
 use super::block::Block;
-use super::fault::{Fault, Site, ThreadId, ranges};
+use super::fault::{Fault, Site, ThreadId, numbered};
 use super::warp::{Kind, Round, Wait, shfl_source};
 use std::collections::BTreeMap;
 
@@ -23,8 +23,8 @@ impl Block {
                 thread: self.thread_id(),
                 site,
                 why: format!(
-                    "its mask {mask:#010x} names lanes {} that the block does not have",
-                    ranges((0..32).filter(|l| (mask & !present) & (1 << l) != 0))
+                    "its mask {mask:#010x} names {} that the block does not have",
+                    numbered("lane", (0..32).filter(|l| (mask & !present) & (1 << l) != 0))
                 ),
             });
         }

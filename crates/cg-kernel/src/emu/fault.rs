@@ -95,7 +95,7 @@ impl PartialBarrier {
         let lanes = if self.mask == u32::MAX {
             format!("warp {}", self.warp)
         } else {
-            format!("lanes {} of warp {}", ranges((0..32).filter(|l| self.mask & (1 << l) != 0)), self.warp)
+            format!("{} of warp {}", numbered("lane", (0..32).filter(|l| self.mask & (1 << l) != 0)), self.warp)
         };
         if thread / 32 != self.warp {
             format!(
@@ -396,9 +396,16 @@ impl fmt::Display for Fault {
             Fault::Race { word, first, second, partial: None }
                 if first.access == Access::Write && second.access == Access::Write && first.site == second.site =>
             {
+                // Two lanes of one warp: the word may be the block's or a tile's own (a tile's total).
+                let one = match first.thread.thread / 32 == second.thread.thread / 32 {
+                    true => {
+                        "have one thread write it: `if tile.thread_rank() == 0` where each tile writes a word of its own (a tile's total; `if block.thread_rank() == 0` would leave the other tiles' words unwritten), `if block.thread_rank() == 0` where the block writes one word"
+                    }
+                    false => "have one thread write it (`if block.thread_rank() == 0`)",
+                };
                 write!(
                     f,
-                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); have one thread write it (`if block.thread_rank() == 0`)"
+                    "data race on {word}: {first}, and {second}: every thread that runs this line writes the same word, so the last to write wins (a barrier between them would only decide which); {one}"
                 )
             }
             Fault::Race { word, first, second, partial: None } => write!(f, "data race on {word}: {first}, and {second}, with no barrier between"),
@@ -654,6 +661,15 @@ pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
 }
 
 /// `1 block`, `3 blocks`.
+/// `lane 3` or `lanes 0-7, 9`: [`ranges`] after the noun, singular for one item.
+pub(crate) fn numbered(what: &str, items: impl IntoIterator<Item = u32>) -> String {
+    let items: Vec<u32> = items.into_iter().collect();
+    let mut distinct = items.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    if distinct.len() == 1 { format!("{what} {}", distinct[0]) } else { format!("{what}s {}", ranges(items)) }
+}
+
 pub(crate) fn count(n: usize, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
@@ -707,6 +723,9 @@ mod tests {
         assert_eq!(ranges([2, 4, 8]), "2, 4, 8");
         assert_eq!(ranges([5, 0, 1, 7, 6, 9]), "0, 1, 5-7, 9");
         assert_eq!(ranges([]), "");
+        assert_eq!(numbered("lane", [0]), "lane 0");
+        assert_eq!(numbered("lane", [3, 3]), "lane 3");
+        assert_eq!(numbered("lane", [0, 1, 2]), "lanes 0-2");
         assert_eq!(count(1, "block"), "1 block");
         assert_eq!(count(39, "block"), "39 blocks");
     }
