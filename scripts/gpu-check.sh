@@ -106,7 +106,8 @@ grep -E "^===|rc=|error|checks" "$R"
 pack
 
 # The toolkit on its own: the grid-wide scan (examples/scan, its ladder to
-# 2^26 each element within its bound) and the program of
+# 2^26 each element within its bound; its three kernels: the two
+# grid-barrier ones and the one-pass look-back, by ticket and by index) and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
 for program in scan compact histogram my-app; do
@@ -114,6 +115,8 @@ for program in scan compact histogram my-app; do
 done
 run "$K" 0 "$D/scan"
 run "$K" 0 "$D/scan" --once
+run "$K" 0 "$D/scan" --kernel lookback
+run "$K" 0 "$D/scan" --kernel lookback-by-index
 run "$K" nonzero "$D/scan" --n 0
 run "$K" 0 "$D/compact"
 run "$K" nonzero "$D/compact" --n 0
@@ -124,6 +127,7 @@ if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --n 33,4096,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --once --n 33,4096,1048583,16777216
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --kernel lookback --n 33,4097,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/compact" --n 33,4096,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
   done
