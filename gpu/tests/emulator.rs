@@ -646,15 +646,15 @@ fn partials_indexed_by_the_thread_rank_in_the_block_are_told_to_index_by_the_blo
     assert!(!text.contains("have one block write it"), "the wrong fix: {text}");
 }
 
-/// `cg::reduce` over a whole tile inside a branch only half of it takes.
+/// `cg::reduce` over a whole tile inside a branch only its lanes below `lanes` take.
 ///
 /// # Safety
 /// `out` holds one float per thread.
 #[kernel]
-unsafe fn reduce_in_half_a_tile(out: Out<f32>) {
+unsafe fn reduce_in_some_lanes(out: Out<f32>, lanes: u32) {
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
-    if tile.thread_rank() < 16 {
+    if tile.thread_rank() < lanes {
         let s = cg::reduce(&tile, 1.0f32, Plus);
         unsafe { out.write(block.thread_rank() as usize, s) };
     }
@@ -663,30 +663,16 @@ unsafe fn reduce_in_half_a_tile(out: Out<f32>) {
 #[test]
 fn a_reduce_that_half_a_tile_reaches_is_named_not_a_hang() {
     let mut out = vec![0f32; 96];
-    let text = err_text(launch(&REDUCE_IN_HALF_A_TILE, 1, 96, false, &[output("out", &mut out, 0)]));
-    assert!(text.starts_with("deadlock: in reduce_in_half_a_tile, lanes 0-15 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    let text = err_text(launch(&REDUCE_IN_SOME_LANES, 1, 96, false, &[output("out", &mut out, 0), Arg::Value(16)]));
+    assert!(text.starts_with("deadlock: in reduce_in_some_lanes, lanes 0-15 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
     assert!(text.contains(" over lanes 0-31, while lanes 16-31 exited: every lane a collective names must reach it"), "names the fix: {text}");
-}
-
-/// `cg::reduce` over a whole tile inside a branch one lane takes.
-///
-/// # Safety
-/// `out` holds one float per thread.
-#[kernel]
-unsafe fn reduce_in_one_lane(out: Out<f32>) {
-    let block = this_thread_block();
-    let tile = tiled_partition::<32>(&block);
-    if tile.thread_rank() == 0 {
-        let s = cg::reduce(&tile, 1.0f32, Plus);
-        unsafe { out.write(block.thread_rank() as usize, s) };
-    }
 }
 
 #[test]
 fn a_reduce_that_one_lane_reaches_names_it_in_the_singular() {
     let mut out = vec![0f32; 32];
-    let text = err_text(launch(&REDUCE_IN_ONE_LANE, 1, 32, false, &[output("out", &mut out, 0)]));
-    assert!(text.starts_with("deadlock: in reduce_in_one_lane, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
+    let text = err_text(launch(&REDUCE_IN_SOME_LANES, 1, 32, false, &[output("out", &mut out, 0), Arg::Value(1)]));
+    assert!(text.starts_with("deadlock: in reduce_in_some_lanes, lane 0 of warp 0 in block 0 called cg::reduce() at gpu/tests/emulator.rs:"), "{text}");
     assert!(text.contains(" over lanes 0-31, while lanes 1-31 exited"), "{text}");
 }
 
