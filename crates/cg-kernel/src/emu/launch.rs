@@ -144,13 +144,13 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         // Not a wait for an SM that never comes.
         return Err(Fault::InvalidValue("a device of 0 SMs runs no block".into()));
     }
-    if device.max_threads_per_block > crate::cg::MAX_THREADS_PER_BLOCK || device.max_threads_per_block > device.threads_per_sm {
+    if device.max_threads_per_block > crate::cg::MAX_THREADS_PER_BLOCK {
         // A device no GPU is: the block collectives keep one partial per
-        // warp of at most 32, and a block must fit on an SM.
+        // warp, of at most 32 warps. (A block larger than an SM is refused
+        // below, as one that does not fit.)
         return Err(Fault::InvalidValue(format!(
-            "an emulated device of {} threads per block ({} per SM): CUDA allows at most {} on every GPU, and no more than an SM holds, which the block collectives rely on",
+            "an emulated device of {} threads per block: CUDA allows at most {} on every GPU, which the block collectives rely on",
             device.max_threads_per_block,
-            device.threads_per_sm,
             crate::cg::MAX_THREADS_PER_BLOCK
         )));
     }
