@@ -15,9 +15,6 @@ pub enum Error {
     BenchNeedsGpu,
     /// The exercise's `solve()` as it ships, before the learner writes it.
     SolveUnwritten,
-    /// A kernel declared otherwise than this program launches it
-    /// (`crate::kernels::check`), or not linked at all.
-    Kernels(cg_kernel::kernels::NotLinked),
     /// A sparse matrix whose offsets or columns would read outside it.
     BadMatrix { why: String },
     /// A conjugate-gradient problem the solver refuses: the reason.
@@ -99,7 +96,6 @@ const MIB: f64 = 1024.0 * 1024.0;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Kernels(e) => f.write_str(&crate::kernels::explain(e)),
             Error::BenchNeedsGpu => write!(
                 f,
                 "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`{}`, `{}`)",

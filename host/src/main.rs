@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     };
     // A #[kernel] edited to disagree with how this program launches it.
     if let Err(e) = host::kernels::check() {
-        eprintln!("error: {}", Error::Kernels(e));
+        eprintln!("error: {}", host::kernels::explain(&e));
         return ExitCode::FAILURE;
     }
     // The lesson and the exercise print the seed in their headings; the
