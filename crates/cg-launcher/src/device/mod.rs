@@ -11,7 +11,7 @@ mod memory;
 pub use cg_kernel::emu::Device as EmulatedDevice;
 /// How the emulator runs a launch (its seed, timeout and workers), for
 /// [`Gpu::emulated`]; what an emulated launch's error carries
-/// ([`Error::Emulated`](crate::error::Error::Emulated)). Re-exported so that
+/// ([`Error::Emulated`]). Re-exported so that
 /// a program drives the emulator with this crate alone.
 pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
 pub use cuda::ptx_calls_grid_sync;
