@@ -380,8 +380,18 @@ fn a_write_past_an_output_and_a_misaligned_vector_load_are_named() {
 /// `out` holds one float.
 #[kernel(shared_memory = one_f32_per_tile)]
 unsafe fn tile_totals_too_small<const TILE: u32 = 32>(out: Out<f32>) {
+    unsafe { tile_totals::<16>(out) };
+}
+
+/// `block_sum`'s tile totals on tiles of `N`: each tile's thread 0 writes
+/// its tile's sum to the dynamic shared memory, one `f32` per tile, and
+/// thread 0 copies the first to `out[0]`.
+///
+/// # Safety
+/// `out` holds one float; every thread of the block calls it.
+unsafe fn tile_totals<const N: u32>(out: Out<f32>) {
     let block = this_thread_block();
-    let tile = tiled_partition::<16>(&block);
+    let tile = tiled_partition::<N>(&block);
     let totals = dynamic_shared::<f32>();
     let t = cg::reduce(&tile, 1.0f32, Plus);
     if tile.thread_rank() == 0 {
@@ -418,17 +428,7 @@ const fn one_byte_per_tile(threads_per_block: u32, tile: u32) -> u32 {
 /// `out` holds one float.
 #[kernel(shared_memory = one_byte_per_tile)]
 unsafe fn tile_totals_sized_in_elements<const TILE: u32 = 32>(out: Out<f32>) {
-    let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-    let totals = dynamic_shared::<f32>();
-    let t = cg::reduce(&tile, 1.0f32, Plus);
-    if tile.thread_rank() == 0 {
-        unsafe { totals.write(tile.meta_group_rank() as usize, t) };
-    }
-    block.sync();
-    if block.thread_rank() == 0 {
-        unsafe { out.write(0, totals.read(0)) };
-    }
+    unsafe { tile_totals::<TILE>(out) };
 }
 
 #[test]

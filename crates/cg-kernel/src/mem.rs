@@ -973,22 +973,24 @@ impl<T: Atomic> Out<T> {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     fn atomic_emulated(self, i: usize, scope: Scope, call: &'static str, op: impl Fn(T, bool) -> T) -> T {
-        if i >= self.len {
-            emu::out_of_bounds(self.name, i, self.len, emu::Access::Atomic);
-        }
-        let element = emu::Element { slot: self.slot, name: self.name, index: i, address: self.ptr.wrapping_add(i) as usize, size: size_of::<T>() };
-        T::from_bits64(emu::global_atomic(element, scope == Scope::Block, call, &|old| op(T::from_bits64(old), true).to_bits64()))
+        T::from_bits64(emu::global_atomic(self.atomic_element(i), scope == Scope::Block, call, &|old| op(T::from_bits64(old), true).to_bits64()))
     }
 
     /// The emulator's atomic load of element `i`.
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     fn load_emulated(self, i: usize, scope: Scope, call: &'static str) -> T {
+        T::from_bits64(emu::global_atomic_load(self.atomic_element(i), scope == Scope::Block, call))
+    }
+
+    /// Element `i` as the emulator's atomics address it, after its bounds check.
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[track_caller]
+    fn atomic_element(self, i: usize) -> emu::Element {
         if i >= self.len {
             emu::out_of_bounds(self.name, i, self.len, emu::Access::Atomic);
         }
-        let element = emu::Element { slot: self.slot, name: self.name, index: i, address: self.ptr.wrapping_add(i) as usize, size: size_of::<T>() };
-        T::from_bits64(emu::global_atomic_load(element, scope == Scope::Block, call))
+        emu::Element { slot: self.slot, name: self.name, index: i, address: self.ptr.wrapping_add(i) as usize, size: size_of::<T>() }
     }
 
     atomic_add!("out[i]", "out[i]",

@@ -71,6 +71,12 @@ impl Kernel {
         matches!(self, Kernel::Lookback | Kernel::LookbackByIndex)
     }
 
+    /// The grid-barrier kernel: the one that reads its input once for
+    /// `Once`, else the one that reads it twice.
+    fn grid_def(self) -> &'static scan_kernels::GridScanDef {
+        if self == Kernel::Once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN }
+    }
+
     fn def(self) -> &'static str {
         match self {
             Kernel::TwoPass => INCLUSIVE_SCAN.name(),
@@ -96,7 +102,7 @@ impl Scanner {
     fn new(gpu: &Gpu, kernel: Kernel, n: usize) -> Result<Scanner> {
         let blocks = match kernel {
             Kernel::Lookback | Kernel::LookbackByIndex => 0,
-            _ => gpu.cooperative_kernel(if kernel == Kernel::Once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN })?.limits(THREADS)?.capacity() as usize,
+            _ => gpu.cooperative_kernel(kernel.grid_def())?.limits(THREADS)?.capacity() as usize,
         };
         let tiles = if kernel.is_lookback() { n.div_ceil(scan_kernels::tile_len(LOOKBACK_THREADS as usize)).max(1) } else { 1 };
         Ok(Scanner { kernel, totals: gpu.zeros::<f32>(2 * blocks.max(1))?, status: gpu.zeros::<u64>(tiles)?, ticket: gpu.zeros::<u32>(1)?, epoch: 0 })
@@ -149,7 +155,7 @@ impl Scanner {
             launched?;
             return Ok(blocks);
         }
-        let def = if self.kernel == Kernel::Once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN };
+        let def = self.kernel.grid_def();
         let kernel = gpu.cooperative_kernel(def)?;
         let span = THREADS as usize * scan_kernels::ITEMS;
         let blocks = kernel.limits(THREADS)?.capacity().min(n.div_ceil(span).max(1) as u32);
@@ -203,7 +209,7 @@ fn ladder(gpu: &Gpu, sizes: &[usize], kernel: Kernel) -> Result<bool> {
             scan_kernels::tile_len(LOOKBACK_THREADS as usize)
         );
     } else {
-        let def = if kernel == Kernel::Once { &INCLUSIVE_SCAN_ONCE } else { &INCLUSIVE_SCAN };
+        let def = kernel.grid_def();
         let capacity = gpu.cooperative_kernel(def)?.limits(THREADS)?;
         println!("{}", program::header(name, gpu, THREADS, &capacity));
     }

@@ -75,8 +75,7 @@ pub const fn four_bytes(_threads_per_block: u32, _tile: u32) -> u32 {
 /// scope) until the block's last thread sets it (`atomic_store_release`),
 /// with nothing between them but the flag; then it writes
 /// `out[block] = ` the value the last thread stored beside the flag
-/// (relaxed, read after the acquire), and the number of polls
-/// that saw the flag clear is not counted. The block has at least two warps.
+/// (relaxed, read after the acquire). The block has at least two warps.
 ///
 /// # Safety
 /// `out` holds one `u32` per block; 8 bytes of dynamic shared memory, the

@@ -33,6 +33,11 @@ use cg_kernel::mem::{DynamicShared, In, Out, Scope, dynamic_shared};
 
 cg_kernel::ptx!();
 
+/// The definition both grid-barrier scans have ([`INCLUSIVE_SCAN`],
+/// [`INCLUSIVE_SCAN_ONCE`]): the same parameters, launched cooperatively.
+#[cfg(not(target_arch = "nvptx64"))]
+pub type GridScanDef = cg_kernel::kernels::KernelDef<(In<f32>, Out<f32>, Out<f32>, usize), cg_kernel::kernels::GridSync>;
+
 /// Floats each thread takes per step: eight contiguous floats, as two
 /// 16-byte loads issued together. Measured on the H200 against sixteen
 /// (77 registers, 3 blocks per SM; 64 with launch bounds, and spills): eight
