@@ -152,6 +152,117 @@ impl<T: Word> In<T> {
     }
 }
 
+/// A vector's bits as 4-byte words and as its `K` elements (which may be
+/// fewer bytes: the words past them are not read). A union, not
+/// `transmute_copy`, so that the compiler keeps the elements in registers.
+#[cfg(target_arch = "nvptx64")]
+#[repr(C)]
+union Vector<T: Copy, const K: usize> {
+    words: [u32; 4],
+    values: [T; K],
+}
+
+/// Fails to compile unless `K` elements of `T` make one vector access of
+/// 4, 8 or 16 bytes (`read_vector`, `write_vector`); returns the bytes.
+const fn vector_bytes<T, const K: usize>() -> usize {
+    let bytes = K * size_of::<T>();
+    assert!(bytes == 4 || bytes == 8 || bytes == 16, "a vector access is 4, 8 or 16 bytes: K * size_of::<T>()");
+    bytes
+}
+
+impl<T: Word> In<T> {
+    /// `in[i..i + K]` in one vector load of `K * size_of::<T>()` bytes, 4, 8
+    /// or 16 (CUDA's `*(const uint4*)&in[i]`, `uint2` or `uint`; CUB's
+    /// vectorized `LoadDirectBlockedVectorized`): sixteen `u8`s, eight
+    /// `u16`s, four `f32`s or two `u64`s at once. A `K` that makes another
+    /// size does not compile.
+    ///
+    /// # Safety
+    /// `i + K` is at most the buffer's length and `&in[i]` is aligned to the
+    /// vector's size. The emulator reports either failing as a fault.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn read_vector<const K: usize>(self, i: usize) -> [T; K] {
+        let bytes = const { vector_bytes::<T, K>() };
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller's contract (in bounds, aligned to `bytes`);
+            // the words read are K * size_of::<T>() bytes, the array's size,
+            // and every bit pattern is a `Word`'s.
+            unsafe {
+                let p = self.0.add(i) as *const u32;
+                match bytes {
+                    16 => Vector { words: crate::arch::ldg_b32x4(p) }.values,
+                    8 => {
+                        let [a, b] = crate::arch::ldg_b32x2(p);
+                        Vector { words: [a, b, 0, 0] }.values
+                    }
+                    _ => Vector { words: [crate::arch::ldg_b32(p), 0, 0, 0] }.values,
+                }
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            if i.checked_add(K).is_none_or(|end| end > self.len) {
+                emu::out_of_bounds(self.name, i.saturating_add(K - 1), self.len, emu::Access::Read);
+            }
+            let p = self.ptr.wrapping_add(i);
+            if !(p as usize).is_multiple_of(bytes) {
+                emu::misaligned(self.name, i, bytes);
+            }
+            emu::tick();
+            emu::check_initialized(p as usize, bytes, self.name, i, core::panic::Location::caller());
+            // SAFETY: in bounds (above); nothing writes an `In` buffer during a launch.
+            core::array::from_fn(|k| unsafe { p.add(k).read() })
+        }
+    }
+}
+
+impl<T: Word> Out<T> {
+    /// `out[i..i + K] = v` in one vector store of `K * size_of::<T>()`
+    /// bytes, 4, 8 or 16 (CUDA's `*(uint4*)&out[i] = v`), as
+    /// [`In::read_vector`] loads.
+    ///
+    /// # Safety
+    /// `i + K` is at most the buffer's length, `&out[i]` is aligned to the
+    /// vector's size, and no other thread touches those elements unless a
+    /// barrier orders the two. The emulator reports each failing as a fault.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn write_vector<const K: usize>(self, i: usize, v: [T; K]) {
+        let bytes = const { vector_bytes::<T, K>() };
+        #[cfg(target_arch = "nvptx64")]
+        {
+            #[repr(C, align(16))]
+            struct V16([u32; 4]);
+            #[repr(C, align(8))]
+            struct V8([u32; 2]);
+            // SAFETY: the caller's contract (in bounds, aligned to `bytes`);
+            // the array is `bytes` long, so the words copied are its own.
+            unsafe {
+                let p = self.0.add(i);
+                match bytes {
+                    16 => (p as *mut V16).write(V16(core::mem::transmute_copy(&v))),
+                    8 => (p as *mut V8).write(V8(core::mem::transmute_copy(&v))),
+                    _ => (p as *mut u32).write(core::mem::transmute_copy(&v)),
+                }
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            if i.checked_add(K).is_none_or(|end| end > self.len) {
+                emu::out_of_bounds(self.name, i.saturating_add(K - 1), self.len, emu::Access::Write);
+            }
+            if !(self.ptr.wrapping_add(i) as usize).is_multiple_of(bytes) {
+                emu::misaligned(self.name, i, bytes);
+            }
+            for (k, v) in v.into_iter().enumerate() {
+                emu::global_write(self.slot, self.name, i + k, v.to_bits64());
+            }
+        }
+    }
+}
+
 impl In<f32> {
     /// `in[i..i + 4]` in one 16-byte load (`*(const float4*)&in[i]`).
     ///

@@ -514,6 +514,36 @@ pub unsafe fn ldg_b64(p: *const u64) -> u64 {
     v
 }
 
+/// `ld.global.nc.v2.b32`: two 4-byte words in one 8-byte read through the
+/// read-only cache.
+///
+/// # Safety
+/// `p` is valid, 8-byte aligned, and nothing writes it while the kernel runs.
+#[inline(always)]
+pub unsafe fn ldg_b32x2(p: *const u32) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: the caller guarantees a valid, aligned, read-only address.
+    unsafe { asm!("ld.global.nc.v2.b32 {{{a}, {b}}}, [{p}];", a = out(reg32) a, b = out(reg32) b, p = in(reg64) p, options(pure, readonly, nostack)) };
+    [a, b]
+}
+
+/// `ld.global.nc.v4.b32`: four 4-byte words in one 16-byte read through
+/// the read-only cache.
+///
+/// # Safety
+/// `p` is valid, 16-byte aligned, and nothing writes it while the kernel runs.
+#[inline(always)]
+pub unsafe fn ldg_b32x4(p: *const u32) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees a valid, aligned, read-only address.
+    unsafe {
+        asm!("ld.global.nc.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+             a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) p,
+             options(pure, readonly, nostack))
+    };
+    [a, b, c, d]
+}
+
 /// `ld.global.nc.v4.f32`: four floats in one 16-byte read through the
 /// read-only cache.
 ///

@@ -1,0 +1,249 @@
+//! Histograms of even bins in one cooperative launch with one
+//! `grid.sync()`, CUB's `DeviceHistogram::HistogramEven`: the barrier
+//! orders the zeroing of the bins before every block's adds. Each block
+//! counts into copies of the bins in shared memory (one per warp where they
+//! fit, so that fewer warps contend on one address), a run of equal bins
+//! adding once, then adds its copies into the bins with one global atomic
+//! per bin. More bins than shared memory holds are counted with global
+//! atomics directly.
+
+use cg_kernel::cg::{GridGroup, this_grid, this_thread_block};
+use cg_kernel::kernel;
+use cg_kernel::mem::{DynamicShared, In, Out, Word};
+
+/// Bins a block counts in shared memory: 16 KiB of `u32`s.
+pub const SHARED_BINS: usize = 4096;
+
+/// Dynamic shared memory of the histogram kernels: [`SHARED_BINS`]
+/// counters, then the `u8` samples' table of 256 bins.
+pub const fn histogram_shared_bytes(_threads_per_block: u32) -> u32 {
+    (SHARED_BINS + TABLE_LEN) as u32 * 4
+}
+
+/// A sample type of the histogram: `u8`, `u16`, `i32` or `f32`.
+pub trait Sample: Word + PartialOrd {
+    /// The type of the levels `lower` and `upper`: `i64` for integer
+    /// samples, so that a range can end past the type's greatest value
+    /// (`[0, 256)` for bytes); `f32` for `f32`.
+    type Level: Word + PartialOrd;
+
+    /// The bin of `s` among `bins` even bins over `[lower, upper)`, or
+    /// `None` outside it: `(s - lower) * bins / (upper - lower)`, rounded
+    /// down, in integers for integer samples (as CUB does) and in `f32`
+    /// for `f32` (`(s - lower) * scale`, `scale = bins / (upper - lower)`).
+    /// `lower < upper` and `bins > 0`.
+    fn bin(s: Self, lower: Self::Level, upper: Self::Level, bins: u32) -> Option<u32>;
+
+    /// Whether a block looks its samples' bins up in a table of every
+    /// value's bin (`u8`: 256 entries), made once per block.
+    const TABLE: bool = false;
+}
+
+macro_rules! integer_samples {
+    ($($t:ty),*) => {$(
+        impl Sample for $t {
+            type Level = i64;
+            const TABLE: bool = size_of::<$t>() == 1;
+            #[inline(always)]
+            fn bin(s: $t, lower: i64, upper: i64, bins: u32) -> Option<u32> {
+                let s = s as i64;
+                if s < lower || s >= upper {
+                    return None;
+                }
+                let (d, range) = (s.abs_diff(lower), upper.abs_diff(lower));
+                Some(if range <= 1 << 32 {
+                    // d < 2^32 and bins < 2^32: the product fits.
+                    (d * bins as u64 / range) as u32
+                } else {
+                    (d as u128 * bins as u128 / range as u128) as u32
+                })
+            }
+        }
+    )*};
+}
+integer_samples!(u8, u16, i32);
+
+/// Entries of the `u8` bin table, after the shared bins.
+const TABLE_LEN: usize = 256;
+/// A table entry for a value in no bin.
+const NO_BIN: u32 = u32::MAX;
+
+impl Sample for f32 {
+    type Level = f32;
+    #[inline(always)]
+    fn bin(s: f32, lower: f32, upper: f32, bins: u32) -> Option<u32> {
+        // NaN is in no bin: both comparisons fail.
+        if !(s >= lower && s < upper) {
+            return None;
+        }
+        let scale = bins as f32 / (upper - lower);
+        Some((((s - lower) * scale) as u32).min(bins - 1))
+    }
+}
+
+/// Counts runs of one bin: a run adds once.
+struct Runs {
+    bin: u32,
+    len: u32,
+}
+
+impl Runs {
+    /// Counts `bin`, adding the run before it if it ends one.
+    ///
+    /// # Safety
+    /// As [`Runs::flush`].
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn count(&mut self, bin: u32, shared: Option<DynamicShared<u32>>, base: usize, bins: Out<u32>) {
+        if bin == self.bin {
+            self.len += 1;
+        } else {
+            // SAFETY: the caller's contract.
+            unsafe { self.flush(shared, base, bins) };
+            (self.bin, self.len) = (bin, 1);
+        }
+    }
+
+    /// Adds the run: to the shared copy at `base` where there is one, else to `bins`.
+    ///
+    /// # Safety
+    /// The run's bin is below the bins' count; the copy at `base` holds them.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn flush(&self, shared: Option<DynamicShared<u32>>, base: usize, bins: Out<u32>) {
+        if self.len > 0 {
+            // SAFETY: the caller's contract; both touched only atomically here.
+            unsafe {
+                match shared {
+                    Some(s) => s.atomic_add(base + self.bin as usize, self.len),
+                    None => bins.atomic_add(self.bin as usize, self.len),
+                }
+            };
+        }
+    }
+}
+
+/// The body of every histogram kernel; `K` samples make one 16-byte vector.
+///
+/// # Safety
+/// As each histogram kernel's.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn histogram_even<S: Sample, const K: usize>(
+    grid: &GridGroup,
+    samples: In<S>,
+    bins: Out<u32>,
+    num_bins: u32,
+    lower: S::Level,
+    upper: S::Level,
+    n: usize,
+) {
+    let block = this_thread_block();
+    let t = block.thread_rank() as usize;
+    let threads = block.num_threads() as usize;
+    let (rank, stride) = (grid.thread_rank(), grid.num_threads());
+    let nb = num_bins as usize;
+    let counts = cg_kernel::mem::dynamic_shared::<u32>();
+    let copies = if nb <= SHARED_BINS { (SHARED_BINS / nb).min(threads.div_ceil(32)) } else { 0 };
+    let shared = (copies > 0).then_some(counts);
+    let base = if copies > 0 { (t / 32 % copies) * nb } else { 0 };
+
+    // SAFETY (every access below): bins holds num_bins counters and the
+    // shared memory SHARED_BINS >= copies * num_bins (the kernel's
+    // contract); each zeroed by one thread, then touched only atomically
+    // after the barrier.
+    let mut b = rank;
+    while b < nb {
+        unsafe { bins.write(b, 0) };
+        b += stride;
+    }
+    let mut c = t;
+    while c < copies * nb {
+        unsafe { counts.write(c, 0) };
+        c += threads;
+    }
+    let table = counts.after::<u32>(SHARED_BINS);
+    if S::TABLE {
+        let mut v = t;
+        while v < TABLE_LEN {
+            let bin = S::bin(S::from_bits64(v as u64), lower, upper, num_bins);
+            unsafe { table.write(v, bin.unwrap_or(NO_BIN)) };
+            v += threads;
+        }
+    }
+    grid.sync();
+    // The bin of `s`: from the table for bytes.
+    let bin_of = |s: S| {
+        if S::TABLE {
+            // SAFETY: a byte's value is below TABLE_LEN; written before the barrier.
+            let b = unsafe { table.read(s.to_bits64() as usize) };
+            (b != NO_BIN).then_some(b)
+        } else {
+            S::bin(s, lower, upper, num_bins)
+        }
+    };
+
+    let mut runs = Runs { bin: 0, len: 0 };
+    let vectors = n / K;
+    let mut v = rank;
+    while v < vectors {
+        // SAFETY: vector v < n / K is in bounds, and 16-byte aligned from the
+        // aligned start (the kernel's contract).
+        let s: [S; K] = unsafe { samples.read_vector::<K>(v * K) };
+        unroll16!(j => {
+            if j < K {
+                if let Some(bin) = bin_of(s[j]) {
+                    unsafe { runs.count(bin, shared, base, bins) };
+                }
+            }
+        });
+        v += stride;
+    }
+    if rank < n - vectors * K {
+        // SAFETY: one of the last n % K samples.
+        let s = unsafe { samples.read(vectors * K + rank) };
+        if let Some(bin) = bin_of(s) {
+            unsafe { runs.count(bin, shared, base, bins) };
+        }
+    }
+    unsafe { runs.flush(shared, base, bins) };
+    if copies > 0 {
+        block.sync();
+        let mut b = t;
+        while b < nb {
+            let mut total = 0u32;
+            for copy in 0..copies {
+                total += unsafe { counts.atomic_load(copy * nb + b, cg_kernel::mem::Scope::Block) };
+            }
+            if total > 0 {
+                unsafe { bins.atomic_add(b, total) };
+            }
+            b += threads;
+        }
+    }
+}
+
+/// One histogram kernel per sample type.
+macro_rules! histograms {
+    ($($name:ident: $t:ty, $k:literal;)*) => {$(
+        #[doc = concat!("`bins[b]` = how many samples of `samples` (`", stringify!($t), "`) fall in even bin `b` of `num_bins` over `[lower, upper)` ([`Sample::bin`]), in one cooperative launch with one `grid.sync()`.")]
+        ///
+        /// # Safety
+        /// `samples` holds `n` elements from a 16-byte-aligned start;
+        /// `bins` holds `num_bins` counters, and no other launch uses it
+        /// meanwhile; `num_bins > 0` and `lower < upper`; launched with
+        /// [`histogram_shared_bytes`] of shared memory; `n` is below 2^32.
+        #[kernel(cooperative, shared_memory = histogram_shared_bytes)]
+        pub unsafe fn $name(samples: In<$t>, bins: Out<u32>, num_bins: u32, lower: <$t as Sample>::Level, upper: <$t as Sample>::Level, n: usize) {
+            // SAFETY: the kernel's contract.
+            unsafe { histogram_even::<$t, $k>(&this_grid(), samples, bins, num_bins, lower, upper, n) }
+        }
+    )*};
+}
+
+histograms! {
+    histogram_even_u8: u8, 16;
+    histogram_even_u16: u16, 8;
+    histogram_even_i32: i32, 4;
+    histogram_even_f32: f32, 4;
+}

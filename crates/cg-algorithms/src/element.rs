@@ -1,0 +1,177 @@
+//! The element and sample types, the operators, and which kernel each
+//! combination launches.
+
+use cg_algorithms_kernels::{histogram as h, reduce as r, scan as s, select as sel};
+use cg_kernel::kernels::{GridSync, KernelDef, NoGridSync, Param};
+use cg_kernel::mem::{In, Out};
+use cg_launcher::device::{Buffer, Pod};
+use cg_launcher::launch::Arg;
+
+/// An operator of a reduction or a scan (C++'s `cuda::std::plus`,
+/// `cuda::minimum`, `cuda::maximum`, as CUB's `Sum`, `Min` and `Max` take them).
+///
+/// Integer sums wrap. A float sum is combined in the kernels' order (each
+/// thread's elements, then a tree across the block, then the blocks' or
+/// tiles' totals), not left to right: the same on every run, within the
+/// rounding of that order of the exact sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Sum.
+    Sum,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// A reduce kernel's definition.
+pub(crate) type ReduceDef<T> = KernelDef<(In<T>, Out<T>, Out<T>, usize), GridSync>;
+/// A scan kernel's definition.
+pub(crate) type ScanDef<T> = KernelDef<(In<T>, Out<T>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
+/// A select-if kernel's definition.
+pub(crate) type SelectIfDef<T> = KernelDef<(In<T>, Out<T>, Out<u32>, Out<u64>, Out<u32>, u32, u32, T, usize), NoGridSync>;
+/// A select-flagged kernel's definition.
+pub(crate) type SelectFlaggedDef<T> = KernelDef<(In<T>, In<u8>, Out<T>, Out<u32>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
+/// A histogram kernel's definition.
+pub(crate) type HistogramDef<S> = KernelDef<(In<S>, Out<u32>, u32, Level<S>, Level<S>, usize), GridSync>;
+/// A histogram's level type: `i64` for integer samples, `f32` for `f32`.
+pub type Level<S> = <S as cg_algorithms_kernels::histogram::Sample>::Level;
+
+/// The reductions' storage of one element type: a partial result per block, and the result.
+pub(crate) struct Partials<T: Pod> {
+    pub(crate) partials: Buffer<T>,
+    pub(crate) out: Buffer<T>,
+}
+
+/// [`Partials`] for each element type.
+#[derive(Default)]
+pub(crate) struct PerType {
+    f32: Option<Partials<f32>>,
+    i32: Option<Partials<i32>>,
+    u32: Option<Partials<u32>>,
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+}
+
+/// An element of a reduction, a scan or a selection: `f32`, `i32` or `u32`.
+/// Sealed: each has its kernels.
+pub trait Element: Pod + PartialOrd + Param + Arg<Self> + sealed::Sealed + std::fmt::Debug + 'static {
+    /// What `op` gives for no elements (0, the type's greatest, its least; ±∞ for `f32`).
+    fn identity(op: Op) -> Self;
+    #[doc(hidden)]
+    fn reduce_def(op: Op) -> &'static ReduceDef<Self>;
+    #[doc(hidden)]
+    fn scan_def(op: Op, inclusive: bool) -> &'static ScanDef<Self>;
+    #[doc(hidden)]
+    fn select_if_def() -> &'static SelectIfDef<Self>;
+    #[doc(hidden)]
+    fn select_flagged_def() -> &'static SelectFlaggedDef<Self>;
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
+    fn partials(per_type: &mut PerType) -> &mut Option<Partials<Self>>;
+}
+
+/// One `Element` impl, from its identities and its kernels' definitions.
+macro_rules! element {
+    ($t:ident, least $min:expr, greatest $max:expr,
+     reduce [$rs:ident, $rmin:ident, $rmax:ident],
+     inclusive [$is:ident, $imin:ident, $imax:ident],
+     exclusive [$es:ident, $emin:ident, $emax:ident],
+     select [$sif:ident, $sfl:ident]) => {
+        impl Element for $t {
+            fn identity(op: Op) -> $t {
+                match op {
+                    Op::Sum => 0 as $t,
+                    Op::Min => $max,
+                    Op::Max => $min,
+                }
+            }
+            fn reduce_def(op: Op) -> &'static ReduceDef<$t> {
+                match op {
+                    Op::Sum => &r::$rs,
+                    Op::Min => &r::$rmin,
+                    Op::Max => &r::$rmax,
+                }
+            }
+            fn scan_def(op: Op, inclusive: bool) -> &'static ScanDef<$t> {
+                match (inclusive, op) {
+                    (true, Op::Sum) => &s::$is,
+                    (true, Op::Min) => &s::$imin,
+                    (true, Op::Max) => &s::$imax,
+                    (false, Op::Sum) => &s::$es,
+                    (false, Op::Min) => &s::$emin,
+                    (false, Op::Max) => &s::$emax,
+                }
+            }
+            fn select_if_def() -> &'static SelectIfDef<$t> {
+                &sel::$sif
+            }
+            fn select_flagged_def() -> &'static SelectFlaggedDef<$t> {
+                &sel::$sfl
+            }
+            #[allow(private_interfaces)]
+            fn partials(per_type: &mut PerType) -> &mut Option<Partials<$t>> {
+                &mut per_type.$t
+            }
+        }
+    };
+}
+
+element!(f32, least f32::NEG_INFINITY, greatest f32::INFINITY,
+    reduce [REDUCE_SUM_F32, REDUCE_MIN_F32, REDUCE_MAX_F32],
+    inclusive [INCLUSIVE_SUM_F32, INCLUSIVE_MIN_F32, INCLUSIVE_MAX_F32],
+    exclusive [EXCLUSIVE_SUM_F32, EXCLUSIVE_MIN_F32, EXCLUSIVE_MAX_F32],
+    select [SELECT_IF_F32, SELECT_FLAGGED_F32]);
+element!(i32, least i32::MIN, greatest i32::MAX,
+    reduce [REDUCE_SUM_I32, REDUCE_MIN_I32, REDUCE_MAX_I32],
+    inclusive [INCLUSIVE_SUM_I32, INCLUSIVE_MIN_I32, INCLUSIVE_MAX_I32],
+    exclusive [EXCLUSIVE_SUM_I32, EXCLUSIVE_MIN_I32, EXCLUSIVE_MAX_I32],
+    select [SELECT_IF_I32, SELECT_FLAGGED_I32]);
+element!(u32, least u32::MIN, greatest u32::MAX,
+    reduce [REDUCE_SUM_U32, REDUCE_MIN_U32, REDUCE_MAX_U32],
+    inclusive [INCLUSIVE_SUM_U32, INCLUSIVE_MIN_U32, INCLUSIVE_MAX_U32],
+    exclusive [EXCLUSIVE_SUM_U32, EXCLUSIVE_MIN_U32, EXCLUSIVE_MAX_U32],
+    select [SELECT_IF_U32, SELECT_FLAGGED_U32]);
+
+/// A sample of a histogram: `u8`, `u16`, `i32` or `f32`. Sealed: each has its kernel.
+pub trait Sample:
+    Pod
+    + PartialOrd
+    + Param
+    + Arg<Self>
+    + sealed::Sealed
+    + cg_algorithms_kernels::histogram::Sample<Level: Param + Arg<Level<Self>> + std::fmt::Debug>
+    + std::fmt::Debug
+    + 'static
+{
+    #[doc(hidden)]
+    fn histogram_def() -> &'static HistogramDef<Self>;
+}
+
+impl Sample for u8 {
+    fn histogram_def() -> &'static HistogramDef<u8> {
+        &h::HISTOGRAM_EVEN_U8
+    }
+}
+impl Sample for u16 {
+    fn histogram_def() -> &'static HistogramDef<u16> {
+        &h::HISTOGRAM_EVEN_U16
+    }
+}
+impl Sample for i32 {
+    fn histogram_def() -> &'static HistogramDef<i32> {
+        &h::HISTOGRAM_EVEN_I32
+    }
+}
+impl Sample for f32 {
+    fn histogram_def() -> &'static HistogramDef<f32> {
+        &h::HISTOGRAM_EVEN_F32
+    }
+}

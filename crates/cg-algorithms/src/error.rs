@@ -1,0 +1,57 @@
+//! What a call can fail with.
+
+use std::fmt;
+
+/// Why a call failed: a launcher's error (a buffer too short, the device,
+/// the kernel), or an argument these algorithms refuse.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The launcher's error: a device, memory or launch failure, or a
+    /// buffer shorter than the call needs (`BufferTooShort` names it).
+    Launcher(cg_launcher::error::Error),
+    /// More elements than the kernels count (they count in `u32`).
+    TooLong {
+        /// Elements asked for.
+        n: usize,
+        /// The most they take.
+        most: usize,
+    },
+    /// A histogram with no bins.
+    NoBins,
+    /// A histogram whose range `[lower, upper)` is empty, or not a range (NaN).
+    EmptyRange {
+        /// The lower level, as written.
+        lower: String,
+        /// The upper level, as written.
+        upper: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Launcher(e) => e.fmt(f),
+            Error::TooLong { n, most } => write!(f, "{n} elements: these kernels count in u32 and take at most {most}"),
+            Error::NoBins => write!(f, "a histogram needs at least one bin: the bins buffer is empty"),
+            Error::EmptyRange { lower, upper } => {
+                write!(f, "a histogram's levels must satisfy lower < upper; got lower {lower}, upper {upper}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Launcher(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<cg_launcher::error::Error> for Error {
+    fn from(e: cg_launcher::error::Error) -> Error {
+        Error::Launcher(e)
+    }
+}

@@ -1,0 +1,40 @@
+//! `DeviceHistogram::HistogramEven`: one cooperative launch, one `grid.sync()`.
+
+use crate::element::Level;
+use crate::{Algorithms, Error, Result, Sample, THREADS, check_u32_count};
+use cg_launcher::device::Buffer;
+
+/// Samples a block takes per grid-stride round, for the grid's size.
+const BLOCK_SPAN: usize = THREADS as usize * 16;
+
+impl Algorithms<'_> {
+    /// `bins[b]` = how many of `samples` fall in bin `b` of `bins.len()`
+    /// even bins over `[lower, upper)` (CUB's
+    /// `DeviceHistogram::HistogramEven` with `bins.len() + 1` levels from
+    /// `lower` to `upper`; the levels are `i64` for integer samples, so that
+    /// `[0, 256)` takes every byte, and `f32` for `f32`): bin `(s - lower) * bins / (upper - lower)`,
+    /// rounded down, computed in integers for integer samples and in `f32`
+    /// for `f32` ([`Sample`]'s `bin`). Samples outside the range, and NaN,
+    /// are in no bin. The bins are overwritten, not added to.
+    pub fn histogram_even<S: Sample>(&mut self, samples: &Buffer<S>, bins: &mut Buffer<u32>, lower: Level<S>, upper: Level<S>) -> Result<()> {
+        let n = samples.len();
+        let num_bins = u32::try_from(bins.len()).map_err(|_| Error::TooLong { n: bins.len(), most: u32::MAX as usize })?;
+        if num_bins == 0 {
+            return Err(Error::NoBins);
+        }
+        if !(lower < upper) {
+            return Err(Error::EmptyRange { lower: format!("{lower:?}"), upper: format!("{upper:?}") });
+        }
+        check_u32_count(n)?;
+        let def = S::histogram_def();
+        let blocks = self.capacity(def)?.min(n.div_ceil(BLOCK_SPAN).max(1) as u32);
+        let kernel = self.gpu.cooperative_kernel(def)?;
+        let launch = kernel.configure(blocks, THREADS)?;
+        // SAFETY: samples holds n elements and is a whole buffer (256-byte
+        // aligned); bins holds num_bins > 0 counters and is borrowed mutably
+        // for the call; lower < upper (checked above); n is below 2^32; the
+        // launch gives the kernel's own shared memory.
+        unsafe { launch.launch((&samples.slice(..), bins.slice_mut(..), num_bins, lower, upper, n))? };
+        Ok(())
+    }
+}

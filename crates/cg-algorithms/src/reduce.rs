@@ -1,0 +1,46 @@
+//! `DeviceReduce`: one cooperative launch with one `grid.sync()`.
+
+use crate::element::Partials;
+use crate::{Algorithms, Element, Op, Result, THREADS};
+use cg_launcher::device::Buffer;
+
+/// Vectors of 4 elements each thread reads per round in the kernel, for the
+/// grid's size: a block per 4,096 elements, up to the GPU's capacity.
+const BLOCK_SPAN: usize = THREADS as usize * 16;
+
+impl Algorithms<'_> {
+    /// `x[0] op x[1] op ...`: CUB's `DeviceReduce::Sum`, `Min` or `Max`,
+    /// read back (a copy to the host, which waits for the device). An empty
+    /// `x` gives `op`'s identity ([`Element::identity`]).
+    pub fn reduce<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<T> {
+        if x.len() == 0 {
+            return Ok(T::identity(op));
+        }
+        self.reduce_on_device(x, op)?;
+        let out = &T::partials(&mut self.scratch.partials).as_ref().expect("made by reduce_on_device").out;
+        Ok(self.gpu.read(out)?[0])
+    }
+
+    /// The same reduction, its result left on the device, and returned as
+    /// the one-element buffer that holds it until the next reduction of `T`
+    /// (nothing waits for the device: what a timed loop calls).
+    pub fn reduce_on_device<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<&Buffer<T>> {
+        let n = x.len();
+        let def = T::reduce_def(op);
+        let blocks = self.capacity(def)?.min(n.div_ceil(BLOCK_SPAN).max(1) as u32);
+        let gpu = self.gpu;
+        let slot = T::partials(&mut self.scratch.partials);
+        if slot.as_ref().is_none_or(|p| p.partials.len() < blocks as usize) {
+            *slot = Some(Partials { partials: gpu.zeros::<T>(blocks as usize)?, out: gpu.zeros::<T>(1)? });
+        }
+        let p = slot.as_mut().expect("made above");
+        let kernel = gpu.cooperative_kernel(def)?;
+        let launch = kernel.configure(blocks, THREADS)?;
+        // SAFETY: x holds n elements and is a whole buffer (its start 256-byte
+        // aligned); out holds one and partials one per block (allocated above
+        // for at least `blocks`); the launch gives the kernel's own shared
+        // memory (its definition's).
+        unsafe { launch.launch((&x.slice(..), p.out.slice_mut(..), p.partials.slice_mut(..), n))? };
+        Ok(&p.out)
+    }
+}

@@ -1,0 +1,68 @@
+//! Every algorithm on the emulated GPU, against references on the CPU,
+//! and the arguments each call refuses.
+
+mod common;
+
+use cg_algorithms::{Algorithms, Error, Op, Rule};
+use cg_launcher::device::{EmulatedDevice, EmulatorOptions, Gpu};
+use cg_launcher::error::Error as LaunchError;
+
+fn emulated() -> Gpu {
+    Gpu::emulated(EmulatedDevice::T4, EmulatorOptions { seed: Some(3), ..Default::default() })
+}
+
+/// Sizes around a vector, a thread's 16 elements, a tile of 4,096 and
+/// the T4's grid, and past a 32-tile look-back window.
+#[test]
+fn every_algorithm_matches_its_reference_on_the_emulator() {
+    common::check_all(&emulated(), &[0, 1, 3, 4, 17, 255, 4_095, 4_096, 4_097, 3 * 4_096 + 5, 40 * 4_096 + 3]);
+}
+
+#[test]
+fn calls_refuse_short_outputs_and_empty_histograms_by_name() {
+    let gpu = emulated();
+    let mut alg = Algorithms::new(&gpu);
+    let x = gpu.upload(&[1.0f32; 10]).unwrap();
+    let mut short = gpu.zeros::<f32>(9).unwrap();
+    let e = alg.inclusive_scan(&x, &mut short, Op::Sum).unwrap_err();
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "y", needed: 10, got: 9, .. })), "{e}");
+    let e = alg.select_if(&x, &mut short, Rule::Greater(0.0)).unwrap_err();
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "y", .. })), "{e}");
+    let flags = gpu.zeros::<u8>(9).unwrap();
+    let mut y = gpu.zeros::<f32>(10).unwrap();
+    let e = alg.select_flagged(&x, &flags, &mut y).unwrap_err();
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "flags", .. })), "{e}");
+
+    let bytes = gpu.upload(&[1u8, 2, 3]).unwrap();
+    let mut none = gpu.zeros::<u32>(0).unwrap();
+    assert!(matches!(alg.histogram_even(&bytes, &mut none, 0, 256), Err(Error::NoBins)));
+    let mut bins = gpu.zeros::<u32>(4).unwrap();
+    let e = alg.histogram_even(&bytes, &mut bins, 9, 9).unwrap_err();
+    assert_eq!(e.to_string(), "a histogram's levels must satisfy lower < upper; got lower 9, upper 9");
+    let floats = gpu.upload(&[1.0f32]).unwrap();
+    assert!(matches!(alg.histogram_even(&floats, &mut bins, f32::NAN, 1.0), Err(Error::EmptyRange { .. })));
+}
+
+/// The look-back's storage is kept between calls: many launches in a row,
+/// of growing and shrinking sizes, each with a new epoch, stay right.
+#[test]
+fn storage_kept_between_calls_stays_right() {
+    let gpu = emulated();
+    let mut alg = Algorithms::new(&gpu);
+    for (k, n) in [5_000usize, 100, 20_000, 1, 9_000].into_iter().enumerate() {
+        let xs: Vec<u32> = (0..n as u32).map(|i| i % 7 + k as u32).collect();
+        let x = gpu.upload(&xs).unwrap();
+        let mut y = gpu.zeros::<u32>(n).unwrap();
+        alg.inclusive_scan(&x, &mut y, Op::Sum).unwrap();
+        let got = gpu.read(&y).unwrap();
+        let want: Vec<u32> = xs
+            .iter()
+            .scan(0u32, |a, &v| {
+                *a += v;
+                Some(*a)
+            })
+            .collect();
+        assert!(got == want, "n = {n}: first difference at {:?}", got.iter().zip(&want).position(|(a, b)| a != b));
+        assert_eq!(alg.reduce(&x, Op::Max).unwrap(), *xs.iter().max().unwrap());
+    }
+}
