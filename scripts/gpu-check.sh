@@ -59,7 +59,7 @@ for t in "$D"/tests/*; do
   # emulator, the walk of your-own-kernel.md (which needs cargo) and the
   # written solve() (the emulator, and a file of the source tree); the GPU
   # machine runs the ones that need a GPU.
-  case "$(basename "$t")" in cli|clusters|doc_quotes|emulated|emulator|emulator_clusters|emulator_watchdog|emu_layers|barrier_model|guard|doors|params|crate_path|emulated_reports|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|written_solve|*-unit) continue ;; esac
+  case "$(basename "$t")" in cli|clusters|doc_quotes|emulated|emulator|emulator_clusters|emulator_watchdog|emu_layers|barrier_model|guard|doors|params|crate_path|emulated_reports|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|written_solve|algorithms_emulator|*-unit) continue ;; esac
   echo "=== $(basename "$t")" >> "$RESULTS/tests.txt"
   # The status first: a $(...) in an argument before `$?` would reset it
   # to the substitution's 0 (how every test binary's failure went unseen
@@ -111,7 +111,7 @@ pack
 # grid-barrier ones and the one-pass look-back, by ticket and by index) and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
-for program in scan compact histogram my-app; do
+for program in scan compact histogram algorithms my-app; do
   [ -x "$D/$program" ] || fail "$program is not staged (scripts/stage-gpu-run.sh builds it)"
 done
 run "$K" 0 "$D/scan"
@@ -123,6 +123,7 @@ run "$K" 0 "$D/compact"
 run "$K" nonzero "$D/compact" --n 0
 run "$K" 0 "$D/histogram"
 run "$K" nonzero "$D/histogram" --n 0
+run "$K" 0 "$D/algorithms"
 run "$K" 0 "$D/my-app"
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
@@ -131,6 +132,7 @@ if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/scan" --kernel lookback --n 33,4097,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/compact" --n 33,4096,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/algorithms" --n 33,4097,100003
   done
 fi
 grep -E "^===|rc=|pass|FAIL|error" "$K" | grep -v "^ *[0-9]* .*pass$"
@@ -158,6 +160,12 @@ if [ -n "${EXAMPLES_BENCH:-}" ]; then
     tail -12 "$RESULTS/$program-bench.txt"
     pack
   done
+  # cg-algorithms' calls against CUB's, each size of issue 62.
+  "$D/algorithms" --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/algorithms-bench.txt" 2>&1; rc=$?
+  echo "algorithms --bench rc=$rc" >> "$RESULTS/algorithms-bench.txt"
+  expect "algorithms --bench" 0 "$rc"
+  grep -E "against|^ +[0-9]" "$RESULTS/algorithms-bench.txt"
+  pack
   # The scan that reads its input once, against CUB in the same way.
   "$D/scan" --once --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/scan-once-bench.txt" 2>&1; rc=$?
   echo "scan --once --bench rc=$rc" >> "$RESULTS/scan-once-bench.txt"

@@ -34,12 +34,19 @@ cargo test -p host --features barrier-timeout --test barrier_timeout --test barr
 mutants=(-Zprofile-rustflags --config 'profile.dev.package.cg-launcher.rustflags=["--cfg","cg_mutants"]' --config 'profile.dev.package.host.rustflags=["--cfg","cg_mutants"]')
 cargo "${mutants[@]}" test -p host --features barrier-timeout --test barrier_timeout_shared --test branch_memory_mutant
 cargo test -p cg-launcher --features barrier-timeout --test doors
-# The four library crates as they would be published: their documentation
+# The library crates as they would be published: their documentation
 # complete and warning-free (each denies missing_docs), and each packaged and
 # the package built on its own, path dependencies replaced by the packages.
 libraries=(-p cg-kernel-macros -p cg-kernel -p cg-builder -p cg-launcher)
-RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}"
+algorithms=(-p cg-algorithms-kernels -p cg-algorithms)
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}" "${algorithms[@]}"
 cargo package --allow-dirty "${libraries[@]}"
+# The algorithms' crates are packaged but not built from their packages
+# here: cg-algorithms-kernels's build script runs cargo again to make its
+# PTX, and that inner cargo resolves cg-kernel from the registry, not from
+# the packages this command has just made (it does not see cargo package's
+# temporary registry), so the check would build against the wrong cg-kernel.
+cargo package --allow-dirty --no-verify "${libraries[@]}" "${algorithms[@]}"
 # Each library's public items against the listing checked in beside it
 # (crates/*/public-api.txt), so that a change to a crate's API shows in review
 # as a line of a diff: a diff and a non-zero exit if they differ. rustdoc's

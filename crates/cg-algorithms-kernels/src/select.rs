@@ -30,6 +30,12 @@ pub fn keeps<T: PartialOrd>(rule: u32, x: T, value: T) -> bool {
     }
 }
 
+/// Dynamic shared memory of the select kernels: the look-back's
+/// ([`lookback_shared_bytes`]), then a tile's kept elements, staged.
+pub const fn select_shared_bytes(threads_per_block: u32) -> u32 {
+    lookback_shared_bytes(threads_per_block).saturating_add(threads_per_block.saturating_mul(ITEMS as u32 * 4))
+}
+
 /// One tile of a selection: loaded, the kept elements counted and scanned
 /// across the block, offset by the look-back's prefix, and written; the
 /// last tile writes the total to `count[0]`. With `flags` the elements
@@ -80,17 +86,32 @@ unsafe fn select_tile<T: Value>(
     };
     // SAFETY: as above.
     let (below, total) = unsafe { block_exclusive_scan(&block, &tile, mask.count_ones(), Plus, scratch) };
-    // SAFETY: as above.
-    let before = unsafe { look_back(&block, status, k, epoch, total, Plus, words) };
-    let mut w = before as usize + below as usize;
+    // The kept elements staged in shared memory in their order, so that
+    // the block writes them to `y` in consecutive addresses (CUB's
+    // `BlockExchange::ScatterToStriped` before its stores) while warp 0
+    // looks back.
+    let staged = words.after::<T>(crate::lookback::WORDS as usize);
+    let mut w = below as usize;
     unroll16!(j => {
         if mask & (1 << j) != 0 {
-            // SAFETY: w is below the count of kept elements, at most n; each
-            // kept element has its own w.
-            unsafe { y.write(w, v[j]) };
+            // SAFETY: w < total <= TILE_LEN, inside select_shared_bytes;
+            // each kept element has its own w.
+            unsafe { staged.write(w, v[j]) };
             w += 1;
         }
     });
+    // SAFETY: as above; its closing block.sync() orders the staged writes
+    // before the reads below.
+    let before = unsafe { look_back(&block, status, k, epoch, total, Plus, words) };
+    let threads = block.num_threads() as usize;
+    let mut c = t;
+    while c < total as usize {
+        // SAFETY: staged[c] was written before the barrier; y's element
+        // before + c is below the count of kept elements, at most n, and
+        // this thread's alone.
+        unsafe { y.write(before as usize + c, staged.read(c)) };
+        c += threads;
+    }
     if k + 1 == tiles && t == 0 {
         // SAFETY: one element, written by this thread alone.
         unsafe { count.write(0, before + total) };
@@ -131,11 +152,11 @@ macro_rules! selections {
         /// `x` and `y` hold `n` elements, each 16-byte aligned; `count`
         /// holds one; the grid has one block of [`THREADS`](crate::THREADS)
         /// threads per tile of [`TILE_LEN`](crate::TILE_LEN) elements and
-        /// [`lookback_shared_bytes`] of shared memory; `status` holds one
+        /// [`select_shared_bytes`] of shared memory; `status` holds one
         /// word per tile, none of `epoch`, which is in `1..EPOCHS`;
         /// `ticket[0]` is 0; no other launch uses `status` or `ticket`
         /// meanwhile; `n` is below 2^32.
-        #[kernel(shared_memory = lookback_shared_bytes)]
+        #[kernel(shared_memory = select_shared_bytes)]
         pub unsafe fn $if_name(x: In<$t>, y: Out<$t>, count: Out<u32>, status: Out<u64>, ticket: Out<u32>, epoch: u32, rule: u32, value: $t, n: usize) {
             // SAFETY: the kernel's contract.
             unsafe { select_tile::<$t>(x, y, count, status, ticket, epoch, n, None, rule, value) }
@@ -146,7 +167,7 @@ macro_rules! selections {
         /// # Safety
         /// As the select-if kernel of the same type, and `flags` holds `n`
         /// bytes from a 16-byte-aligned start.
-        #[kernel(shared_memory = lookback_shared_bytes)]
+        #[kernel(shared_memory = select_shared_bytes)]
         pub unsafe fn $flagged_name(x: In<$t>, flags: In<u8>, y: Out<$t>, count: Out<u32>, status: Out<u64>, ticket: Out<u32>, epoch: u32, n: usize) {
             // SAFETY: the kernel's contract.
             unsafe { select_tile::<$t>(x, y, count, status, ticket, epoch, n, Some(flags), 0, <$t as cg_kernel::mem::Word>::from_bits64(0)) }

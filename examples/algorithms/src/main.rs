@@ -23,7 +23,8 @@ struct Args {
     /// Rounds of the benchmark, each timing both once.
     #[arg(long, default_value_t = 15)]
     rounds: usize,
-    /// Sizes to time instead of 2^16, 2^20, 2^22, 2^24 and 2^26.
+    /// Sizes to check (and to time) instead of the ladder (and of 2^16,
+    /// 2^20, 2^22, 2^24 and 2^26).
     #[arg(long, value_delimiter = ',')]
     n: Vec<usize>,
 }
@@ -230,7 +231,13 @@ fn run(args: &Args) -> Result<bool, String> {
     let gpu = program::device(args.emulate)?;
     program::bench_needs_a_gpu(&gpu, args.bench)?;
     let mut alg = Algorithms::new(&gpu);
-    let ladder: &[usize] = if gpu.info.emulated { &[1, 4_097, 100_003] } else { &[1, 4_097, 100_003, (1 << 22) + 3] };
+    let ladder: &[usize] = if !args.n.is_empty() {
+        &args.n
+    } else if gpu.info.emulated {
+        &[1, 4_097, 100_003]
+    } else {
+        &[1, 4_097, 100_003, (1 << 22) + 3]
+    };
     let mut all = true;
     for algo in ALGOS {
         for &n in ladder {

@@ -21,8 +21,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// The library crates: each package's name and its crate's.
-const CRATES: [(&str, &str); 4] =
-    [("cg-kernel", "cg_kernel"), ("cg-kernel-macros", "cg_kernel_macros"), ("cg-builder", "cg_builder"), ("cg-launcher", "cg_launcher")];
+const CRATES: [(&str, &str); 6] = [
+    ("cg-kernel", "cg_kernel"),
+    ("cg-kernel-macros", "cg_kernel_macros"),
+    ("cg-builder", "cg_builder"),
+    ("cg-launcher", "cg_launcher"),
+    ("cg-algorithms-kernels", "cg_algorithms_kernels"),
+    ("cg-algorithms", "cg_algorithms"),
+];
 
 /// The rustdoc JSON format this tool was written against (the pinned
 /// nightly's); another is read too, and named if the check fails.
