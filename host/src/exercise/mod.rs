@@ -352,7 +352,7 @@ pub fn wrong_sum_hint(r: &Reference, total: f32, g: Grid, d: &mut Diagnosis, pro
         found = diagnosis::loops_that_make(&Loop::suspects(), r.xs, g, total, d.counted.as_ref());
     }
     if found.is_empty() {
-        return diagnosis::multiple_hint(total, r.sum);
+        return diagnosis::arithmetic_hint(r.xs, r.sum, total, g, d.counted.as_ref());
     }
     d.suspects = Some(found.iter().map(|(l, _)| *l).collect());
     let told = Told { n, grid: g, total, reference: r.sum, found };
@@ -1161,6 +1161,56 @@ mod tests {
             }
         }
         partials.iter().sum()
+    }
+
+    #[test]
+    fn a_wrong_total_no_loop_makes_is_told_by_its_arithmetic_and_its_counts_not_by_a_guess() {
+        let xs = reference::fill(611).unwrap();
+        let r = Reference::new(&xs);
+        let g = Grid { blocks: 3, threads: 256, tile: 32 };
+        let mut told = Vec::new();
+        // A loop from `grid.thread_rank() + 1`: element 0 is never added.
+        let h = hint(&r, sum_with_loop(&xs, 3, |b, t| b * 256 + t + 1, 768), 3, 256).unwrap();
+        assert!(h.starts_with("the total is the sum less element 0 (x[0] = 0.5), exactly: element 0 was never added"), "{h}");
+        told.push(h);
+        // `while i < n - 1`: the last element is never added.
+        let h = hint(&r, sum_with_loop(&xs[..610], 3, |b, t| b * 256 + t, 768), 3, 256).unwrap();
+        assert!(
+            h.contains("the sum less element 610 (x[610] = ") && h.contains("the last element, 610, was never added") && h.contains("`while i < n`"),
+            "{h}"
+        );
+        told.push(h);
+        // A tile's total read from the lane its shuffles do not reach: one
+        // lane's value 32 times (a shuffle up read at lane 0, a shuffle down at lane 31).
+        let counted = |count: &dyn Fn(u64) -> u32| Counted {
+            n: 611,
+            blocks: 3,
+            threads_per_block: 256,
+            counts: diagnosis::samples(611, g).into_iter().map(|i| (i, count(i))).collect(),
+        };
+        let lane_0 = counted(&|i| if i % 32 == 0 { 32 } else { 0 });
+        let total: f64 = xs.iter().step_by(32).map(|&x| 32.0 * x as f64).sum();
+        let h = wrong_sum_hint(&r, total as f32, g, &mut Diagnosis::default(), &mut |_| Some(lane_0.clone())).unwrap();
+        assert!(
+            h.contains("each sampled element either 32 times or never (counted: below)") && h.contains("read the total from the lane the shuffles gather into"),
+            "{h}"
+        );
+        told.push(h);
+        // A shared accumulator never set to 0, summed twice: every element twice, as measured.
+        let one = reference::fill(31).unwrap();
+        let r1 = Reference::new(&one);
+        let g1 = Grid { blocks: 1, threads: 256, tile: 32 };
+        let twice = Counted { n: 31, blocks: 1, threads_per_block: 256, counts: diagnosis::samples(31, g1).into_iter().map(|i| (i, 2)).collect() };
+        let h = wrong_sum_hint(&r1, (2.0 * r1.sum) as f32, g1, &mut Diagnosis::default(), &mut |_| Some(twice.clone())).unwrap();
+        assert_eq!(h, "the total is 2 times the sum, and solve() run again with one element 1 added each sampled element twice (counted: below)");
+        told.push(h);
+        // Nothing reached the total: what is known, no guess at the line.
+        let h = hint(&r, 0.0, 3, 256).unwrap();
+        assert_eq!(h, "the total is 0: total[0] holds the 0 it started as, or only 0 reached it");
+        told.push(h);
+        for h in told {
+            assert!(!h.contains("did the kernel write") && !h.contains("more than one block, or thread"), "{h}");
+        }
     }
 
     #[test]
