@@ -1005,3 +1005,50 @@ fn the_collective_probes_run_and_write_what_their_documentation_says() {
     assert_eq!(trips, 4);
     assert_eq!(run(&|out| launch(&kernels::PROBE_GRID_SYNC, 8, THREADS, true, &[output("out", out, 0)])), 2);
 }
+
+/// A block's sum into a shared accumulator that each tile adds its total to,
+/// taken twice (as the exercise's block 0 sums twice), the accumulator set
+/// to 0 before each sum only where `zeroed` is 1.
+///
+/// # Safety
+/// `out` holds two floats.
+#[kernel(shared_memory = one_f32_per_tile)]
+unsafe fn shared_accumulator<const TILE: u32 = 32>(out: Out<f32>, zeroed: u32) {
+    let block = this_thread_block();
+    let tile = tiled_partition::<TILE>(&block);
+    let acc = dynamic_shared::<f32>();
+    for k in 0..2 {
+        if zeroed == 1 && block.thread_rank() == 0 {
+            unsafe { acc.write(0, 0.0) };
+        }
+        block.sync();
+        let t = cg::reduce(&tile, 1.0f32, Plus);
+        if tile.thread_rank() == 0 {
+            unsafe { acc.atomic_add(0, t) }; // the accumulator
+        }
+        block.sync();
+        if block.thread_rank() == 0 {
+            unsafe { out.write(k, acc.read(0)) };
+        }
+        block.sync();
+    }
+}
+
+#[test]
+fn a_shared_accumulator_never_zeroed_is_named_at_its_line_not_summed_twice() {
+    let mut out = [0f32; 2];
+    launch(&SHARED_ACCUMULATOR, 1, THREADS, false, &[output("out", &mut out, 0), Arg::Value(1)]).unwrap();
+    assert_eq!(out, [64.0, 64.0], "zeroed before each sum");
+    // Not zeroed: the emulator's shared memory starts at 0, so the first sum
+    // was right and the second twice the sum; now the first atomic is named.
+    let mut out = [0f32; 2];
+    let text = err_text(launch(&SHARED_ACCUMULATOR, 1, THREADS, false, &[output("out", &mut out, 0), Arg::Value(0)]));
+    let line = include_str!("emulator.rs").lines().position(|l| l.ends_with("// the accumulator")).unwrap() + 1;
+    assert!(
+        text.starts_with(&format!(
+            "thread 0 of block 0 (warp 0, lane 0) atomically updated dynamic shared memory[0] (4-byte elements) at atomic_add() at gpu/tests/emulator.rs:{line}:"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("which no thread of block 0 had written") && text.contains("one thread sets it (to 0 for a sum), then block.sync()"), "{text}");
+}

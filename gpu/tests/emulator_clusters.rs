@@ -85,9 +85,30 @@ pub unsafe fn cluster_sync_only_in_rank_0() {
     let cluster = this_cluster();
     cluster.sync();
     if cluster.block_rank() == 0 {
-        cluster.sync();
+        cluster.sync(); // only rank 0 reaches this one
     }
     this_grid().sync();
+}
+
+/// The first `cluster.sync()` moved inside rank 0's branch: the other ranks
+/// meet it at the second, the barrier completes, and rank 0 then waits at
+/// the second alone while the others wait at `grid.sync()`.
+///
+/// # Safety
+/// None beyond a cooperative cluster launch.
+#[kernel(cooperative, cluster)]
+pub unsafe fn first_cluster_sync_only_in_rank_0() {
+    let cluster = this_cluster();
+    if cluster.block_rank() == 0 {
+        cluster.sync(); // moved into the branch
+    }
+    cluster.sync();
+    this_grid().sync();
+}
+
+/// The line of this file that holds `marker`, 1-based.
+fn line_of(marker: &str) -> usize {
+    include_str!("emulator_clusters.rs").lines().position(|l| l.contains(marker) && !l.contains("line_of")).expect("the marker is in this file") + 1
 }
 
 /// `barrier_wait()` with no `barrier_arrive()` before it, reached by leaving
@@ -129,6 +150,29 @@ fn a_cluster_barrier_some_blocks_never_reach_is_a_named_deadlock_not_a_hang() {
     let msg = e.to_string();
     assert!(matches!(e, Fault::Deadlock(_)), "{msg}");
     assert!(msg.contains("blocks 0, 4 wait at cluster.sync()") && msg.contains("wait at grid.sync()"), "{msg}");
+    // The place is the one only rank 0 reached: the cluster.sync() in its branch.
+    let moved = format!("blocks 0, 4 reached cluster.sync() at gpu/tests/emulator_clusters.rs:{}:", line_of("// only rank 0 reaches this one"));
+    assert!(msg.contains(&moved) && msg.contains("blocks 1-3, 5-7 never did"), "{msg}");
+}
+
+#[test]
+fn a_cluster_sync_moved_into_a_branch_is_named_at_its_line_and_long_block_lists_are_folded() {
+    // 16 clusters of 4: rank 0 of each is 16 blocks, listed one by one before.
+    let e = launch(&FIRST_CLUSTER_SYNC_ONLY_IN_RANK_0, 64, Some(4), &[]).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, Fault::Deadlock(_)), "{msg}");
+    let moved = line_of("// moved into the branch");
+    assert!(
+        msg.contains(&format!(
+            "16 blocks (rank 0 of every cluster of 4: 0, 4, ..., 60) reached cluster.sync() at gpu/tests/emulator_clusters.rs:{moved}:17 and 48 blocks (ranks 1-3 of every cluster of 4: 1-3, 5-7, ..., 61-63) never did, so that cluster.sync() is in a branch that some blocks of the cluster skip"
+        )),
+        "names the moved line: {msg}"
+    );
+    assert!(
+        msg.starts_with("deadlock: in first_cluster_sync_only_in_rank_0, 16 blocks (rank 0 of every cluster of 4: 0, 4, ..., 60) wait at cluster.sync() at"),
+        "folds the list: {msg}"
+    );
+    assert!(!msg.contains("8, 12"), "no block list in full: {msg}");
 }
 
 #[test]

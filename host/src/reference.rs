@@ -97,6 +97,20 @@ pub fn longest_chain(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -
     first_stage_chain(n, blocks, threads_per_block, tile) + second_stage_chain(blocks, threads_per_block, tile)
 }
 
+/// Additions on the longest chain a correct single-launch sum may make, in
+/// whatever order it adds the block totals: each block's grid-stride share
+/// and its tree (`block_sum`), then the block totals in a tree, as the
+/// lesson's block 0 adds them, or one at a time in any order, as
+/// `out.atomic_add(0, total)` from every block adds them (a chain as long
+/// as the grid: any order of adding `blocks` totals onto the zeroed
+/// `out[0]` makes at most `blocks` additions in a row). The longer of the two.
+pub fn longest_chain_any_order(n: usize, blocks: u32, threads_per_block: u32, tile: u32) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    first_stage_chain(n, blocks, threads_per_block, tile) + second_stage_chain(blocks, threads_per_block, tile).max(blocks.max(1) as u64)
+}
+
 /// Additions on the longest chain of the cluster stage: rank 0's
 /// block-stride share of its cluster's `cluster` block totals, then `block_sum`.
 pub fn cluster_stage_chain(cluster: u32, threads_per_block: u32, tile: u32) -> u64 {
@@ -131,6 +145,9 @@ pub fn error_bound(h: u64, abs_sum: f64) -> f64 {
 
 /// The bound's rule, as printed.
 pub const BOUND_RULE: &str = "|sum - reference| <= gamma_h * sum|x|, gamma_h = h*2^-24/(1 - h*2^-24), h = additions on the longest path";
+
+/// The exercise's rule ([`longest_chain_any_order`]), as printed.
+pub const ANY_ORDER_BOUND_RULE: &str = "|sum - reference| <= gamma_h * sum|x|, gamma_h = h*2^-24/(1 - h*2^-24), h = additions on the longest path a correct sum may take (each block's share and tree, then the block totals in a tree or in any order: up to one addition per block)";
 
 /// A float result against its double reference.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]

@@ -452,18 +452,86 @@ pub fn ratio(total: f32, reference: f64) -> String {
     if k >= 1.0 && (r - k).abs() <= 1e-4 * k { format!("the total is {k} times the sum") } else { format!("the total is {r:.2} times the sum") }
 }
 
-/// What a wrong total is, where no loop the harness knows makes it: a whole
-/// multiple of the sum (every element counted that many times, as far as the
-/// total can tell), or 0 (nothing reached the total).
-pub fn multiple_hint(total: f32, reference: f64) -> Option<String> {
-    if total == 0.0 && reference != 0.0 {
-        return Some("the total is 0: nothing was added into total[0] (did the kernel write out[0]?)".to_string());
+/// What a wrong total is, where no loop the harness knows makes it, told
+/// only by what is known: its arithmetic against the input (the sum less,
+/// or plus, its first or last element exactly; a whole multiple of it; 0)
+/// and, where a probe measured them ([`Counted`], printed as the `counted:`
+/// line), how often each sampled element was added. Where those say no
+/// more, `None`: a plain wrong sum, with the reference beside it.
+pub fn arithmetic_hint(xs: &[f32], sum: f64, total: f32, g: Grid, counted: Option<&Counted>) -> Option<String> {
+    let n = xs.len();
+    if n == 0 || !total.is_finite() {
+        return None;
     }
-    let r = total as f64 / reference;
+    let ratio = ratio(total, sum);
+    // One element, told from the total, where the bound is finer than the smallest element.
+    let abs: f64 = xs.iter().map(|&x| (x as f64).abs()).sum();
+    let bound = error_bound(reference::longest_chain_any_order(n, g.blocks, g.threads, g.tile), abs);
+    let smallest = xs.iter().map(|&x| (x as f64).abs()).fold(f64::INFINITY, f64::min);
+    let near = |want: f64| (total as f64 - want).abs() <= bound;
+    if n > 1 && bound < smallest / 2.0 {
+        let (first, last) = (xs[0] as f64, xs[n - 1] as f64);
+        let one = |k: usize, x: f64, what: &str, fix: &str| format!("the total is the sum {what} element {k} (x[{k}] = {x}), exactly: {fix}");
+        if near(sum - first) {
+            return Some(one(
+                0,
+                first,
+                "less",
+                "element 0 was never added, and as far as the total can tell every other element once; the loop over the input must reach i = 0 (thread 0 of block 0, whose `grid.thread_rank()` is 0, adds it first)",
+            ));
+        }
+        if near(sum - last) {
+            return Some(one(
+                n - 1,
+                last,
+                "less",
+                &format!(
+                    "the last element, {}, was never added, and as far as the total can tell every other element once; the loop's bound must let i = n - 1 through (`while i < n`)",
+                    n - 1
+                ),
+            ));
+        }
+        if near(sum + first) {
+            return Some(one(0, first, "plus", "element 0 was added twice, and as far as the total can tell every other element once"));
+        }
+        if near(sum + last) {
+            return Some(one(n - 1, last, "plus", "the last element was added twice, and as far as the total can tell every other element once"));
+        }
+    }
+    if let Some(c) = counted {
+        let mut ks: Vec<u32> = c.counts.iter().map(|&(_, k)| k).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let tile = g.tile;
+        return Some(match ks.as_slice() {
+            [0, t] if tile > 1 && t.is_power_of_two() && *t >= tile && t.trailing_zeros().is_multiple_of(tile.trailing_zeros()) => {
+                let steps = tile.trailing_zeros();
+                let m = t.trailing_zeros() / steps;
+                let through = if m == 1 { String::new() } else { format!(" at each of the {m} tile reductions it goes through ({tile}^{m} = {t})") };
+                format!(
+                    "{ratio}, and solve() run again with one element 1 added each sampled element either {t} times or never (counted: below). {tile} is 2^{steps}: a value that each of a tile's {steps} shuffle steps adds to itself, as the lane the shuffles do not reach does{through} (a shuffle down gathers the tile's values into lane 0, and lane {} gets only its own back; a shuffle up gathers them into lane {}, and lane 0 gets only its own back), so each tile's total is one lane's value {tile} times: read the total from the lane the shuffles gather into, or shuffle the other way",
+                    tile - 1,
+                    tile - 1
+                )
+            }
+            [0] => format!(
+                "{ratio}, and solve() run again with one element 1 added none of the sampled elements (counted: below): nothing of the input reaches total[0]"
+            ),
+            [1] => format!(
+                "{ratio}, yet solve() run again with one element 1 added each sampled element once (counted: below): what differs is not how often an element is added, but what else reaches total[0] (a value left from before, read as a start)"
+            ),
+            [k] => format!("{ratio}, and solve() run again with one element 1 added each sampled element {} (counted: below)", times(*k)),
+            _ => format!(
+                "{ratio}, and solve() run again with one element 1 added the sampled elements unequally (counted: below), as no loop written with the grid's ranks and sizes does"
+            ),
+        });
+    }
+    if total == 0.0 && sum != 0.0 {
+        return Some("the total is 0: total[0] holds the 0 it started as, or only 0 reached it".to_string());
+    }
+    let r = total as f64 / sum;
     let k = r.round();
-    (reference != 0.0 && k >= 2.0 && (r - k).abs() <= 1e-4 * k).then(|| {
-        format!("the total is {k} times the sum, as if every element were added {k} times (a loop that more than one block, or thread, runs over all of it?)")
-    })
+    (sum != 0.0 && k >= 2.0 && (r - k).abs() <= 1e-4 * k).then(|| format!("the total is {k} times the sum, as if every element were added {k} times"))
 }
 
 #[cfg(test)]

@@ -248,8 +248,18 @@ impl Block {
         seat.phase.borrow_mut().remote_writes.insert((rank, word), (bits as u32, touch));
     }
 
+    /// Notes a fault, reported as a data race is ([`Block::race_found`]),
+    /// unless every byte of element `index` (of `size` bytes) of the shared
+    /// memory was written before this `access` reads it.
+    pub(crate) fn check_shared_written(&self, index: usize, size: usize, access: Access, site: Site) {
+        if !self.shared.all_written(index * size, size) {
+            self.race_found(Fault::SharedUninitialized { thread: self.thread_id(), site, index, size, access });
+        }
+    }
+
     pub fn shared_read(&self, index: usize, size: usize, site: Site) -> u64 {
         let words = self.shared_access(index, size, Access::Read, site);
+        self.check_shared_written(index, size, Access::Read, site);
         self.note_own(words.start, Access::Read, site);
         self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
         self.shared_bits(index, size)
@@ -260,6 +270,7 @@ impl Block {
         self.note_own(words.start, Access::Write, site);
         self.forget_spin();
         self.set_shared_bits(index, size, bits);
+        self.shared.mark_written(index * size, size);
         self.wake_spinners(Self::shared_key(words.start));
     }
 

@@ -142,6 +142,7 @@ impl Block {
     /// deadlock, named with the word.
     pub fn shared_atomic(&self, index: usize, size: usize, op: Option<&dyn Fn(u64) -> u64>, site: Site) -> u64 {
         let words = self.shared_access(index, size, Access::Atomic, site);
+        self.check_shared_written(index, size, if op.is_some() { Access::Atomic } else { Access::Read }, site);
         let Some(op) = op else {
             self.note_own(words.start, Access::Read, site);
             self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
@@ -151,6 +152,7 @@ impl Block {
         self.forget_spin();
         let old = self.shared_bits(index, size);
         self.set_shared_bits(index, size, op(old));
+        self.shared.mark_written(index * size, size);
         self.wake_spinners(Self::shared_key(words.start));
         old
     }

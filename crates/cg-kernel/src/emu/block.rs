@@ -11,10 +11,9 @@
 use super::cluster::Seat;
 use super::fault::{Fault, Site, ThreadId, ranges};
 use super::info::LaunchInfo;
-use super::race::Shadow;
 use super::shared::{Global, SharedMemory};
 use super::warp::{Thread, Wait, Warp};
-use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::panic::Location;
 
@@ -76,12 +75,7 @@ impl Block {
             barriers: Cell::new(0),
             last_barrier: Cell::new(None),
             warps: (0..threads.div_ceil(32)).map(|_| RefCell::new(Warp::default())).collect(),
-            shared: SharedMemory {
-                words: UnsafeCell::new(vec![0u32; shared_bytes.div_ceil(4)].into_boxed_slice()),
-                bytes: shared_bytes,
-                shadow: RefCell::new(vec![Shadow::default(); shared_bytes.div_ceil(4)]),
-                granule: Cell::new(4),
-            },
+            shared: SharedMemory::new(shared_bytes),
             global: RefCell::new(Global::default()),
             fault: RefCell::new(None),
             race: RefCell::new(None),
@@ -130,9 +124,13 @@ impl Block {
     }
 
     /// Records a data race; the block runs on for `clock::ACCESSES_AFTER_RACE` accesses.
+    /// A read of shared memory nothing wrote waits the same way, and a race
+    /// found meanwhile replaces it: a read before another thread's write
+    /// that no barrier orders is that race, and the race says more.
     pub(crate) fn race_found(&self, race: Fault) {
         let mut r = self.race.borrow_mut();
-        if r.is_none() {
+        let replaces = matches!(*r, Some(Fault::SharedUninitialized { .. })) && !matches!(race, Fault::SharedUninitialized { .. });
+        if r.is_none() || replaces {
             *r = Some(race);
             super::clock::count_down_after_race();
         }

@@ -152,6 +152,21 @@ pub enum Fault {
         /// The element's index.
         index: usize,
     },
+    /// A read (or an atomic, which reads first) of dynamic shared memory
+    /// that no thread of the block had written: a block's shared memory
+    /// starts with whatever an earlier block left there.
+    SharedUninitialized {
+        /// The thread that did it.
+        thread: ThreadId,
+        /// Where in the kernel's source.
+        site: Site,
+        /// The element's index.
+        index: usize,
+        /// Its size in bytes.
+        size: usize,
+        /// A read, or an atomic.
+        access: Access,
+    },
     /// A vector load from an address not aligned to its size.
     Misaligned {
         /// The thread that did it.
@@ -390,6 +405,20 @@ impl fmt::Display for Fault {
                 f,
                 "{thread} read {buffer}[{index}] at {site}, which nothing has written since it was allocated uninitialized (gpu.uninit, cudaMalloc without a memset): on a GPU it holds whatever the allocator left there, and compute-sanitizer's initcheck names the read; write every element before reading it, or allocate it zeroed (gpu.zeros)"
             ),
+            Fault::SharedUninitialized { thread, site, index, size, access } => {
+                let (verb, fix) = match access {
+                    Access::Atomic => (
+                        "atomically updated",
+                        "an accumulator needs its start written first: one thread sets it (to 0 for a sum), then block.sync(), then the atomics",
+                    ),
+                    _ => ("read", "write it before reading it, with a barrier between where another thread writes it"),
+                };
+                write!(
+                    f,
+                    "{thread} {verb} dynamic shared memory[{index}] ({size}-byte elements) at {site}, which no thread of block {} had written: a block's shared memory starts with whatever an earlier block left there (on a GPU, a value that may change from run to run; the emulator's starts at 0, which would hide the mistake); {fix}",
+                    thread.block
+                )
+            }
             Fault::Misaligned { thread, site, buffer, index, alignment } => {
                 write!(f, "{thread} made a {alignment}-byte load at {buffer}[{index}], whose address is not a multiple of {alignment}, at {site}")
             }

@@ -86,6 +86,9 @@ struct GridState {
     clusters: BTreeMap<u32, Cluster>,
     /// Blocks parked at their cluster's barrier, and where.
     cluster_waiting: BTreeMap<u32, String>,
+    /// Every place a block has reached a cluster barrier at, and the blocks
+    /// that did: a `cluster.sync()` in a branch is one only some reach.
+    cluster_reached: BTreeMap<String, std::collections::BTreeSet<u32>>,
     /// Blocks whose barrier has completed and which no worker has resumed yet.
     releasable: u32,
     /// Mistakes found when a cluster's phase ended, by the block that made them.
@@ -542,7 +545,9 @@ fn worker(g: &Grid) {
             Outcome::ParkedCluster => {
                 let seat = run.block.seat.as_ref().expect("only a block of a cluster parks at a cluster barrier");
                 run.cluster_generation = Some(st.clusters[&seat.cluster].generation);
-                st.cluster_waiting.insert(id, run.site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string()));
+                let site = run.site.map_or_else(|| "cluster.sync()".to_string(), |s| s.to_string());
+                st.cluster_reached.entry(site.clone()).or_default().insert(id);
+                st.cluster_waiting.insert(id, site);
                 st.cluster_site = run.site.or(st.cluster_site);
                 publish_to_cluster(g, &mut st, &run, Standing::Arrived);
                 parked.push(run);
@@ -786,17 +791,59 @@ fn settle_clusters(g: &Grid, st: &mut GridState) -> bool {
         return false;
     }
     let (&first, site) = st.cluster_waiting.iter().next().expect("not empty");
-    let waiting = ranges(st.cluster_waiting.keys().copied());
+    let cluster = g.info.launch.cluster.map_or(1, |c| c.blocks);
+    let waiting = blocks_of_clusters(st.cluster_waiting.keys().copied(), cluster);
     let at_grid = if st.arrived > 0 {
         format!(", while {} wait at {}", count(st.arrived as usize, "block"), st.site.as_deref().unwrap_or("grid.sync()"))
     } else {
         String::new()
     };
     st.finished = Some(Err(Fault::Deadlock(format!(
-        "in {}, blocks {waiting} wait at {site} (block {first} first){at_grid}: a cluster barrier completes only when every block of the cluster that has not exited reaches it",
-        g.info.launch.kernel
+        "in {}, {waiting} wait at {site} (block {first} first){at_grid}: a cluster barrier completes only when every block of the cluster that has not exited reaches it{}",
+        g.info.launch.kernel,
+        branch_among(&st.cluster_reached, cluster)
     ))));
     true
+}
+
+/// The `cluster.sync()` that some blocks reached and others did not, where
+/// the launch has met cluster barriers at more than one place: the place
+/// fewest blocks reached, named as a barrier in a branch.
+fn branch_among(reached: &BTreeMap<String, std::collections::BTreeSet<u32>>, cluster: u32) -> String {
+    let most = reached.values().map(|b| b.len()).max().unwrap_or(0);
+    let Some((site, blocks)) = reached.iter().filter(|(_, b)| b.len() < most).min_by_key(|(_, b)| b.len()) else {
+        return String::new();
+    };
+    let others: std::collections::BTreeSet<u32> = reached.values().flatten().copied().filter(|b| !blocks.contains(b)).collect();
+    format!(
+        "; {} reached {site} and {} never did, so that cluster.sync() is in a branch that some blocks of the cluster skip (a barrier reached from different places still completes, and the blocks part ways after it): take it out of the branch",
+        blocks_of_clusters(blocks.iter().copied(), cluster),
+        blocks_of_clusters(others.into_iter(), cluster)
+    )
+}
+
+/// `blocks 0, 4`, or, folded where the list is long, `248 blocks (rank 0
+/// of every cluster of 4: 0, 4, ..., 988)` or `496 blocks (0-3, 8-11, ..., 988-991)`.
+fn blocks_of_clusters(blocks: impl Iterator<Item = u32>, cluster: u32) -> String {
+    let mut v: Vec<u32> = blocks.collect();
+    v.sort_unstable();
+    v.dedup();
+    let listed = ranges(v.iter().copied());
+    if listed.matches(", ").count() < 8 {
+        return super::fault::numbered("block", v);
+    }
+    let k = cluster.max(1);
+    let ranks: std::collections::BTreeSet<u32> = v.iter().map(|b| b % k).collect();
+    // The same ranks of every cluster from the first block's to the last's.
+    let pattern = (v[0] / k..=v[v.len() - 1] / k).flat_map(|c| ranks.iter().map(move |r| c * k + r));
+    let every_cluster = k > 1 && pattern.eq(v.iter().copied());
+    let parts: Vec<&str> = listed.split(", ").collect();
+    let ends = format!("{}, {}, ..., {}", parts[0], parts[1], parts[parts.len() - 1]);
+    if every_cluster {
+        format!("{} ({} of every cluster of {cluster}: {ends})", count(v.len(), "block"), super::fault::numbered("rank", ranks))
+    } else {
+        format!("{} ({ends})", count(v.len(), "block"))
+    }
 }
 
 /// The launch's `Out` argument in `slot`.

@@ -75,6 +75,7 @@ impl BlockRun {
         let mem = unsafe { &mut *b.shared.words.get() };
         for (word, bits) in writes {
             mem[word] = bits;
+            b.shared.mark_written(4 * word, 4);
         }
         if let (Some(seat), Some(view)) = (&b.seat, view) {
             *seat.view.borrow_mut() = view;

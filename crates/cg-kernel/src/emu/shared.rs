@@ -14,9 +14,37 @@ pub(crate) struct SharedMemory {
     pub(crate) bytes: usize,
     pub(crate) shadow: RefCell<Vec<Shadow>>,
     pub(crate) granule: Cell<usize>,
+    /// Which bytes the block has written (its threads, or another block of
+    /// its cluster): its initialization shadow. A GPU block's shared memory
+    /// starts with whatever an earlier block left there; the emulator's
+    /// starts at 0, and a read of a byte not written is named instead.
+    pub(crate) written: RefCell<Vec<bool>>,
 }
 
 impl SharedMemory {
+    /// Shared memory of `bytes` bytes, none of them written.
+    pub(crate) fn new(bytes: usize) -> SharedMemory {
+        SharedMemory {
+            words: UnsafeCell::new(vec![0u32; bytes.div_ceil(4)].into_boxed_slice()),
+            bytes,
+            shadow: RefCell::new(vec![Shadow::default(); bytes.div_ceil(4)]),
+            granule: Cell::new(4),
+            written: RefCell::new(vec![false; bytes]),
+        }
+    }
+
+    /// Notes bytes `start .. start + len` as written.
+    pub(crate) fn mark_written(&self, start: usize, len: usize) {
+        let mut w = self.written.borrow_mut();
+        let end = (start + len).min(w.len());
+        w[start.min(end)..end].iter_mut().for_each(|b| *b = true);
+    }
+
+    /// Whether every byte of `start .. start + len` has been written.
+    pub(crate) fn all_written(&self, start: usize, len: usize) -> bool {
+        self.written.borrow().get(start..start + len).is_none_or(|b| b.iter().all(|&w| w))
+    }
+
     /// Its shadow per byte from now on: each byte gets its word's history.
     pub(crate) fn bytewise(&self) {
         if self.granule.get() == 1 {
