@@ -108,7 +108,7 @@ pack
 
 # The toolkit on its own: the grid-wide scan (examples/scan, its ladder to
 # 2^26 each element within its bound; its three kernels: the two
-# grid-barrier ones and the one-pass look-back, by ticket and by index) and the program of
+# grid-barrier ones and the one-pass look-back, cg-algorithms') and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
 for program in scan compact histogram algorithms my-app; do
@@ -117,7 +117,6 @@ done
 run "$K" 0 "$D/scan"
 run "$K" 0 "$D/scan" --once
 run "$K" 0 "$D/scan" --kernel lookback
-run "$K" 0 "$D/scan" --kernel lookback-by-index
 run "$K" nonzero "$D/scan" --n 0
 run "$K" 0 "$D/compact"
 run "$K" nonzero "$D/compact" --n 0

@@ -64,6 +64,10 @@ use cg_launcher::device::{Buffer, Gpu};
 // Links the kernels' crate, whose PTX and kernels the launcher finds by name.
 use cg_algorithms_kernels as _;
 
+/// Elements per tile of the look-back calls (the scans and selections):
+/// each tile is one block of 256 threads, 16 elements a thread.
+pub const LOOKBACK_TILE: usize = cg_algorithms_kernels::TILE_LEN;
+
 /// The result of a call here.
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -92,15 +92,15 @@ pub fn additions_once(n: usize, blocks: usize, threads: usize) -> usize {
 }
 
 /// Float additions on the longest path to any output of
-/// `scan_kernels::inclusive_scan_lookback` with tiles of `threads` threads:
+/// cg-algorithms' `inclusive_scan` with tiles of `threads` threads (16 floats each):
 /// the tile's own scan (a thread's `ITEMS`, then the block scan), and the
 /// prefix before it, which in the worst case is a chain through every
 /// earlier tile (each tile's prefix is the one before it plus its own total,
 /// or a window's totals added by a 32-lane reduction first).
 pub fn additions_lookback(n: usize, threads: usize) -> usize {
     let log = |x: usize| (usize::BITS - x.max(1).leading_zeros()) as usize;
-    let tiles = n.div_ceil(scan_kernels::tile_len(threads));
-    let tile_scan = scan_kernels::LOOKBACK_ITEMS + 2 * log(threads) + 2;
+    let tiles = n.div_ceil(threads * 16);
+    let tile_scan = 16 + 2 * log(threads) + 2;
     tiles * (log(32) + 2) + tile_scan + 2
 }
 

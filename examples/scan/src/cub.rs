@@ -19,9 +19,9 @@ const RUNS: usize = 20;
 /// kernels the earlier 1.6 from 2^24, and no target below.
 fn target(kernel: Kernel, n: usize) -> Option<f64> {
     match kernel {
-        Kernel::Lookback | Kernel::LookbackByIndex if n >= 1 << 24 => Some(1.10),
-        Kernel::Lookback | Kernel::LookbackByIndex if n >= 1 << 20 => Some(1.00),
-        Kernel::Lookback | Kernel::LookbackByIndex => Some(1.5),
+        Kernel::Lookback if n >= 1 << 24 => Some(1.10),
+        Kernel::Lookback if n >= 1 << 20 => Some(1.00),
+        Kernel::Lookback => Some(1.5),
         _ if n >= 1 << 24 => Some(1.6),
         _ => None,
     }
@@ -57,7 +57,7 @@ pub fn bench(gpu: &Gpu, rounds: usize, kernel: Kernel) -> Result<bool> {
         let xs = check::fill(n);
         let x = gpu.upload(&xs)?;
         let mut y = gpu.zeros::<f32>(n)?;
-        let mut scanner = Scanner::new(gpu, kernel, n)?;
+        let mut scanner = Scanner::new(gpu, kernel)?;
         // SAFETY: xs holds n floats.
         if unsafe { (cub.setup)(xs.as_ptr(), n as i32) } != 0 {
             eprintln!("error: CUB's setup failed at n = {n}");

@@ -8,12 +8,13 @@
 mod check;
 mod cub;
 
+use cg_algorithms::{Algorithms, Op};
 use cg_launcher::device::{Buffer, Gpu};
 use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
 use example_bench::program;
-use scan_kernels::{INCLUSIVE_SCAN, INCLUSIVE_SCAN_LOOKBACK, INCLUSIVE_SCAN_ONCE};
+use scan_kernels::{INCLUSIVE_SCAN, INCLUSIVE_SCAN_ONCE};
 use std::process::ExitCode;
 
 // Links the kernels' crate, whose PTX and kernels the launcher finds by name.
@@ -24,8 +25,9 @@ use scan_kernels as _;
 const LADDER: [usize; 9] = [1, 31, 32, 33, 611, 4_096, (1 << 20) + 7, 1 << 24, 1 << 26];
 /// Threads per block.
 pub(crate) const THREADS: u32 = 256;
-/// Threads per block of the look-back scan (one tile each).
-pub(crate) const LOOKBACK_THREADS: u32 = 256;
+/// Threads per block of the look-back scan (cg-algorithms', one tile each:
+/// 16 floats a thread).
+pub(crate) const LOOKBACK_THREADS: u32 = (cg_algorithms::LOOKBACK_TILE / 16) as u32;
 
 #[derive(Parser)]
 #[command(name = "scan", about = "A grid-wide inclusive scan in one cooperative launch, checked against a double-precision CPU scan")]
@@ -60,15 +62,13 @@ pub(crate) enum Kernel {
     TwoPass,
     /// `inclusive_scan_once`: one cooperative launch, the input read once and kept on chip across the barrier.
     Once,
-    /// `inclusive_scan_lookback`: one ordinary launch, one pass, decoupled look-back (CUB's way), tiles taken by an atomic ticket.
+    /// cg-algorithms' `inclusive_scan`: one ordinary launch, one pass, decoupled look-back (CUB's way), tiles taken by an atomic ticket.
     Lookback,
-    /// The same, each block's tile its own index, as CUB takes it (trusting the GPU to start blocks in order).
-    LookbackByIndex,
 }
 
 impl Kernel {
     fn is_lookback(self) -> bool {
-        matches!(self, Kernel::Lookback | Kernel::LookbackByIndex)
+        self == Kernel::Lookback
     }
 
     /// The grid-barrier kernel: the one that reads its input once for
@@ -81,80 +81,46 @@ impl Kernel {
         match self {
             Kernel::TwoPass => INCLUSIVE_SCAN.name(),
             Kernel::Once => INCLUSIVE_SCAN_ONCE.name(),
-            Kernel::Lookback | Kernel::LookbackByIndex => INCLUSIVE_SCAN_LOOKBACK.name(),
+            Kernel::Lookback => "cg_algorithms::inclusive_scan",
         }
     }
 }
 
 /// A scan's kernel and the scratch it keeps between launches: the block
-/// totals of the cooperative kernels; the look-back's status words, ticket
-/// and epoch.
-pub(crate) struct Scanner {
+/// totals of the cooperative kernels; for the look-back, cg-algorithms'
+/// `Algorithms`, which owns its own.
+pub(crate) struct Scanner<'g> {
     kernel: Kernel,
     totals: Buffer<f32>,
-    status: Buffer<u64>,
-    ticket: Buffer<u32>,
-    epoch: u32,
+    algorithms: Algorithms<'g>,
 }
 
-impl Scanner {
+impl<'g> Scanner<'g> {
     /// The scratch for inputs of up to `n` floats on `gpu`.
-    fn new(gpu: &Gpu, kernel: Kernel, n: usize) -> Result<Scanner> {
+    fn new(gpu: &'g Gpu, kernel: Kernel) -> Result<Scanner<'g>> {
         let blocks = match kernel {
-            Kernel::Lookback | Kernel::LookbackByIndex => 0,
+            Kernel::Lookback => 0,
             _ => gpu.cooperative_kernel(kernel.grid_def())?.limits(THREADS)?.capacity() as usize,
         };
-        let tiles = if kernel.is_lookback() { n.div_ceil(scan_kernels::tile_len(LOOKBACK_THREADS as usize)).max(1) } else { 1 };
-        Ok(Scanner { kernel, totals: gpu.zeros::<f32>(2 * blocks.max(1))?, status: gpu.zeros::<u64>(tiles)?, ticket: gpu.zeros::<u32>(1)?, epoch: 0 })
+        Ok(Scanner { kernel, totals: gpu.zeros::<f32>(2 * blocks.max(1))?, algorithms: Algorithms::new(gpu) })
     }
 
-    /// The scan of `x` into `y`: a safe wrapper that checks the buffers
-    /// against the kernel's contract, sizes the grid (for the cooperative
-    /// kernels from their own occupancy: every block must be resident at
-    /// once for their `grid.sync()`; for the look-back one block per tile),
-    /// and makes the one `unsafe` launch. Returns the blocks it launched.
+    /// The scan of `x` into `y`: for the look-back, cg-algorithms' safe
+    /// call; for the cooperative kernels, a safe wrapper that checks the
+    /// buffers against the kernel's contract, sizes the grid from the
+    /// kernel's own occupancy (every block must be resident at once for
+    /// its `grid.sync()`), and makes the one `unsafe` launch. Returns the
+    /// blocks it launched.
     fn scan(&mut self, gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>) -> Result<u32> {
         let n = x.len();
-        ensure_len(self.kernel.def(), "y", n, y.len())?;
-        if self.kernel.is_lookback() {
-            let tiles = n.div_ceil(scan_kernels::tile_len(LOOKBACK_THREADS as usize));
-            ensure_len(self.kernel.def(), "status", tiles, self.status.len())?;
-            let kernel = gpu.kernel(&INCLUSIVE_SCAN_LOOKBACK)?;
-            // A new epoch per launch; after the last, the statuses cleared and 1 again.
-            self.epoch += 1;
-            if self.epoch == scan_kernels::EPOCHS {
-                let len = self.status.len();
-                self.status = gpu.zeros::<u64>(len)?;
-                self.epoch = 1;
-            }
-            let blocks = u32::try_from(tiles).map_err(|_| cg_launcher::error::Error::InputTooLarge { n })?;
-            // SAFETY: x and y hold n floats (checked above) and are whole
-            // buffers, 256-byte aligned; status holds one word per tile, none
-            // of this epoch (each launch takes a new one, and the words are
-            // cleared before the epochs wrap); the ticket is 0 (zeroed, and
-            // each launch's last tile sets it back); one block per tile.
-            let launched = unsafe {
-                kernel.launch(
-                    blocks,
-                    LOOKBACK_THREADS,
-                    (
-                        &x.slice(..),
-                        y.slice_mut(..),
-                        self.status.slice_mut(..),
-                        self.ticket.slice_mut(..),
-                        self.epoch,
-                        u32::from(self.kernel == Kernel::Lookback),
-                        n,
-                    ),
-                )
-            };
-            if launched.is_err() {
-                // A launch that did not run to its end leaves the ticket where it stopped.
-                self.ticket = gpu.zeros::<u32>(1)?;
-            }
-            launched?;
-            return Ok(blocks);
+        if self.kernel == Kernel::Lookback {
+            self.algorithms.inclusive_scan(x, y, Op::Sum).map_err(|e| match e {
+                cg_algorithms::Error::Launcher(e) => e,
+                other => cg_launcher::error::Error::Caller(Box::new(other)),
+            })?;
+            return Ok(n.div_ceil(cg_algorithms::LOOKBACK_TILE) as u32);
         }
+        ensure_len(self.kernel.def(), "y", n, y.len())?;
         let def = self.kernel.grid_def();
         let kernel = gpu.cooperative_kernel(def)?;
         let span = THREADS as usize * scan_kernels::ITEMS;
@@ -195,7 +161,7 @@ pub(crate) fn depth(kernel: Kernel, n: usize, blocks: usize) -> usize {
     match kernel {
         Kernel::TwoPass => check::additions(n, blocks, THREADS as usize),
         Kernel::Once => check::additions_once(n, blocks, THREADS as usize),
-        Kernel::Lookback | Kernel::LookbackByIndex => check::additions_lookback(n, LOOKBACK_THREADS as usize),
+        Kernel::Lookback => check::additions_lookback(n, LOOKBACK_THREADS as usize),
     }
 }
 
@@ -206,7 +172,7 @@ fn ladder(gpu: &Gpu, sizes: &[usize], kernel: Kernel) -> Result<bool> {
         println!(
             "{name} on {}: one ordinary launch, one block of {LOOKBACK_THREADS} threads per tile of {} floats; no grid barrier",
             gpu.info.name,
-            scan_kernels::tile_len(LOOKBACK_THREADS as usize)
+            cg_algorithms::LOOKBACK_TILE
         );
     } else {
         let def = kernel.grid_def();
@@ -221,7 +187,7 @@ fn ladder(gpu: &Gpu, sizes: &[usize], kernel: Kernel) -> Result<bool> {
         let xs = check::fill(n);
         let mut x = gpu.upload(&xs)?;
         let mut y = gpu.zeros::<f32>(n)?;
-        let mut scanner = Scanner::new(gpu, kernel, n)?;
+        let mut scanner = Scanner::new(gpu, kernel)?;
         let blocks = scanner.scan(gpu, &x, &mut y)?;
         let ys = gpu.read(&y)?;
         let c = check::within(&xs, &ys, depth(kernel, n, blocks as usize));
