@@ -119,8 +119,10 @@ run "$K" 0 "$D/scan" --once
 run "$K" 0 "$D/scan" --kernel lookback
 run "$K" nonzero "$D/scan" --n 0
 run "$K" 0 "$D/compact"
+run "$K" 0 "$D/compact" --library
 run "$K" nonzero "$D/compact" --n 0
 run "$K" 0 "$D/histogram"
+run "$K" 0 "$D/histogram" --library
 run "$K" nonzero "$D/histogram" --n 0
 run "$K" 0 "$D/algorithms"
 run "$K" 0 "$D/my-app"
@@ -165,6 +167,14 @@ if [ -n "${EXAMPLES_BENCH:-}" ]; then
   expect "algorithms --bench" 0 "$rc"
   grep -E "against|^ +[0-9]" "$RESULTS/algorithms-bench.txt"
   pack
+  # The compaction and the histogram as cg-algorithms' calls, against CUB in the same way.
+  for program in compact histogram; do
+    "$D/$program" --library --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/$program-library-bench.txt" 2>&1; rc=$?
+    echo "$program --library --bench rc=$rc" >> "$RESULTS/$program-library-bench.txt"
+    expect "$program --library --bench" 0 "$rc"
+    tail -12 "$RESULTS/$program-library-bench.txt"
+    pack
+  done
   # The scan that reads its input once, against CUB in the same way.
   "$D/scan" --once --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/scan-once-bench.txt" 2>&1; rc=$?
   echo "scan --once --bench rc=$rc" >> "$RESULTS/scan-once-bench.txt"

@@ -4,6 +4,7 @@
 //! against the CPU's on a ladder of sizes and, with `--bench` on a GPU,
 //! times it against CUB's `DeviceSelect::If`, built by nvcc at run time.
 
+use cg_algorithms::{Algorithms, Rule};
 use cg_launcher::device::{Buffer, Gpu};
 use cg_launcher::error::{Error, Result};
 use cg_launcher::launch::ensure_len;
@@ -43,6 +44,51 @@ struct Args {
     /// Rounds of the benchmark, each timing both once.
     #[arg(long, default_value_t = 15)]
     rounds: usize,
+    /// Compact with cg-algorithms' `select_if` (one ordinary launch,
+    /// decoupled look-back) instead of this example's cooperative kernel.
+    #[arg(long)]
+    library: bool,
+}
+
+/// Which compaction runs: this example's cooperative kernel, or
+/// cg-algorithms' `select_if`, with the storage it owns.
+enum Way<'g> {
+    Grid,
+    Library(Algorithms<'g>),
+}
+
+/// Whether the library compacts.
+fn args_library(way: &Way<'_>) -> bool {
+    matches!(way, Way::Library(_))
+}
+
+/// A cg-algorithms error as the launcher's, for this program's `Result`.
+fn launcher_error(e: cg_algorithms::Error) -> Error {
+    match e {
+        cg_algorithms::Error::Launcher(e) => e,
+        other => Error::Caller(Box::new(other)),
+    }
+}
+
+/// One compaction of `b.x` into `b.y` the chosen way, nothing read back;
+/// returns the blocks it launched.
+fn run_once(gpu: &Gpu, b: &mut Buffers, way: &mut Way<'_>) -> Result<u32> {
+    match way {
+        Way::Grid => compact(gpu, b),
+        Way::Library(alg) => {
+            alg.select_if_on_device(&b.x, &mut b.y, Rule::Greater(THRESHOLD)).map_err(launcher_error)?;
+            Ok(b.x.len().div_ceil(cg_algorithms::LOOKBACK_TILE) as u32)
+        }
+    }
+}
+
+/// How many elements the last compaction kept.
+fn kept(gpu: &Gpu, b: &mut Buffers, way: &mut Way<'_>) -> Result<usize> {
+    match way {
+        Way::Grid => Ok(gpu.read(&b.selected)?[0] as usize),
+        // The call again, its count read back (the same input: the same count).
+        Way::Library(alg) => alg.select_if(&b.x, &mut b.y, Rule::Greater(THRESHOLD)).map_err(launcher_error),
+    }
 }
 
 /// `n` floats in [0, 1), each exact in f32, from a hash of the index.
@@ -101,9 +147,17 @@ fn buffers(gpu: &Gpu, xs: &[f32]) -> Result<Buffers> {
 }
 
 /// Each size compacted and checked against the CPU's, a row each; whether all passed.
-fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
-    let capacity = gpu.cooperative_kernel(&COMPACT)?.limits(THREADS)?;
-    println!("{}", program::header("compact", gpu, THREADS, &capacity));
+fn ladder(gpu: &Gpu, sizes: &[usize], way: &mut Way<'_>) -> Result<bool> {
+    if let Way::Library(_) = way {
+        println!(
+            "cg_algorithms::select_if on {}: one ordinary launch, one block per tile of {} floats; no grid barrier",
+            gpu.info.name,
+            cg_algorithms::LOOKBACK_TILE
+        );
+    } else {
+        let capacity = gpu.cooperative_kernel(&COMPACT)?.limits(THREADS)?;
+        println!("{}", program::header("compact", gpu, THREADS, &capacity));
+    }
     println!("input: x[i] in [0, 1) from a hash of i; kept: x[i] > {THRESHOLD}, in order; checked element by element against the CPU's");
     println!("{:>10}  {:>6}  {:>10}  {:>10}  result", "n", "blocks", "kept", "CPU kept");
     let mut all = true;
@@ -113,8 +167,8 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
         let mut b = buffers(gpu, &xs)?;
         gpu.fill(&mut b.y, f32::NAN)?;
         gpu.fill(&mut b.selected, u32::MAX)?;
-        let blocks = compact(gpu, &mut b)?;
-        let kept = gpu.read(&b.selected)?[0] as usize;
+        let blocks = run_once(gpu, &mut b, way)?;
+        let kept = kept(gpu, &mut b, way)?;
         let ys = gpu.read(&b.y)?;
         let verdict = if kept != want.len() {
             format!("FAIL: {kept} kept, the CPU {}", want.len())
@@ -140,7 +194,7 @@ fn cub() -> std::result::Result<Cub, String> {
 
 /// Times ours against CUB at each size; prints the table; whether both were
 /// right and no size from 2^24 missed the target.
-fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
+fn bench(gpu: &Gpu, rounds: usize, way: &mut Way<'_>) -> Result<bool> {
     let cub = match cub() {
         Ok(c) => c,
         Err(why) => {
@@ -165,12 +219,13 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
         }
         let paired = example_bench::paired(
             rounds,
-            &mut || example_bench::median_ms(gpu, RUNS, &mut || compact(gpu, &mut b).map(|_| ())),
+            &mut || example_bench::median_ms(gpu, RUNS, &mut || run_once(gpu, &mut b, way).map(|_| ())),
             // SAFETY: the library was set up for n.
             &mut || Ok(unsafe { cub.median_ms(RUNS) }),
         )?;
         let want: Vec<f32> = xs.iter().copied().filter(|&x| x > THRESHOLD).collect();
-        let (kept, ys) = (gpu.read(&b.selected)?[0] as usize, gpu.read(&b.y)?);
+        let kept = kept(gpu, &mut b, way)?;
+        let ys = gpu.read(&b.y)?;
         let ours_right = kept == want.len() && ys[..kept].iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits());
         let (mut cub_ys, mut cub_kept) = (vec![0f32; n], 0i32);
         // SAFETY: cub_ys holds n floats, more than CUB can select.
@@ -181,14 +236,15 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
         let (verdict, missed) = if n < 1 << 24 { ("-".to_string(), false) } else { paired.verdict(TARGET) };
         ok &= !missed && ours_right;
         let (r, lo, hi) = paired.ratio;
-        // Bytes each must move: ours reads x twice and writes what it keeps; CUB reads x once.
+        // Bytes each must move: the cooperative kernel reads x twice, the
+        // library's and CUB's once; each writes what it keeps.
         let (x_bytes, y_bytes) = (4.0 * n as f64, 4.0 * want.len() as f64);
         println!(
             "{n:>10}  {:>10.1}  {:>10.1}  {:>8.3} [{lo:.3}, {hi:.3}]  {:>9.0}  {:>8.0}  {verdict}{}",
             paired.ours_ms * 1e3,
             paired.theirs_ms * 1e3,
             r,
-            (2.0 * x_bytes + y_bytes) / (paired.ours_ms * 1e-3) / 1e9,
+            (if args_library(way) { x_bytes } else { 2.0 * x_bytes } + y_bytes) / (paired.ours_ms * 1e-3) / 1e9,
             (x_bytes + y_bytes) / (paired.theirs_ms * 1e-3) / 1e9,
             match (ours_right, cub_right) {
                 (true, true) => "",
@@ -197,7 +253,7 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
             }
         );
     }
-    println!("GB/s counts the bytes each must move: ours x twice and the kept floats once, CUB's x once and the kept floats once.");
+    println!("GB/s counts the bytes each must move: the cooperative kernel x twice, select_if and CUB's x once; each the kept floats once.");
     Ok(ok)
 }
 
@@ -208,7 +264,8 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         check_size(&gpu, n)?;
     }
     program::bench_needs_a_gpu(&gpu, args.bench)?;
-    ladder(&gpu, &sizes).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds)?))).map_err(|e| e.to_string())
+    let mut way = if args.library { Way::Library(Algorithms::new(&gpu)) } else { Way::Grid };
+    ladder(&gpu, &sizes, &mut way).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds, &mut way)?))).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

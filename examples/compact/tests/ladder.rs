@@ -10,7 +10,14 @@ fn compact(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn the_ladder_is_compacted_in_order_on_the_emulator() {
-    let (ok, stdout, stderr) = compact(&["--emulate"]);
+    for way in [&["--emulate"][..], &["--emulate", "--library"]] {
+        ladder_passes(way);
+    }
+}
+
+/// The ladder run with `args`: every row passes.
+fn ladder_passes(args: &[&str]) {
+    let (ok, stdout, stderr) = compact(args);
     assert!(ok, "{stdout}{stderr}");
     for n in ["1", "31", "32", "33", "611", "4096", "1048583"] {
         let row = stdout.lines().find(|l| l.split_whitespace().next() == Some(n)).unwrap_or_else(|| panic!("no row for {n}: {stdout}"));

@@ -5,6 +5,7 @@
 //! worst case for atomics), and, with `--bench` on a GPU, times it against
 //! CUB's `DeviceHistogram::HistogramEven`, built by nvcc at run time.
 
+use cg_algorithms::Algorithms;
 use cg_launcher::device::{Buffer, Gpu};
 use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
@@ -42,6 +43,38 @@ struct Args {
     /// Rounds of the benchmark, each timing both once.
     #[arg(long, default_value_t = 15)]
     rounds: usize,
+    /// Count with cg-algorithms' `histogram_even` (256 bins over [0, 256),
+    /// the bytes as they are) instead of this example's kernel.
+    #[arg(long)]
+    library: bool,
+}
+
+/// The input on the device, as each way takes it: packed four to a word
+/// for this example's kernel, as bytes for cg-algorithms'.
+enum Uploaded {
+    Words(Buffer<u32>),
+    Bytes(Buffer<u8>),
+}
+
+fn upload(gpu: &Gpu, bytes: &[u8], library: bool) -> Result<Uploaded> {
+    Ok(if library { Uploaded::Bytes(gpu.upload(bytes)?) } else { Uploaded::Words(gpu.upload(&words(bytes))?) })
+}
+
+/// The histogram of the `n` uploaded bytes into `bins`, by this example's
+/// kernel or, for bytes, by cg-algorithms' call (`algorithms`); returns
+/// the blocks launched.
+fn count(gpu: &Gpu, input: &Uploaded, n: usize, bins: &mut Buffer<u32>, algorithms: &mut Option<Algorithms<'_>>) -> Result<u32> {
+    match (input, algorithms) {
+        (Uploaded::Bytes(b), Some(alg)) => {
+            alg.histogram_even(b, bins, 0, 256).map_err(|e| match e {
+                cg_algorithms::Error::Launcher(e) => e,
+                other => cg_launcher::error::Error::Caller(Box::new(other)),
+            })?;
+            Ok(0)
+        }
+        (Uploaded::Words(w), _) => histogram(gpu, w, n, bins),
+        (Uploaded::Bytes(_), None) => unreachable!("bytes are uploaded only for the library"),
+    }
 }
 
 /// The two inputs: bytes from a hash of the index, and every byte 7.
@@ -103,9 +136,13 @@ fn check_size(gpu: &Gpu, n: usize) -> std::result::Result<(), String> {
 }
 
 /// Each size and input counted and checked against the CPU's, a row each; whether all passed.
-fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
-    let capacity = gpu.cooperative_kernel(&HISTOGRAM)?.limits(THREADS)?;
-    println!("{}", program::header("histogram", gpu, THREADS, &capacity));
+fn ladder(gpu: &Gpu, sizes: &[usize], algorithms: &mut Option<Algorithms<'_>>) -> Result<bool> {
+    if algorithms.is_some() {
+        println!("cg_algorithms::histogram_even on {}: one cooperative launch sized by its own occupancy (blocks column: 0)", gpu.info.name);
+    } else {
+        let capacity = gpu.cooperative_kernel(&HISTOGRAM)?.limits(THREADS)?;
+        println!("{}", program::header("histogram", gpu, THREADS, &capacity));
+    }
     println!("inputs: uniform bytes (a hash of the index) and constant ones (every byte 7); each bin checked against the CPU's count");
     println!("{:>10}  {:>9}  {:>6}  {:>10}  result", "n", "input", "blocks", "bin 7");
     let mut all = true;
@@ -113,11 +150,11 @@ fn ladder(gpu: &Gpu, sizes: &[usize]) -> Result<bool> {
         for input in [Input::Uniform, Input::Constant] {
             let bytes = input.bytes(n);
             let want = cpu_count(&bytes);
-            let w = gpu.upload(&words(&bytes))?;
+            let w = upload(gpu, &bytes, algorithms.is_some())?;
             let mut bins = gpu.zeros::<u32>(BINS)?;
             // Poisoned: the kernel clears the bins itself.
             gpu.fill(&mut bins, u32::MAX)?;
-            let blocks = histogram(gpu, &w, n, &mut bins)?;
+            let blocks = count(gpu, &w, n, &mut bins, algorithms)?;
             let got = gpu.read(&bins)?;
             let verdict = match got.iter().zip(&want).position(|(a, b)| a != b) {
                 Some(b) => format!("FAIL at bin {b}: {} where the CPU counts {}", got[b], want[b]),
@@ -140,7 +177,7 @@ fn cub() -> std::result::Result<Cub, String> {
 
 /// Times ours against CUB at each size and input; prints the table;
 /// whether both were right and no size from 2^24 missed the target.
-fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
+fn bench(gpu: &Gpu, rounds: usize, algorithms: &mut Option<Algorithms<'_>>) -> Result<bool> {
     let cub = match cub() {
         Ok(c) => c,
         Err(why) => {
@@ -159,7 +196,7 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
         for input in [Input::Uniform, Input::Constant] {
             let bytes = input.bytes(n);
             let want = cpu_count(&bytes);
-            let w = gpu.upload(&words(&bytes))?;
+            let w = upload(gpu, &bytes, algorithms.is_some())?;
             let mut bins = gpu.zeros::<u32>(BINS)?;
             // SAFETY: bytes holds n bytes.
             if unsafe { (cub.setup)(bytes.as_ptr(), n as i32) } != 0 {
@@ -168,7 +205,7 @@ fn bench(gpu: &Gpu, rounds: usize) -> Result<bool> {
             }
             let paired = example_bench::paired(
                 rounds,
-                &mut || example_bench::median_ms(gpu, RUNS, &mut || histogram(gpu, &w, n, &mut bins).map(|_| ())),
+                &mut || example_bench::median_ms(gpu, RUNS, &mut || count(gpu, &w, n, &mut bins, algorithms).map(|_| ())),
                 // SAFETY: the library was set up for n.
                 &mut || Ok(unsafe { cub.median_ms(RUNS) }),
             )?;
@@ -208,7 +245,8 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         check_size(&gpu, n)?;
     }
     program::bench_needs_a_gpu(&gpu, args.bench)?;
-    ladder(&gpu, &sizes).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds)?))).map_err(|e| e.to_string())
+    let mut algorithms = args.library.then(|| Algorithms::new(&gpu));
+    ladder(&gpu, &sizes, &mut algorithms).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds, &mut algorithms)?))).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {

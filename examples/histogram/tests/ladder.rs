@@ -11,7 +11,14 @@ fn histogram(args: &[&str]) -> (bool, String, String) {
 
 #[test]
 fn the_ladder_is_counted_right_on_uniform_and_constant_bytes_on_the_emulator() {
-    let (ok, stdout, stderr) = histogram(&["--emulate"]);
+    for way in [&["--emulate"][..], &["--emulate", "--library"]] {
+        ladder_passes(way);
+    }
+}
+
+/// The ladder run with `args`: both inputs at every size pass.
+fn ladder_passes(args: &[&str]) {
+    let (ok, stdout, stderr) = histogram(args);
     assert!(ok, "{stdout}{stderr}");
     for n in ["1", "3", "4", "5", "611", "4097", "1048583"] {
         let rows: Vec<&str> = stdout.lines().filter(|l| l.split_whitespace().next() == Some(n)).collect();
