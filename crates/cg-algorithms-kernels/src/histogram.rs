@@ -207,10 +207,8 @@ unsafe fn histogram_even<S: Sample, const K: usize>(
         unroll16!(u => {
             if u < UNROLL {
                 unroll16!(j => {
-                    if j < K {
-                        if let Some(bin) = bin_of(s[u][j]) {
-                            unsafe { runs.count(bin, shared, base, bins) };
-                        }
+                    if j < K && let Some(bin) = bin_of(s[u][j]) {
+                        unsafe { runs.count(bin, shared, base, bins) };
                     }
                 });
             }
@@ -221,10 +219,8 @@ unsafe fn histogram_even<S: Sample, const K: usize>(
         // SAFETY: as above.
         let s: [S; K] = unsafe { samples.read_vector::<K>(v * K) };
         unroll16!(j => {
-            if j < K {
-                if let Some(bin) = bin_of(s[j]) {
-                    unsafe { runs.count(bin, shared, base, bins) };
-                }
+            if j < K && let Some(bin) = bin_of(s[j]) {
+                unsafe { runs.count(bin, shared, base, bins) };
             }
         });
         v += stride;

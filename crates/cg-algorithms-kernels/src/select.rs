@@ -46,6 +46,7 @@ pub const fn select_shared_bytes(threads_per_block: u32) -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 #[allow(unused_assignments)] // the last unrolled step's `w += 1`
+#[allow(clippy::too_many_arguments)] // a kernel's parameters, passed on
 unsafe fn select_tile<T: Value>(
     x: In<T>,
     y: Out<T>,

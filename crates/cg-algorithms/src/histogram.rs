@@ -22,7 +22,8 @@ impl Algorithms<'_> {
         if num_bins == 0 {
             return Err(Error::NoBins);
         }
-        if !(lower < upper) {
+        // Not `lower < upper` (NaN included) is refused.
+        if lower.partial_cmp(&upper) != Some(std::cmp::Ordering::Less) {
             return Err(Error::EmptyRange { lower: format!("{lower:?}"), upper: format!("{upper:?}") });
         }
         check_u32_count(n)?;

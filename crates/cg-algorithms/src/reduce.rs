@@ -13,7 +13,7 @@ impl Algorithms<'_> {
     /// read back (a copy to the host, which waits for the device). An empty
     /// `x` gives `op`'s identity ([`Element::identity`]).
     pub fn reduce<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<T> {
-        if x.len() == 0 {
+        if x.is_empty() {
             return Ok(T::identity(op));
         }
         self.reduce_on_device(x, op)?;

@@ -54,7 +54,7 @@ struct Args {
 /// cg-algorithms' `select_if`, with the storage it owns.
 enum Way<'g> {
     Grid,
-    Library(Algorithms<'g>),
+    Library(Box<Algorithms<'g>>),
 }
 
 /// Whether the library compacts.
@@ -264,7 +264,7 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         check_size(&gpu, n)?;
     }
     program::bench_needs_a_gpu(&gpu, args.bench)?;
-    let mut way = if args.library { Way::Library(Algorithms::new(&gpu)) } else { Way::Grid };
+    let mut way = if args.library { Way::Library(Box::new(Algorithms::new(&gpu))) } else { Way::Grid };
     ladder(&gpu, &sizes, &mut way).and_then(|all| Ok(all && (!args.bench || bench(&gpu, args.rounds, &mut way)?))).map_err(|e| e.to_string())
 }
 

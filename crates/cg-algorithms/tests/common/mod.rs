@@ -98,7 +98,7 @@ pub fn check_element<T: Testable>(alg: &mut Algorithms<'_>, n: usize, seed: u64)
         assert_eq!(kept, want.len(), "select_if {rule:?} count of {n}");
         assert_eq!(gpu.read(&y).unwrap()[..kept], want[..], "select_if {rule:?} of {n}");
     }
-    let flag_bytes: Vec<u8> = (0..n).map(|_| if r.next() % 3 == 0 { (r.next() % 255 + 1) as u8 } else { 0 }).collect();
+    let flag_bytes: Vec<u8> = (0..n).map(|_| if r.next().is_multiple_of(3) { (r.next() % 255 + 1) as u8 } else { 0 }).collect();
     let flags = gpu.upload(&flag_bytes).unwrap();
     let want: Vec<T> = xs.iter().zip(&flag_bytes).filter(|&(_, &f)| f != 0).map(|(&v, _)| v).collect();
     let kept = alg.select_flagged(&x, &flags, &mut y).unwrap();
