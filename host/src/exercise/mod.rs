@@ -917,7 +917,7 @@ mod tests {
     const T4: DeviceCounts = DeviceCounts { blocks_per_sm: 4, sms: 40 };
 
     fn launched(blocks: u32, threads_per_block: u32) -> Launched {
-        Launched { kernel: "exercise_sum", blocks, threads_per_block, cooperative: true }
+        Launched { kernel: "exercise_sum", blocks, threads_per_block, cooperative: true, most_atomics_on_one_word: None }
     }
 
     fn problem(n: u64, blocks: u32) -> Option<String> {
