@@ -1052,3 +1052,45 @@ fn a_shared_accumulator_never_zeroed_is_named_at_its_line_not_summed_twice() {
     );
     assert!(text.contains("which no thread of block 0 had written") && text.contains("one thread sets it (to 0 for a sum), then block.sync()"), "{text}");
 }
+
+/// Every element of `input` added to `out[0]` atomically, as a learner's
+/// sum without a tree does; after the grid barrier, thread 0 adds 1 more and
+/// reads `out[0]` back atomically (a load, which updates nothing), and
+/// every block's thread 0 adds to `out[1]` once.
+///
+/// # Safety
+/// `input` holds `n` floats and `out` two.
+#[kernel(cooperative)]
+unsafe fn atomics_per_element(input: In<f32>, out: Out<f32>, n: usize) {
+    let grid = this_grid();
+    let mut i = grid.thread_rank();
+    while i < n {
+        unsafe { out.atomic_add(0, input.read(i)) };
+        i += grid.num_threads();
+    }
+    grid.sync();
+    if this_thread_block().thread_rank() == 0 {
+        unsafe { out.atomic_add(1, 1.0) };
+    }
+    if grid.thread_rank() == 0 {
+        unsafe { out.atomic_add(0, 1.0) };
+        unsafe { out.atomic_load(0, gpu::mem::Scope::Device) };
+    }
+}
+
+#[test]
+fn the_launch_counts_the_most_atomics_on_one_word_across_blocks_and_barriers() {
+    let n = 1000;
+    let xs = vec![0.5f32; n];
+    let mut out = [0f32; 2];
+    let stats = launch(&ATOMICS_PER_ELEMENT, 8, THREADS, true, &[input("input", &xs), output("out", &mut out, 0), Arg::Value(n as u64)]).unwrap();
+    assert_eq!(out, [501.0, 8.0]);
+    // n updates of out[0] before the barrier, one after it; the load is not one.
+    assert_eq!(stats.most_atomics_on_one_word, n as u64 + 1, "{stats:?}");
+    // The lesson's tree makes none.
+    let mut partials = vec![0f32; 8];
+    let stats =
+        launch(&kernels::REDUCE_BLOCKS_TO_PARTIALS, 8, THREADS, false, &[input("input", &xs), output("partials", &mut partials, 0), Arg::Value(n as u64)])
+            .unwrap();
+    assert_eq!(stats.most_atomics_on_one_word, 0);
+}

@@ -245,3 +245,21 @@ fn every_float_atomic_gives_the_cpus_answer_on_a_gpu() -> Result<()> {
     every_float_atomic_gives_the_cpus_answer(&gpu, 12, 96)?;
     every_float_atomic_gives_the_cpus_answer(&gpu, 528, 256)
 }
+
+/// The record of launches carries the emulator's count of atomic updates on
+/// the busiest word: the histogram adds each block's count of a byte value
+/// to its bin once, so with every value in every block's share, 4 blocks
+/// make 4 on each bin. A GPU does not count them.
+#[test]
+fn the_record_of_a_launch_on_the_emulator_counts_the_atomics_on_its_busiest_word() {
+    let gpu = t4();
+    let data = bytes(1 << 14);
+    let input = gpu.upload(&data).unwrap();
+    let mut bins = gpu.zeros::<u32>(HISTOGRAM_BINS).unwrap();
+    let kernel = gpu.kernel(&HISTOGRAM_BYTES).unwrap();
+    // SAFETY: n bytes in, HISTOGRAM_BINS counts out, zeroed.
+    let (launch, launched) = gpu.recording_launches(|| unsafe { kernel.launch(4, 256, (&input.slice(..), bins.slice_mut(..), data.len())) });
+    launch.unwrap();
+    assert_eq!(launched.len(), 1);
+    assert_eq!(launched[0].most_atomics_on_one_word, Some(4), "{launched:?}");
+}

@@ -87,6 +87,75 @@ pub struct Case {
     /// A grid larger than the exercise's answer, within the capacity: it
     /// passes, with a note ([`idle_blocks`]).
     pub idle: Option<Idle>,
+    /// A right sum whose atomics on one word make a longer chain than the
+    /// tree's: it passes, with a note ([`Slow`]).
+    pub slow: Option<Slow>,
+}
+
+/// One run of the solver at one size, as the harness saw it: its outcome,
+/// what is wrong with its launch ([`grid_problem`]), its idle blocks
+/// ([`idle_blocks`]), and on the emulator the most atomic updates one word
+/// received (`Launched::most_atomics_on_one_word`).
+#[derive(Debug)]
+pub struct Attempt {
+    pub outcome: Outcome,
+    pub grid: Option<String>,
+    pub idle: Option<Idle>,
+    pub atomics: Option<u64>,
+}
+
+impl Attempt {
+    /// An outcome with nothing wrong with its launch and nothing counted.
+    pub fn of(outcome: Outcome) -> Attempt {
+        Attempt { outcome, grid: None, idle: None, atomics: None }
+    }
+}
+
+/// A right sum made with more atomic updates of one word than any order of
+/// block totals makes (`out.atomic_add(0, x)` for every element: n of
+/// them). A GPU applies atomics on one address one after another, so they
+/// are one chain, `atomics` long, where the lesson's tree's longest is
+/// `tree` additions: correct, and about [`Slow::times`] slower. Where its
+/// error was past the bound of any order of block totals, it passed within
+/// the bound of that longer chain only because the probe found every
+/// sampled element added once (`counted`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Slow {
+    pub atomics: u64,
+    pub tree: u64,
+    pub counted: Option<Counted>,
+}
+
+impl Slow {
+    /// `atomics / tree`, to two significant figures.
+    pub fn times(&self) -> u64 {
+        let r = self.atomics as f64 / self.tree.max(1) as f64;
+        if r < 100.0 {
+            return r.round() as u64;
+        }
+        let p = 10f64.powi(r.log10().floor() as i32 - 1);
+        ((r / p).round() * p) as u64
+    }
+
+    /// The note a passing case carries.
+    pub fn note(&self, n: u64) -> String {
+        let mut o = format!(
+            "the sum at n = {n} is correct, and about {} times slower than the tree: the emulator counted {} atomic updates of one word, and a GPU applies atomics on one address one after another, so they are one chain of {} steps, where the lesson's tree's longest is {} additions (a thread's share of the grid-stride loop, block_sum, then block 0's loop and block_sum over the partials)",
+            self.times(),
+            self.atomics,
+            self.atomics,
+            self.tree
+        );
+        if let Some(c) = &self.counted {
+            let _ = write!(
+                o,
+                ". Its error is past the bound of any order of block totals and within the bound of a chain that long, and {}, so the sampled elements were neither lost nor doubled",
+                c.describe()
+            );
+        }
+        o.push_str(". Add each thread's elements in a register and each block's in its tree first, as the lesson does: then total[0] needs one atomic per block at most");
+        o
+    }
 }
 
 /// A grid larger than the exercise's answer, min(ceil(n / threads), blocks
@@ -364,23 +433,48 @@ pub fn wrong_sum_hint(r: &Reference, total: f32, g: Grid, d: &mut Diagnosis, pro
 /// Checks one case's outcome against the reference of `xs`; `tile` is the
 /// exercise kernel's tile size; `grid` is what [`grid_problem`] found.
 pub fn judge(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>, idle: Option<Idle>) -> Case {
-    judge_with(n, xs, tile, outcome, grid, idle, &mut |r, total, g| wrong_sum_hint(r, total, g, &mut Diagnosis::default(), &mut |_| None))
+    let attempt = Attempt { outcome, grid, idle, atomics: None };
+    judge_with(n, xs, tile, attempt, &mut |r, total, g| wrong_sum_hint(r, total, g, &mut Diagnosis::default(), &mut |_| None), &mut |_, _| None)
 }
 
 /// What says why a wrong total is wrong: the reference, the total, the grid.
 pub type Diagnose<'a> = dyn FnMut(&Reference, f32, Grid) -> Option<String> + 'a;
 
-/// [`judge`], with `diagnose` to tell a wrong total.
-pub fn judge_with(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<String>, idle: Option<Idle>, diagnose: &mut Diagnose) -> Case {
+/// How often solve() adds each sampled element on grid `g`
+/// ([`diagnosis::Counted`]): measured at this size where it is small enough
+/// ([`PROBE_MAX`]) and `needed` (or no probe has yet run on more than one
+/// block), else the last one measured at a smaller size of the ladder.
+pub type Probe<'a> = dyn FnMut(Grid, bool) -> Option<Counted> + 'a;
+
+/// [`judge`], with `diagnose` to tell a wrong total, and the atomics the
+/// emulator counted: where one word's are more than any order of block
+/// totals makes, a sum past that order's bound is correct within the bound
+/// of a chain that much longer, if `probe` finds every sampled element
+/// added once ([`Slow`]).
+pub fn judge_with(n: u64, xs: &[f32], tile: u32, attempt: Attempt, diagnose: &mut Diagnose, probe: &mut Probe) -> Case {
     let r = Reference::new(xs);
+    let Attempt { outcome, grid, idle, atomics } = attempt;
     match outcome {
         Ok((value, solved)) => {
             let chain = reference::longest_chain_any_order(n as usize, solved.blocks, solved.threads_per_block, tile);
-            let c = r.check_total(value, chain);
+            let mut c = r.check_total(value, chain);
             let g = Grid { blocks: solved.blocks, threads: solved.threads_per_block, tile };
+            // Atomics on one word beyond that order: a chain of them, one after another.
+            let atomics = atomics.filter(|&a| a > chain);
+            let mut counted = None;
+            if let Some(a) = atomics {
+                let longer = r.check_total(value, chain + a);
+                let needed = !c.pass && longer.pass;
+                let once = probe(g, needed).filter(|k| !k.counts.is_empty() && k.counts.iter().all(|&(_, t)| t == 1));
+                if needed && once.is_some() {
+                    (c, counted) = (longer, once);
+                }
+            }
+            let right = c.pass && grid.is_none();
+            let tree = reference::longest_chain(n as usize, solved.blocks, solved.threads_per_block, tile);
             Case {
                 n,
-                status: Status::of(c.pass && grid.is_none()),
+                status: Status::of(right),
                 sum: Some(value),
                 reference: r.sum,
                 error: Some(c.error),
@@ -388,7 +482,8 @@ pub fn judge_with(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<
                 launch_error: None,
                 solved: Some(solved),
                 hint: if c.pass { None } else { diagnose(&r, value, g) },
-                idle: if c.pass && grid.is_none() { idle } else { None },
+                idle: if right { idle } else { None },
+                slow: atomics.filter(|_| right).map(|atomics| Slow { atomics, tree, counted }),
                 grid,
             }
         }
@@ -404,6 +499,7 @@ pub fn judge_with(n: u64, xs: &[f32], tile: u32, outcome: Outcome, grid: Option<
             grid: None,
             hint: None,
             idle: None,
+            slow: None,
         },
     }
 }
@@ -456,17 +552,20 @@ pub fn is_stuck(e: &Error) -> bool {
 /// that did not finish ([`is_stuck`]) leaves out every size after it, but an
 /// unwritten `solve()` does, before any case ([`Error::SolveUnwritten`]).
 /// `diagnose` tells each wrong total; `each` sees every case as soon as it is
-/// judged.
+/// judged. `probe` measures how often solve() adds each sampled element of
+/// an input ([`Probe`]): the ladder keeps the last it measured.
 pub fn run_ladder(
     sizes: &[u64],
     tile: u32,
     skip: Skip,
-    mut attempt: impl FnMut(&[f32]) -> (Outcome, Option<String>, Option<Idle>),
+    mut attempt: impl FnMut(&[f32]) -> Attempt,
     diagnose: &mut Diagnose,
+    probe: &mut dyn FnMut(&[f32], Grid) -> Option<Counted>,
     each: &mut dyn FnMut(&Case),
 ) -> Result<Ran> {
     let mut ran = Ran { cases: Vec::with_capacity(sizes.len()), ..Ran::default() };
     let mut failed = skip.failed;
+    let mut probed: Option<Counted> = None;
     for &n in sizes {
         if let Some(stuck) = ran.stuck {
             ran.skipped.push(n);
@@ -482,12 +581,22 @@ pub fn run_ladder(
         }
         let case = match reference::fill(n as usize) {
             Ok(xs) => match attempt(&xs) {
-                (Err(Error::SolveUnwritten), _, _) => return Err(Error::SolveUnwritten),
-                (outcome, grid, idle) => {
-                    if matches!(&outcome, Err(e) if is_stuck(e)) {
+                Attempt { outcome: Err(Error::SolveUnwritten), .. } => return Err(Error::SolveUnwritten),
+                attempt => {
+                    if matches!(&attempt.outcome, Err(e) if is_stuck(e)) {
                         ran.stuck = Some(n);
                     }
-                    judge_with(n, &xs, tile, outcome, grid, idle, diagnose)
+                    let mut once = |g: Grid, needed: bool| {
+                        let stale = probed.as_ref().is_none_or(|c| c.blocks < 2 || needed && c.n != n);
+                        if n <= PROBE_MAX
+                            && stale
+                            && let Some(c) = probe(&xs, g)
+                        {
+                            probed = Some(c);
+                        }
+                        probed.clone()
+                    };
+                    judge_with(n, &xs, tile, attempt, diagnose, &mut once)
                 }
             },
             Err(e) => judge(n, &[], tile, Err(e), None, None),
@@ -625,7 +734,7 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
         tile,
         skip,
         |xs| {
-            let (mut grid, mut idle) = (None, None);
+            let (mut grid, mut idle, mut atomics) = (None, None, None);
             let outcome = (|| {
                 let input = DeviceInput::upload(gpu, xs)?;
                 let mut total = gpu.zeros::<f32>(1)?;
@@ -635,11 +744,13 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
                 let counts = counts_of(gpu, &launched)?;
                 grid = grid_problem(n, solved, &launched, counts);
                 idle = idle_blocks(n, &launched, counts);
+                atomics = launched.iter().filter_map(|l| l.most_atomics_on_one_word).max();
                 Ok((gpu.read(&total)?[0], solved))
             })();
-            (outcome, grid, idle)
+            Attempt { outcome, grid, idle, atomics }
         },
         &mut |r, total, g| wrong_sum_hint(r, total, g, &mut d, &mut |g| count_each(gpu, solver, r.xs.len() as u64, g)),
+        &mut |xs, g| count_each(gpu, solver, xs.len() as u64, g),
         each,
     )?;
     let mut cases = ran.cases;
@@ -735,9 +846,10 @@ pub fn row(c: &Case) -> String {
     let bound = c.bound.map_or("-".to_string(), |b| format!("{b:.2e}"));
     let sum_right = c.error.zip(c.bound).is_some_and(|(e, b)| e <= b);
     let verdict = match (&c.launch_error, &c.grid, c.pass()) {
-        (None, _, true) => match c.idle {
-            Some(idle) => format!("pass, {} of {} blocks idle (note below)", idle.blocks as u64 - idle.wanted, idle.blocks),
-            None => "pass".to_string(),
+        (None, _, true) => match (&c.slow, c.idle) {
+            (Some(slow), _) => format!("pass, correct but about {}x slower than the tree (note below)", slow.times()),
+            (None, Some(idle)) => format!("pass, {} of {} blocks idle (note below)", idle.blocks as u64 - idle.wanted, idle.blocks),
+            (None, None) => "pass".to_string(),
         },
         (Some(_), _, _) => "FAIL (below)".to_string(),
         (None, _, false) if sum_right => "FAIL: right sum, wrong launch (below)".to_string(),
@@ -817,6 +929,17 @@ pub fn footer(r: &ExerciseReport, earlier: Option<&ExerciseReport>) -> String {
             let _ = write!(o, " (likewise at n = {})", others.join(", "));
         }
         o.push_str(". Correct all the same, since the grid-stride loop leaves the extra blocks nothing to do; the exercise's grid, which the lesson's own sums launch too, leaves none idle\n");
+    }
+    // The note of the largest size whose sum passed on the probe's counts, else of the largest.
+    let slow: Vec<&Case> = r.cases.iter().filter(|c| c.slow.is_some()).collect();
+    let told = slow.iter().rev().find(|c| c.slow.as_ref().is_some_and(|s| s.counted.is_some())).or(slow.last());
+    if let Some(told) = told {
+        let others: Vec<String> = slow.iter().filter(|c| c.n != told.n).map(|c| c.n.to_string()).collect();
+        let _ = write!(o, "note: {}", told.slow.as_ref().expect("filtered").note(told.n));
+        if !others.is_empty() {
+            let _ = write!(o, " (slower than the tree likewise at n = {})", others.join(", "));
+        }
+        o.push('\n');
     }
     o
 }
@@ -910,14 +1033,14 @@ mod tests {
     }
 
     fn ladder(sizes: &[u64], mut attempt: impl FnMut(&[f32]) -> Outcome) -> Vec<Case> {
-        run_ladder(sizes, 32, Skip::NEVER, |xs| (attempt(xs), None, None), &mut |_, _, _| None, &mut |_| {}).unwrap().cases
+        run_ladder(sizes, 32, Skip::NEVER, |xs| Attempt::of(attempt(xs)), &mut |_, _, _| None, &mut |_, _| None, &mut |_| {}).unwrap().cases
     }
 
     /// The T4's limits for the exercise kernel at 256 threads.
     const T4: DeviceCounts = DeviceCounts { blocks_per_sm: 4, sms: 40 };
 
     fn launched(blocks: u32, threads_per_block: u32) -> Launched {
-        Launched { kernel: "exercise_sum", blocks, threads_per_block, cooperative: true }
+        Launched { kernel: "exercise_sum", blocks, threads_per_block, cooperative: true, most_atomics_on_one_word: None }
     }
 
     fn problem(n: u64, blocks: u32) -> Option<String> {
@@ -1251,7 +1374,7 @@ mod tests {
             &sizes,
             32,
             Skip::ON_THE_EMULATOR,
-            |xs| (run(xs), None, None),
+            |xs| Attempt::of(run(xs)),
             &mut |r, total, g| {
                 wrong_sum_hint(r, total, g, &mut d, &mut |g| {
                     probes += 1;
@@ -1268,6 +1391,7 @@ mod tests {
                     Some(Counted { n: n as u64, blocks: g.blocks, threads_per_block: g.threads, counts })
                 })
             },
+            &mut |_, _| None,
             &mut |_| {},
         )
         .unwrap();
@@ -1286,8 +1410,9 @@ mod tests {
 
     #[test]
     fn a_ladder_skips_nothing_on_a_gpu_and_everything_large_after_a_failure_on_the_first_device() {
-        let all =
-            |skip: Skip| run_ladder(&[611, 40_960, 4_194_915], 32, skip, |_| (Ok((1.0, solved(3))), None, None), &mut |_, _, _| None, &mut |_| {}).unwrap();
+        let all = |skip: Skip| {
+            run_ladder(&[611, 40_960, 4_194_915], 32, skip, |_| Attempt::of(Ok((1.0, solved(3)))), &mut |_, _, _| None, &mut |_, _| None, &mut |_| {}).unwrap()
+        };
         assert!(all(Skip::NEVER).skipped.is_empty());
         let after = all(Skip { failed: Some(31), ..Skip::ON_THE_EMULATOR });
         assert_eq!((after.cases.len(), after.skipped, after.skipped_after), (2, vec![4_194_915], Some(31)));
@@ -1387,9 +1512,10 @@ mod tests {
                     0 => cpu_sum(xs),
                     _ => Err(Error::Launch(L::Timeout { kernel: "exercise_sum", seconds: 60.0 })),
                 };
-                (outcome, None, None)
+                Attempt::of(outcome)
             },
             &mut |_, _, _| None,
+            &mut |_, _| None,
             &mut |_| {},
         )
         .unwrap();
@@ -1444,6 +1570,96 @@ mod tests {
                 assert!(!judge(n as u64, &xs, 32, Ok((wrong as f32, g)), None, None).pass(), "n = {n}: {wrong} against {sum}");
             }
         }
+    }
+
+    /// `out.atomic_add(0, x)` for every element: each added onto the
+    /// running total, one at a time, in the order of `order`.
+    fn atomic_elements(xs: &[f32], order: impl Iterator<Item = usize>) -> f32 {
+        order.fold(0.0f32, |total, i| total + xs[i])
+    }
+
+    /// What the probe measures of a solve() whose element `k` is added `times(k)` times.
+    fn counted_with(n: usize, g: Grid, times: impl Fn(u64) -> u32) -> Counted {
+        let counts = diagnosis::samples(n as u64, g).into_iter().map(|i| (i, times(i))).collect();
+        Counted { n: n as u64, blocks: g.blocks, threads_per_block: g.threads, counts }
+    }
+
+    #[test]
+    fn every_element_added_atomically_is_correct_and_slow_where_the_probe_finds_each_once() {
+        // Issue 64: at n = 40,960 on the T4's 160 blocks, past the bound of
+        // any order of block totals, beside a probe that found each element once.
+        let n = 40_960;
+        let xs = reference::fill(n).unwrap();
+        let s = solved(160);
+        let g = Grid { blocks: 160, threads: 256, tile: 32 };
+        let once = counted_with(n, g, |_| 1);
+        let attempt = |total: f32, atomics: Option<u64>| Attempt { atomics, ..Attempt::of(Ok((total, s))) };
+        let judged = |total: f32, atomics: Option<u64>, counted: Option<Counted>| {
+            judge_with(n as u64, &xs, 32, attempt(total, atomics), &mut |_, _, _| Some("wrong".into()), &mut |_, _| counted.clone())
+        };
+        for total in [atomic_elements(&xs, 0..n), atomic_elements(&xs, (0..n).rev())] {
+            assert!(!judge(n as u64, &xs, 32, Ok((total, s)), None, None).pass(), "past the bound of any order of block totals");
+            let case = judged(total, Some(n as u64), Some(once.clone()));
+            assert!(case.pass(), "{}", row(&case));
+            let slow = case.slow.clone().unwrap();
+            assert_eq!((slow.atomics, slow.tree, slow.times()), (n as u64, 24, 1700));
+            assert!(row(&case).contains("pass, correct but about 1700x slower than the tree (note below)"), "{}", row(&case));
+            let note = footer(&report_of(vec![case]), None);
+            assert!(
+                note.contains(
+                    "note: the sum at n = 40960 is correct, and about 1700 times slower than the tree: the emulator counted 40960 atomic updates of one word"
+                ),
+                "{note}"
+            );
+            assert!(
+                note.contains(
+                    "added elements 0, 1, 31, 32, 255, 256, 257, 511, 512, 20480, 40958, 40959 once each, so the sampled elements were neither lost nor doubled"
+                ),
+                "{note}"
+            );
+            // Without the probe (a GPU counts no atomics), or without the count, it fails as before.
+            assert!(!judged(total, Some(n as u64), None).pass());
+            assert!(!judged(total, None, Some(once.clone())).pass());
+        }
+        // A missing or a doubled element still fails: the probe sees it.
+        let missing = atomic_elements(&xs, 1..n);
+        let case = judged(missing, Some(n as u64 - 1), Some(counted_with(n, g, |i| u32::from(i != 0))));
+        assert!(!case.pass() && case.slow.is_none(), "{}", row(&case));
+        let doubled = atomic_elements(&xs, (0..n).chain([n - 1]));
+        let case = judged(doubled, Some(n as u64 + 1), Some(counted_with(n, g, |i| if i == n as u64 - 1 { 2 } else { 1 })));
+        assert!(!case.pass(), "{}", row(&case));
+        // Block totals added atomically stay within the bound of any order, and are not called slow.
+        let totals = atomic_block_totals(&xs, 160, 0..160);
+        let case = judged(totals, Some(160), None);
+        assert!(case.pass() && case.slow.is_none(), "{}", row(&case));
+    }
+
+    #[test]
+    fn a_ladder_probes_atomics_where_it_must_and_keeps_the_last_probe_for_sizes_too_large_to_probe() {
+        let run = |xs: &[f32]| -> Attempt {
+            let blocks = (xs.len() as u64).div_ceil(256).min(160) as u32;
+            Attempt { atomics: Some(xs.len() as u64), ..Attempt::of(Ok((atomic_elements(xs, 0..xs.len()), solved(blocks)))) }
+        };
+        let mut probed = Vec::new();
+        let ran = run_ladder(
+            &[1, 611, 40_960, 4_194_915],
+            32,
+            Skip::ON_THE_EMULATOR,
+            run,
+            &mut |_, _, _| None,
+            &mut |xs, g| {
+                probed.push(xs.len());
+                Some(counted_with(xs.len(), g, |_| 1))
+            },
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(ran.cases.iter().all(Case::pass), "{:?}", ran.cases.iter().map(row).collect::<Vec<_>>());
+        // 611: the first of more than one block; 40,960: the first past the
+        // bound of any order; 4,194,915 takes 40,960's.
+        assert_eq!(probed, vec![611, 40_960]);
+        let slow: Vec<(u64, Option<u64>)> = ran.cases.iter().map(|c| (c.n, c.slow.as_ref().map(|s| s.counted.as_ref().map_or(0, |k| k.n)))).collect();
+        assert_eq!(slow, vec![(1, None), (611, Some(0)), (40_960, Some(40_960)), (4_194_915, Some(40_960))]);
     }
 
     #[test]

@@ -83,7 +83,14 @@ impl Block {
             let mut g = self.global.borrow_mut();
             let race = self.check(g.shadow.entry(key).or_default(), Access::Atomic, site, || format!("{}[{}]", e.name, e.index));
             let scoped = block_scoped.then_some(site);
-            g.atomics.entry(key).and_modify(|u| u.block_scoped = u.block_scoped.or(scoped)).or_insert(AtomicUse { site, block_scoped: scoped });
+            let update = u64::from(op.is_some());
+            g.atomics
+                .entry(key)
+                .and_modify(|u| {
+                    u.block_scoped = u.block_scoped.or(scoped);
+                    u.updates += update;
+                })
+                .or_insert(AtomicUse { site, block_scoped: scoped, updates: update });
             race
         };
         if let Some(f) = race {

@@ -72,6 +72,8 @@ struct GridState {
     /// This phase's atomics on `Out` buffers: the first block's to make one
     /// on each word, and the first of block scope.
     atomics: BTreeMap<(u32, usize), (BlockAccess, Option<BlockAccess>)>,
+    /// Atomic updates of each word over the whole launch, every phase and block.
+    atomic_updates: BTreeMap<(u32, usize), u64>,
     /// Atomics that raced in this phase, by word: with another block's plain
     /// access, or with another block's atomic where one had block scope.
     atomic_races: BTreeMap<(u32, usize), AtomicRace>,
@@ -227,7 +229,8 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
         None => st.finished.expect("the launch finishes before its workers return"),
         Some((verdict, stall)) => stopped_result(verdict, stall, &st),
     };
-    result.map(|()| LaunchStats { max_resident: st.max_running, workers })
+    let most_atomics_on_one_word = st.atomic_updates.values().copied().max().unwrap_or(0);
+    result.map(|()| LaunchStats { max_resident: st.max_running, workers, most_atomics_on_one_word })
 }
 
 /// A worker's leaving, even by a panic: one fewer at work, and the watchdog woken to see it.
@@ -616,6 +619,7 @@ fn contribute_atomics(st: &mut GridState, run: &BlockRun) {
         }
     }
     for (&key, u) in &global.atomics {
+        *st.atomic_updates.entry(key).or_default() += u.updates;
         let me = BlockAccess { block: id, site: u.site };
         let narrow = u.block_scoped.map(|site| BlockAccess { block: id, site });
         // Another block's plain write or read of a word this block updated atomically.

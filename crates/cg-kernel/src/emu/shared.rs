@@ -71,9 +71,11 @@ pub(crate) struct Global {
 }
 
 /// A block's atomics on one word since the last grid barrier: where it
-/// first made one, and where it first made one of block scope.
+/// first made one, where it first made one of block scope, and how many
+/// updated it (atomic loads not counted).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AtomicUse {
     pub site: Site,
     pub block_scoped: Option<Site>,
+    pub updates: u64,
 }

@@ -292,6 +292,11 @@ pub struct LaunchStats {
     pub max_resident: u32,
     /// Worker threads.
     pub workers: usize,
+    /// The most atomic updates (`atomic_add` and the rest, not atomic loads)
+    /// that any one word of the launch's `Out` buffers received, from every
+    /// block: a GPU applies atomics on one address one after another, so
+    /// this is the longest chain of them the launch made.
+    pub most_atomics_on_one_word: u64,
 }
 
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub(crate) struct Emulated {
     /// Whether launches record their blocks, and what they recorded.
     pub(super) tracing: Cell<bool>,
     traces: RefCell<Vec<super::LaunchTrace>>,
+    /// The last launch's most atomic updates on one word, if it ran and finished.
+    last_atomics: Cell<Option<u64>>,
 }
 
 /// One launch in an emulated graph.
@@ -84,6 +86,7 @@ impl Emulated {
                 in_branch: Cell::new(false),
                 tracing: Cell::new(false),
                 traces: RefCell::new(Vec::new()),
+                last_atomics: Cell::new(None),
             },
             info,
         )
@@ -296,6 +299,10 @@ struct EmulatedKernel<'g> {
 }
 
 impl Function for EmulatedKernel<'_> {
+    fn most_atomics_on_one_word(&self) -> Option<u64> {
+        self.emulated.last_atomics.get()
+    }
+
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
         let registers_per_thread = self.spec.registers();
         let blocks_per_sm = self.emulated.device.blocks_per_sm_using(threads_per_block, shared_bytes, registers_per_thread);
@@ -318,6 +325,7 @@ impl Function for EmulatedKernel<'_> {
         }
         if let Some(recording) = self.emulated.recording.borrow_mut().as_mut() {
             recording.push(Recorded { spec: self.spec.clone(), shape, cooperative, args: args.to_vec() });
+            self.emulated.last_atomics.set(None);
             return Ok(());
         }
         // SAFETY: the caller's contract.
@@ -391,6 +399,7 @@ impl Emulated {
         // argument addresses its `len` elements of live memory that nothing
         // else touches while the launch runs (the host is in this call).
         let result = unsafe { self.device.launch(&launch, &options) };
+        self.last_atomics.set(result.as_ref().ok().map(|s| s.most_atomics_on_one_word));
         if self.tracing.get() {
             self.traces.borrow_mut().push(super::LaunchTrace {
                 kernel: spec.name,

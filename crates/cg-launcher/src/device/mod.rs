@@ -283,6 +283,13 @@ pub(crate) trait Function {
     /// # Safety
     /// As [`launch`](Self::launch).
     unsafe fn launch_entry(&self, shape: Shape, cooperative: bool, watched: Option<bool>, args: &[ArgRepr]) -> Result<()>;
+
+    /// After a launch that finished on the emulator, the most atomic
+    /// updates one word received ([`Launched::most_atomics_on_one_word`]);
+    /// `None` on a GPU, which does not count them.
+    fn most_atomics_on_one_word(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A CUDA module from a file (see [`Gpu::load_module_file`]); only a GPU loads one.
@@ -482,6 +489,15 @@ pub struct Launched {
     pub threads_per_block: u32,
     /// Whether the launch was cooperative.
     pub cooperative: bool,
+    /// On the emulator, once the launch has finished, the most atomic
+    /// updates (`atomic_add` and the rest, not loads) that any one word of
+    /// its buffers received from all its blocks
+    /// ([`cg_kernel::emu::LaunchStats::most_atomics_on_one_word`]): a GPU
+    /// applies atomics on one address one after another, so a sum that adds
+    /// every element with `out.atomic_add(0, x)` makes n of them in a row.
+    /// `None` on a GPU, which does not count them, and for a launch that
+    /// failed or was captured into a graph.
+    pub most_atomics_on_one_word: Option<u64>,
 }
 
 impl Gpu {
@@ -587,6 +603,13 @@ impl Gpu {
     pub(crate) fn note_launch(&self, launch: Launched) {
         if let Some(l) = self.launches.borrow_mut().as_mut() {
             l.push(launch);
+        }
+    }
+
+    /// Adds what the emulator counted to the launch noted last.
+    pub(crate) fn note_atomics(&self, most_on_one_word: Option<u64>) {
+        if let Some(last) = self.launches.borrow_mut().as_mut().and_then(|l| l.last_mut()) {
+            last.most_atomics_on_one_word = most_on_one_word;
         }
     }
 }

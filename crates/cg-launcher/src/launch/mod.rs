@@ -220,9 +220,12 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             blocks: shape.blocks,
             threads_per_block: shape.threads_per_block,
             cooperative,
+            most_atomics_on_one_word: None,
         });
         // SAFETY: the caller's contract.
-        unsafe { self.function.launch(shape, cooperative, &args) }
+        unsafe { self.function.launch(shape, cooperative, &args) }?;
+        self.gpu.note_atomics(self.function.most_atomics_on_one_word());
+        Ok(())
     }
 
     fn shape(&self, blocks: u32, threads_per_block: u32) -> Result<Shape> {
