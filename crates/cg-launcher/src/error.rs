@@ -38,8 +38,11 @@ impl DriverError {
     }
 }
 
-impl From<cudarc::driver::DriverError> for DriverError {
-    fn from(e: cudarc::driver::DriverError) -> Self {
+impl DriverError {
+    /// The error from the binding's, which stays inside this crate: a
+    /// function, not a `From` impl, so that cudarc's type is no part of
+    /// this crate's public API (a `From` impl would be).
+    pub(crate) fn from_cudarc(e: cudarc::driver::DriverError) -> Self {
         let text = |r: Result<&std::ffi::CStr, _>| r.ok().map(|c: &std::ffi::CStr| c.to_string_lossy().into_owned());
         DriverError {
             code: e.0 as i32,
@@ -391,7 +394,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Wraps a failed driver call, naming the call.
     pub(crate) fn driver(call: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
-        move |error| Error::Driver { call, error: error.into() }
+        move |error| Error::Driver { call, error: DriverError::from_cudarc(error) }
     }
 
     /// The driver call that failed, where the error came from one.

@@ -437,15 +437,28 @@ fn item_lines(names: &Names, index: &serde_json::Map<String, Value>, item: &Valu
 }
 
 /// The lines a type's impls add: for each inherent impl its public methods
-/// and associated items, for each trait impl one `impl Trait for Type`. The
-/// impls every type gets (auto traits, blanket impls such as `From<T> for
-/// T`) are left out: they change with private fields and other crates, not
-/// with this crate's API.
+/// and associated items, for each trait impl one `impl Trait for Type`, and
+/// the auto traits `Send` and `Sync` where the type has them or lacks them
+/// (marked `(auto)`). Blanket impls (`From<T> for T`) and the other auto
+/// traits are left out: they change with other crates, not with this
+/// crate's API.
 fn impl_lines(names: &Names, index: &serde_json::Map<String, Value>, inner: &Value, path: &[String], hidden: bool, out: &mut Lines) {
     for impl_id in inner["impls"].as_array().into_iter().flatten() {
         let imp = &index[&id_key(impl_id)];
         let i = &imp["inner"]["impl"];
-        if i["is_synthetic"].as_bool() == Some(true) || !i["blanket_impl"].is_null() {
+        if i["is_synthetic"].as_bool() == Some(true) {
+            // Of the auto traits, `Send` and `Sync` are promises a user
+            // builds on (a buffer moved to a thread, a device shared): a
+            // type that lost one must show in review.
+            let name = i["trait"]["path"].as_str().unwrap_or("");
+            if matches!(name.rsplit("::").next(), Some("Send" | "Sync"))
+                && let Some(line) = trait_impl_line(names, imp)
+            {
+                out.push(path, 1, format!("{line} (auto)"));
+            }
+            continue;
+        }
+        if !i["blanket_impl"].is_null() {
             continue;
         }
         if !i["trait"].is_null() {
@@ -525,7 +538,7 @@ fn assoc_item(names: &Names, m: &Value, full: &str, outer_bounds: &[String], in_
 /// is written in the source (not an auto trait's or a blanket impl's copy).
 fn trait_impl_line(names: &Names, imp: &Value) -> Option<String> {
     let i = &imp["inner"]["impl"];
-    if i["is_synthetic"].as_bool() == Some(true) || !i["blanket_impl"].is_null() || i["trait"].is_null() {
+    if !i["blanket_impl"].is_null() || i["trait"].is_null() {
         return None;
     }
     let unsafety = if i["is_unsafe"].as_bool() == Some(true) { "unsafe " } else { "" };
@@ -668,6 +681,7 @@ mod tests {
             "pub use tiny::Arc = struct alloc::sync::Arc",
             "pub struct tiny::Square",
             "impl core::fmt::Debug for tiny::Square",
+            "impl core::marker::Send for tiny::Square (auto)",
             "impl tiny::shapes::Shape for tiny::Square",
             "pub fn tiny::Square::area(&self) -> u32",
             "pub unsafe fn tiny::Square::internal() #[doc(hidden)]",
@@ -698,9 +712,26 @@ mod tests {
     }
 
     #[test]
-    fn auto_trait_and_blanket_impls_are_left_out() {
+    fn send_is_listed_as_auto_and_blanket_impls_are_left_out() {
         let lines = listed(&tiny());
-        assert!(!lines.iter().any(|l| l.contains("Send") || l.contains("From")), "{lines:#?}");
+        assert!(lines.contains(&"impl core::marker::Send for tiny::Square (auto)".to_string()), "{lines:#?}");
+        assert!(!lines.iter().any(|l| l.contains("From")), "{lines:#?}");
+    }
+
+    /// A type that loses `Send` (a raw pointer added to it, say) changes a
+    /// line: rustdoc then writes a negative impl.
+    #[test]
+    fn a_type_that_loses_send_is_a_changed_line() {
+        let mut krate = tiny();
+        let index = krate["index"].as_object_mut().unwrap();
+        let send = index
+            .iter()
+            .find(|(_, v)| v["inner"]["impl"]["is_synthetic"].as_bool() == Some(true) && v["inner"]["impl"]["trait"]["path"].as_str() == Some("Send"))
+            .map(|(k, _)| k.clone())
+            .expect("the fixture's Square has a synthetic Send impl");
+        index.get_mut(&send).unwrap()["inner"]["impl"]["is_negative"] = true.into();
+        let lines = listed(&krate);
+        assert!(lines.contains(&"impl !core::marker::Send for tiny::Square (auto)".to_string()), "{lines:#?}");
     }
 
     #[test]
@@ -716,7 +747,7 @@ mod tests {
         let before: Vec<&str> = before.iter().map(String::as_str).collect();
         let after: Vec<&str> = after.iter().map(String::as_str).collect();
         let diff = unified(&before, &after, 0);
-        assert_eq!(diff, ["@@ -22,0 +23,1 @@", "+pub fn tiny::shapes::added()"]);
+        assert_eq!(diff, ["@@ -23,0 +24,1 @@", "+pub fn tiny::shapes::added()"]);
     }
 
     #[test]

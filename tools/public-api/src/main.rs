@@ -158,7 +158,8 @@ fn rustdoc_json(root: &Path, package: &str, crate_name: &str) -> Result<Value, S
     println!("public-api: rustdoc JSON of {package}");
     let output = Command::new(cargo)
         .current_dir(root)
-        .args(["rustdoc", "--quiet", "-p", package, "--lib", "--target-dir"])
+        // Every feature on, so that an item behind one (cg-launcher's `nccl`) is listed.
+        .args(["rustdoc", "--quiet", "-p", package, "--lib", "--all-features", "--target-dir"])
         .arg(&target_dir)
         .args(["--", "-Z", "unstable-options", "--output-format", "json", "--document-hidden-items"])
         // A developer's flags (`-D warnings`) are not the listing's business:

@@ -261,7 +261,7 @@ impl Cuda {
         if let Some(report) = self.barrier_report.get().and_then(|r| cg_kernel::cg::barrier::Report::from_words(r.words())) {
             return Error::GridBarrierTimedOut { kernel, report };
         }
-        Error::KernelFailed { kernel, error: error.into() }
+        Error::KernelFailed { kernel, error: crate::error::DriverError::from_cudarc(error) }
     }
 
     /// Points the traced module's `CG_TRACE` at fresh zeroed words for a
