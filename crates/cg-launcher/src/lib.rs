@@ -51,6 +51,23 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! # Process-wide effects
+//!
+//! The first launch on an emulated device changes three things of the
+//! whole process, once, and leaves them so (each in `cg_kernel::emu`):
+//! - glibc's malloc is told to keep what the workers' heaps grew to
+//!   (`mallopt(M_TOP_PAD, 64 MiB)`, `mallopt(M_TRIM_THRESHOLD, 256 MiB)`):
+//!   parked blocks save their threads' stacks on the heap, and giving those
+//!   pages back at every free cost the emulator a sixth of its time;
+//! - a panic hook is put in front of the one before it, which it still calls
+//!   for every panic outside an emulated kernel: a kernel's panic becomes
+//!   the launch's named fault instead of a message on stderr;
+//! - a `SIGSEGV` handler is installed, which names an emulated thread's
+//!   stack overflow (a guard page of its stack) as a fault and hands every
+//!   other `SIGSEGV` to the handler before it.
+//!
+//! A CUDA device changes none of them.
 #![deny(missing_docs)]
 
 pub mod device;

@@ -72,10 +72,14 @@ pub(crate) fn shadows_in(address: usize, bytes: usize) -> Option<(usize, Arc<Sha
     (address.checked_add(bytes)? <= *end).then(|| shadow.upgrade().map(|s| (start, s)))?
 }
 
-// SAFETY: plain memory owned by this value: writes take `&mut self`, so
-// threads sharing a `&Memory` only read it; a launch's workers reach it only
-// through the addresses an `unsafe` `Device::launch` was given, whose caller
-// keeps everything else off it meanwhile.
+// SAFETY: memory owned by this value, which holds only its address and
+// length: threads sharing a `&Memory` read those two, never the bytes,
+// which safe code reaches only through `&mut self`. During a launch its
+// workers reach the bytes through the addresses an `unsafe`
+// `Device::launch` was given, and every such access is atomic or made
+// while no block runs (a block's plain writes are kept aside and published
+// at its barriers; see `Out::read`); that launch's caller keeps every other
+// access off the memory until it returns.
 unsafe impl Send for Memory {}
 // SAFETY: as above.
 unsafe impl Sync for Memory {}

@@ -54,8 +54,9 @@ unsafe impl<T: Pod> Sync for Shared<T> {}
 
 /// [`Shared`] memory as a kernel's `Out<T>` argument, on any device of the
 /// process. It borrows the `Shared`, so the memory outlives the call that
-/// queues the launch; a launch's `# Safety` asks its caller to keep it alive
-/// until the kernel has run (dropping a `Shared` does not wait for kernels).
+/// queues the launch; every launch's `# Safety` (`Kernel::launch`'s) asks
+/// its caller to keep it alive until the kernel has run, since dropping a
+/// `Shared` frees its memory without waiting for kernels.
 pub struct SharedOut<'a, T> {
     pub(crate) address: u64,
     len: usize,

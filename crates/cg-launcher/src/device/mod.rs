@@ -701,6 +701,11 @@ impl Gpu {
     /// memory of its own, as NVIDIA's has its own workspace, so two that do
     /// run together never count each other's arrivals (`docs/abi.md`).
     ///
+    /// The streams are made on first use and kept for the `Gpu`'s life, to
+    /// be used again by the next call: as many streams as the most branches
+    /// any call asked for (CUDA's non-blocking streams, a little driver
+    /// memory each) stay until the `Gpu` is dropped.
+    ///
     /// What is ordered, and what is refused:
     /// - each branch's own work is in its order: a buffer allocated, written,
     ///   read or copied in a branch is so after that branch's launches so

@@ -354,7 +354,13 @@ impl<P: Params> Kernel<'_, P> {
     /// `args` satisfy the kernel's own safety contract at this shape (its
     /// buffers are as long as it reads and writes, say): the kernel is an
     /// `unsafe fn`, and launching it is calling it. Wrap it in a safe
-    /// function that checks them ([`ensure_len`]). On the emulator, too, the
+    /// function that checks them ([`ensure_len`]). The memory the arguments
+    /// name outlives the kernel's run: a [`Buffer`](crate::device::Buffer)'s
+    /// does by itself (it is freed in the device's order, after the work
+    /// queued before), but a [`Shared`](crate::device::Shared) passed with
+    /// `Shared::out` must not be dropped until the kernel has finished
+    /// (`gpu.finish()`): dropping it frees its host-mapped memory at once.
+    /// On the emulator, too, the
     /// kernel lends no reference to its own locals to another OS thread
     /// (a `std::thread::scope` in a kernel's host build, say): the emulator
     /// moves a parked GPU thread's stack out of its memory and abandons a
@@ -499,7 +505,8 @@ impl RawKernel<'_> {
     ///
     /// # Safety
     /// `args` are the kernel's parameters, and the memory they address
-    /// satisfies its contract for `shape`; a kernel that synchronizes its
+    /// satisfies its contract for `shape` and outlives the kernel's run (as
+    /// for [`Kernel::launch`]); a kernel that synchronizes its
     /// grid is launched only cooperatively; on the emulator, the kernel
     /// lends no reference to its locals to another OS thread (as for
     /// [`Kernel::launch`]).
