@@ -41,6 +41,9 @@ pub enum Error {
     PeerStopped { rank: u32 },
     /// Host threads of some GPUs did not reach a step the others waited at.
     RanksDidNotArrive { step: &'static str, missing: Vec<u32>, seconds: f64 },
+    /// A driver call this program makes through cudarc itself (the launch-cost
+    /// bench's raw launches), which failed.
+    RawDriver { call: &'static str, error: cudarc::driver::DriverError },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -69,7 +72,7 @@ impl From<Error> for cg_launcher::error::Error {
 impl Error {
     /// Wraps a failed driver call, naming the call.
     pub fn driver(call: &'static str) -> impl FnOnce(cudarc::driver::DriverError) -> Error {
-        move |error| Error::Launch(L::Driver { call, error: error.into() })
+        move |error| Error::RawDriver { call, error }
     }
 
     /// The launcher's error, if this is one.
@@ -96,6 +99,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Error::RawDriver { call, error } => write!(f, "the CUDA driver's {call} failed: {error}"),
             Error::BenchNeedsGpu => write!(
                 f,
                 "bench times a GPU, and no NVIDIA driver was found (libcuda could not be loaded): install the driver, or run the lesson and the exercise on the emulated GPU (`{}`, `{}`)",
