@@ -462,9 +462,15 @@ pub fn judge_with(n: u64, xs: &[f32], tile: u32, attempt: Attempt, diagnose: &mu
             // Atomics on one word beyond that order: a chain of them, one after another.
             let atomics = atomics.filter(|&a| a > chain);
             let mut counted = None;
+            // A chain of atomics so long that the float bound says nothing
+            // (2^24 additions and more): such a sum is never judged right.
+            let mut endless_chain = None;
             if let Some(a) = atomics {
                 let longer = r.check_total(value, chain + a);
-                let needed = !c.pass && longer.pass;
+                if !longer.bound.is_finite() {
+                    endless_chain = Some(a);
+                }
+                let needed = !c.pass && longer.pass && longer.bound.is_finite();
                 let once = probe(g, needed).filter(|k| !k.counts.is_empty() && k.counts.iter().all(|&(_, t)| t == 1));
                 if needed && once.is_some() {
                     (c, counted) = (longer, once);
@@ -481,7 +487,13 @@ pub fn judge_with(n: u64, xs: &[f32], tile: u32, attempt: Attempt, diagnose: &mu
                 bound: Some(c.bound),
                 launch_error: None,
                 solved: Some(solved),
-                hint: if c.pass { None } else { diagnose(&r, value, g) },
+                hint: match (c.pass, endless_chain) {
+                    (true, _) => None,
+                    (false, Some(a)) => Some(format!(
+                        "{a} atomic adds on one float are one chain of {a} additions, one after another: past 2^24 of them an f32 sum can stop growing (adding 1 to 2^25 rounds back to 2^25), so no bound vouches for it; add each thread's share in a register and each block's in its tree first, then one atomic per block"
+                    )),
+                    (false, None) => diagnose(&r, value, g),
+                },
                 idle: if right { idle } else { None },
                 slow: atomics.filter(|_| right).map(|atomics| Slow { atomics, tree, counted }),
                 grid,
@@ -1582,6 +1594,27 @@ mod tests {
     fn counted_with(n: usize, g: Grid, times: impl Fn(u64) -> u32) -> Counted {
         let counts = diagnosis::samples(n as u64, g).into_iter().map(|i| (i, times(i))).collect();
         Counted { n: n as u64, blocks: g.blocks, threads_per_block: g.threads, counts }
+    }
+
+    /// 2^26 elements added atomically on one float: one chain of 2^26
+    /// additions, past which the float bound says nothing (it is infinite),
+    /// and the f32 sum stalls at 2^25. It was judged "pass" with an infinite
+    /// bound; it fails, saying why, even where the probe found each sampled
+    /// element added once.
+    #[test]
+    fn a_chain_of_atomics_too_long_for_any_bound_fails_and_says_so() {
+        let n = 1 << 26;
+        let xs = reference::fill(n).unwrap();
+        let s = solved(160);
+        let g = Grid { blocks: 160, threads: 256, tile: 32 };
+        let once = counted_with(40_960, g, |_| 1);
+        // What the emulator's sum of 2^26 atomic adds of floats near 1 came to.
+        let stalled = 33_554_432.0f32;
+        let attempt = Attempt { atomics: Some(n as u64), ..Attempt::of(Ok((stalled, s))) };
+        let case = judge_with(n as u64, &xs, 32, attempt, &mut |_, _, _| Some("wrong".into()), &mut |_, _| Some(once.clone()));
+        assert!(!case.pass() && case.slow.is_none(), "{}", row(&case));
+        let hint = case.hint.clone().unwrap_or_default();
+        assert!(hint.starts_with("67108864 atomic adds on one float are one chain of 67108864 additions"), "{hint}");
     }
 
     #[test]
