@@ -21,5 +21,9 @@ fn main() {
         .watch("../crates/cg-kernel/src")
         .watch("../crates/cg-kernel-macros/src")
         .toolchain("nightly-2026-05-20")
+        // The launch-cost bench's empty cooperative kernel, and the mutant
+        // the tests launch to show what a missing grid.sync() does.
+        .cooperative_without_grid_sync("empty_cooperative")
+        .cooperative_without_grid_sync("mutant_without_grid_sync")
         .build();
 }

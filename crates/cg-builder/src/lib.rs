@@ -40,6 +40,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod cooperative;
 mod launch_bounds;
 
 pub use launch_bounds::with_launch_bounds;
@@ -84,6 +85,7 @@ pub struct Builder {
     ptxas: Vec<PathBuf>,
     toolchain: Option<String>,
     watched: Vec<PathBuf>,
+    no_grid_sync: Vec<String>,
 }
 
 impl Default for Builder {
@@ -146,6 +148,7 @@ impl Builder {
             ptxas: Vec::new(),
             toolchain: None,
             watched: Vec::new(),
+            no_grid_sync: Vec::new(),
         }
     }
 
@@ -189,6 +192,14 @@ impl Builder {
     /// build script about.
     pub fn watch(mut self, path: impl Into<PathBuf>) -> Self {
         self.watched.push(path.into());
+        self
+    }
+
+    /// Names a kernel declared `#[kernel(cooperative)]` that never calls
+    /// `grid.sync()` on purpose (a baseline of a launch's cost, a test's
+    /// mutant): the build warns of every other such kernel.
+    pub fn cooperative_without_grid_sync(mut self, name: impl Into<String>) -> Self {
+        self.no_grid_sync.push(name.into());
         self
     }
 
@@ -268,6 +279,13 @@ impl Builder {
             self.write(files::PTX_RS, &format!("::core::compile_error!({failed:?})\n"))?;
             println!("cargo:rustc-env={PTX_ENV}={}", self.out_dir.join(files::PTX_RS).display());
             return Ok(Built { plain, ptxas: Err("the GPU build failed".into()) });
+        }
+        if let Ok(text) = std::fs::read_to_string(&plain) {
+            for name in cooperative::cooperative_without_grid_sync(&text).into_iter().filter(|n| !self.no_grid_sync.contains(n)) {
+                println!(
+                    "cargo:warning=`{name}` is declared #[kernel(cooperative)] and never calls grid.sync(): its cooperative launch only limits its grid to what the GPU holds at once; drop `cooperative` for an ordinary launch"
+                );
+            }
         }
         let ptxas = self.report(&plain);
         if let Err(why) = &ptxas {
