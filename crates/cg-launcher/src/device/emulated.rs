@@ -293,6 +293,25 @@ impl Backend for Emulated {
     }
 }
 
+/// Says once per process, on stderr, that the emulator sizes a kernel's
+/// grid without its registers where its PTX was built but ptxas was not
+/// found (an emulator-only build has no PTX to ask, by design): such a grid
+/// may hold more blocks than a GPU's would.
+fn note_registers_unknown(spec: &KernelSpec) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let Ok(ptx) = crate::ptx_of(spec.krate) else { return };
+    if !spec.in_ptx || ptx.plain.is_empty() {
+        return;
+    }
+    if let Err(why) = ptx.ptxas_sm75 {
+        ONCE.call_once(|| {
+            eprintln!(
+                "note: the emulator sizes grids without the kernels' registers ({why}): blocks per SM may be more than a GPU runs, until it is rebuilt where ptxas is found"
+            )
+        });
+    }
+}
+
 struct EmulatedKernel<'g> {
     emulated: &'g Emulated,
     spec: KernelSpec,
@@ -305,6 +324,9 @@ impl Function for EmulatedKernel<'_> {
 
     fn occupancy(&self, threads_per_block: u32, shared_bytes: u32) -> Result<Occupancy> {
         let registers_per_thread = self.spec.registers();
+        if registers_per_thread.is_none() {
+            note_registers_unknown(&self.spec);
+        }
         let blocks_per_sm = self.emulated.device.blocks_per_sm_using(threads_per_block, shared_bytes, registers_per_thread);
         Ok(Occupancy { blocks_per_sm, registers_per_thread, static_shared_bytes: 0 })
     }
