@@ -111,7 +111,7 @@ pack
 # grid-barrier ones and the one-pass look-back, cg-algorithms') and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
-for program in scan compact histogram algorithms my-app; do
+for program in scan compact histogram algorithms bfs my-app; do
   [ -x "$D/$program" ] || fail "$program is not staged (scripts/stage-gpu-run.sh builds it)"
 done
 run "$K" 0 "$D/scan"
@@ -125,6 +125,7 @@ run "$K" 0 "$D/histogram"
 run "$K" 0 "$D/histogram" --library
 run "$K" nonzero "$D/histogram" --n 0
 run "$K" 0 "$D/algorithms"
+run "$K" 0 "$D/bfs"
 run "$K" 0 "$D/my-app"
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
@@ -134,6 +135,7 @@ if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/compact" --n 33,4096,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/algorithms" --n 33,4097,100003
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/bfs" --n 100000
   done
 fi
 grep -E "^===|rc=|pass|FAIL|error" "$K" | grep -v "^ *[0-9]* .*pass$"
