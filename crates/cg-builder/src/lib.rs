@@ -441,6 +441,7 @@ mod tests {
             ptxas: Vec::new(),
             toolchain: None,
             watched: Vec::new(),
+            no_grid_sync: Vec::new(),
         };
         let failing = Command::new("sh")
             .args(["-c", "echo '   Compiling k' >&2; echo 'error[E0277]: the trait bound is not satisfied' >&2; exit 101"])
