@@ -50,6 +50,18 @@ impl std::error::Error for Error {
     }
 }
 
+/// A call's error as the launcher's, for a program whose errors are
+/// cg-launcher's (a closure `Gpu::time_queued` runs, say): the launcher's
+/// own error comes back as itself, the others as its `Caller`.
+impl From<Error> for cg_launcher::error::Error {
+    fn from(e: Error) -> cg_launcher::error::Error {
+        match e {
+            Error::Launcher(e) => e,
+            other => cg_launcher::error::Error::Caller(Box::new(other)),
+        }
+    }
+}
+
 impl From<cg_launcher::error::Error> for Error {
     fn from(e: cg_launcher::error::Error) -> Error {
         Error::Launcher(e)

@@ -1,11 +1,8 @@
 //! `DeviceHistogram::HistogramEven`: one cooperative launch, one `grid.sync()`.
 
 use crate::element::Level;
-use crate::{Algorithms, Error, Result, Sample, THREADS, check_u32_count};
+use crate::{Algorithms, Error, GRID_SPAN, Result, Sample, THREADS, check_u32_count};
 use cg_launcher::device::Buffer;
-
-/// Samples a block takes per grid-stride round, for the grid's size.
-const BLOCK_SPAN: usize = THREADS as usize * 16;
 
 impl Algorithms<'_> {
     /// `bins[b]` = how many of `samples` fall in bin `b` of `bins.len()`
@@ -28,7 +25,7 @@ impl Algorithms<'_> {
         }
         check_u32_count(n)?;
         let def = S::histogram_def();
-        let blocks = self.capacity(def)?.min(n.div_ceil(BLOCK_SPAN).max(1) as u32);
+        let blocks = self.capacity(def)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
         let kernel = self.gpu.cooperative_kernel(def)?;
         let launch = kernel.configure(blocks, THREADS)?;
         // SAFETY: samples holds n elements and is a whole buffer (256-byte

@@ -68,6 +68,11 @@ use cg_algorithms_kernels as _;
 /// each tile is one block of 256 threads, 16 elements a thread.
 pub const LOOKBACK_TILE: usize = cg_algorithms_kernels::TILE_LEN;
 
+/// Elements per block of the grid-strided cooperative calls (the reduce and
+/// the histogram) when the input is too short to fill the GPU: a block for
+/// every 4,096 elements, up to the kernel's capacity.
+const GRID_SPAN: usize = THREADS as usize * 16;
+
 /// The result of a call here.
 pub type Result<T> = std::result::Result<T, Error>;
 

@@ -1,12 +1,8 @@
 //! `DeviceReduce`: one cooperative launch with one `grid.sync()`.
 
 use crate::element::Partials;
-use crate::{Algorithms, Element, Op, Result, THREADS};
+use crate::{Algorithms, Element, GRID_SPAN, Op, Result, THREADS};
 use cg_launcher::device::Buffer;
-
-/// Vectors of 4 elements each thread reads per round in the kernel, for the
-/// grid's size: a block per 4,096 elements, up to the GPU's capacity.
-const BLOCK_SPAN: usize = THREADS as usize * 16;
 
 impl Algorithms<'_> {
     /// `x[0] op x[1] op ...`: CUB's `DeviceReduce::Sum`, `Min` or `Max`,
@@ -27,7 +23,7 @@ impl Algorithms<'_> {
     pub fn reduce_on_device<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<&Buffer<T>> {
         let n = x.len();
         let def = T::reduce_def(op);
-        let blocks = self.capacity(def)?.min(n.div_ceil(BLOCK_SPAN).max(1) as u32);
+        let blocks = self.capacity(def)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
         let gpu = self.gpu;
         let slot = T::partials(&mut self.scratch.partials);
         if slot.as_ref().is_none_or(|p| p.partials.len() < blocks as usize) {

@@ -1,6 +1,6 @@
 //! `DeviceSelect`: one ordinary launch, decoupled look-back over the kept counts.
 
-use crate::{Algorithms, Element, Result, THREADS, check_u32_count, tiles};
+use crate::{Algorithms, Element, Lookback, Result, THREADS, check_u32_count, tiles};
 use cg_algorithms_kernels::select as k;
 use cg_launcher::device::Buffer;
 use cg_launcher::launch::ensure_len;
@@ -66,28 +66,20 @@ impl Algorithms<'_> {
         ensure_len(def.name(), "y", n, y.len())?;
         check_u32_count(n)?;
         let (rule, value) = rule.encode();
-        let gpu = self.gpu;
-        let kernel = gpu.kernel(def)?;
-        let blocks = tiles(n)?;
-        let l = self.lookback(blocks as usize)?;
+        let kernel = self.gpu.kernel(def)?;
         // SAFETY: x and y hold n elements (checked above) and are whole
         // buffers, 256-byte aligned; count holds one; n is below 2^32;
         // status holds a word per tile, none of this epoch; the ticket is 0;
         // one block of THREADS per tile; the launch gives the kernel's own
         // shared memory; this Algorithms' calls run one after another (as
         // for the scan).
-        let launched = if n == 0 {
-            gpu.write(l.count, 0, &[0])
-        } else {
-            unsafe {
-                kernel.launch(
-                    blocks,
-                    THREADS,
-                    (&x.slice(..), y.slice_mut(..), l.count.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, rule, value, n),
-                )
-            }
-        };
-        self.finish_lookback(launched)
+        self.run_selection(n, |blocks, l| unsafe {
+            kernel.launch(
+                blocks,
+                THREADS,
+                (&x.slice(..), y.slice_mut(..), l.count.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, rule, value, n),
+            )
+        })
     }
 
     /// [`select_flagged`](Self::select_flagged), its count left on the
@@ -98,23 +90,26 @@ impl Algorithms<'_> {
         ensure_len(def.name(), "flags", n, flags.len())?;
         ensure_len(def.name(), "y", n, y.len())?;
         check_u32_count(n)?;
-        let gpu = self.gpu;
-        let kernel = gpu.kernel(def)?;
-        let blocks = tiles(n)?;
-        let l = self.lookback(blocks as usize)?;
+        let kernel = self.gpu.kernel(def)?;
         // SAFETY: as select_if_on_device's; flags holds n bytes (checked
         // above) and is a whole buffer, 256-byte aligned.
-        let launched = if n == 0 {
-            gpu.write(l.count, 0, &[0])
-        } else {
-            unsafe {
-                kernel.launch(
-                    blocks,
-                    THREADS,
-                    (&x.slice(..), &flags.slice(..), y.slice_mut(..), l.count.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, n),
-                )
-            }
-        };
+        self.run_selection(n, |blocks, l| unsafe {
+            kernel.launch(
+                blocks,
+                THREADS,
+                (&x.slice(..), &flags.slice(..), y.slice_mut(..), l.count.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, n),
+            )
+        })
+    }
+
+    /// A selection over `n` elements: the look-back's storage for its tiles,
+    /// then `launch(blocks, storage)`, or for no elements the count set to 0
+    /// and no launch; returns the count's buffer.
+    fn run_selection(&mut self, n: usize, launch: impl FnOnce(u32, Lookback<'_>) -> cg_launcher::error::Result<()>) -> Result<&Buffer<u32>> {
+        let blocks = tiles(n)?;
+        let gpu = self.gpu;
+        let l = self.lookback(blocks as usize)?;
+        let launched = if n == 0 { gpu.write(l.count, 0, &[0]) } else { launch(blocks, l) };
         self.finish_lookback(launched)
     }
 

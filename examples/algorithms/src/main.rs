@@ -177,7 +177,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
                 };
-                r.map_err(|e| cg_launcher::error::Error::Caller(Box::new(e)))
+                r.map_err(Into::into)
             };
             let paired = example_bench::paired(
                 rounds,

@@ -57,26 +57,13 @@ enum Way<'g> {
     Library(Box<Algorithms<'g>>),
 }
 
-/// Whether the library compacts.
-fn args_library(way: &Way<'_>) -> bool {
-    matches!(way, Way::Library(_))
-}
-
-/// A cg-algorithms error as the launcher's, for this program's `Result`.
-fn launcher_error(e: cg_algorithms::Error) -> Error {
-    match e {
-        cg_algorithms::Error::Launcher(e) => e,
-        other => Error::Caller(Box::new(other)),
-    }
-}
-
 /// One compaction of `b.x` into `b.y` the chosen way, nothing read back;
 /// returns the blocks it launched.
 fn run_once(gpu: &Gpu, b: &mut Buffers, way: &mut Way<'_>) -> Result<u32> {
     match way {
         Way::Grid => compact(gpu, b),
         Way::Library(alg) => {
-            alg.select_if_on_device(&b.x, &mut b.y, Rule::Greater(THRESHOLD)).map_err(launcher_error)?;
+            alg.select_if_on_device(&b.x, &mut b.y, Rule::Greater(THRESHOLD))?;
             Ok(b.x.len().div_ceil(cg_algorithms::LOOKBACK_TILE) as u32)
         }
     }
@@ -87,7 +74,7 @@ fn kept(gpu: &Gpu, b: &mut Buffers, way: &mut Way<'_>) -> Result<usize> {
     match way {
         Way::Grid => Ok(gpu.read(&b.selected)?[0] as usize),
         // The call again, its count read back (the same input: the same count).
-        Way::Library(alg) => alg.select_if(&b.x, &mut b.y, Rule::Greater(THRESHOLD)).map_err(launcher_error),
+        Way::Library(alg) => alg.select_if(&b.x, &mut b.y, Rule::Greater(THRESHOLD)).map_err(Error::from),
     }
 }
 
@@ -244,7 +231,7 @@ fn bench(gpu: &Gpu, rounds: usize, way: &mut Way<'_>) -> Result<bool> {
             paired.ours_ms * 1e3,
             paired.theirs_ms * 1e3,
             r,
-            (if args_library(way) { x_bytes } else { 2.0 * x_bytes } + y_bytes) / (paired.ours_ms * 1e-3) / 1e9,
+            (if matches!(way, Way::Library(_)) { x_bytes } else { 2.0 * x_bytes } + y_bytes) / (paired.ours_ms * 1e-3) / 1e9,
             (x_bytes + y_bytes) / (paired.theirs_ms * 1e-3) / 1e9,
             match (ours_right, cub_right) {
                 (true, true) => "",

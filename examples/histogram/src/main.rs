@@ -66,10 +66,7 @@ fn upload(gpu: &Gpu, bytes: &[u8], library: bool) -> Result<Uploaded> {
 fn count(gpu: &Gpu, input: &Uploaded, n: usize, bins: &mut Buffer<u32>, algorithms: &mut Option<Algorithms<'_>>) -> Result<u32> {
     match (input, algorithms) {
         (Uploaded::Bytes(b), Some(alg)) => {
-            alg.histogram_even(b, bins, 0, 256).map_err(|e| match e {
-                cg_algorithms::Error::Launcher(e) => e,
-                other => cg_launcher::error::Error::Caller(Box::new(other)),
-            })?;
+            alg.histogram_even(b, bins, 0, 256)?;
             Ok(0)
         }
         (Uploaded::Words(w), _) => histogram(gpu, w, n, bins),

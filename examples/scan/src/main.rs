@@ -114,10 +114,7 @@ impl<'g> Scanner<'g> {
     fn scan(&mut self, gpu: &Gpu, x: &Buffer<f32>, y: &mut Buffer<f32>) -> Result<u32> {
         let n = x.len();
         if self.kernel == Kernel::Lookback {
-            self.algorithms.inclusive_scan(x, y, Op::Sum).map_err(|e| match e {
-                cg_algorithms::Error::Launcher(e) => e,
-                other => cg_launcher::error::Error::Caller(Box::new(other)),
-            })?;
+            self.algorithms.inclusive_scan(x, y, Op::Sum)?;
             return Ok(n.div_ceil(cg_algorithms::LOOKBACK_TILE) as u32);
         }
         ensure_len(self.kernel.def(), "y", n, y.len())?;
