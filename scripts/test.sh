@@ -40,6 +40,23 @@ cargo test -p cg-launcher --features barrier-timeout --test doors
 libraries=(-p cg-kernel-macros -p cg-kernel -p cg-builder -p cg-launcher)
 algorithms=(-p cg-algorithms-kernels -p cg-algorithms)
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}" "${algorithms[@]}"
+# cargo package builds each package against the others through a temporary
+# registry at target/package/tmp-registry, the same registry on every run
+# from this checkout. Cargo unpacks a registry crate into CARGO_HOME once and
+# never again, and takes a registry crate's build as fresh by its version
+# alone, so a crate changed since the last run here (or the last run on a
+# machine whose CARGO_HOME is kept) would be verified against its old source:
+# cg-launcher failed in CI against a cg-kernel without a field it had gained.
+# Both copies go first: the unpacked sources of our crates in any unnamed
+# (temporary) registry, and the fingerprints of the builds made from them
+# (their dep-info names such a source), so that cargo unpacks and builds again.
+for dir in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/cg-*; do
+  if [[ -d $dir ]]; then rm -rf "$dir"; fi
+done
+for depinfo in $(grep -l "registry/src/-" target/debug/deps/cg_*.d 2>/dev/null || true); do
+  unit=$(basename "$depinfo" .d)
+  rm -rf "target/debug/.fingerprint/${unit//_/-}"
+done
 cargo package --allow-dirty "${libraries[@]}"
 # The algorithms' crates are packaged but not built from their packages
 # here: cg-algorithms-kernels's build script runs cargo again to make its
