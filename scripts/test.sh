@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rustup toolchain install nightly-2026-05-20 --profile minimal --component rust-src --component rustfmt --component clippy
+# Miri, for the one test of Shared's host accesses from two threads (below):
+# the tests need it, a learner's builds do not, so it is not in
+# rust-toolchain.toml.
+rustup component add --toolchain nightly-2026-05-20 miri
 
 # ptxas, for the PTX test, from NVIDIA's PyPI package into a folder under
 # target/: pip installs into a folder of ours (--target) even where the
@@ -34,6 +38,13 @@ cargo test -p host --features barrier-timeout --test barrier_timeout --test barr
 mutants=(-Zprofile-rustflags --config 'profile.dev.package.cg-launcher.rustflags=["--cfg","cg_mutants"]' --config 'profile.dev.package.host.rustflags=["--cfg","cg_mutants"]')
 cargo "${mutants[@]}" test -p host --features barrier-timeout --test barrier_timeout_shared --test branch_memory_mutant
 cargo test -p cg-launcher --features barrier-timeout --test doors
+# Shared<T> is Sync, and safe code may fill it on one thread while another
+# reads it: Miri checks that no two host accesses race or mix atomic sizes on
+# one element (it reported the byte-at-a-time fill this replaced). The test
+# builds a Shared on emulator memory without a device, and the integer
+# address the launcher keeps for it is exposed provenance, which Miri allows
+# with this flag.
+MIRIFLAGS=-Zmiri-permissive-provenance cargo miri test -p cg-launcher --lib shared_host_accesses
 # The library crates as they would be published: their documentation
 # complete and warning-free (each denies missing_docs), and each packaged and
 # the package built on its own, path dependencies replaced by the packages.
