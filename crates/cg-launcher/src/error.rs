@@ -342,6 +342,19 @@ pub enum Error {
         /// Elements the buffer holds.
         len: usize,
     },
+    /// A view cast to an element type its bytes do not divide into
+    /// ([`View::cast`](crate::device::View::cast)): it must start on a
+    /// multiple of the new element's size and span a whole number of them.
+    MisfitCast {
+        /// The element type it had.
+        from: &'static str,
+        /// The one asked for.
+        to: &'static str,
+        /// Its first byte, within its buffer.
+        start_byte: usize,
+        /// Its length, in bytes.
+        bytes: usize,
+    },
     /// A raw launch with more arguments than a kernel entry takes.
     TooManyParameters {
         /// The kernel's name.
@@ -557,6 +570,14 @@ impl fmt::Display for Error {
                 // The end is past what an index can be: name the start and the count.
                 None => write!(f, "{what}: {count} elements from element {start} of a buffer of {len}: past its end (and past the largest index)"),
             },
+            Error::MisfitCast { from, to, start_byte, bytes } => {
+                let size = size_for(to);
+                write!(
+                    f,
+                    "a view of {from} as {to} refused: it spans bytes {start_byte}..{} of its buffer, and a {to} view must start on a multiple of {size} bytes and span a whole number of {size}-byte elements; slice it so that it does (`.slice(a..b)` with a and b in elements of {from}), then cast",
+                    start_byte + bytes
+                )
+            }
             Error::TooManyParameters { kernel, count, max } => write!(f, "launch of {kernel} with {count} arguments refused: a kernel takes at most {max}"),
             Error::SharedMemoryTooLarge { kernel } => {
                 write!(f, "{kernel}: its dynamic shared memory per block does not fit in the 32 bits a launch describes it with")
@@ -601,5 +622,16 @@ mod tests {
         assert_eq!(e, "k: partials holds 2 elements but the launch needs 3");
         let e = Error::BadThreadsPerBlock { threads_per_block: 2048, why: BadBlock::OverDeviceMax(1024) }.to_string();
         assert_eq!(e, "blocks of 2048 threads: this device runs at most 1024 threads per block");
+    }
+}
+
+/// The size in bytes of a [`Pod`](crate::device::Pod) type named by
+/// `std::any::type_name`, for [`Error::MisfitCast`]'s message.
+fn size_for(name: &str) -> usize {
+    match name {
+        "u8" | "i8" => 1,
+        "u16" | "i16" => 2,
+        "u32" | "i32" | "f32" => 4,
+        _ => 8,
     }
 }

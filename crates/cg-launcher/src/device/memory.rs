@@ -232,6 +232,31 @@ impl<T: Pod> Buffer<T> {
     }
 }
 
+/// Whether `len` elements of `T` from element `offset` are whole elements of
+/// `U` from a multiple of `U`'s size: the view's bytes as `U`s, or the error.
+fn recast<T: Pod, U: Pod>(offset: usize, len: usize) -> Result<(usize, usize)> {
+    let (start, bytes) = (offset * size_of::<T>(), len * size_of::<T>());
+    if start.is_multiple_of(size_of::<U>()) && bytes.is_multiple_of(size_of::<U>()) {
+        Ok((start / size_of::<U>(), bytes / size_of::<U>()))
+    } else {
+        Err(Error::MisfitCast { from: std::any::type_name::<T>(), to: std::any::type_name::<U>(), start_byte: start, bytes })
+    }
+}
+
+impl<'a, T: Pod> ViewMut<'a, T> {
+    /// The same bytes as elements of `U`, for a kernel to write (C++'s
+    /// `reinterpret_cast<uint4*>(p)` on a buffer of bytes): a view of 16
+    /// `u8`s is one of four `u32`s. The view must start on a multiple of
+    /// `U`'s size and span a whole number of `U`s, or the cast fails by name
+    /// ([`Error::MisfitCast`]); every bit pattern is a `Pod` value, so any
+    /// bytes read back either way are defined. It takes the view (which
+    /// borrows its buffer exclusively), so no view of the old type outlives it.
+    pub fn cast<U: Pod>(self) -> Result<ViewMut<'a, U>> {
+        let (offset, len) = recast::<T, U>(self.offset, self.len)?;
+        Ok(ViewMut { mem: self.mem, offset, len, _t: PhantomData })
+    }
+}
+
 impl<T: Pod> ViewMut<'_, T> {
     /// The number of elements.
     pub fn len(&self) -> usize {
@@ -251,6 +276,18 @@ impl<T: Pod> ViewMut<'_, T> {
     /// Where its buffer was made, and the bytes of the allocation it spans.
     pub(crate) fn origin(&self) -> (Origin, Span) {
         (self.mem.origin, byte_range::<T>(self.offset, self.len))
+    }
+}
+
+impl<'a, T: Pod> View<'a, T> {
+    /// The same bytes as elements of `U`, for a kernel to read (C++'s
+    /// `reinterpret_cast<const uint4*>(p)`): a view of a buffer of `u8`
+    /// samples as `u32` words, with no copy. It must start on a multiple of
+    /// `U`'s size and span a whole number of `U`s, or the cast fails by name
+    /// ([`Error::MisfitCast`]); every bit pattern is a `Pod` value.
+    pub fn cast<U: Pod>(&self) -> Result<View<'a, U>> {
+        let (offset, len) = recast::<T, U>(self.offset, self.len)?;
+        Ok(View { mem: self.mem, offset, len, _t: PhantomData })
     }
 }
 
