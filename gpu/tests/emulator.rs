@@ -97,7 +97,7 @@ const H200_BITS: [u32; 3] = kernels::ORDER_SENSITIVE_H200_BITS;
 
 #[test]
 fn the_emulator_adds_in_the_gpus_order_bit_for_bit() {
-    let xs = gpu::emu::order_sensitive_input(100_003);
+    let xs = gpu::kernels::order_sensitive_input(100_003);
     let got = sums(&DEV, &xs, xs.len(), 8, Options::default());
     println!("emulator: {got:#010x?} = {:?}", got.map(f32::from_bits));
     assert_eq!(got, H200_BITS);
@@ -105,7 +105,7 @@ fn the_emulator_adds_in_the_gpus_order_bit_for_bit() {
 
 #[test]
 fn the_same_launch_gives_the_same_bits_with_any_number_of_workers_and_any_seed() {
-    let xs = gpu::emu::order_sensitive_input(100_003);
+    let xs = gpu::kernels::order_sensitive_input(100_003);
     for workers in [1, 2, 5] {
         for seed in [None, Some(1), Some(0xdead_beef)] {
             let options = Options { workers, seed, ..Options::default() };

@@ -288,7 +288,7 @@ fn a_random_seed_is_printed_by_every_subcommand_so_the_run_can_be_repeated() {
 #[test]
 fn a_graph_replays_its_launches_in_order_with_the_same_bits_as_the_paths_it_captures() {
     let gpu = t4();
-    let xs = gpu::emu::order_sensitive_input(100_003);
+    let xs = gpu::kernels::order_sensitive_input(100_003);
     let r = Reference::new(&xs);
     let input = DeviceInput::upload(&gpu, &xs).unwrap();
     let sums = Sums::load(&gpu, 256).unwrap();

@@ -148,7 +148,7 @@ fn order_sensitive_sums_have_the_bits_the_emulator_is_checked_against() {
     // The GPU's totals for an input whose sum depends on the order of the
     // additions: gpu/tests/emulator.rs checks that the emulator gets these bits.
     let gpu = gpu();
-    let xs = gpu::emu::order_sensitive_input(100_003);
+    let xs = gpu::kernels::order_sensitive_input(100_003);
     let input = DeviceInput::upload(&gpu, &xs).unwrap();
     let sums = Sums::load(&gpu, 64).unwrap();
     let mut s = sums.scratch(8, 1).unwrap();

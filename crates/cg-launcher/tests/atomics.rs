@@ -87,7 +87,7 @@ pub unsafe fn float_sums(x: In<f32>, sum: Out<f32>, sum64: Out<f64>, n: usize) {
 fn f32_and_f64_atomic_adds_sum_within_float_tolerance() -> Result<()> {
     let gpu = gpu();
     let n = 100_003;
-    let xs = cg_kernel::emu::order_sensitive_input(n);
+    let xs = order_sensitive_input(n);
     let exact: f64 = xs.iter().map(|&v| v as f64).sum();
     let magnitude: f64 = xs.iter().map(|&v| (v as f64).abs()).sum();
     let x = gpu.upload(&xs)?;
@@ -339,4 +339,10 @@ fn every_integer_atomic_gives_the_cpus_answer() -> Result<()> {
     assert_eq!((out[6], out[7]), (0, -1));
     assert_eq!(out[8], 42);
     Ok(())
+}
+
+/// Values of both signs from 2^-10 to 2^4, whose float sum depends on the
+/// order of the additions.
+fn order_sensitive_input(n: usize) -> Vec<f32> {
+    (0..n).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 } * (1u32 << (i * 7 % 15)) as f32 / 1024.0 * (1.0 + (i % 97) as f32 / 97.0)).collect()
 }

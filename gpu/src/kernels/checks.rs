@@ -5,7 +5,23 @@ use crate::cg::{this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
 use crate::mem::Out;
 
-/// The totals of `gpu::emu::order_sensitive_input(100_003)` (whose float
+/// An input whose float sum depends on the order of the additions (values
+/// of both signs over 15 binary orders of magnitude), for checking that the
+/// emulator adds in exactly the GPU's order: same input, grid and block size,
+/// same bits.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn order_sensitive_input(n: usize) -> Vec<f32> {
+    (0..n as u64)
+        .map(|i| {
+            let mut z = i.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 31)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let unit = (z >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+            unit * (1u32 << ((z >> 8) % 15)) as f32
+        })
+        .collect()
+}
+
+/// The totals of [`order_sensitive_input`]`(100_003)` (whose float
 /// sum depends on the order of the additions) with 8 blocks of 64 threads:
 /// two launches, one cooperative launch, and the cooperative fast sum, as an
 /// H200 computed them (`host/tests/gpu.rs` checks the H200 against these,
