@@ -353,7 +353,8 @@ pub fn times(c: u32) -> String {
 /// grid boundaries of `g`, the middle and the end; sorted, at most 16.
 pub fn samples(n: u64, g: Grid) -> Vec<u64> {
     let (w, t, grid) = (g.tile as u64, g.threads as u64, g.threads_in_grid());
-    let mut s: Vec<u64> = [0, 1, w - 1, w, t - 1, t, t + 1, 2 * t - 1, 2 * t, grid - 1, grid, n / 2, n.saturating_sub(2), n.saturating_sub(1)]
+    // n / 32 * 32: the first element of a warp that n leaves partly filled.
+    let mut s: Vec<u64> = [0, 1, w - 1, w, t - 1, t, t + 1, 2 * t - 1, 2 * t, grid - 1, grid, n / 2, n / 32 * 32, n.saturating_sub(2), n.saturating_sub(1)]
         .into_iter()
         .filter(|&i| i < n)
         .collect();
@@ -449,7 +450,44 @@ pub fn ratio(total: f32, reference: f64) -> String {
     }
     let r = total as f64 / reference;
     let k = r.round();
-    if k >= 1.0 && (r - k).abs() <= 1e-4 * k { format!("the total is {k} times the sum") } else { format!("the total is {r:.2} times the sum") }
+    if k >= 1.0 && (r - k).abs() <= 1e-4 * k {
+        format!("the total is {k} times the sum")
+    } else if (r - 1.0).abs() < 0.005 {
+        // Off by less than 0.5%: two decimals would say 1.00.
+        format!("the total is {r:.4} times the sum")
+    } else {
+        format!("the total is {r:.2} times the sum")
+    }
+}
+
+/// Where the probe found the elements of full warps added once and those of
+/// the warp that n leaves partly filled never (n not a multiple of 32, and
+/// blocks of whole warps, so that the grid-stride loop's last warp with work
+/// holds elements n / 32 * 32 to n - 1): what a kernel does that counts on
+/// 32 lanes, as a `coalesced_threads()` group's writer chosen as
+/// `thread_rank() == 31` does. `None` where the counts say anything else, or
+/// sample only one side.
+fn partial_warp_hint(c: &Counted, ratio: &str) -> Option<String> {
+    let (n, tail) = (c.n, c.n % 32);
+    let full = n - tail;
+    if tail == 0 || c.threads_per_block % 32 != 0 {
+        return None;
+    }
+    let whole = |&&(i, k): &&(u64, u32)| i < full && k == 1;
+    let lost = |&&(i, k): &&(u64, u32)| i >= full && k == 0;
+    let (before, after): (Vec<_>, Vec<_>) = c.counts.iter().partition(|&&(i, _)| i < full);
+    // Both sides sampled: with none below, nothing added at all says as much.
+    if before.is_empty() || after.is_empty() || !before.iter().all(whole) || !after.iter().all(lost) {
+        return None;
+    }
+    let lanes = crate::text::plural(tail as u32, "lane", "lanes");
+    let (tail_words, group) = match tail {
+        1 => (format!("Element {full} is"), "1 thread, ranked 0".to_string()),
+        _ => (format!("Elements {full} to {} are", n - 1), format!("{tail} threads, ranked 0 to {}", tail - 1)),
+    };
+    Some(format!(
+        "{ratio}, and solve() run again with one element 1 added each sampled element below {full} once and none from {full} on (counted: below). {tail_words} the one warp that n = {n} leaves partly filled ({lanes} with an element, the rest past n), and none of it was added: in such a warp a group of the threads that take the loop (coalesced_threads()) has {group}, so a writer chosen as thread_rank() == 31, or anything sized for 32 lanes, is not there. Choose the writer by the group's own size (thread_rank() == 0, or == num_threads() - 1)"
+    ))
 }
 
 /// What a wrong total is, where no loop the harness knows makes it, told
@@ -499,6 +537,9 @@ pub fn arithmetic_hint(xs: &[f32], sum: f64, total: f32, g: Grid, counted: Optio
         }
     }
     if let Some(c) = counted {
+        if let Some(hint) = partial_warp_hint(c, &ratio) {
+            return Some(hint);
+        }
         let mut ks: Vec<u32> = c.counts.iter().map(|&(_, k)| k).collect();
         ks.sort_unstable();
         ks.dedup();
@@ -641,8 +682,9 @@ mod tests {
     fn runs_ratios_and_samples_read_as_sentences() {
         assert_eq!(ratio(1836.0, 612.0), "the total is 3 times the sum");
         assert_eq!(ratio(1065.0, 612.0), "the total is 1.74 times the sum");
+        assert_eq!(ratio(608.953, 612.003), "the total is 0.9950 times the sum");
         assert_eq!(times(1), "once");
-        assert_eq!(samples(611, G), vec![0, 1, 31, 32, 255, 256, 257, 305, 511, 512, 609, 610]);
+        assert_eq!(samples(611, G), vec![0, 1, 31, 32, 255, 256, 257, 305, 511, 512, 608, 609, 610]);
         let c = Counted { n: 611, blocks: 3, threads_per_block: 256, counts: vec![(0, 3), (1, 3), (610, 3)] };
         assert_eq!(
             c.describe(),

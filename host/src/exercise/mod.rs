@@ -495,7 +495,10 @@ pub fn judge_with(n: u64, xs: &[f32], tile: u32, attempt: Attempt, diagnose: &mu
                     (false, None) => diagnose(&r, value, g),
                 },
                 idle: if right { idle } else { None },
-                slow: atomics.filter(|_| right).map(|atomics| Slow { atomics, tree, counted }),
+                // Slower by a factor worth a note: twice the tree's chain or
+                // more (a warp-level atomic per warp at n = 1024 is 32 against
+                // 24, no slower to speak of), or a pass that took the probe.
+                slow: atomics.filter(|&a| right && (a >= 2 * tree || counted.is_some())).map(|atomics| Slow { atomics, tree, counted }),
                 grid,
             }
         }
@@ -1331,6 +1334,22 @@ mod tests {
             "{h}"
         );
         told.push(h);
+        // A coalesced_threads() group's total written by thread_rank() == 31:
+        // the warp that n leaves partly filled (608 to 610, 3 lanes) adds nothing.
+        let tail = counted(&|i| u32::from(i < 608));
+        let total: f64 = xs[..608].iter().map(|&x| x as f64).sum();
+        let h = wrong_sum_hint(&r, total as f32, g, &mut Diagnosis::default(), &mut |_| Some(tail.clone())).unwrap();
+        assert!(
+            h.contains("added each sampled element below 608 once and none from 608 on (counted: below)")
+                && h.contains("Elements 608 to 610 are the one warp that n = 611 leaves partly filled (3 lanes with an element")
+                && h.contains("has 3 threads, ranked 0 to 2, so a writer chosen as thread_rank() == 31"),
+            "{h}"
+        );
+        told.push(h);
+        // Elements lost elsewhere as well are not put down to the partial warp.
+        let scattered = counted(&|i| u32::from(i < 608 && i != 256));
+        let h = wrong_sum_hint(&r, total as f32, g, &mut Diagnosis::default(), &mut |_| Some(scattered.clone())).unwrap();
+        assert!(!h.contains("partly filled") && h.contains("unequally"), "{h}");
         // A shared accumulator never set to 0, summed twice: every element twice, as measured.
         let one = reference::fill(31).unwrap();
         let r1 = Reference::new(&one);
