@@ -1,6 +1,7 @@
 //! What the launcher costs the host, call by call: loading a kernel and
 //! sizing its cooperative grid, a launch (ordinary and cooperative) of an
-//! empty kernel, a write and read back of one float, and a `finish()` with
+//! empty kernel (and an ordinary one of 2 blocks of 32 threads, the smallest
+//! the emulator's costs are judged by), a write and read back of one float, and a `finish()` with
 //! nothing queued. Written against the launcher's API as it was before
 //! issue 55 and as it is after, so the same file builds both, and one GPU
 //! run times them side by side (`scripts/measure-overhead.sh`).
@@ -57,6 +58,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     per_call("launch (ordinary, 132 x 256, empty)", &mut || {
         // SAFETY: the kernel touches nothing.
         unsafe { ordinary.launch(132, 256, ())? };
+        Ok(())
+    })?;
+    per_call("launch (ordinary, 2 x 32, empty)", &mut || {
+        // SAFETY: the kernel touches nothing.
+        unsafe { ordinary.launch(2, 32, ())? };
         Ok(())
     })?;
     let cooperative = gpu.cooperative_kernel(&k.empty_cooperative)?;

@@ -26,8 +26,15 @@ fn page() -> usize {
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
 }
 
-/// One worker's stack slots: `count` stacks of [`STACK_BYTES`], each above a guard page.
+/// One worker's stack slots: `count` stacks of [`STACK_BYTES`], each above a
+/// guard page. Taken from the pool of regions earlier launches gave back
+/// where one is large enough, and given back to it when dropped.
 pub struct Slots {
+    region: Option<Region>,
+}
+
+/// A mapping of slots, as the pool keeps it.
+struct Region {
     base: *mut u8,
     stride: usize,
     count: usize,
@@ -39,11 +46,104 @@ pub struct Slots {
 }
 
 // SAFETY: the region is plain memory; which thread uses it is the worker's business.
-unsafe impl Send for Slots {}
+unsafe impl Send for Region {}
+
+/// Regions finished launches gave back, for the next launch's workers.
+/// Mapping a region and protecting each slot's guard page costs a system
+/// call per thread of the block, and the first touch of each stack a page
+/// fault: for a small launch, most of its cost on the host. The pool keeps
+/// at most [`POOL_SLOTS`] slots in [`POOL_REGIONS`] regions (address space: the stacks are
+/// mapped without reserve, and in a large region the pages a finished
+/// launch touched are handed back to the kernel lazily, [`LAZILY_FREED`]).
+static POOL: std::sync::Mutex<Vec<Region>> = std::sync::Mutex::new(Vec::new());
+
+/// The most slots the pool keeps: 64 workers' worth of 1,024-thread blocks.
+const POOL_SLOTS: usize = 64 * 1024;
+
+/// Regions of more slots than this have the pages their stacks touched
+/// freed lazily (`MADV_FREE`) as they go back to the pool; smaller ones keep
+/// them, since walking a region's page tables costs a small launch as much
+/// as the rest of it (at most [`POOL_REGIONS`] x 256 slots of a few pages).
+const LAZILY_FREED: usize = 256;
+
+/// The most regions it keeps: each holds one of the stack-overflow
+/// handler's 512 entries (`emu::overflow`) while pooled.
+const POOL_REGIONS: usize = 64;
 
 impl Slots {
-    /// Maps `count` slots. Memory is committed only where a stack is used.
+    /// `count` slots: the smallest pooled region that has as many, else a
+    /// new mapping. Memory is committed only where a stack is used.
     pub fn new(count: usize) -> std::io::Result<Slots> {
+        let pooled = take(&mut POOL.lock().unwrap_or_else(|e| e.into_inner()), count);
+        let region = match pooled {
+            Some(r) => r,
+            None => Region::map(count)?,
+        };
+        Ok(Slots { region: Some(region) })
+    }
+
+    fn region(&self) -> &Region {
+        self.region.as_ref().expect("a region until dropped")
+    }
+
+    /// The worker now runs block `block` of `kernel`: what a stack
+    /// overflow in one of these slots is reported as.
+    pub fn running(&self, kernel: &'static str, block: u32) {
+        self.region().registered.running(kernel, block);
+    }
+
+    /// Slot `i` as a coroutine stack.
+    pub fn stack(&self, i: usize) -> SlotStack {
+        let r = self.region();
+        assert!(i < r.count, "slot {i} of {}", r.count);
+        // SAFETY: inside the mapping.
+        let limit = unsafe { r.base.add(i * r.stride) } as usize;
+        SlotStack { limit, top: limit + r.stride }
+    }
+
+    /// Whether `address` is a guard page of this region.
+    #[cfg(test)]
+    pub fn is_guard(&self, address: usize) -> bool {
+        let r = self.region();
+        let start = r.base as usize;
+        address >= start && address < start + r.total && (address - start) % r.stride < r.guard
+    }
+}
+
+impl Drop for Slots {
+    /// Gives the region back to the pool, or unmaps it where the pool is
+    /// full. Nothing runs on its stacks any more: a worker drops its slots
+    /// when it leaves the launch, and a coroutine it abandoned (its block
+    /// faulted) is never resumed, so its frames are plain bytes to reuse.
+    fn drop(&mut self) {
+        let Some(region) = self.region.take() else { return };
+        if region.count > LAZILY_FREED {
+            // SAFETY: the region's own mapping (MADV_FREE on its PROT_NONE
+            // guard pages is harmless); the kernel may drop the contents of
+            // its pages, which no one reads before writing: a stack is
+            // written before it is read.
+            unsafe { libc::madvise(region.base as *mut libc::c_void, region.total, libc::MADV_FREE) };
+        }
+        give_back(&mut POOL.lock().unwrap_or_else(|e| e.into_inner()), region);
+    }
+}
+
+/// The smallest region of `pool` with `count` slots or more, taken out of it.
+fn take(pool: &mut Vec<Region>, count: usize) -> Option<Region> {
+    let best = pool.iter().enumerate().filter(|(_, r)| r.count >= count).min_by_key(|(_, r)| r.count).map(|(i, _)| i);
+    best.map(|i| pool.swap_remove(i))
+}
+
+/// `region` kept in `pool` while it has room, else unmapped.
+fn give_back(pool: &mut Vec<Region>, region: Region) {
+    if pool.len() < POOL_REGIONS && pool.iter().map(|r| r.count).sum::<usize>() + region.count <= POOL_SLOTS {
+        pool.push(region);
+    }
+}
+
+impl Region {
+    /// Maps `count` slots, each above a guard page.
+    fn map(count: usize) -> std::io::Result<Region> {
         let guard = page();
         let stride = STACK_BYTES + guard;
         let total = stride * count;
@@ -55,43 +155,22 @@ impl Slots {
             return Err(std::io::Error::last_os_error());
         }
         let registered = super::overflow::register(base as usize, stride, count, guard);
-        let slots = Slots { base: base as *mut u8, stride, count, guard, total, registered };
+        let region = Region { base: base as *mut u8, stride, count, guard, total, registered };
         for s in 0..count {
             // SAFETY: the first page of each slot lies inside the mapping.
-            if unsafe { libc::mprotect(slots.base.add(s * stride) as *mut libc::c_void, guard, libc::PROT_NONE) } != 0 {
+            if unsafe { libc::mprotect(region.base.add(s * stride) as *mut libc::c_void, guard, libc::PROT_NONE) } != 0 {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        Ok(slots)
-    }
-
-    /// The worker now runs block `block` of `kernel`: what a stack
-    /// overflow in one of these slots is reported as.
-    pub fn running(&self, kernel: &'static str, block: u32) {
-        self.registered.running(kernel, block);
-    }
-
-    /// Slot `i` as a coroutine stack.
-    pub fn stack(&self, i: usize) -> SlotStack {
-        assert!(i < self.count, "slot {i} of {}", self.count);
-        // SAFETY: inside the mapping.
-        let limit = unsafe { self.base.add(i * self.stride) } as usize;
-        SlotStack { limit, top: limit + self.stride }
-    }
-
-    /// Whether `address` is a guard page of this region.
-    #[cfg(test)]
-    pub fn is_guard(&self, address: usize) -> bool {
-        let start = self.base as usize;
-        address >= start && address < start + self.total && (address - start) % self.stride < self.guard
+        Ok(region)
     }
 }
 
-impl Drop for Slots {
+impl Drop for Region {
     fn drop(&mut self) {
         // Out of the handler's table before the addresses can be reused.
         self.registered.release();
-        // SAFETY: the mapping made in `new`, unmapped once.
+        // SAFETY: the mapping made in `map`, unmapped once.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.total) };
     }
 }
@@ -175,6 +254,27 @@ mod tests {
         assert!(slots.is_guard(b.limit));
         assert!(!slots.is_guard(b.limit + page()));
         assert!(a.top - a.limit >= STACK_BYTES);
+    }
+
+    #[test]
+    fn a_pooled_region_serves_the_next_launch_that_fits_with_its_guards() {
+        let mut pool = Vec::new();
+        let (small, large) = (Region::map(4).unwrap(), Region::map(16).unwrap());
+        let (small_base, large_base) = (small.base, large.base);
+        give_back(&mut pool, large);
+        give_back(&mut pool, small);
+        // The smallest that fits: 3 threads take the region of 4, then 5 the one of 16.
+        let a = take(&mut pool, 3).expect("a region of 4");
+        assert_eq!(a.base, small_base);
+        assert_eq!(take(&mut pool, 5).expect("the region of 16").base, large_base);
+        assert!(take(&mut pool, 1).is_none(), "both taken");
+        // Its guard pages are still guards.
+        let slots = Slots { region: Some(a) };
+        assert!(slots.is_guard(slots.stack(2).limit));
+        // A full pool unmaps what comes back.
+        let mut full: Vec<Region> = (0..POOL_REGIONS).map(|_| Region::map(1).unwrap()).collect();
+        give_back(&mut full, Region::map(1).unwrap());
+        assert_eq!(full.len(), POOL_REGIONS);
     }
 
     #[test]
