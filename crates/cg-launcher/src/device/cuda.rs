@@ -49,6 +49,10 @@ pub(crate) struct Cuda {
     indexes: RefCell<std::collections::HashMap<(&'static str, bool), std::rc::Rc<PtxIndex>>>,
     /// The event [`Backend::finish`] records and waits for.
     finished: OnceLock<CudaEvent>,
+    /// The event one stream records for another to wait on
+    /// (`stream_waits`), made once and recorded again each time: a wait
+    /// takes the record made before it, so a later record moves no wait.
+    ordering: OnceLock<CudaEvent>,
     /// `hold_for`, loaded on the first timed batch.
     hold_function: OnceLock<CudaFunction>,
     /// How long the next batch of timed runs is held (see `time_queued`).
@@ -145,6 +149,7 @@ impl Cuda {
             occupancies: RefCell::default(),
             indexes: RefCell::default(),
             finished: OnceLock::new(),
+            ordering: OnceLock::new(),
             hold_function: OnceLock::new(),
             hold_time: Cell::new(FIRST_HOLD),
             capturing: Cell::new(None),
@@ -460,7 +465,13 @@ impl Cuda {
 
     /// Makes `waiter` wait for what is queued on `on` so far.
     fn stream_waits(&self, waiter: sys::CUstream, on: sys::CUstream) -> Result<()> {
-        let e = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"))?;
+        let e = match self.ordering.get() {
+            Some(e) => e,
+            None => {
+                let e = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map_err(Error::driver("cuEventCreate"))?;
+                self.ordering.get_or_init(|| e)
+            }
+        };
         // SAFETY: the event and both streams are this context's, live for the call.
         unsafe {
             driver::record_event(e.cu_event(), on).map_err(Error::driver("cuEventRecord"))?;
@@ -500,9 +511,9 @@ impl Cuda {
             return Err(Error::NotInPtx { kernel: spec.name, tile: spec.tile });
         }
         let key = (spec.krate, spec.cluster, spec.name);
-        if let Some((module, function, watched)) = self.functions.borrow().get(&key) {
-            let (module, function, watched) = (module.clone(), function.clone(), watched.clone());
-            return Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in: Cell::new(0) }));
+        if let Some((module, function, watched, opted_in)) = self.functions.borrow().get(&key) {
+            let (module, function, watched, opted_in) = (module.clone(), function.clone(), watched.clone(), opted_in.clone());
+            return Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in }));
         }
         let ptx = crate::ptx_of(spec.krate)?;
         let index = self
@@ -522,8 +533,9 @@ impl Cuda {
             true => Some(module.load_function(&format!("{}{WATCHED_ENTRY_SUFFIX}", spec.name)).map_err(Error::driver("cuModuleGetFunction"))?),
             false => None,
         };
-        self.functions.borrow_mut().insert(key, (module.clone(), function.clone(), watched.clone()));
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in: Cell::new(0) }))
+        let opted_in = std::rc::Rc::new(Cell::new(0));
+        self.functions.borrow_mut().insert(key, (module.clone(), function.clone(), watched.clone(), opted_in.clone()));
+        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module, function, watched, cache: Some(key), opted_in }))
     }
 }
 
@@ -613,7 +625,15 @@ impl Backend for Cuda {
         self.usable()?;
         let Some(module) = module else { return self.load_ours(spec) };
         let function = module.cuda.load_function(spec.name).map_err(Error::driver("cuModuleGetFunction"))?;
-        Ok(Box::new(CudaKernel { cuda: self, name: spec.name, module: module.cuda.clone(), function, watched: None, cache: None, opted_in: Cell::new(0) }))
+        Ok(Box::new(CudaKernel {
+            cuda: self,
+            name: spec.name,
+            module: module.cuda.clone(),
+            function,
+            watched: None,
+            cache: None,
+            opted_in: std::rc::Rc::new(Cell::new(0)),
+        }))
     }
 
     fn load_module_file(&self, path: &std::path::Path) -> Result<Arc<CudaModule>> {
@@ -904,8 +924,9 @@ struct CudaKernel<'g> {
     /// Where its occupancy answers are kept: the program's own kernels only
     /// (a module from a file may be unloaded and another loaded in its place).
     cache: Option<FunctionKey>,
-    /// The dynamic shared memory its entries were opted in to, if above 48 KiB.
-    opted_in: Cell<u32>,
+    /// The dynamic shared memory its entries were opted in to, if above 48
+    /// KiB: one cell per function, kept with it in `Cuda::functions`.
+    opted_in: std::rc::Rc<Cell<u32>>,
 }
 
 /// Dynamic shared memory a kernel may have without opting in.
@@ -1097,7 +1118,10 @@ fn body_from(ptx: &str, start: usize) -> Option<&str> {
 
 /// A kernel as loaded: its module (kept alive while the function is), the
 /// function, and its watched entry where the build has one.
-type Loaded = (Arc<CudaModule>, CudaFunction, Option<CudaFunction>);
+/// A kernel's module, its entry and its watched entry, and the dynamic
+/// shared memory both are opted in to (shared by every handle to them, so
+/// that the attribute is set once per function, not once per handle).
+type Loaded = (Arc<CudaModule>, CudaFunction, Option<CudaFunction>, std::rc::Rc<Cell<u32>>);
 
 /// A PTX module's functions, read once: for each entry and `.func`, whether
 /// its body holds the mark `grid.sync()` leaves (`arch::mark_grid_sync`),
