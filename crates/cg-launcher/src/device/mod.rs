@@ -6,6 +6,7 @@ mod cuda;
 mod emulated;
 mod group;
 mod memory;
+mod ptx_index;
 
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
 pub use cg_kernel::emu::Device as EmulatedDevice;
@@ -14,9 +15,9 @@ pub use cg_kernel::emu::Device as EmulatedDevice;
 /// ([`Error::Emulated`]). Re-exported so that
 /// a program drives the emulator with this crate alone.
 pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
-pub use cuda::ptx_calls_grid_sync;
 pub use group::{CommId, Communicator, MAX_STAND_IN_RANKS, StandIn};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
+pub use ptx_index::ptx_calls_grid_sync;
 
 use crate::error::{Error, Result};
 use crate::launch::Shape;
