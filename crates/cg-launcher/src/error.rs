@@ -603,6 +603,17 @@ impl std::error::Error for Error {
     }
 }
 
+/// The size in bytes of a [`Pod`](crate::device::Pod) type named by
+/// `std::any::type_name`, for [`Error::MisfitCast`]'s message.
+fn size_for(name: &str) -> usize {
+    match name {
+        "u8" | "i8" => 1,
+        "u16" | "i16" => 2,
+        "u32" | "i32" | "f32" => 4,
+        _ => 8,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,16 +633,5 @@ mod tests {
         assert_eq!(e, "k: partials holds 2 elements but the launch needs 3");
         let e = Error::BadThreadsPerBlock { threads_per_block: 2048, why: BadBlock::OverDeviceMax(1024) }.to_string();
         assert_eq!(e, "blocks of 2048 threads: this device runs at most 1024 threads per block");
-    }
-}
-
-/// The size in bytes of a [`Pod`](crate::device::Pod) type named by
-/// `std::any::type_name`, for [`Error::MisfitCast`]'s message.
-fn size_for(name: &str) -> usize {
-    match name {
-        "u8" | "i8" => 1,
-        "u16" | "i16" => 2,
-        "u32" | "i32" | "f32" => 4,
-        _ => 8,
     }
 }

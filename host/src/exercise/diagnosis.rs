@@ -470,7 +470,7 @@ pub fn ratio(total: f32, reference: f64) -> String {
 fn partial_warp_hint(c: &Counted, ratio: &str) -> Option<String> {
     let (n, tail) = (c.n, c.n % 32);
     let full = n - tail;
-    if tail == 0 || c.threads_per_block % 32 != 0 {
+    if tail == 0 || !c.threads_per_block.is_multiple_of(32) {
         return None;
     }
     let whole = |&&(i, k): &&(u64, u32)| i < full && k == 1;
