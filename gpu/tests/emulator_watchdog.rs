@@ -166,6 +166,40 @@ fn a_slow_cooperative_launch_runs_to_the_end_while_its_grid_barriers_keep_comple
     assert!(seconds > 2.0, "the throttle slowed the launch to {seconds:.2} s, past its 1 s timeout");
 }
 
+/// `rounds` rounds of `reads` reads per thread, each closed by `grid.sync()`.
+///
+/// # Safety
+/// `input` holds `READS` elements; `out` one per thread of the grid.
+#[kernel(cooperative)]
+unsafe fn reads_between_grid_barriers(input: In<u32>, out: Out<u32>, reads: u32, rounds: u32) {
+    let grid = this_grid();
+    let mut sum = 0u32;
+    for _ in 0..rounds {
+        for i in 0..reads as usize {
+            sum = sum.wrapping_add(unsafe { input.read(i % READS) });
+        }
+        grid.sync();
+    }
+    unsafe { out.write(grid.thread_rank(), sum) };
+}
+
+#[test]
+fn a_grid_barrier_starts_each_blocks_budget_of_work_again() {
+    // Each round is about two thirds of a block's budget of work for a
+    // timeout of 0.1 s; the three together are twice it.
+    let xs = vec![1u32; READS];
+    let (grid, threads, reads, rounds) = (2, 32, 33_000u32, 3);
+    for workers in [1, 2] {
+        let mut out = vec![0u32; (grid * threads) as usize];
+        let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(reads as u64), Arg::Value(rounds as u64)];
+        let options = Options { timeout: Duration::from_millis(100), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch_threads(&READS_BETWEEN_GRID_BARRIERS, grid, threads, true, &args, options));
+        println!("{workers} workers: {seconds:.2} s");
+        r.unwrap_or_else(|f| panic!("{workers} workers, after {seconds:.2} s: {f}"));
+        assert!(out.iter().all(|&s| s == rounds * reads), "{workers} workers");
+    }
+}
+
 // ---- what is truly stuck is still named ----
 
 /// Block 3 loops forever before `grid.sync()`; the others wait there for it.

@@ -77,6 +77,8 @@ impl BlockRun {
     pub fn release(&mut self, slots: &Slots, writes: Vec<(usize, u32)>, view: Option<std::sync::Arc<super::cluster::View>>) {
         let b = &*self.block;
         b.epoch.set(b.epoch.get() + 1);
+        // A barrier completed: the block's budget of work starts again (`emu::watch`).
+        b.work.set(0);
         if self.cluster_generation.take().is_none() {
             // The grid has published this block's writes; the new phase starts clean.
             *b.global.borrow_mut() = Global::default();
