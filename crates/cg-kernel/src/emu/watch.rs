@@ -59,10 +59,12 @@ pub(crate) const BACKSTOP: u32 = 10;
 pub(crate) const GRACE: Duration = Duration::from_secs(2);
 
 /// The emulator's steps per second on one worker of an idle machine,
-/// measured with the tests' kernels (a build without optimisation, as the
-/// tests run, is several times slower than a release build). Only the
-/// timing of a verdict depends on it, never the verdict on a given machine
-/// state: a stuck kernel is named after `timeout` of an idle worker's steps.
+/// measured with the watchdog's tests (`gpu/tests/emulator_watchdog.rs`):
+/// in a build without optimisation, as the tests run, a loop of plain
+/// reads; in a release build, a loop of polls (counted [`POLL_STEPS`] each),
+/// where a loop of plain reads runs several times faster and so is named
+/// sooner than the timeout, never later. Only the timing of a verdict
+/// depends on it, never the verdict on a given machine state.
 pub(crate) const STEPS_PER_SECOND: u64 = if cfg!(debug_assertions) { 16_000_000 } else { 100_000_000 };
 
 /// Steps a poll counts for in the launch's budget of polls: an atomic costs
