@@ -879,7 +879,8 @@ fn a_kernel_that_never_returns_is_stopped_a_timeout_after_it_last_moved_and_name
         text.ends_with(": an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"),
         "{text}"
     );
-    assert!((0.3..2.0).contains(&seconds), "named after {seconds:.2} s");
+    // A budget of steps, not of seconds: about the timeout on an idle machine, more on a loaded one.
+    assert!(seconds < 2.0, "named after {seconds:.2} s");
 }
 
 /// Thread 0 returns; the others reach `grid.sync()`.

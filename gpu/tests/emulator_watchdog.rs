@@ -6,7 +6,7 @@ use gpu::cg::{this_grid, this_thread_block};
 use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
 use gpu::kernel;
 use gpu::kernels::{Contract, KernelDef, Params};
-use gpu::mem::{In, Out};
+use gpu::mem::{In, Out, Scope};
 use std::time::{Duration, Instant};
 
 /// 2 SMs of 256 threads and 4 blocks each: 8 blocks of 64 threads at once.
@@ -42,14 +42,25 @@ fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
 }
 
 fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, cooperative: bool, args: &[Arg], options: Options) -> Result<LaunchStats, Fault> {
+    launch_threads(def, grid, THREADS, cooperative, args, options)
+}
+
+fn launch_threads<P: Params, C: Contract>(
+    def: &KernelDef<P, C>,
+    grid: u32,
+    threads: u32,
+    cooperative: bool,
+    args: &[Arg],
+    options: Options,
+) -> Result<LaunchStats, Fault> {
     let entry = def.entry();
     // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
     let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
     let launch = Launch {
         kernel: def.name(),
         grid,
-        threads: THREADS,
-        shared_bytes: def.shared_bytes(THREADS),
+        threads,
+        shared_bytes: def.shared_bytes(threads),
         registers_per_thread: None,
         cooperative,
         grid_sync: def.grid_sync(),
@@ -155,6 +166,40 @@ fn a_slow_cooperative_launch_runs_to_the_end_while_its_grid_barriers_keep_comple
     assert!(seconds > 2.0, "the throttle slowed the launch to {seconds:.2} s, past its 1 s timeout");
 }
 
+/// `rounds` rounds of `reads` reads per thread, each closed by `grid.sync()`.
+///
+/// # Safety
+/// `input` holds `READS` elements; `out` one per thread of the grid.
+#[kernel(cooperative)]
+unsafe fn reads_between_grid_barriers(input: In<u32>, out: Out<u32>, reads: u32, rounds: u32) {
+    let grid = this_grid();
+    let mut sum = 0u32;
+    for _ in 0..rounds {
+        for i in 0..reads as usize {
+            sum = sum.wrapping_add(unsafe { input.read(i % READS) });
+        }
+        grid.sync();
+    }
+    unsafe { out.write(grid.thread_rank(), sum) };
+}
+
+#[test]
+fn a_grid_barrier_starts_each_blocks_budget_of_work_again() {
+    // Each round is about two thirds of a block's budget of work for a
+    // timeout of 0.1 s; the three together are twice it.
+    let xs = vec![1u32; READS];
+    let (grid, threads, reads, rounds) = (2, 32, 33_000u32, 3);
+    for workers in [1, 2] {
+        let mut out = vec![0u32; (grid * threads) as usize];
+        let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(reads as u64), Arg::Value(rounds as u64)];
+        let options = Options { timeout: Duration::from_millis(100), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch_threads(&READS_BETWEEN_GRID_BARRIERS, grid, threads, true, &args, options));
+        println!("{workers} workers: {seconds:.2} s");
+        r.unwrap_or_else(|f| panic!("{workers} workers, after {seconds:.2} s: {f}"));
+        assert!(out.iter().all(|&s| s == rounds * reads), "{workers} workers");
+    }
+}
+
 // ---- what is truly stuck is still named ----
 
 /// Block 3 loops forever before `grid.sync()`; the others wait there for it.
@@ -179,23 +224,32 @@ unsafe fn one_block_never_arrives(input: In<u32>, out: Out<u32>) {
 
 #[test]
 fn a_block_that_never_reaches_grid_sync_is_named_running_with_the_blocks_that_wait_for_it() {
-    let xs = [1u32];
-    let mut out = [0u32; 8];
-    let options = Options { timeout: Duration::from_millis(300), workers: 2, ..Options::default() };
-    let (r, seconds) = timed(|| launch(&ONE_BLOCK_NEVER_ARRIVES, 8, true, &[input("input", &xs), output("out", &mut out, 0)], options));
-    let err = r.expect_err("block 3 never arrives");
-    let text = err.to_string();
-    println!("{seconds:.2} s: {text}");
-    assert!(matches!(err, Fault::Timeout { .. }), "{text}");
-    assert!(
-        text.starts_with(
-            "no block ended and no barrier completed in 0.3 s, while thread 0 of block 3 (warp 0, lane 0) ran on at gpu/tests/emulator_watchdog.rs:"
-        ),
-        "{text}"
-    );
-    assert!(text.contains(" (7 blocks waited at grid.sync() at gpu/tests/emulator_watchdog.rs:"), "{text}");
-    assert!(text.ends_with("): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"), "{text}");
-    assert!((0.3..2.0).contains(&seconds), "named after {seconds:.2} s");
+    for workers in [1, 2] {
+        let xs = [1u32];
+        let mut out = [0u32; 8];
+        let options = Options { timeout: Duration::from_millis(300), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch(&ONE_BLOCK_NEVER_ARRIVES, 8, true, &[input("input", &xs), output("out", &mut out, 0)], options));
+        let err = r.expect_err("block 3 never arrives");
+        let text = err.to_string();
+        println!("{workers} workers, {seconds:.2} s: {text}");
+        assert!(matches!(err, Fault::Timeout { .. }), "{text}");
+        assert!(
+            text.starts_with(
+                "no block ended and no barrier completed in 0.3 s, while thread 0 of block 3 (warp 0, lane 0) ran on at gpu/tests/emulator_watchdog.rs:"
+            ),
+            "{text}"
+        );
+        // With one worker, the blocks after block 3 never start.
+        let waited = if workers == 1 {
+            " (3 blocks waited at grid.sync() at gpu/tests/emulator_watchdog.rs:"
+        } else {
+            " (7 blocks waited at grid.sync() at gpu/tests/emulator_watchdog.rs:"
+        };
+        assert!(text.contains(waited), "{text}");
+        assert!(text.ends_with("): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"), "{text}");
+        // A budget of steps, not of seconds: about the timeout on an idle machine, more on a loaded one.
+        assert!(seconds < 3.0, "named after {seconds:.2} s");
+    }
 }
 
 /// A loop around `block.sync()` whose index never moves.
@@ -277,4 +331,172 @@ fn a_thread_that_cannot_be_stopped_is_handed_to_on_runaway_by_name() {
     let r = running.join().unwrap();
     println!("then: {r:?}");
     assert!(matches!(r, Err(Fault::Timeout { .. })), "{r:?}");
+}
+
+// ---- blocks that wait for each other through memory ----
+
+/// Which block block `b` of `n` waits for, by `order`: 0, block 0 for
+/// block 1; 1, block 1 for block 0; 2, each block for the one before it
+/// (decoupled look-back's chain); 3, each for the one after it; 4, every
+/// block for the last.
+fn awaited(order: u32, b: u32, n: u32) -> Option<u32> {
+    match order {
+        0 => (b == 0).then_some(1),
+        1 => (b == 1).then_some(0),
+        2 => b.checked_sub(1),
+        3 => (b + 1 < n).then_some(b + 1),
+        _ => (b + 1 < n).then_some(n - 1),
+    }
+}
+
+/// What block `b` publishes: `b + 1` plus what the block it waits for published.
+fn published(order: u32, b: u32, n: u32) -> u32 {
+    b + 1 + awaited(order, b, n).map_or(0, |a| published(order, a, n))
+}
+
+/// Every thread of a block polls (`atomic_load`) the flag of the block it
+/// waits for (`awaited`) until that block sets it, then thread 0 sets the
+/// block's own flag to `published`, atomically, and every thread writes it
+/// out. No grid barrier: the blocks wait for each other through the flags.
+///
+/// # Safety
+/// `flags` holds one per block, zero before the launch; `out` one per thread of the grid.
+#[kernel]
+unsafe fn waits_through_flags(flags: Out<u32>, out: Out<u32>, order: u32) {
+    let block = this_thread_block();
+    let grid = this_grid();
+    let (b, n) = (block.group_index().x, grid.num_blocks() as u32);
+    let mut before = 0;
+    if let Some(a) = awaited(order, b, n) {
+        loop {
+            // SAFETY: a < n; flags are touched only atomically.
+            before = unsafe { flags.atomic_load(a as usize, Scope::Device) };
+            if before != 0 {
+                break;
+            }
+        }
+    }
+    block.sync();
+    if block.thread_rank() == 0 {
+        // SAFETY: flags[b] is this block's, touched only atomically.
+        unsafe { flags.atomic_store(b as usize, before + b + 1, Scope::Device) };
+    }
+    // SAFETY: one per thread of the grid; this thread's own.
+    unsafe { out.write(grid.thread_rank(), before + b + 1) };
+}
+
+#[test]
+fn blocks_waiting_for_each_other_through_flags_finish_with_any_number_of_workers() {
+    // 8 blocks: every block resident at once, as a cooperative launch needs.
+    let grid = 8;
+    for (order, what) in [(0, "block 0 for block 1"), (1, "block 1 for block 0"), (2, "each for the one before"), (3, "each for the one after")] {
+        for workers in [1, 2, 16] {
+            let mut flags = vec![0u32; grid as usize];
+            let mut out = vec![0u32; (grid * THREADS) as usize];
+            let args = [output("flags", &mut flags, 0), output("out", &mut out, 1), Arg::Value(order as u64)];
+            let options = Options { timeout: Duration::from_secs(5), workers, ..Options::default() };
+            let (r, seconds) = timed(|| launch(&WAITS_THROUGH_FLAGS, grid, true, &args, options));
+            println!("{what}, {workers} workers: {seconds:.2} s");
+            r.unwrap_or_else(|f| panic!("{what}, {workers} workers, after {seconds:.2} s: {f}"));
+            for b in 0..grid {
+                let want = published(order, b, grid);
+                assert_eq!(flags[b as usize], want, "{what}, {workers} workers: flags[{b}]");
+                let mine = &out[(b * THREADS) as usize..((b + 1) * THREADS) as usize];
+                assert!(mine.iter().all(|&v| v == want), "{what}, {workers} workers: block {b} wrote {mine:?}, not {want}");
+            }
+            assert!(seconds < 3.0, "{what}, {workers} workers: {seconds:.2} s");
+        }
+    }
+}
+
+/// Each thread adds up `reads` elements, with no barrier, and writes the sum.
+///
+/// # Safety
+/// `input` holds `READS` elements; `out` one per thread of the grid.
+#[kernel]
+unsafe fn reads_without_barriers(input: In<u32>, out: Out<u32>, reads: u32) {
+    let mut sum = 0u32;
+    for i in 0..reads as usize {
+        sum = sum.wrapping_add(unsafe { input.read(i % READS) });
+    }
+    unsafe { out.write(this_grid().thread_rank(), sum) };
+}
+
+#[test]
+fn blocks_long_between_progress_run_to_the_end_however_slow_the_machine() {
+    // About 3,000,000 reads per block with nothing between them that counts
+    // as progress, paused 1 ms at each of their checkpoints: each block
+    // runs for twice its timeout of wall time, as on a loaded machine, but
+    // its steps are well within the timeout's budget.
+    let xs = vec![1u32; READS];
+    let (grid, threads, reads) = (2, 32, 93_750u32);
+    for workers in [1, 2] {
+        let mut out = vec![0u32; (grid * threads) as usize];
+        let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(reads as u64)];
+        let options = Options { timeout: Duration::from_millis(500), throttle: Some(Duration::from_millis(1)), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch_threads(&READS_WITHOUT_BARRIERS, grid, threads, false, &args, options));
+        println!("{workers} workers: {seconds:.2} s");
+        r.unwrap_or_else(|f| panic!("{workers} workers, after {seconds:.2} s: {f}"));
+        assert!(out.iter().all(|&s| s == reads), "{workers} workers");
+        assert!(seconds > 0.5 * grid as f64 / workers as f64, "the throttle slowed each block past its timeout: {seconds:.2} s");
+    }
+}
+
+/// Block 0's thread 0 polls `flags[1]`, which nothing sets.
+///
+/// # Safety
+/// `flags` holds two, zero before the launch.
+#[kernel]
+unsafe fn polls_a_flag_nothing_sets(flags: Out<u32>) {
+    let block = this_thread_block();
+    if block.group_index().x == 0 && block.thread_rank() == 0 {
+        // SAFETY: flags holds two, touched only atomically.
+        while unsafe { flags.atomic_load(1, Scope::Device) } == 0 {}
+    }
+}
+
+/// The end of a report of blocks that only polled.
+const POLLED: &str = ": blocks waiting for a word that no block changes (a flag never set, or set by a block that cannot start until the waiting ones end: a block may wait only for blocks resident with it, as every block of a cooperative launch is)";
+
+#[test]
+fn a_poll_of_a_flag_nothing_sets_is_named_with_its_word_and_line() {
+    for workers in [1, 2] {
+        let mut flags = [0u32; 2];
+        let options = Options { timeout: Duration::from_millis(300), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch(&POLLS_A_FLAG_NOTHING_SETS, 2, true, &[output("flags", &mut flags, 0)], options));
+        let err = r.expect_err("the flag is never set");
+        let text = err.to_string();
+        println!("{workers} workers, {seconds:.2} s: {text}");
+        assert!(matches!(err, Fault::Timeout { .. }), "{text}");
+        assert!(
+            text.starts_with(
+                "no block ended and no barrier completed in 0.3 s, while thread 0 of block 0 (warp 0, lane 0) polled flags[1] at gpu/tests/emulator_watchdog.rs:"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with(&format!(" (1 block had ended){POLLED}")), "{text}");
+        assert!(seconds < 3.0, "named after {seconds:.2} s");
+    }
+}
+
+#[test]
+fn blocks_of_an_ordinary_launch_that_wait_for_a_block_that_cannot_start_are_named() {
+    // 9 blocks where the device holds 8: blocks 0-7 wait for block 8, which
+    // starts only once one of them ends.
+    let grid = 9;
+    for workers in [1, 2] {
+        let mut flags = vec![0u32; grid as usize];
+        let mut out = vec![0u32; (grid * THREADS) as usize];
+        let args = [output("flags", &mut flags, 0), output("out", &mut out, 1), Arg::Value(4)];
+        let options = Options { timeout: Duration::from_millis(300), workers, ..Options::default() };
+        let (r, seconds) = timed(|| launch(&WAITS_THROUGH_FLAGS, grid, false, &args, options));
+        let err = r.expect_err("block 8 never starts");
+        let text = err.to_string();
+        println!("{workers} workers, {seconds:.2} s: {text}");
+        assert!(matches!(err, Fault::Timeout { .. }), "{text}");
+        assert!(text.starts_with("no block ended and no barrier completed in 0.3 s, while thread "), "{text}");
+        assert!(text.contains(" polled flags[8] at gpu/tests/emulator_watchdog.rs:"), "{text}");
+        assert!(text.ends_with(&format!(" (1 block had not started){POLLED}")), "{text}");
+        assert!(seconds < 3.0, "named after {seconds:.2} s");
+    }
 }

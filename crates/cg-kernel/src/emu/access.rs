@@ -5,10 +5,16 @@ use super::block::Block;
 use super::cluster::Seat;
 use super::fault::{Access, Fault, Site, Touch};
 use super::race::{Now, Shadow, Touched};
-use super::warp::Wait;
+use super::warp::{Poll, Wait};
 
 /// Consecutive reads of one word, with no write or collective between, that count as a spin.
 const SPIN_READS: u32 = 1 << 20;
+
+/// Atomics in a row that change nothing and return the same value, after
+/// which a thread gives way: few, since giving way only lets others run
+/// (a thread that waits for nothing runs again at once), and a block that
+/// waits for another should soon let it run.
+const POLLS_BEFORE_GIVING_WAY: u32 = 64;
 
 impl Block {
     // ---- memory ----
@@ -46,28 +52,48 @@ impl Block {
         }
     }
 
-    /// Counts an atomic load of global word `key`. A thread that polls one
-    /// word [`SPIN_READS`] times in a row lets the block's other threads run
-    /// (the writer may be one of them), then polls on: unlike a plain read,
-    /// an atomic load sees another block's atomic at once, so a block may
-    /// wait on another block this way, as decoupled look-back does. A wait
-    /// that never ends is the watchdog's to stop.
-    pub(crate) fn note_poll(&self, key: u64) {
+    /// Counts an atomic on global word `key` that changed nothing and
+    /// returned `value`: a thread that gets the same value
+    /// [`POLLS_BEFORE_GIVING_WAY`] times in a row is spinning, and gives
+    /// way (`Wait::Poll`) so that the thread it waits for can run: another
+    /// thread of its block, which wakes it by changing the word, or, once
+    /// every thread of the block waits, another block, to which the block
+    /// gives its worker (`BlockRun::run`). Unlike a plain read, an atomic
+    /// sees another block's atomic at once, so a block may wait on another
+    /// this way, as decoupled look-back does. Whether it gave way: the
+    /// caller makes the atomic again. Repeats count as polls, not work, for
+    /// the watchdog (`emu::watch`).
+    pub(crate) fn note_poll(&self, key: u64, value: u64, word: (&'static str, usize), site: Site) -> bool {
         let t = self.thread();
-        let (last, n) = t.spin.get();
-        let n = if last == key { n + 1 } else { 1 };
-        if n >= SPIN_READS {
-            t.spin.set((key, 0));
-            // Still running: the scheduler puts it back in the queue.
-            self.suspend();
-        } else {
-            t.spin.set((key, n));
+        let mut p = t.poll.get();
+        if p.word.is_none() || p.key != key || p.value != value {
+            t.poll.set(Poll { key, value, repeats: 0, word: Some(word) });
+            return false;
         }
+        super::clock::poll_made();
+        p.repeats += 1;
+        let give_way = p.repeats >= POLLS_BEFORE_GIVING_WAY;
+        if give_way {
+            // Still polling, for a report (`Block::stopped`), and counting again.
+            p.repeats = 1;
+        }
+        t.poll.set(p);
+        if give_way {
+            t.site.set(Some(site));
+            t.wait.set(Wait::Poll);
+            self.suspend();
+        }
+        give_way
     }
 
     pub(crate) fn wake_spinners(&self, key: u64) {
         for (t, th) in self.threads.iter().enumerate() {
-            if th.wait.get() == Wait::Spin && th.spin.get().0 == key {
+            let waits = match th.wait.get() {
+                Wait::Spin => th.spin.get().0 == key,
+                Wait::Poll => th.poll.get().key == key,
+                _ => false,
+            };
+            if waits {
                 self.make_runnable(t as u32);
             }
         }

@@ -75,8 +75,9 @@ impl Block {
     /// launch's memory (or to this block's own unpublished write of the
     /// element, which no other block can see); returns the old bits.
     ///
-    /// `op` `None` is an atomic load: it changes nothing, and counts as a
-    /// poll of the word for the spin detector (`note_poll`).
+    /// `op` `None` is an atomic load. An atomic that changes nothing (a
+    /// load, a compare-and-swap that fails) is a poll of the word for the
+    /// spin detector (`note_poll`).
     pub fn global_atomic(&self, e: Element, block_scoped: bool, op: Option<&dyn Fn(u64) -> u64>, site: Site) -> u64 {
         let key = (e.slot, e.index);
         let race = {
@@ -97,10 +98,24 @@ impl Block {
             self.race_found(f);
         }
         let word = Self::global_key(e.slot, e.index);
-        match op {
-            None => self.note_poll(word),
-            Some(_) => self.forget_spin(),
+        loop {
+            let (old, changed) = self.apply_global(e, key, op, site);
+            if changed {
+                self.forget_spin();
+                self.thread().poll.set(super::warp::Poll::default());
+                return old;
+            }
+            // It changed nothing: a poll, which gives way after a run of the
+            // same result (`note_poll`) and is made again once resumed.
+            if !self.note_poll(word, old, (e.name, e.index), site) {
+                return old;
+            }
         }
+    }
+
+    /// Applies `op` (none: a load) to element `e` as `global_atomic` says:
+    /// the old bits, and whether the element changed.
+    fn apply_global(&self, e: Element, key: (u32, usize), op: Option<&dyn Fn(u64) -> u64>, site: Site) -> (u64, bool) {
         let mask = if e.size == 8 { u64::MAX } else { (1u64 << (8 * e.size)) - 1 };
         {
             // The block's own write since the last grid barrier: the word as
@@ -109,10 +124,9 @@ impl Block {
             let mut g = self.global.borrow_mut();
             if let Some(w) = g.writes.get_mut(&key) {
                 let old = w.0 & mask;
-                if let Some(op) = op {
-                    w.0 = op(old) & mask;
-                }
-                return old;
+                let new = op.map_or(old, |op| op(old) & mask);
+                w.0 = new;
+                return (old, new != old);
             }
         }
         if super::block::CHECKS_INIT.with(|c| c.get())
@@ -128,15 +142,18 @@ impl Block {
         // while no block runs (`launch::publish`).
         let Some(op) = op else {
             // SAFETY: as below.
-            return unsafe { load(e.address, e.size) };
+            return (unsafe { load(e.address, e.size) }, false);
         };
         let old = unsafe { update(e.address, e.size, op) };
         if let Some((shadow, offset)) = self.info().shadow(e.address, e.size) {
             shadow.set(offset, e.size);
         }
-        // A thread of this block polling the word may go on.
-        self.wake_spinners(word);
-        old
+        let changed = op(old) & mask != old;
+        if changed {
+            // A thread of this block polling the word may go on.
+            self.wake_spinners(Self::global_key(e.slot, e.index));
+        }
+        (old, changed)
     }
 
     /// An atomic on element `index` (of `size` bytes) of the block's shared

@@ -30,6 +30,9 @@ pub(crate) struct Block {
     pub(crate) barrier: RefCell<Vec<u32>>,
     /// Block barriers completed (`grid.sync()` counts as one).
     pub(crate) epoch: Cell<u32>,
+    /// Accesses made since the block started or last completed a barrier,
+    /// polls left out: the work the watchdog's budget bounds (`emu::watch`).
+    pub(crate) work: Cell<u64>,
     /// Block barriers completed, and where the last was (for the watchdog's reports).
     pub(crate) barriers: Cell<u64>,
     pub(crate) last_barrier: Cell<Option<Site>>,
@@ -72,6 +75,7 @@ impl Block {
             live: Cell::new(threads),
             barrier: RefCell::new(Vec::new()),
             epoch: Cell::new(0),
+            work: Cell::new(0),
             barriers: Cell::new(0),
             last_barrier: Cell::new(None),
             warps: (0..threads.div_ceil(32)).map(|_| RefCell::new(Warp::default())).collect(),
@@ -150,6 +154,18 @@ impl Block {
             (f @ (Fault::DivergentBarrier { .. } | Fault::Deadlock(_)), _) => f,
             (_, Some(race)) => race,
             (f, None) => f,
+        }
+    }
+
+    /// Tells the watchdog of the accesses made since the last call (at a
+    /// checkpoint, and when the block gives up its worker), and wakes it if
+    /// a budget ran out (`emu::watch`).
+    pub(crate) fn account(&self) {
+        let (work, polls) = super::clock::take_stretch();
+        self.work.set(self.work.get() + work);
+        let info = self.info();
+        if info.progress.steps(work, polls, self.work.get(), info.budget) {
+            info.launcher.unpark();
         }
     }
 
@@ -233,6 +249,7 @@ impl Block {
         self.barrier.borrow_mut().clear();
         self.epoch.set(self.epoch.get() + 1);
         self.barriers.set(self.barriers.get() + 1);
+        self.work.set(0);
         self.last_barrier.set(sites.first().copied());
         self.info().progress.block_barrier();
         let me = self.current.get();

@@ -1,8 +1,9 @@
 //! Each worker's counters, advanced at every memory access an emulated
 //! thread makes: its budget before the next check for a stop (or, in a
 //! seeded run, a chance to preempt), the accesses left before a data race
-//! found in its block is reported, and the steps the launch's clock for
-//! traces has not yet taken.
+//! found in its block is reported, the steps the launch's clock for
+//! traces has not yet taken, and the steps the watchdog (`emu::watch`) has
+//! not yet been told of, split into work and polls.
 
 use std::cell::Cell;
 
@@ -18,6 +19,10 @@ thread_local! {
     /// 0: no race found.
     static AFTER_RACE: Cell<u32> = const { Cell::new(0) };
     static STEPS: Cell<u64> = const { Cell::new(0) };
+    /// Accesses since the last `take_stretch`, and how many of them were
+    /// polls (an atomic that changed nothing and returned what it returned before).
+    static STRETCH: Cell<u64> = const { Cell::new(0) };
+    static POLLS: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Counts one memory access: whether the budget ran out (check for a stop,
@@ -25,6 +30,7 @@ thread_local! {
 #[inline]
 pub(crate) fn step() -> (bool, bool) {
     STEPS.with(|s| s.set(s.get() + 1));
+    STRETCH.with(|s| s.set(s.get() + 1));
     let checkpoint = BUDGET.with(|b| {
         let left = b.get();
         if left == 0 {
@@ -67,4 +73,16 @@ pub(crate) fn reset_budget() {
 /// emulator's clock for traces advances by them.
 pub(crate) fn take_steps() -> u64 {
     STEPS.with(|s| s.replace(0))
+}
+
+/// Counts the access just made as a poll, not work (`Block::note_poll`).
+pub(crate) fn poll_made() {
+    POLLS.with(|p| p.set(p.get() + 1));
+}
+
+/// The accesses made since the last call: (work, polls).
+pub(crate) fn take_stretch() -> (u64, u64) {
+    let all = STRETCH.with(|s| s.replace(0));
+    let polls = POLLS.with(|p| p.replace(0)).min(all);
+    (all - polls, polls)
 }

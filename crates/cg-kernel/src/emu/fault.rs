@@ -507,6 +507,14 @@ impl fmt::Display for Fault {
                 if stall.running.is_empty() && stall.unstoppable.is_empty() {
                     return write!(f, ", and no block was running{}", stall.tally(" ("));
                 }
+                if stall.polls_only {
+                    return write!(
+                        f,
+                        ", while {}{}: blocks waiting for a word that no block changes (a flag never set, or set by a block that cannot start until the waiting ones end: a block may wait only for blocks resident with it, as every block of a cooperative launch is)",
+                        stall.threads(),
+                        stall.tally(" (")
+                    );
+                }
                 write!(
                     f,
                     ", while {}{}: an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)",
@@ -589,6 +597,16 @@ pub enum Doing {
     Between(Option<Site>),
     /// Nothing yet: the block had just started.
     Starting,
+    /// Polling element `index` of `word` at `site`: an atomic that kept
+    /// returning the same value.
+    Poll {
+        /// Where it polls.
+        site: Site,
+        /// The buffer (the kernel's parameter).
+        word: &'static str,
+        /// The element.
+        index: usize,
+    },
 }
 
 impl fmt::Display for Running {
@@ -598,6 +616,7 @@ impl fmt::Display for Running {
             Doing::Between(Some(site)) => write!(f, "{} ran on, last waiting at {site}", self.thread),
             Doing::Between(None) => write!(f, "block {} was running", self.thread.block),
             Doing::Starting => write!(f, "block {} had just started", self.thread.block),
+            Doing::Poll { site, word, index } => write!(f, "{} polled {word}[{index}] at {}", self.thread, site.location),
         }
     }
 }
@@ -629,6 +648,9 @@ pub struct Stall {
     pub grid_site: Option<Site>,
     /// Where blocks last reached a cluster barrier.
     pub cluster_site: Option<Site>,
+    /// Only polls were made: atomics that kept returning the same values,
+    /// with no other access of any block between them.
+    pub polls_only: bool,
 }
 
 impl Stall {

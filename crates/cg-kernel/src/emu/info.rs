@@ -4,7 +4,7 @@
 //! which read both.
 
 use super::spec::Launch;
-use super::watch::Progress;
+use super::watch::{Budget, Progress};
 use std::cell::RefCell;
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,6 +22,9 @@ pub(crate) struct LaunchInfo<'a> {
     pub throttle: Option<std::time::Duration>,
     /// Blocks ended and barriers completed, for the watchdog (`emu::watch`).
     pub progress: Progress,
+    /// The timeout in steps, and the thread that watches: woken when a block runs past it.
+    pub budget: Budget,
+    pub launcher: std::thread::Thread,
     /// Set by the watchdog: every block stops at its next memory access or switch.
     pub abort: AtomicBool,
     /// The arguments in uninitialized memory: their addresses, and the

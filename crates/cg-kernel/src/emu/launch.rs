@@ -25,7 +25,7 @@ use super::scheduler::{BlockRun, Outcome};
 use super::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, MAX_PORTABLE_CLUSTER, Options};
 use super::stack::Slots;
 use super::timeline::{self, Course, Residency, Stop};
-use super::watch::{Counts, GRACE, Progress, Verdict, Watchdog};
+use super::watch::{Budget, Counts, GRACE, Progress, Verdict, Watchdog};
 use crate::cg::barrier::watched::{self, COUNTERS};
 use crate::cg::barrier::{arrival, is_watched, released};
 use std::collections::BTreeMap;
@@ -192,6 +192,8 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             fit,
             throttle: options.throttle,
             progress: Progress::default(),
+            budget: Budget::of(options.timeout),
+            launcher: std::thread::current(),
             abort: AtomicBool::new(false),
             shadows: launch
                 .args
@@ -260,7 +262,8 @@ fn watch(g: &Grid, options: &Options, at_work: &AtomicUsize) -> Option<(Verdict,
         let now = Instant::now();
         match &stopped {
             None => {
-                let Some(verdict) = dog.look(g.info.progress.read(), now) else { continue };
+                let progress = &g.info.progress;
+                let Some(verdict) = dog.look(progress.read(), progress.over(), now) else { continue };
                 let st = lock();
                 if st.finished.is_none() {
                     stopped = Some((verdict, seen(g, &st, verdict), now));
@@ -300,6 +303,7 @@ fn seen(g: &Grid, st: &GridState, verdict: Verdict) -> Stall {
         grid_barriers: barriers.grid_barriers,
         grid_site: st.grid_site,
         cluster_site: st.cluster_site,
+        polls_only: g.info.progress.polls_ran_out(),
         ..Stall::default()
     }
 }
@@ -439,6 +443,20 @@ fn keep_worker_heaps() {
     });
 }
 
+/// Whether a block parked at a grid or cluster barrier may go on: the barrier has completed.
+fn released_from_barrier(st: &GridState, b: &BlockRun) -> bool {
+    if b.polling {
+        return false;
+    }
+    match b.cluster_generation {
+        Some(generation) => b.block.seat.as_ref().is_some_and(|s| st.clusters[&s.cluster].generation > generation),
+        None => match &st.watched {
+            Some(m) => m.released(b.block.id, b.arrived_at),
+            None => released(b.arrived_at, st.word),
+        },
+    }
+}
+
 fn worker(g: &Grid) {
     let slots = match Slots::new(g.info.launch.threads as usize) {
         Ok(s) => s,
@@ -450,20 +468,21 @@ fn worker(g: &Grid) {
         }
     };
     let mut parked: Vec<BlockRun> = Vec::new();
+    // Whether a block of this worker's stopped at the watchdog's word.
+    let mut told = false;
     loop {
         let mut run = {
             let mut st = g.state.lock().unwrap();
             loop {
                 if st.finished.is_some() || g.info.aborted() {
+                    // Stopped between blocks: the first that gave way while
+                    // polling stands for this worker in the report.
+                    if let Some(b) = parked.iter().find(|b| b.polling).filter(|_| !told && g.info.aborted()) {
+                        st.faults.entry(b.block.id).or_insert_with(|| b.block.stopped(None));
+                    }
                     return;
                 }
-                let ready = |b: &BlockRun| match b.cluster_generation {
-                    Some(generation) => b.block.seat.as_ref().is_some_and(|s| st.clusters[&s.cluster].generation > generation),
-                    None => match &st.watched {
-                        Some(m) => m.released(b.block.id, b.arrived_at),
-                        None => released(b.arrived_at, st.word),
-                    },
-                };
+                let ready = |b: &BlockRun| released_from_barrier(&st, b);
                 if let Some(i) = parked.iter().position(ready) {
                     let mut b = parked.swap_remove(i);
                     let (writes, view) = match &b.block.seat {
@@ -494,6 +513,12 @@ fn worker(g: &Grid) {
                     let seat = seat(g, &mut st, id);
                     break BlockRun::new(id, place, &g.info, seat);
                 }
+                // A block that gave way while polling, the longest waiting first.
+                if let Some(i) = parked.iter().position(|b| b.polling) {
+                    let mut b = parked.remove(i);
+                    b.resume(&slots);
+                    break b;
+                }
                 st = g.cv.wait(st).unwrap();
             }
         };
@@ -504,7 +529,12 @@ fn worker(g: &Grid) {
             st.running_blocks.insert(run.block.id);
         }
         slots.running(g.info.launch.kernel, run.block.id);
-        let outcome = run.run(&slots);
+        // Whether this worker has another block to run, should this one poll.
+        let elsewhere = || {
+            let st = g.state.lock().unwrap_or_else(|e| e.into_inner());
+            parked.iter().any(|b| b.polling || released_from_barrier(&st, b)) || room_to_start(g, &st)
+        };
+        let outcome = run.run(&slots, &elsewhere);
         let mut st = g.state.lock().unwrap();
         st.running -= 1;
         let id = run.block.id;
@@ -515,19 +545,29 @@ fn worker(g: &Grid) {
         let stretch = clock::take_steps();
         if let Some(c) = st.courses.get_mut(&id) {
             let stop = match outcome {
-                Outcome::ParkedCluster => Stop::Cluster,
-                Outcome::Parked => Stop::Grid,
-                Outcome::Done | Outcome::Faulted(_) => Stop::End,
+                Outcome::ParkedCluster => Some(Stop::Cluster),
+                Outcome::Parked => Some(Stop::Grid),
+                // The stretch goes on when the block runs again.
+                Outcome::Polling => None,
+                Outcome::Done | Outcome::Faulted(_) => Some(Stop::End),
             };
-            c.pieces.push((stretch, stop));
+            let stretch = stretch + std::mem::take(&mut c.unfinished);
+            match stop {
+                Some(stop) => c.pieces.push((stretch, stop)),
+                None => c.unfinished = stretch,
+            }
             c.done = matches!(outcome, Outcome::Done);
         }
-        if !matches!(outcome, Outcome::Parked | Outcome::ParkedCluster)
+        if !matches!(outcome, Outcome::Parked | Outcome::ParkedCluster | Outcome::Polling)
             && let Some(place) = st.places.remove(&id)
         {
             st.free_places.insert(place);
         }
         match outcome {
+            Outcome::Polling => {
+                // It keeps its place on the device, and this worker runs it again.
+                parked.push(run);
+            }
             Outcome::Parked => {
                 contribute(&mut st, &run);
                 st.arrived += 1;
@@ -563,6 +603,7 @@ fn worker(g: &Grid) {
                 g.cv.notify_all();
             }
             Outcome::Faulted(f) => {
+                told |= matches!(f, Fault::Timeout { .. });
                 st.faults.insert(id, f);
                 if let Some(seat) = &run.block.seat
                     && let Some(c) = st.clusters.get_mut(&seat.cluster)

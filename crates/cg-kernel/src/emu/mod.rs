@@ -5,7 +5,11 @@
 //! - **Threads**: every GPU thread is a stackful coroutine; a block's threads
 //!   run on one worker thread, switching only where a GPU thread waits (a
 //!   block barrier, a warp collective, `grid.sync()`, a spin on memory). One
-//!   worker per core runs whole blocks. Stacks: each thread has a slot of 256 KiB above a guard page, and a parked block's stacks are saved aside.
+//!   worker per core runs whole blocks, and a block whose threads all poll
+//!   a word only another block can change gives its worker way, so that
+//!   blocks waiting for each other finish with any number of workers.
+//!   Stacks: each thread has a slot of 256 KiB above a guard page, and a
+//!   parked block's stacks are saved aside.
 //! - **The device** has SMs with per-SM limits ([`Device`]), so occupancy,
 //!   the cooperative maximum and the refusal of one block more behave as on
 //!   hardware; the default is the lesson's Tesla T4.
@@ -21,9 +25,10 @@
 //!   something that cannot happen), each a [`Fault`] that names the kernel,
 //!   the threads, the source line and what is missing.
 //! - **Stuck, not slow**: a launch is stopped only when no block has ended
-//!   and no barrier completed for [`Options::timeout`], however long it has
-//!   run; barriers alone keep it going for ten timeouts (`watch` has the
-//!   rule). The fault names what was running and where.
+//!   and no barrier completed for [`Options::timeout`], counted in the
+//!   emulator's own steps, so a loaded machine gives an idle one's verdict;
+//!   barriers alone keep it going for ten timeouts (`watch` has the rule).
+//!   The fault names what was running and where.
 //! - **Interleavings**: by default each block runs its threads in order; with
 //!   a seed ([`Options::seed`]) it picks the next thread and preempts at
 //!   random, to shake out code that relies on an order the GPU does not promise.

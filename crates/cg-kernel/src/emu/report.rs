@@ -113,12 +113,20 @@ impl Block {
     /// every block's part into one fault.
     pub(crate) fn stopped(&self, at: Option<Site>) -> Fault {
         let t = self.thread();
+        let poll = t.poll.get();
         let doing = match at {
-            Some(site) => Doing::Access(site),
+            Some(site) => match poll.word {
+                Some((word, index)) if poll.repeats > 0 => Doing::Poll { site, word, index },
+                _ => Doing::Access(site),
+            },
             // A thread that has never run has no yielder yet.
             None if self.threads.iter().all(|t| t.yielder.get().is_null()) => Doing::Starting,
             None if t.wait.get() == Wait::Exited => Doing::Between(None),
-            None => Doing::Between(t.site.get().or(t.call.get())),
+            // Between polls: where it gave way (`note_poll`).
+            None => match (poll.word, t.site.get()) {
+                (Some((word, index)), Some(site)) if poll.repeats > 0 => Doing::Poll { site, word, index },
+                _ => Doing::Between(t.site.get().or(t.call.get())),
+            },
         };
         let running = Running { thread: self.thread_id(), doing, barriers: self.barriers.get(), last_barrier: self.last_barrier.get() };
         Fault::Timeout { seconds: 0.0, stall: Box::new(Stall { running: vec![running], ..Stall::default() }) }

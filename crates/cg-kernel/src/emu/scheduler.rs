@@ -1,6 +1,7 @@
 //! The scheduler: runs a block's threads as coroutines on one worker until
-//! every one has returned, waits at `grid.sync()`, or waits for something
-//! that cannot happen.
+//! every one has returned, waits at `grid.sync()`, waits for something
+//! that cannot happen, or polls memory that only another block can change
+//! while the worker has another block to run.
 
 use super::block::{Block, CHECKS_INIT, CURRENT};
 use super::fault::{Fault, Site, ThreadId};
@@ -18,6 +19,10 @@ pub(crate) enum Outcome {
     Parked,
     /// Every live thread waits at the cluster barrier.
     ParkedCluster,
+    /// Every live thread polls a word that another block may change, or
+    /// waits for one that does, and the worker has other blocks to run:
+    /// the block gives way, its stacks saved, and runs again later.
+    Polling,
     /// Every thread returned.
     Done,
     Faulted(Fault),
@@ -34,6 +39,8 @@ pub(crate) struct BlockRun {
     pub site: Option<Site>,
     /// Parked at the cluster barrier: the cluster's generation when it arrived.
     pub cluster_generation: Option<u32>,
+    /// It gave its worker way while polling (`Outcome::Polling`).
+    pub polling: bool,
 }
 
 impl BlockRun {
@@ -46,16 +53,19 @@ impl BlockRun {
             arrived_at: 0,
             site: None,
             cluster_generation: None,
+            polling: false,
         }
     }
 
-    /// Runs the block's threads until none can run; `slots` holds their stacks.
-    pub fn run(&mut self, slots: &Slots) -> Outcome {
+    /// Runs the block's threads until none can run; `slots` holds their
+    /// stacks. `elsewhere` says whether the worker has another block to run.
+    pub fn run(&mut self, slots: &Slots, elsewhere: &dyn Fn() -> bool) -> Outcome {
         let b = &*self.block;
         CURRENT.with(|c| c.set(b));
         CHECKS_INIT.with(|c| c.set(!b.info().shadows.is_empty()));
         super::clock::reset_budget();
-        let outcome = self.schedule(slots);
+        let outcome = self.schedule(slots, elsewhere);
+        self.block.account();
         CURRENT.with(|c| c.set(std::ptr::null()));
         CHECKS_INIT.with(|c| c.set(false));
         outcome
@@ -67,6 +77,8 @@ impl BlockRun {
     pub fn release(&mut self, slots: &Slots, writes: Vec<(usize, u32)>, view: Option<std::sync::Arc<super::cluster::View>>) {
         let b = &*self.block;
         b.epoch.set(b.epoch.get() + 1);
+        // A barrier completed: the block's budget of work starts again (`emu::watch`).
+        b.work.set(0);
         if self.cluster_generation.take().is_none() {
             // The grid has published this block's writes; the new phase starts clean.
             *b.global.borrow_mut() = Global::default();
@@ -92,6 +104,21 @@ impl BlockRun {
         }
     }
 
+    /// After `Outcome::Polling`: puts the stacks back and lets the polling threads poll again.
+    pub fn resume(&mut self, slots: &Slots) {
+        self.polling = false;
+        let b = &*self.block;
+        for t in 0..b.threads.len() {
+            if let Some(saved) = self.saved[t].take() {
+                // SAFETY: as in `release`.
+                unsafe { slots.stack(t).restore(&saved) };
+            }
+            if b.threads[t].wait.get() == Wait::Poll {
+                b.make_runnable(t as u32);
+            }
+        }
+    }
+
     /// The block's shared memory, and its cluster accesses since it last went on.
     pub fn cluster_publication(&self) -> (Vec<u32>, super::cluster::Phase) {
         let b = &*self.block;
@@ -101,10 +128,25 @@ impl BlockRun {
         (words, phase)
     }
 
-    fn schedule(&mut self, slots: &Slots) -> Outcome {
+    fn schedule(&mut self, slots: &Slots, elsewhere: &dyn Fn() -> bool) -> Outcome {
         let b = &*self.block;
         let info = b.info();
         loop {
+            if b.queue.borrow().is_empty() && b.fault.borrow().is_none() && b.threads.iter().any(|t| t.wait.get() == Wait::Poll) {
+                // Every thread that can run polls: give the worker way to
+                // another block, which may be the one that changes the
+                // word; else poll again.
+                if elsewhere() {
+                    for (t, th) in b.threads.iter().enumerate() {
+                        if th.wait.get() != Wait::Exited {
+                            self.saved[t] = Some(slots.stack(t).save(th.mark.get()));
+                        }
+                    }
+                    self.polling = true;
+                    return Outcome::Polling;
+                }
+                (0..b.threads.len() as u32).filter(|&t| b.threads[t as usize].wait.get() == Wait::Poll).for_each(|t| b.make_runnable(t));
+            }
             if let Some(f) = b.fault.borrow().clone() {
                 return Outcome::Faulted(b.ending(f));
             }

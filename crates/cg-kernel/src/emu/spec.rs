@@ -246,11 +246,19 @@ pub struct Options {
     /// them at random, instead of in thread order.
     pub seed: Option<u64>,
     /// How long a launch may go without progress: no block ending and no
-    /// barrier (a block's, a cluster's, the grid's) completing. It may run
-    /// as long as it keeps making some, however slow the machine; past the
-    /// timeout it stops with [`Fault::Timeout`](super::fault::Fault::Timeout). A
-    /// launch whose barriers keep completing but none of whose blocks ends
-    /// stops after ten timeouts ([`Fault::BarrierLoop`](super::fault::Fault::BarrierLoop)).
+    /// barrier (a block's, a cluster's, the grid's) completing. It is
+    /// counted in the emulator's steps (memory accesses), as many as one
+    /// worker of an idle machine makes in this time, so that a loaded
+    /// machine gives the same verdict: a block may make that many between
+    /// its barriers, and the launch that many in polls alone (atomics that
+    /// keep returning the same value) with no other access between. A launch
+    /// may run as long as it keeps making progress, however slow the
+    /// machine; past the budget it stops with
+    /// [`Fault::Timeout`](super::fault::Fault::Timeout), as it does when it
+    /// makes no step at all for this wall time (a thread that computes
+    /// without touching memory). A launch whose barriers keep completing
+    /// but none of whose blocks ends stops after ten timeouts of wall time
+    /// ([`Fault::BarrierLoop`](super::fault::Fault::BarrierLoop)).
     pub timeout: Duration,
     /// Worker threads (at most one per block).
     pub workers: usize,

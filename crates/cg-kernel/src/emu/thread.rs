@@ -172,8 +172,9 @@ pub fn tick() {
     }
 }
 
-/// Every `clock::QUANTUM` accesses (or fewer, seeded): stops here if the
-/// watchdog has stopped the launch, naming the access at `at`.
+/// Every `clock::QUANTUM` accesses (or fewer, seeded): tells the watchdog
+/// of the steps made, and stops here if it has stopped the launch, naming
+/// the access at `at`.
 #[cold]
 fn checkpoint(at: &'static Location<'static>) {
     let b = block();
@@ -181,6 +182,7 @@ fn checkpoint(at: &'static Location<'static>) {
     if let Some(pause) = info.throttle {
         std::thread::sleep(pause);
     }
+    b.account();
     if info.aborted() {
         b.fail(b.stopped(Some(b.site(at))));
     }

@@ -29,6 +29,9 @@ pub(crate) struct Course {
     pub pieces: Vec<(u64, Stop)>,
     /// It returned (not parked at a barrier for ever, nor faulted).
     pub done: bool,
+    /// Accesses of the stretch in progress, made before the block last
+    /// gave its worker way while polling.
+    pub unfinished: u64,
 }
 
 /// The device's residency: `fit` blocks at once, on `sms` SMs, in clusters of `cluster` blocks.
@@ -125,7 +128,7 @@ mod tests {
     fn course(segments: &[u64], done: bool) -> Course {
         let last = if done { Stop::End } else { Stop::Grid };
         let pieces = segments.iter().enumerate().map(|(i, &s)| (s, if i + 1 == segments.len() { last } else { Stop::Grid })).collect();
-        Course { pieces, done }
+        Course { pieces, done, unfinished: 0 }
     }
 
     fn res(fit: u32, sms: u32) -> Residency {
@@ -166,14 +169,14 @@ mod tests {
     #[test]
     fn a_cluster_leaves_its_barrier_when_its_own_last_block_arrives() {
         // Clusters of 2: blocks 0, 1 arrive at 3 and 8; blocks 2, 3 at 5 and 4.
-        let c = |a: u64, rest: u64| Course { pieces: vec![(a, Stop::Cluster), (rest, Stop::End)], done: true };
+        let c = |a: u64, rest: u64| Course { pieces: vec![(a, Stop::Cluster), (rest, Stop::End)], done: true, unfinished: 0 };
         let cs = courses(vec![c(3, 1), c(8, 1), c(5, 2), c(4, 2)]);
         let t = lay_out(&cs, Residency { fit: 4, sms: 4, cluster: Some(2) });
         assert_eq!(t.iter().map(|b| (b.cluster_arrive.unwrap(), b.cluster_leave.unwrap())).collect::<Vec<_>>(), [(3, 8), (8, 8), (5, 5), (4, 5)]);
         assert_eq!(t.iter().map(|b| b.end.unwrap()).collect::<Vec<_>>(), [9, 9, 7, 7]);
         assert!(t.iter().all(|b| b.arrive.is_none()));
         // A second barrier: the last one's times are kept, as for grid.sync().
-        let c2 = |a: u64, b: u64| Course { pieces: vec![(1, Stop::Cluster), (a, Stop::Cluster), (b, Stop::End)], done: true };
+        let c2 = |a: u64, b: u64| Course { pieces: vec![(1, Stop::Cluster), (a, Stop::Cluster), (b, Stop::End)], done: true, unfinished: 0 };
         let t = lay_out(&courses(vec![c2(6, 1), c2(0, 1)]), Residency { fit: 2, sms: 2, cluster: Some(2) });
         assert_eq!(
             t.iter().map(|b| (b.cluster_arrive, b.cluster_leave, b.end)).collect::<Vec<_>>(),

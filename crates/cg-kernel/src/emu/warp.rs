@@ -24,6 +24,10 @@ pub(crate) enum Wait {
     Cluster,
     /// Reading one word over and over that nothing in its block writes.
     Spin,
+    /// Polling a global word that keeps its value (`Block::note_poll`):
+    /// runs again when a thread of its block changes the word, or when its
+    /// block resumes after giving its worker to other blocks.
+    Poll,
     Exited,
 }
 
@@ -43,6 +47,9 @@ pub(crate) struct Thread {
     pub spin: Cell<(u64, u32)>,
     /// What it spins on, for the report.
     pub spin_word: RefCell<String>,
+    /// The global word it last loaded atomically, the value it read, and
+    /// how many times in a row it has read that value since it last gave way.
+    pub poll: Cell<Poll>,
     /// It has arrived at the cluster barrier and not yet waited.
     pub cluster_arrived: Cell<bool>,
 }
@@ -58,9 +65,21 @@ impl Thread {
             mark: Cell::new(0),
             spin: Cell::new((u64::MAX, 0)),
             spin_word: RefCell::new(String::new()),
+            poll: Cell::new(Poll::default()),
             cluster_arrived: Cell::new(false),
         }
     }
+}
+
+/// A thread's last atomic on global memory that changed nothing: which
+/// word (the spin detector's key, and the element for reports), the value
+/// it returned, and how many times in a row it returned it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Poll {
+    pub key: u64,
+    pub value: u64,
+    pub repeats: u32,
+    pub word: Option<(&'static str, usize)>,
 }
 
 /// The kinds of warp collective; lanes meet only with lanes making the same kind.
