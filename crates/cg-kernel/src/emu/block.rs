@@ -33,6 +33,9 @@ pub(crate) struct Block {
     /// Accesses made since the block started or last completed a barrier,
     /// polls left out: the work the watchdog's budget bounds (`emu::watch`).
     pub(crate) work: Cell<u64>,
+    /// Accesses made since the block started, polls left out, barriers or
+    /// not: what the watchdog's backstop bounds (`emu::watch::BACKSTOP`).
+    pub(crate) lifetime: Cell<u64>,
     /// Block barriers completed, and where the last was (for the watchdog's reports).
     pub(crate) barriers: Cell<u64>,
     pub(crate) last_barrier: Cell<Option<Site>>,
@@ -76,6 +79,7 @@ impl Block {
             barrier: RefCell::new(Vec::new()),
             epoch: Cell::new(0),
             work: Cell::new(0),
+            lifetime: Cell::new(0),
             barriers: Cell::new(0),
             last_barrier: Cell::new(None),
             warps: (0..threads.div_ceil(32)).map(|_| RefCell::new(Warp::default())).collect(),
@@ -163,8 +167,25 @@ impl Block {
     pub(crate) fn account(&self) {
         let (work, polls) = super::clock::take_stretch();
         self.work.set(self.work.get() + work);
+        self.lifetime.set(self.lifetime.get() + work);
         let info = self.info();
-        if info.progress.steps(work, polls, self.work.get(), info.budget) {
+        if info.progress.steps(work, polls, (self.work.get(), self.lifetime.get()), info.budget) {
+            info.launcher.unpark();
+        }
+    }
+
+    /// A barrier of the block's (its own, its cluster's or the grid's)
+    /// completed with `arrivals` of its threads: its budget of work starts
+    /// again, and each arrival counts as [`ARRIVAL_STEPS`](super::watch::ARRIVAL_STEPS)
+    /// steps of its work over its life,
+    /// so that a loop around a barrier that touches no memory still runs
+    /// into the watchdog's backstop (`emu::watch::BACKSTOP`).
+    pub(crate) fn barrier_completed(&self, arrivals: u64) {
+        self.account();
+        self.work.set(0);
+        self.lifetime.set(self.lifetime.get() + arrivals * super::watch::ARRIVAL_STEPS);
+        let info = self.info();
+        if info.progress.steps(0, 0, (0, self.lifetime.get()), info.budget) {
             info.launcher.unpark();
         }
     }
@@ -249,7 +270,7 @@ impl Block {
         self.barrier.borrow_mut().clear();
         self.epoch.set(self.epoch.get() + 1);
         self.barriers.set(self.barriers.get() + 1);
-        self.work.set(0);
+        self.barrier_completed(waiting.len() as u64);
         self.last_barrier.set(sites.first().copied());
         self.info().progress.block_barrier();
         let me = self.current.get();

@@ -357,10 +357,11 @@ pub enum Fault {
         /// What the emulator saw when it stopped the launch.
         stall: Box<Stall>,
     },
-    /// Barriers kept completing, but no block ended for `seconds`: ten
-    /// timeouts, the backstop against a loop around a barrier.
+    /// Barriers kept completing, but a block did ten timeouts' budget of
+    /// work (`seconds` of it on an idle machine, `emu::watch::BACKSTOP`)
+    /// and none ended: the backstop against a loop around a barrier.
     BarrierLoop {
-        /// How long no block ended, in seconds.
+        /// Ten timeouts, the work a block may do over its life, in seconds of an idle worker's steps.
         seconds: f64,
         /// What the emulator saw when it stopped the launch.
         stall: Box<Stall>,
@@ -547,7 +548,9 @@ impl fmt::Display for Fault {
                     1 => format!(" in block {}", looping[0].thread.block),
                     _ => format!(" in blocks {}", ranges(looping.iter().map(|r| r.thread.block))),
                 };
-                write!(f, "{} completed over {seconds} s{blocks}, and no block ended", barriers.join(" and "))?;
+                // Barriers completed before the last block ended count in the block's work, not here.
+                let what = if barriers.is_empty() { "barriers".to_string() } else { barriers.join(" and ") };
+                write!(f, "{what} completed in {seconds} s of work{blocks}, and no block ended")?;
                 // What the barriers do not show: threads stopped at a memory access, and blocks that did not stop.
                 let elsewhere = Stall {
                     running: stall.running.iter().filter(|r| matches!(r.doing, Doing::Access(_))).copied().collect(),
@@ -750,7 +753,7 @@ mod tests {
         assert_eq!(
             Fault::BarrierLoop { seconds: 600.0, stall: Box::new(slow) }.to_string(),
             format!(
-                "76 block barriers completed over 600 s, and no block ended, while thread 5 of block 38 (warp 0, lane 5) ran on at {here} (38 blocks waited at grid.sync() at {here}, 120 blocks had not started): far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+                "76 block barriers completed in 600 s of work, and no block ended, while thread 5 of block 38 (warp 0, lane 5) ran on at {here} (38 blocks waited at grid.sync() at {here}, 120 blocks had not started): far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
             )
         );
         // A running block completing them, stopped at one.
@@ -758,7 +761,7 @@ mod tests {
         let stall = Stall { running: vec![looping], block_barriers: 8000, ..Stall::default() };
         assert_eq!(
             Fault::BarrierLoop { seconds: 20.0, stall: Box::new(stall) }.to_string(),
-            format!("8000 block barriers completed over 20 s in block 0, and no block ended: an endless loop around block.sync() at {here}?")
+            format!("8000 block barriers completed in 20 s of work in block 0, and no block ended: an endless loop around block.sync() at {here}?")
         );
         // Nothing running at all: no guess.
         let waiting = Stall { at_grid: 3, ended: 1, ..Stall::default() };

@@ -27,7 +27,7 @@
 //! - **Stuck, not slow**: a launch is stopped only when no block has ended
 //!   and no barrier completed for [`Options::timeout`], counted in the
 //!   emulator's own steps, so a loaded machine gives an idle one's verdict;
-//!   barriers alone keep it going for ten timeouts (`watch` has the rule).
+//!   barriers alone keep a block going for ten timeouts' work (`watch` has the rule).
 //!   The fault names what was running and where.
 //! - **Interleavings**: by default each block runs its threads in order; with
 //!   a seed ([`Options::seed`]) it picks the next thread and preempts at

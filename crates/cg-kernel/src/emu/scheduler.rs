@@ -78,7 +78,7 @@ impl BlockRun {
         let b = &*self.block;
         b.epoch.set(b.epoch.get() + 1);
         // A barrier completed: the block's budget of work starts again (`emu::watch`).
-        b.work.set(0);
+        b.barrier_completed(b.live.get() as u64);
         if self.cluster_generation.take().is_none() {
             // The grid has published this block's writes; the new phase starts clean.
             *b.global.borrow_mut() = Global::default();

@@ -256,8 +256,8 @@ pub struct Options {
     /// machine; past the budget it stops with
     /// [`Fault::Timeout`](super::fault::Fault::Timeout), as it does when it
     /// makes no step at all for this wall time (a thread that computes
-    /// without touching memory). A launch whose barriers keep completing
-    /// but none of whose blocks ends stops after ten timeouts of wall time
+    /// without touching memory). A block whose barriers keep completing
+    /// stops after ten budgets of work in all, counted the same way
     /// ([`Fault::BarrierLoop`](super::fault::Fault::BarrierLoop)).
     pub timeout: Duration,
     /// Worker threads (at most one per block).

@@ -10,7 +10,7 @@
 //! machine gives the verdict an idle one gives. [`Budget`] turns
 //! `Options::timeout` into steps at [`STEPS_PER_SECOND`], the rate of one
 //! worker on an idle machine: there a stuck kernel is named about a timeout
-//! after it stuck, and elsewhere later, never sooner. Two budgets run out:
+//! after it stuck, and elsewhere later, never sooner. Three budgets run out:
 //!
 //! - a block's work: the accesses one block makes since it started or last
 //!   completed a barrier, polls left out. It is the block's own count, the
@@ -24,11 +24,13 @@
 //!   polls are made, every block waits for a word that nothing changes.
 //!   A poll counts as [`POLL_STEPS`] steps, for what it costs.
 //!
-//! Two rules stay in wall time, as backstops: a launch that makes no step
-//! at all for the timeout (a thread that computes without touching memory)
-//! is stopped, and a loop that never ends but holds a barrier completes
-//! barriers forever, so barriers alone cannot keep a launch alive:
-//! [`BACKSTOP`] says for how long they can. The workers count what happens
+//! - a block's work over its life: a loop that never ends but holds a
+//!   barrier completes barriers forever, so barriers alone cannot keep a
+//!   launch alive; a block may do [`BACKSTOP`] budgets of work in all.
+//!
+//! One rule stays in wall time: a launch that makes no step at all for the
+//! timeout (a thread that computes without touching memory) is stopped.
+//! The workers count what happens
 //! ([`Progress`]); the thread that launched looks at the counts a few times
 //! per timeout, and at once when a budget runs out ([`Watchdog`]).
 
@@ -36,20 +38,19 @@ use std::ops::Sub;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// How many timeouts a launch may go with barriers completing but no block
-/// ending. Blocks ending is the only progress with a bound known in advance
-/// (each block ends once), so a watchdog that only they reset can never be
-/// fooled; barriers can complete forever, in a loop around `block.sync()`
-/// whose exit no thread takes. Yet a kernel may rightly go long with no
-/// block ending: a cooperative one whose blocks loop over `grid.sync()` (the
-/// conjugate-gradient solve), or a lone block looping over its input with a
-/// `block.sync()` per tile. Ten timeouts (ten minutes by default) is ten
-/// times what a kernel gets with nothing happening at all, on any machine.
-/// A cap on the count of barriers instead would not depend on the machine,
-/// but no count is safe: a legitimate block makes as many barriers as its
-/// input has tiles, and a count an endless loop reaches in seconds on an
-/// idle machine takes minutes on a loaded one. So a launch ends at most ten
-/// timeouts after its last block ended (or it started).
+/// How many budgets of work a block may do over its life, barriers or not.
+/// A block ending is the only progress with a bound known in advance (each
+/// block ends once); barriers can complete forever, in a loop around
+/// `block.sync()` or `grid.sync()` whose exit no thread takes, so barriers
+/// alone cannot keep a launch alive. Yet a kernel may rightly go long with
+/// no block ending: a cooperative one whose blocks loop over `grid.sync()`
+/// (the conjugate-gradient solve), or a lone block looping over its input
+/// with a `block.sync()` per tile. Ten budgets is ten times the work a block
+/// may do between two barriers. Counted in each block's own steps, like the
+/// budget, it gives a loaded machine the verdict of an idle one, where a
+/// limit of ten timeouts of wall time did not (a cooperative launch whose
+/// three rounds of work were legitimate was stopped on a busy machine and
+/// not on an idle one).
 pub(crate) const BACKSTOP: u32 = 10;
 
 /// How long a block may take to stop once told to, before the launch is
@@ -72,6 +73,13 @@ pub(crate) const STEPS_PER_SECOND: u64 = if cfg!(debug_assertions) { 16_000_000 
 /// of atomics, the turns given to other threads), so that a launch of polls
 /// alone is named about as soon as one block's endless loop of reads.
 pub(crate) const POLL_STEPS: u64 = 8;
+
+/// Steps a thread's arrival at a completed barrier counts for in its
+/// block's work over its life ([`BACKSTOP`]): a switch of coroutines and the
+/// barrier's bookkeeping cost the emulator about as many plain accesses, so
+/// that a loop around a barrier that touches no memory is named about as
+/// soon as one that does.
+pub(crate) const ARRIVAL_STEPS: u64 = 32;
 
 /// `Options::timeout` in steps: how much work a block may do between its
 /// barriers, and how many polls the launch may make with no work, before
@@ -99,8 +107,9 @@ pub(crate) struct Progress {
     steps: AtomicU64,
     /// Polls since the last work, block ending or barrier, of any block.
     streak: AtomicU64,
-    /// A budget ran out: 1, a block's work; 2, the launch's polls. The
-    /// watchdog stops the launch.
+    /// A budget ran out: 1, a block's work; 2, the launch's polls; 3, a
+    /// block's work over its life ([`BACKSTOP`] budgets). The watchdog
+    /// stops the launch.
     over: AtomicU8,
 }
 
@@ -125,9 +134,11 @@ impl Progress {
         self.grid_barriers.fetch_add(1, Ordering::Relaxed);
         self.streak.store(0, Ordering::Relaxed);
     }
-    /// A block made `work` accesses and `polls` polls, `block_work` since it
-    /// started or last completed a barrier: whether a budget ran out just now.
-    pub fn steps(&self, work: u64, polls: u64, block_work: u64, budget: Budget) -> bool {
+    /// A block made `work` accesses and `polls` polls; `block_work` is its
+    /// work since it started or last completed a barrier, and since it
+    /// started: whether a budget ran out just now.
+    pub fn steps(&self, work: u64, polls: u64, block_work: (u64, u64), budget: Budget) -> bool {
+        let (block_work, lifetime) = block_work;
         self.steps.fetch_add(work + polls, Ordering::Relaxed);
         let streak = if work > 0 {
             self.streak.store(0, Ordering::Relaxed);
@@ -138,6 +149,8 @@ impl Progress {
         };
         let cause = if block_work > budget.0 {
             1
+        } else if lifetime > budget.0.saturating_mul(BACKSTOP as u64) {
+            3
         } else if streak > budget.0 {
             2
         } else {
@@ -145,9 +158,10 @@ impl Progress {
         };
         self.over.compare_exchange(0, cause, Ordering::Relaxed, Ordering::Relaxed).is_ok()
     }
-    /// Whether a budget has run out.
-    pub fn over(&self) -> bool {
-        self.over.load(Ordering::Relaxed) != 0
+    /// Whether a budget has run out, and which: 0, none; 1, a block's work
+    /// between barriers; 2, the launch's polls; 3, a block's work over its life.
+    pub fn over(&self) -> u8 {
+        self.over.load(Ordering::Relaxed)
     }
     /// Whether the launch's budget of polls ran out (only polls were made).
     pub fn polls_ran_out(&self) -> bool {
@@ -198,18 +212,19 @@ pub(crate) enum Verdict {
 }
 
 /// The watchdog's memory of what it has seen: when the counts last moved,
-/// and when a block last ended.
+/// and what they were when a block last ended.
 pub(crate) struct Watchdog {
     timeout: Duration,
     last: Counts,
     moved: Instant,
-    ended: Instant,
+    /// The counts when a block last ended (or the launch started): the
+    /// barriers a looping launch completed since are in its report.
     at_end: Counts,
 }
 
 impl Watchdog {
     pub fn new(timeout: Duration, now: Instant) -> Watchdog {
-        Watchdog { timeout, last: Counts::default(), moved: now, ended: now, at_end: Counts::default() }
+        Watchdog { timeout, last: Counts::default(), moved: now, at_end: Counts::default() }
     }
 
     /// How long to wait between looks: a tenth of the timeout, from 1 ms to
@@ -218,24 +233,21 @@ impl Watchdog {
         (self.timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100))
     }
 
-    /// Looks at the counts at `now`, and whether a budget ran out (`over`):
-    /// whether the launch is to stop, and why.
-    pub fn look(&mut self, counts: Counts, over: bool, now: Instant) -> Option<Verdict> {
+    /// Looks at the counts at `now`, and which budget ran out (`over`, as
+    /// [`Progress::over`]): whether the launch is to stop, and why.
+    pub fn look(&mut self, counts: Counts, over: u8, now: Instant) -> Option<Verdict> {
         if counts != self.last {
             self.moved = now;
         }
         if counts.ended != self.last.ended {
-            self.ended = now;
             self.at_end = counts;
         }
         self.last = counts;
-        let backstop = self.timeout.saturating_mul(BACKSTOP);
-        if over || now.duration_since(self.moved) >= self.timeout {
-            Some(Verdict::Stuck { seconds: self.timeout.as_secs_f64() })
-        } else if now.duration_since(self.ended) >= backstop {
-            Some(Verdict::Looping { seconds: backstop.as_secs_f64(), barriers: counts - self.at_end })
-        } else {
-            None
+        match over {
+            3 => Some(Verdict::Looping { seconds: self.timeout.saturating_mul(BACKSTOP).as_secs_f64(), barriers: counts - self.at_end }),
+            1 | 2 => Some(Verdict::Stuck { seconds: self.timeout.as_secs_f64() }),
+            _ if now.duration_since(self.moved) >= self.timeout => Some(Verdict::Stuck { seconds: self.timeout.as_secs_f64() }),
+            _ => None,
         }
     }
 }
@@ -253,19 +265,19 @@ mod tests {
         let budget = Budget(1000);
         let p = Progress::default();
         // A block's own work, up to its budget, whatever polls others make meanwhile.
-        assert!(!p.steps(600, 0, 600, budget));
-        assert!(!p.steps(0, 900 / POLL_STEPS, 0, budget));
-        assert!(!p.steps(400, 0, 1000, budget));
+        assert!(!p.steps(600, 0, (600, 600), budget));
+        assert!(!p.steps(0, 900 / POLL_STEPS, (0, 0), budget));
+        assert!(!p.steps(400, 0, (1000, 1000), budget));
         // Polls with no work anywhere: the launch waits for nothing.
-        assert!(!p.steps(0, 999 / POLL_STEPS, 0, budget));
+        assert!(!p.steps(0, 999 / POLL_STEPS, (0, 0), budget));
         p.block_barrier();
-        assert!(!p.steps(0, 999 / POLL_STEPS, 0, budget), "a barrier is progress");
-        assert!(p.steps(0, 2, 0, budget), "polls past the budget with no work between");
-        assert!(p.over() && p.polls_ran_out());
-        assert!(!p.steps(0, 200, 0, budget), "told once");
+        assert!(!p.steps(0, 999 / POLL_STEPS, (0, 0), budget), "a barrier is progress");
+        assert!(p.steps(0, 2, (0, 0), budget), "polls past the budget with no work between");
+        assert!(p.over() == 2 && p.polls_ran_out());
+        assert!(!p.steps(0, 200, (0, 0), budget), "told once");
         let p = Progress::default();
-        assert!(p.steps(1, 0, 1001, budget), "a block past its budget of work");
-        assert!(p.over() && !p.polls_ran_out());
+        assert!(p.steps(1, 0, (1001, 1001), budget), "a block past its budget of work");
+        assert!(p.over() == 1 && !p.polls_ran_out());
         assert_eq!(Budget::of(Duration::MAX), Budget(u64::MAX));
         assert_eq!(Budget::of(Duration::from_secs(1)), Budget(STEPS_PER_SECOND));
     }
@@ -277,42 +289,33 @@ mod tests {
         let mut dog = Watchdog::new(s, t0);
         // A block ends every 0.9 s: never stuck, however long it runs.
         for k in 1..100u32 {
-            assert_eq!(dog.look(counts(k as u64, 0), false, t0 + s * 9 * k / 10), None);
+            assert_eq!(dog.look(counts(k as u64, 0), 0, t0 + s * 9 * k / 10), None);
         }
         // Then nothing, for a timeout.
         let last = t0 + s * 9 * 99 / 10;
-        assert_eq!(dog.look(counts(99, 0), false, last + s / 2), None);
-        assert_eq!(dog.look(counts(99, 0), false, last + s), Some(Verdict::Stuck { seconds: 1.0 }));
+        assert_eq!(dog.look(counts(99, 0), 0, last + s / 2), None);
+        assert_eq!(dog.look(counts(99, 0), 0, last + s), Some(Verdict::Stuck { seconds: 1.0 }));
     }
 
     #[test]
-    fn barriers_alone_keep_a_launch_going_for_the_backstop_and_no_longer() {
+    fn barriers_keep_a_block_going_for_the_backstop_of_work_and_no_longer() {
+        let budget = Budget(1000);
+        let p = Progress::default();
+        // Work under a budget between barriers, ten budgets in all: going on.
+        for k in 1..=BACKSTOP as u64 {
+            assert!(!p.steps(1000, 0, (1000, 1000 * k), budget));
+        }
+        // One access more over the block's life: looping.
+        assert!(p.steps(1, 0, (1, 1000 * BACKSTOP as u64 + 1), budget));
+        assert_eq!(p.over(), 3);
         let t0 = Instant::now();
-        let s = Duration::from_secs(1);
-        let mut dog = Watchdog::new(s, t0);
-        assert_eq!(dog.look(counts(1, 5), false, t0 + s / 2), None);
-        // A block barrier every half second after the last block ended.
-        let mut k = 1;
-        while k < 2 * BACKSTOP {
-            assert_eq!(dog.look(counts(1, 5 + k as u64), false, t0 + s / 2 + s * k / 2), None, "at {k} half seconds");
-            k += 1;
-        }
-        assert_eq!(dog.look(counts(1, 5 + k as u64), false, t0 + s / 2 + s * k / 2), Some(Verdict::Looping { seconds: 10.0, barriers: counts(0, k as u64) }));
-    }
-
-    #[test]
-    fn a_block_ending_resets_the_backstop() {
-        let t0 = Instant::now();
-        let s = Duration::from_secs(1);
-        let mut dog = Watchdog::new(s, t0);
-        for k in 1..=9 {
-            assert_eq!(dog.look(counts(0, k), false, t0 + s * k as u32), None);
-        }
-        assert_eq!(dog.look(counts(1, 10), false, t0 + s * 10), None, "a block ended just in time");
-        for k in 11..20 {
-            assert_eq!(dog.look(counts(1, k), false, t0 + s * k as u32), None);
-        }
-        assert!(matches!(dog.look(counts(1, 20), false, t0 + s * 20), Some(Verdict::Looping { .. })));
+        let mut dog = Watchdog::new(Duration::from_secs(1), t0);
+        assert_eq!(dog.look(counts(1, 5), 0, t0), None);
+        assert_eq!(
+            dog.look(counts(1, 9), 3, t0 + Duration::from_millis(1)),
+            Some(Verdict::Looping { seconds: BACKSTOP as f64, barriers: counts(0, 4) }),
+            "the barriers since the last block ended"
+        );
     }
 
     #[test]
@@ -321,6 +324,6 @@ mod tests {
         assert_eq!(Watchdog::new(Duration::from_secs(60), now).tick(), Duration::from_millis(100));
         assert_eq!(Watchdog::new(Duration::from_millis(300), now).tick(), Duration::from_millis(30));
         assert_eq!(Watchdog::new(Duration::ZERO, now).tick(), Duration::from_millis(1));
-        assert_eq!(Watchdog::new(Duration::MAX, now).look(Counts::default(), false, now), None);
+        assert_eq!(Watchdog::new(Duration::MAX, now).look(Counts::default(), 0, now), None);
     }
 }
