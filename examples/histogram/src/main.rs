@@ -6,7 +6,7 @@
 //! CUB's `DeviceHistogram::HistogramEven`, built by nvcc at run time.
 
 use cg_algorithms::Algorithms;
-use cg_launcher::device::{Buffer, Gpu};
+use cg_launcher::device::{Buffer, Gpu, View};
 use cg_launcher::error::Result;
 use cg_launcher::launch::ensure_len;
 use clap::Parser;
@@ -49,28 +49,28 @@ struct Args {
     library: bool,
 }
 
-/// The input on the device, as each way takes it: packed four to a word
-/// for this example's kernel, as bytes for cg-algorithms'.
-enum Uploaded {
-    Words(Buffer<u32>),
-    Bytes(Buffer<u8>),
+/// The input on the device: its bytes as they are for cg-algorithms' call,
+/// and for this example's kernel, which reads them four to a `u32` word,
+/// padded with zero bytes to whole words (the kernel counts the first `n`).
+fn upload(gpu: &Gpu, bytes: &[u8], library: bool) -> Result<Buffer<u8>> {
+    if library {
+        return gpu.upload(bytes);
+    }
+    let mut padded = gpu.zeros::<u8>(bytes.len().next_multiple_of(4))?;
+    gpu.write(&mut padded, 0, bytes)?;
+    Ok(padded)
 }
 
-fn upload(gpu: &Gpu, bytes: &[u8], library: bool) -> Result<Uploaded> {
-    Ok(if library { Uploaded::Bytes(gpu.upload(bytes)?) } else { Uploaded::Words(gpu.upload(&words(bytes))?) })
-}
-
-/// The histogram of the `n` uploaded bytes into `bins`, by this example's
-/// kernel or, for bytes, by cg-algorithms' call (`algorithms`); returns
-/// the blocks launched.
-fn count(gpu: &Gpu, input: &Uploaded, n: usize, bins: &mut Buffer<u32>, algorithms: &mut Option<Algorithms<'_>>) -> Result<u32> {
-    match (input, algorithms) {
-        (Uploaded::Bytes(b), Some(alg)) => {
-            alg.histogram_even(b, bins, 0, 256)?;
+/// The histogram of the first `n` uploaded bytes into `bins`, by this
+/// example's kernel (the bytes viewed as words, no copy) or by
+/// cg-algorithms' call (`algorithms`); returns the blocks launched.
+fn count(gpu: &Gpu, input: &Buffer<u8>, n: usize, bins: &mut Buffer<u32>, algorithms: &mut Option<Algorithms<'_>>) -> Result<u32> {
+    match algorithms {
+        Some(alg) => {
+            alg.histogram_even(input, bins, 0, 256)?;
             Ok(0)
         }
-        (Uploaded::Words(w), _) => histogram(gpu, w, n, bins),
-        (Uploaded::Bytes(_), None) => unreachable!("bytes are uploaded only for the library"),
+        None => histogram(gpu, &input.slice(..).cast::<u32>()?, n, bins),
     }
 }
 
@@ -97,11 +97,6 @@ impl Input {
     }
 }
 
-/// The bytes as the kernel takes them: four to a `u32`, the first in the low byte.
-fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks(4).map(|c| c.iter().rev().fold(0u32, |w, &b| (w << 8) | b as u32)).collect()
-}
-
 fn cpu_count(bytes: &[u8]) -> Vec<u32> {
     let mut bins = vec![0u32; BINS];
     for &b in bytes {
@@ -113,14 +108,14 @@ fn cpu_count(bytes: &[u8]) -> Vec<u32> {
 /// The histogram of the `n` bytes in `words` into `bins`: a safe wrapper
 /// that checks the buffers against the kernel's contract, sizes the grid
 /// from the kernel's own occupancy, and makes the one `unsafe` launch.
-fn histogram(gpu: &Gpu, words: &Buffer<u32>, n: usize, bins: &mut Buffer<u32>) -> Result<u32> {
+fn histogram(gpu: &Gpu, words: &View<'_, u32>, n: usize, bins: &mut Buffer<u32>) -> Result<u32> {
     let kernel = gpu.cooperative_kernel(&HISTOGRAM)?;
     let blocks = kernel.limits(THREADS)?.capacity().min(n.div_ceil(4 * THREADS as usize).max(1) as u32);
     let launch = kernel.configure(blocks, THREADS)?;
     ensure_len(HISTOGRAM.name(), "words", n.div_ceil(4), words.len())?;
     ensure_len(HISTOGRAM.name(), "bins", BINS, bins.len())?;
     // SAFETY: words holds n bytes (checked above), bins 256 counts.
-    unsafe { launch.launch((&words.slice(..), bins.slice_mut(..), n))? };
+    unsafe { launch.launch((words, bins.slice_mut(..), n))? };
     Ok(blocks)
 }
 
