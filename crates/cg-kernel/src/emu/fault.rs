@@ -691,7 +691,7 @@ impl Stall {
 }
 
 /// `0-15`, `2, 4, 8`, `0-3, 7`: a set of numbers as ranges.
-pub fn ranges(items: impl IntoIterator<Item = u32>) -> String {
+pub(crate) fn ranges(items: impl IntoIterator<Item = u32>) -> String {
     let mut v: Vec<u32> = items.into_iter().collect();
     v.sort_unstable();
     v.dedup();
