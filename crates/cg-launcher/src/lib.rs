@@ -54,7 +54,7 @@
 //!
 //! # Process-wide effects
 //!
-//! The first launch on an emulated device changes three things of the
+//! The first launch on an emulated device changes four things of the
 //! whole process, once, and leaves them so (each in `cg_kernel::emu`):
 //! - glibc's malloc is told to keep what the workers' heaps grew to
 //!   (`mallopt(M_TOP_PAD, 64 MiB)`, `mallopt(M_TRIM_THRESHOLD, 256 MiB)`):
@@ -65,7 +65,12 @@
 //!   the launch's named fault instead of a message on stderr;
 //! - a `SIGSEGV` handler is installed, which names an emulated thread's
 //!   stack overflow (a guard page of its stack) as a fault and hands every
-//!   other `SIGSEGV` to the handler before it.
+//!   other `SIGSEGV` to the handler before it;
+//! - the regions of stack slots its workers mapped are kept for later
+//!   launches (at most 64 regions of 65,536 slots in all, address space
+//!   mapped without reserve; a region of more than 256 slots has the pages
+//!   its stacks touched handed back lazily, with `MADV_FREE`): mapping them
+//!   and their guard pages again cost a small launch most of its time.
 //!
 //! A CUDA device changes none of them.
 #![deny(missing_docs)]
