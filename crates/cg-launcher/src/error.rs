@@ -350,6 +350,8 @@ pub enum Error {
         from: &'static str,
         /// The one asked for.
         to: &'static str,
+        /// The size in bytes of the one asked for.
+        to_size: usize,
         /// Its first byte, within its buffer.
         start_byte: usize,
         /// Its length, in bytes.
@@ -570,8 +572,7 @@ impl fmt::Display for Error {
                 // The end is past what an index can be: name the start and the count.
                 None => write!(f, "{what}: {count} elements from element {start} of a buffer of {len}: past its end (and past the largest index)"),
             },
-            Error::MisfitCast { from, to, start_byte, bytes } => {
-                let size = size_for(to);
+            Error::MisfitCast { from, to, to_size: size, start_byte, bytes } => {
                 write!(
                     f,
                     "a view of {from} as {to} refused: it spans bytes {start_byte}..{} of its buffer, and a {to} view must start on a multiple of {size} bytes and span a whole number of {size}-byte elements; slice it so that it does (`.slice(a..b)` with a and b in elements of {from}), then cast",
@@ -600,17 +601,6 @@ impl std::error::Error for Error {
             Error::Caller(e) => Some(&**e),
             _ => None,
         }
-    }
-}
-
-/// The size in bytes of a [`Pod`](crate::device::Pod) type named by
-/// `std::any::type_name`, for [`Error::MisfitCast`]'s message.
-fn size_for(name: &str) -> usize {
-    match name {
-        "u8" | "i8" => 1,
-        "u16" | "i16" => 2,
-        "u32" | "i32" | "f32" => 4,
-        _ => 8,
     }
 }
 

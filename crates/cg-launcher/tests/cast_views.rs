@@ -53,7 +53,7 @@ fn a_view_that_does_not_divide_into_the_new_type_is_refused_by_name() -> Result<
     let mut x = gpu.zeros::<u8>(64)?;
     // Starting at byte 2: not a multiple of 4.
     let err = x.slice(2..10).cast::<u32>().err().expect("a view from byte 2 as u32");
-    assert!(matches!(err, Error::MisfitCast { from: "u8", to: "u32", start_byte: 2, bytes: 8 }), "{err:?}");
+    assert!(matches!(err, Error::MisfitCast { from: "u8", to: "u32", to_size: 4, start_byte: 2, bytes: 8 }), "{err:?}");
     assert_eq!(
         err.to_string(),
         "a view of u8 as u32 refused: it spans bytes 2..10 of its buffer, and a u32 view must start on a multiple of 4 bytes and span a whole number of 4-byte elements; slice it so that it does (`.slice(a..b)` with a and b in elements of u8), then cast"
@@ -63,7 +63,9 @@ fn a_view_that_does_not_divide_into_the_new_type_is_refused_by_name() -> Result<
     // Wider to narrower always divides; from halves to u64 it may not.
     let halves = gpu.zeros::<u16>(12)?;
     assert_eq!(halves.slice(..).cast::<u8>()?.len(), 24);
-    assert!(matches!(halves.slice(1..5).cast::<u64>(), Err(Error::MisfitCast { start_byte: 2, .. })));
+    let err = halves.slice(1..5).cast::<u64>().err().expect("a view from byte 2 as u64");
+    assert!(matches!(err, Error::MisfitCast { to_size: 8, start_byte: 2, bytes: 8, .. }), "{err:?}");
+    assert!(err.to_string().contains("must start on a multiple of 8 bytes"), "{err}");
     assert_eq!(halves.slice(4..12).cast::<u64>()?.len(), 2);
     Ok(())
 }

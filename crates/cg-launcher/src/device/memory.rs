@@ -239,7 +239,7 @@ fn recast<T: Pod, U: Pod>(offset: usize, len: usize) -> Result<(usize, usize)> {
     if start.is_multiple_of(size_of::<U>()) && bytes.is_multiple_of(size_of::<U>()) {
         Ok((start / size_of::<U>(), bytes / size_of::<U>()))
     } else {
-        Err(Error::MisfitCast { from: std::any::type_name::<T>(), to: std::any::type_name::<U>(), start_byte: start, bytes })
+        Err(Error::MisfitCast { from: std::any::type_name::<T>(), to: std::any::type_name::<U>(), to_size: size_of::<U>(), start_byte: start, bytes })
     }
 }
 
