@@ -2,67 +2,14 @@
 //! emulated device (no GPU needed): results, and every mistake named.
 
 use gpu::cg::{self, Greater, Less, Plus, this_grid, this_thread_block, tiled_partition};
-use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
+use gpu::emu::{Arg, Device, Fault, LaunchStats, Options};
 use gpu::kernel;
 use gpu::kernels::{self, Contract, KernelDef, Params, one_f32_per_tile};
 use gpu::mem::{In, Out, dynamic_shared};
 use std::time::Duration;
 
-/// A small device: 2 SMs of 256 threads and 4 blocks each, so 4 blocks of
-/// 64 threads per SM and 8 in a cooperative grid.
-const DEV: Device = Device {
-    sms: 2,
-    threads_per_sm: 256,
-    blocks_per_sm: 4,
-    shared_bytes_per_sm: 48 * 1024,
-    max_shared_per_block: 48 * 1024,
-    max_threads_per_block: 1024,
-    registers_per_sm: 65536,
-    clusters: None,
-};
-const THREADS: u32 = 64;
-
-fn input<T>(name: &'static str, v: &[T]) -> Arg {
-    Arg::In { name, address: v.as_ptr() as usize, len: v.len(), elem: size_of::<T>() }
-}
-
-fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
-    Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
-}
-
-fn launch_with<P: Params, C: Contract>(
-    dev: &Device,
-    def: &KernelDef<P, C>,
-    grid: u32,
-    threads: u32,
-    cooperative: bool,
-    args: &[Arg],
-    options: Options,
-) -> Result<LaunchStats, Fault> {
-    let entry = def.entry();
-    // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
-    let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
-    // SAFETY: each test passes arguments over live vectors of the lengths its kernel reads and writes.
-    unsafe {
-        dev.launch(
-            &Launch {
-                kernel: def.name(),
-                grid,
-                threads,
-                shared_bytes: def.shared_bytes(threads),
-                registers_per_thread: None,
-                cooperative,
-                grid_sync: def.grid_sync(),
-                cluster: None,
-                cluster_kernel: def.cluster(),
-                args,
-                entry: &f,
-                trace: None,
-            },
-            &options,
-        )
-    }
-}
+mod common;
+use common::{DEV, THREADS, input, launch_with, output};
 
 fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, threads: u32, cooperative: bool, args: &[Arg]) -> Result<LaunchStats, Fault> {
     launch_with(&DEV, def, grid, threads, cooperative, args, Options::default())
@@ -470,6 +417,17 @@ unsafe fn block_sync_in_a_branch<const TILE: u32 = 32>(out: Out<f32>) {
     }
 }
 
+/// The line of the `block.sync()` in `block_sync_in_a_branch`'s branch: the
+/// one right after a write of the tile's total.
+fn branch_sync_line() -> usize {
+    let lines: Vec<&str> = include_str!("emulator.rs").lines().collect();
+    let write = lines
+        .windows(2)
+        .position(|w| w[0].trim() == "unsafe { totals.write(tile.meta_group_rank() as usize, t) };" && w[1].trim() == "block.sync();")
+        .expect("the kernel's write, then its block.sync()");
+    write + 2
+}
+
 #[test]
 fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_causes() {
     let mut out = [0f32];
@@ -485,7 +443,10 @@ fn a_block_sync_only_some_threads_reach_is_named_as_such_not_as_the_race_it_caus
         assert!(text.contains("while lane 0 waits at block.sync() at gpu/tests/emulator.rs:"), "{text}");
         // The block.sync() in the branch is the mistake: the advice names it, not the collective.
         assert!(
-            text.contains("lane 0 reached the block.sync() at gpu/tests/emulator.rs:460:15 above the collective while the others went on, so that block.sync() is in a branch"),
+            text.contains(&format!(
+                "lane 0 reached the block.sync() at gpu/tests/emulator.rs:{}:15 above the collective while the others went on, so that block.sync() is in a branch",
+                branch_sync_line()
+            )),
             "names the block.sync(): {text}"
         );
         assert!(text.ends_with("take it out of the branch"), "{text}");

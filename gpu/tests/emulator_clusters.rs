@@ -3,39 +3,21 @@
 //! named rather than hung.
 
 use gpu::cg::{this_cluster, this_grid, this_thread_block};
-use gpu::emu::{Arg, ClusterShape, Device, Fault, Launch, Options};
+use gpu::emu::{Arg, ClusterShape, Device, Fault, Options};
 use gpu::kernel;
 use gpu::kernels::{Contract, KernelDef, Params};
 use gpu::mem::{Out, dynamic_shared};
+
+mod common;
+use common::{Shape, launch_shaped, output};
 
 const fn one_word(_threads_per_block: u32, _tile: u32) -> u32 {
     4
 }
 
-fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
-    Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
-}
-
 fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, cluster: Option<u32>, args: &[Arg]) -> Result<(), Fault> {
-    let entry = def.entry();
-    // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
-    let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
-    let launch = Launch {
-        kernel: def.name(),
-        grid,
-        threads: 32,
-        shared_bytes: def.shared_bytes(32),
-        registers_per_thread: None,
-        cooperative: def.grid_sync(),
-        grid_sync: def.grid_sync(),
-        cluster: cluster.map(|blocks| ClusterShape { blocks, non_portable: false }),
-        cluster_kernel: def.cluster(),
-        args,
-        entry: &f,
-        trace: None,
-    };
-    // SAFETY: each test passes arguments over live vectors of the lengths its kernel reads and writes.
-    unsafe { Device::H200.launch(&launch, &Options { timeout: std::time::Duration::from_secs(20), ..Options::default() }) }.map(|_| ())
+    let shape = Shape { grid, threads: 32, cooperative: def.grid_sync(), cluster: cluster.map(|blocks| ClusterShape { blocks, non_portable: false }) };
+    launch_shaped(&Device::H200, def, shape, args, Options { timeout: std::time::Duration::from_secs(20), ..Options::default() }).map(|_| ())
 }
 
 /// Each block writes its rank + 1 into the next block's shared word, then

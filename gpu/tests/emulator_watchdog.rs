@@ -3,24 +3,14 @@
 //! end while blocks keep ending or barriers keep completing.
 
 use gpu::cg::{this_grid, this_thread_block};
-use gpu::emu::{Arg, Device, Fault, Launch, LaunchStats, Options};
+use gpu::emu::{Arg, Fault, LaunchStats, Options};
 use gpu::kernel;
 use gpu::kernels::{Contract, KernelDef, Params};
 use gpu::mem::{In, Out, Scope};
 use std::time::{Duration, Instant};
 
-/// 2 SMs of 256 threads and 4 blocks each: 8 blocks of 64 threads at once.
-const DEV: Device = Device {
-    sms: 2,
-    threads_per_sm: 256,
-    blocks_per_sm: 4,
-    shared_bytes_per_sm: 48 * 1024,
-    max_shared_per_block: 48 * 1024,
-    max_threads_per_block: 1024,
-    registers_per_sm: 65536,
-    clusters: None,
-};
-const THREADS: u32 = 64;
+mod common;
+use common::{DEV, THREADS, input, launch_with, output};
 
 /// Reads per thread between two barriers: a block's 64 threads make 6,400,
 /// so each round passes one throttled checkpoint (every 4,096 accesses).
@@ -33,16 +23,8 @@ fn throttled() -> Options {
     Options { timeout: Duration::from_secs(1), throttle: Some(Duration::from_millis(50)), workers: 2, ..Options::default() }
 }
 
-fn input<T>(name: &'static str, v: &[T]) -> Arg {
-    Arg::In { name, address: v.as_ptr() as usize, len: v.len(), elem: size_of::<T>() }
-}
-
-fn output<T>(name: &'static str, v: &mut [T], slot: u32) -> Arg {
-    Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: size_of::<T>(), slot }
-}
-
 fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, cooperative: bool, args: &[Arg], options: Options) -> Result<LaunchStats, Fault> {
-    launch_threads(def, grid, THREADS, cooperative, args, options)
+    launch_with(&DEV, def, grid, THREADS, cooperative, args, options)
 }
 
 fn launch_threads<P: Params, C: Contract>(
@@ -53,25 +35,7 @@ fn launch_threads<P: Params, C: Contract>(
     args: &[Arg],
     options: Options,
 ) -> Result<LaunchStats, Fault> {
-    let entry = def.entry();
-    // SAFETY: each test passes one argument per parameter, of its kind, over live vectors.
-    let f = move |a: &[Arg]| unsafe { P::call(entry, a) };
-    let launch = Launch {
-        kernel: def.name(),
-        grid,
-        threads,
-        shared_bytes: def.shared_bytes(threads),
-        registers_per_thread: None,
-        cooperative,
-        grid_sync: def.grid_sync(),
-        cluster: None,
-        cluster_kernel: def.cluster(),
-        args,
-        entry: &f,
-        trace: None,
-    };
-    // SAFETY: each test passes arguments over live vectors of the lengths its kernel reads and writes.
-    unsafe { DEV.launch(&launch, &options) }
+    launch_with(&DEV, def, grid, threads, cooperative, args, options)
 }
 
 /// Each thread adds up `READS` elements and writes the sum: one round, then the block ends.
