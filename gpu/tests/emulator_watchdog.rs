@@ -27,17 +27,6 @@ fn launch<P: Params, C: Contract>(def: &KernelDef<P, C>, grid: u32, cooperative:
     launch_with(&DEV, def, grid, THREADS, cooperative, args, options)
 }
 
-fn launch_threads<P: Params, C: Contract>(
-    def: &KernelDef<P, C>,
-    grid: u32,
-    threads: u32,
-    cooperative: bool,
-    args: &[Arg],
-    options: Options,
-) -> Result<LaunchStats, Fault> {
-    launch_with(&DEV, def, grid, threads, cooperative, args, options)
-}
-
 /// Each thread adds up `READS` elements and writes the sum: one round, then the block ends.
 ///
 /// # Safety
@@ -160,7 +149,7 @@ fn a_grid_barrier_starts_each_blocks_budget_of_work_again() {
         let mut out = vec![0u32; (grid * threads) as usize];
         let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(reads as u64), Arg::Value(rounds as u64)];
         let options = Options { timeout: Duration::from_millis(100), workers, throttle, ..Options::default() };
-        let (r, seconds) = timed(|| launch_threads(&READS_BETWEEN_GRID_BARRIERS, grid, threads, true, &args, options));
+        let (r, seconds) = timed(|| launch_with(&DEV, &READS_BETWEEN_GRID_BARRIERS, grid, threads, true, &args, options));
         println!("{workers} workers, throttle {throttle:?}: {seconds:.2} s");
         r.unwrap_or_else(|f| panic!("{workers} workers, throttle {throttle:?}, after {seconds:.2} s: {f}"));
         assert!(out.iter().all(|&s| s == rounds * reads), "{workers} workers");
@@ -406,7 +395,7 @@ fn blocks_long_between_progress_run_to_the_end_however_slow_the_machine() {
         let mut out = vec![0u32; (grid * threads) as usize];
         let args = [input("input", &xs), output("out", &mut out, 0), Arg::Value(reads as u64)];
         let options = Options { timeout: Duration::from_millis(500), throttle: Some(Duration::from_millis(1)), workers, ..Options::default() };
-        let (r, seconds) = timed(|| launch_threads(&READS_WITHOUT_BARRIERS, grid, threads, false, &args, options));
+        let (r, seconds) = timed(|| launch_with(&DEV, &READS_WITHOUT_BARRIERS, grid, threads, false, &args, options));
         println!("{workers} workers: {seconds:.2} s");
         r.unwrap_or_else(|f| panic!("{workers} workers, after {seconds:.2} s: {f}"));
         assert!(out.iter().all(|&s| s == reads), "{workers} workers");
