@@ -38,20 +38,24 @@ const WINDOW: usize = 32;
 pub const WORDS: u32 = 2;
 
 /// The tile this block takes: the next ticket, so that every tile before it
-/// has a block that started. The block of the last tile sets the ticket
-/// back to 0 for the next launch. `words[0]` carries it to the block.
+/// has a block that started. The block that takes the launch's last ticket
+/// (`tickets - 1`) sets the ticket back to 0 for the next launch. `words[0]`
+/// carries it to the block.
 ///
 /// # Safety
 /// Every thread of the block calls it, outside any branch; `ticket[0]` is
-/// this launch's alone and was 0 at its start; the grid has `tiles` blocks;
-/// `words` has an element 0 no other code uses until the next `block.sync()`.
+/// this launch's alone and was 0 at its start; the launch's blocks take
+/// exactly `tickets` tickets in all (one per block where each block takes
+/// one tile; with blocks that loop, one per tile and one more per block,
+/// the ticket past the last tile that ends its loop); `words` has an
+/// element 0 no other code uses until the next `block.sync()`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn take_tile(block: &ThreadBlock, ticket: Out<u32>, tiles: usize, words: DynamicShared<u32>) -> usize {
+pub unsafe fn take_tile(block: &ThreadBlock, ticket: Out<u32>, tickets: usize, words: DynamicShared<u32>) -> usize {
     if block.thread_rank() == 0 {
         // SAFETY: the ticket is touched only atomically in this launch.
         let k = unsafe { ticket.atomic_add(0, 1) };
-        if k as usize + 1 == tiles {
+        if k as usize + 1 == tickets {
             // Every ticket of this launch is out: the next launch starts at 0.
             // SAFETY: as above.
             unsafe { ticket.atomic_store(0, 0, Scope::Device) };
@@ -66,15 +70,10 @@ pub unsafe fn take_tile(block: &ThreadBlock, ticket: Out<u32>, tiles: usize, wor
 
 /// Publishes tile `k`'s `total`, looks back over the tiles before it, and
 /// returns what they combine to (`Op::identity()` for tile 0), in every
-/// thread of the block.
+/// thread of the block: [`publish_total`], then [`wait_for_prefix`].
 ///
 /// # Safety
-/// Every thread of the block calls it, outside any branch; `status` holds a
-/// word for every tile up to `k`, none of `epoch` but those this launch's
-/// blocks write, and is touched only atomically in this launch; every tile
-/// before `k` has a block that will publish it (tiles taken by
-/// [`take_tile`]); `epoch` is in `1..EPOCHS`; `words` has an element 1 no
-/// other code uses between this call and the next `block.sync()`.
+/// As [`publish_total`] and [`wait_for_prefix`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn look_back<T: Value, Op: ReduceOp<T>>(
@@ -86,14 +85,70 @@ pub unsafe fn look_back<T: Value, Op: ReduceOp<T>>(
     op: Op,
     words: DynamicShared<u32>,
 ) -> T {
-    let t = block.thread_rank() as usize;
-    let stamp = (epoch as u64) << EPOCH_SHIFT;
-    let bits = |v: T| v.to_bits64() & 0xffff_ffff;
-    if t == 0 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        publish_total(block, status, k, epoch, total);
+        wait_for_prefix(block, status, k, epoch, total, op, words)
+    }
+}
+
+/// Publishes tile `k`'s `total` (its [`AGGREGATE`]; tile 0's is its
+/// [`PREFIX`]), from thread 0, so that the tiles after it can look back
+/// past it. The block may then do other work, such as loading its next
+/// tile, before [`wait_for_prefix`].
+///
+/// # Safety
+/// `status` holds a word for every tile up to `k`, is touched only
+/// atomically in this launch, and tile `k`'s word is this block's to write;
+/// `epoch` is in `1..EPOCHS`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn publish_total<T: Value>(block: &ThreadBlock, status: Out<u64>, k: usize, epoch: u32, total: T) {
+    if block.thread_rank() == 0 {
         let kind = if k == 0 { PREFIX } else { AGGREGATE };
         // SAFETY: tile k's word, touched only atomically (the contract).
-        unsafe { status.atomic_store(k, stamp | kind | bits(total), Scope::Device) };
+        unsafe { status.atomic_store(k, stamp(epoch) | kind | bits(total), Scope::Device) };
     }
+}
+
+/// The launch's epoch, where a status word keeps it.
+#[inline(always)]
+fn stamp(epoch: u32) -> u64 {
+    (epoch as u64) << EPOCH_SHIFT
+}
+
+/// A value's 32 bits, where a status word keeps them.
+#[inline(always)]
+fn bits<T: Value>(v: T) -> u64 {
+    v.to_bits64() & 0xffff_ffff
+}
+
+/// Looks back from tile `k` over the tiles before it, and returns what they
+/// combine to (`Op::identity()` for tile 0), in every thread of the block,
+/// after publishing tile `k`'s own [`PREFIX`] (`total` combined after it).
+///
+/// # Safety
+/// Every thread of the block calls it, outside any branch, after
+/// [`publish_total`] for the same `k`; `status` holds a word for every tile
+/// up to `k`, none of `epoch` but those this launch's blocks write, and is
+/// touched only atomically in this launch; every tile before `k` has a
+/// block that will publish it without waiting on a tile from `k` on (tiles
+/// taken by [`take_tile`], each published before its block takes another);
+/// `epoch` is in `1..EPOCHS`; `words` has an element 1 no other code uses
+/// between this call and the next `block.sync()`.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
+    block: &ThreadBlock,
+    status: Out<u64>,
+    k: usize,
+    epoch: u32,
+    total: T,
+    op: Op,
+    words: DynamicShared<u32>,
+) -> T {
+    let t = block.thread_rank() as usize;
+    let stamp = stamp(epoch);
     if k > 0 && t < WINDOW {
         let lanes = tiled_partition::<32>(block);
         let mut prefix = Op::identity();

@@ -5,10 +5,13 @@
 //! (on the emulator with `--emulate`); with it, it also times each against
 //! CUB in paired, alternating rounds and compares the outputs.
 
+mod persistent;
+
 use cg_algorithms::{Algorithms, Op, Rule};
 use cg_launcher::device::Gpu;
 use clap::Parser;
 use example_bench::program;
+use persistent::Persistent;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -37,9 +40,13 @@ enum Algo {
     Exclusive = 2,
     Select = 3,
     Histogram = 4,
+    /// The inclusive sum by blocks that loop (examples/algorithms/src/persistent.rs).
+    InclusivePersistent = 5,
+    /// The exclusive sum by blocks that loop.
+    ExclusivePersistent = 6,
 }
 
-const ALGOS: [Algo; 5] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::Histogram];
+const ALGOS: [Algo; 7] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::Histogram, Algo::InclusivePersistent, Algo::ExclusivePersistent];
 
 impl Algo {
     fn name(self) -> &'static str {
@@ -49,14 +56,34 @@ impl Algo {
             Algo::Exclusive => "exclusive_scan (sum)",
             Algo::Select => "select_if (x > 0)",
             Algo::Histogram => "histogram_even (u8)",
+            Algo::InclusivePersistent => "inclusive sum, persistent blocks",
+            Algo::ExclusivePersistent => "exclusive sum, persistent blocks",
+        }
+    }
+
+    /// Its number in `cub/cub_algorithms.cu`.
+    fn cub_index(self) -> i32 {
+        match self {
+            Algo::InclusivePersistent => Algo::Inclusive as i32,
+            Algo::ExclusivePersistent => Algo::Exclusive as i32,
+            _ => self as i32,
+        }
+    }
+
+    /// Whether it is an inclusive scan; `None` for the rest.
+    fn inclusive(self) -> Option<bool> {
+        match self {
+            Algo::Inclusive | Algo::InclusivePersistent => Some(true),
+            Algo::Exclusive | Algo::ExclusivePersistent => Some(false),
+            _ => None,
         }
     }
 
     fn cub(self) -> &'static str {
         match self {
             Algo::Reduce => "DeviceReduce::Sum",
-            Algo::Inclusive => "DeviceScan::InclusiveSum",
-            Algo::Exclusive => "DeviceScan::ExclusiveSum",
+            Algo::Inclusive | Algo::InclusivePersistent => "DeviceScan::InclusiveSum",
+            Algo::Exclusive | Algo::ExclusivePersistent => "DeviceScan::ExclusiveSum",
             Algo::Select => "DeviceSelect::If",
             Algo::Histogram => "DeviceHistogram::HistogramEven",
         }
@@ -67,7 +94,7 @@ impl Algo {
         let n = n as f64;
         match self {
             Algo::Reduce => 4.0 * n,
-            Algo::Inclusive | Algo::Exclusive => 8.0 * n,
+            Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => 8.0 * n,
             Algo::Select => 4.0 * n + 4.0 * n / 2.0, // about half kept
             Algo::Histogram => n,
         }
@@ -107,18 +134,19 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
     let mut y = gpu.zeros::<f32>(n.max(1))?;
     Ok(match algo {
         Algo::Reduce => alg.reduce(&x, Op::Sum)? == xs.iter().map(|&v| v as f64).sum::<f64>() as f32,
-        Algo::Inclusive | Algo::Exclusive => {
-            if algo == Algo::Inclusive {
-                alg.inclusive_scan(&x, &mut y, Op::Sum)?;
-            } else {
-                alg.exclusive_scan(&x, &mut y, Op::Sum)?;
+        Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => {
+            let inclusive = algo.inclusive() == Some(true);
+            match algo {
+                Algo::Inclusive => alg.inclusive_scan(&x, &mut y, Op::Sum)?,
+                Algo::Exclusive => alg.exclusive_scan(&x, &mut y, Op::Sum)?,
+                _ => _ = Persistent::new(gpu)?.sum(&x, &mut y, inclusive)?,
             }
             let got = gpu.read(&y)?;
             let mut acc = 0.0f64;
             xs.iter().enumerate().all(|(i, &v)| {
                 let before = acc;
                 acc += v as f64;
-                got[i] == if algo == Algo::Inclusive { acc as f32 } else { before as f32 }
+                got[i] == if inclusive { acc as f32 } else { before as f32 }
             })
         }
         Algo::Select => {
@@ -146,6 +174,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
     // SAFETY: cub/cub_algorithms.cu exports these signatures.
     let cub: Cub = unsafe { example_bench::baseline("cub_algorithms", include_str!("../cub/cub_algorithms.cu"))? };
     let mut alg = Algorithms::new(gpu);
+    let mut persistent = Persistent::new(gpu).map_err(|e| e.to_string())?;
     let mut all = true;
     let e = |e: cg_algorithms::Error| e.to_string();
     for algo in ALGOS {
@@ -166,7 +195,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
             let mut bins = gpu.zeros::<u32>(256).map_err(|e| e.to_string())?;
             let input = if algo == Algo::Histogram { bs.as_ptr() } else { xs.as_ptr() as *const u8 };
             // SAFETY: input holds n floats, or n bytes for the histogram.
-            if unsafe { (cub.setup)(algo as i32, input, n as i32) } != 0 {
+            if unsafe { (cub.setup)(algo.cub_index(), input, n as i32) } != 0 {
                 return Err(format!("CUB's setup failed at n = {n}"));
             }
             let mut ours = || -> cg_launcher::error::Result<()> {
@@ -176,6 +205,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
                     Algo::Exclusive => alg.exclusive_scan(&x, &mut y, Op::Sum),
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
+                    Algo::InclusivePersistent | Algo::ExclusivePersistent => return persistent.sum(&x, &mut y, algo == Algo::InclusivePersistent).map(|_| ()),
                 };
                 r.map_err(Into::into)
             };
@@ -199,7 +229,9 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
                     let v = alg.reduce(&x, Op::Sum).map_err(e)?;
                     v.to_ne_bytes() == theirs[..4]
                 }
-                Algo::Inclusive | Algo::Exclusive => gpu.read(&y).map_err(|e| e.to_string())?.iter().flat_map(|v| v.to_ne_bytes()).eq(theirs.iter().copied()),
+                Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => {
+                    gpu.read(&y).map_err(|e| e.to_string())?.iter().flat_map(|v| v.to_ne_bytes()).eq(theirs.iter().copied())
+                }
                 Algo::Select => {
                     let kept = alg.select_if(&x, &mut y, Rule::Greater(0.0)).map_err(e)?;
                     kept == selected as usize
