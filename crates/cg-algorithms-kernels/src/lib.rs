@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | [`reduce`] | one cooperative launch, one `grid.sync()` | the grid is the GPU's resident capacity; each block adds its share, and block 0 adds the blocks' partials after the barrier: the input is read once |
 //! | [`scan`] | one ordinary launch, decoupled look-back | a grid barrier would make the input be read twice, or kept on chip, which caps what one round takes; the look-back passes each tile's prefix to the next and reads it once, as CUB does |
-//! | [`scan`]'s `persistent_*` | one ordinary launch of the GPU's resident blocks, decoupled look-back | each block loops over tiles by ticket and loads its next tile while it waits on the look-back for the one it holds; under measurement against the one-tile blocks (the `algorithms` example times both against CUB), and not yet behind `cg-algorithms`' calls |
+//! | [`scan`]'s `persistent_*` | one ordinary launch of the GPU's resident blocks, decoupled look-back | each block loops over tiles by ticket and loads its next tile while it waits on the look-back for the one it holds; measured against the one-tile blocks on an H100 (the `algorithms` example times both against CUB; the repository's `records/2026-12-06-h100-persistent-scan`): faster at 2^20 and 2^22, slower from 2^24, where each block's tiles wait in turn on the prefix chain; not behind `cg-algorithms`' calls |
 //! | [`select`] | one ordinary launch, decoupled look-back | the same: a scan of the kept counts, each element read once |
 //! | [`histogram`] | one cooperative launch, one `grid.sync()` | the barrier orders the zeroing of the bins before every block's adds, so one launch does both |
 //!
