@@ -120,7 +120,13 @@ fn stamp(epoch: u32) -> u64 {
 /// A value's 32 bits, where a status word keeps them.
 #[inline(always)]
 fn bits<T: Value>(v: T) -> u64 {
-    v.to_bits64() & 0xffff_ffff
+    bits_of(v.to_bits64())
+}
+
+/// The value's 32 bits in a status word.
+#[inline(always)]
+fn bits_of(word: u64) -> u64 {
+    word & 0xffff_ffff
 }
 
 /// Looks back from tile `k` over the tiles before it, and returns what they
@@ -169,7 +175,7 @@ pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
             // The nearest prefix in the window: lanes past it add nothing.
             let prefixes = lanes.ballot(word & PREFIX != 0 && mine.is_some());
             let stop = if prefixes == 0 { WINDOW as u32 } else { prefixes.trailing_zeros() };
-            let kept = if (t as u32) <= stop && mine.is_some() { T::from_bits64(word & 0xffff_ffff) } else { Op::identity() };
+            let kept = if (t as u32) <= stop && mine.is_some() { T::from_bits64(bits_of(word)) } else { Op::identity() };
             prefix = Op::combine(lanes.reduce(kept, op), prefix);
             if prefixes != 0 || end <= WINDOW {
                 break;
@@ -181,7 +187,7 @@ pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
             // until the barrier.
             unsafe {
                 status.atomic_store(k, stamp | PREFIX | bits(Op::combine(prefix, total)), Scope::Device);
-                words.write(1, (prefix.to_bits64() & 0xffff_ffff) as u32);
+                words.write(1, bits(prefix) as u32);
             }
         }
     }

@@ -6,14 +6,47 @@
 
 use crate::lookback::{WORDS, look_back, publish_total, take_tile, wait_for_prefix};
 use crate::{ITEMS, TILE_LEN, Value, load, store};
-use cg_kernel::cg::{Greater, Less, Plus, ReduceOp, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition};
+use cg_kernel::cg::{
+    Greater, Less, Plus, ReduceOp, ThreadBlock, ThreadBlockTile, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition,
+};
 use cg_kernel::kernel;
-use cg_kernel::mem::{In, Out, dynamic_shared};
+use cg_kernel::mem::{DynamicShared, In, Out, dynamic_shared};
 
 /// Dynamic shared memory of the scan and select kernels: the block scan's
 /// scratch (one 4-byte word per warp), then the look-back's words.
 pub const fn lookback_shared_bytes(threads_per_block: u32) -> u32 {
     block_scratch_bytes::<u32>(threads_per_block, 32).saturating_add(4 * WORDS)
+}
+
+/// What every scan kernel's block works with: the block, its warps, the
+/// block scan's scratch, the look-back's words after it, and the thread's
+/// rank.
+struct Parts<T> {
+    block: ThreadBlock,
+    tile: ThreadBlockTile<32>,
+    scratch: DynamicShared<T>,
+    words: DynamicShared<u32>,
+    t: usize,
+}
+
+/// The block's [`Parts`], laid out as [`lookback_shared_bytes`] sizes them.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn parts<T: Value>() -> Parts<T> {
+    let block = this_thread_block();
+    let tile = tiled_partition::<32>(&block);
+    let scratch = dynamic_shared::<T>();
+    let words = scratch.after::<u32>(block_scratch_bytes::<T>(block.num_threads(), 32) as usize / 4);
+    let t = block.thread_rank() as usize;
+    Parts { block, tile, scratch, words, t }
+}
+
+/// `v` scanned in place within the thread (inclusive).
+#[inline(always)]
+fn scan_in_thread<T: Value, Op: ReduceOp<T>>(v: &mut [T; ITEMS], _op: Op) {
+    for j in 1..ITEMS {
+        v[j] = Op::combine(v[j - 1], v[j]);
+    }
 }
 
 /// One tile of the scan: loaded, scanned in each thread and across the
@@ -24,11 +57,7 @@ pub const fn lookback_shared_bytes(threads_per_block: u32) -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(x: In<T>, y: Out<T>, status: Out<u64>, ticket: Out<u32>, epoch: u32, n: usize, op: Op) {
-    let block = this_thread_block();
-    let tile = tiled_partition::<32>(&block);
-    let scratch = dynamic_shared::<T>();
-    let words = scratch.after::<u32>(block_scratch_bytes::<T>(block.num_threads(), 32) as usize / 4);
-    let t = block.thread_rank() as usize;
+    let Parts { block, tile, scratch, words, t } = parts::<T>();
     // SAFETY (take_tile, look_back, the block scan): every thread of the
     // block calls each once, outside any branch; the kernel's contract gives
     // the ticket, the statuses and the epoch; the scratch is the block
@@ -37,9 +66,7 @@ unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(x: In<T>, 
     let i = k * TILE_LEN + t * ITEMS;
     // SAFETY: x holds n elements from an aligned start; i is a multiple of 4.
     let mut v = unsafe { load(x, i, n, Op::identity()) };
-    for j in 1..ITEMS {
-        v[j] = Op::combine(v[j - 1], v[j]);
-    }
+    scan_in_thread(&mut v, op);
     // SAFETY: as above.
     let (below, total) = unsafe { block_exclusive_scan(&block, &tile, v[ITEMS - 1], op, scratch) };
     // SAFETY: as above.
@@ -82,11 +109,7 @@ unsafe fn scan_tiles_persistent<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool
     n: usize,
     op: Op,
 ) {
-    let block = this_thread_block();
-    let tile = tiled_partition::<32>(&block);
-    let scratch = dynamic_shared::<T>();
-    let words = scratch.after::<u32>(block_scratch_bytes::<T>(block.num_threads(), 32) as usize / 4);
-    let t = block.thread_rank() as usize;
+    let Parts { block, tile, scratch, words, t } = parts::<T>();
     let tiles = n.div_ceil(TILE_LEN);
     // Each block takes every tile it scans, then one ticket past the last
     // tile, which ends its loop.
@@ -104,9 +127,7 @@ unsafe fn scan_tiles_persistent<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool
     // SAFETY: x holds n elements from an aligned start; the index is a multiple of 4.
     let mut v = unsafe { load(x, k * TILE_LEN + t * ITEMS, n, Op::identity()) };
     loop {
-        for j in 1..ITEMS {
-            v[j] = Op::combine(v[j - 1], v[j]);
-        }
+        scan_in_thread(&mut v, op);
         // SAFETY: as above.
         let (below, total) = unsafe { block_exclusive_scan(&block, &tile, v[ITEMS - 1], op, scratch) };
         // SAFETY: as above.
