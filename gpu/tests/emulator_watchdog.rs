@@ -2,7 +2,7 @@
 //! timeout (`Options::throttle`, standing for a loaded machine) runs to the
 //! end while blocks keep ending or barriers keep completing.
 
-use gpu::cg::{this_grid, this_thread_block};
+use gpu::cg::{this_grid, this_thread_block, tiled_partition};
 use gpu::emu::{Arg, Fault, LaunchStats, Options};
 use gpu::kernel;
 use gpu::kernels::{Contract, KernelDef, Params};
@@ -245,6 +245,42 @@ fn a_loop_around_block_sync_that_never_ends_is_stopped_by_the_backstop_and_named
     // Ten budgets of work, counted in steps: about 3 s on an idle machine,
     // later on a loaded one, never an endless wait.
     assert!(seconds < 30.0, "named after {seconds:.2} s");
+}
+
+/// The same endless loop around `block.sync()`, with a warp's worth of
+/// shuffles between barriers and no memory touched: the work of a block
+/// scan that loops on a ticket that never moves (the persistent scan's
+/// mutant). Collectives count as steps, so the backstop comes as soon.
+///
+/// # Safety
+/// None needed.
+#[kernel]
+unsafe fn shuffles_in_a_loop_around_block_sync(n: u32) {
+    let block = this_thread_block();
+    let warp = tiled_partition::<32>(&block);
+    let i = 0;
+    let mut v = warp.thread_rank();
+    #[allow(clippy::while_immutable_condition, reason = "the mistake this kernel makes")]
+    while i < n {
+        for d in [1, 2, 4, 8, 16, 1, 2, 4, 8, 16] {
+            v = v.wrapping_add(warp.shfl_xor(v, d));
+        }
+        block.sync();
+    }
+}
+
+#[test]
+fn a_loop_of_warp_collectives_around_block_sync_is_stopped_by_the_backstop_as_soon() {
+    let options = Options { timeout: Duration::from_millis(300), ..Options::default() };
+    let (r, seconds) = timed(|| launch(&SHUFFLES_IN_A_LOOP_AROUND_BLOCK_SYNC, 1, false, &[Arg::Value(4)], options));
+    let err = r.expect_err("the loop never ends");
+    let text = err.to_string();
+    println!("{seconds:.2} s: {text}");
+    assert!(matches!(err, Fault::BarrierLoop { .. }), "{text}");
+    // Ten budgets of work (3 s of steps on an idle machine); the shuffles
+    // count as steps, so they do not stretch it tenfold (26 s when they
+    // did not, against 1.7 s for the loop without them).
+    assert!(seconds < 10.0, "named after {seconds:.2} s");
 }
 
 /// Set once the test has seen the runaway named: the kernel's loop then ends.

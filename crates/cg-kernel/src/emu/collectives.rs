@@ -30,6 +30,8 @@ impl Block {
         }
         self.thread().site.set(Some(site));
         self.forget_spin();
+        // Work over the block's life, for the backstop (emu::watch).
+        self.lifetime.set(self.lifetime.get() + super::watch::COLLECTIVE_STEPS);
         let done = {
             let mut w = self.warps[warp as usize].borrow_mut();
             let i = match w.rounds.iter().position(|r| r.mask == mask && r.kind == kind && r.arrived & bit == 0) {

@@ -26,7 +26,9 @@
 //!
 //! - a block's work over its life: a loop that never ends but holds a
 //!   barrier completes barriers forever, so barriers alone cannot keep a
-//!   launch alive; a block may do [`BACKSTOP`] budgets of work in all.
+//!   launch alive; a block may do [`BACKSTOP`] budgets of work in all,
+//!   where its arrivals at barriers ([`ARRIVAL_STEPS`]) and at warp
+//!   collectives ([`COLLECTIVE_STEPS`]) count as steps too.
 //!
 //! One rule stays in wall time: a launch that makes no step at all for the
 //! timeout (a thread that computes without touching memory) is stopped.
@@ -80,6 +82,15 @@ pub(crate) const POLL_STEPS: u64 = 8;
 /// that a loop around a barrier that touches no memory is named about as
 /// soon as one that does.
 pub(crate) const ARRIVAL_STEPS: u64 = 32;
+
+/// Steps a lane's arrival at a warp collective (a shuffle, vote, match or
+/// `__syncwarp`) counts for in its block's work over its life
+/// ([`BACKSTOP`]): measured, in a build without optimisation, at about 26
+/// plain accesses (a loop of shuffles around `block.sync()`,
+/// `gpu/tests/emulator_watchdog.rs`), so a little under, and a loop
+/// around a barrier whose work is warp collectives (a block scan on a
+/// ticket that never moves) is named about as soon as one of reads.
+pub(crate) const COLLECTIVE_STEPS: u64 = 24;
 
 /// `Options::timeout` in steps: how much work a block may do between its
 /// barriers, and how many polls the launch may make with no work, before
