@@ -10,3 +10,19 @@
 pub fn global_timer() -> u64 {
     crate::arch::global_timer()
 }
+
+/// Lets the calling thread's warp sleep about `ns` nanoseconds
+/// (`nanosleep.u32`; in C++, `__nanosleep(ns)`, sm_70 and later): for a
+/// thread that polls memory another block writes, so that the polls leave
+/// the memory system to the writers. The GPU may wake the warp anywhere
+/// from 0 to about twice `ns`, and at most after a millisecond, so it is a
+/// hint, never a way to order anything. On the emulator it does nothing:
+/// there a poll that keeps returning the same value already gives way to
+/// the other threads.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    crate::arch::nanosleep(ns);
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = ns;
+}
