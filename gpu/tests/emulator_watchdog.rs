@@ -476,6 +476,51 @@ fn a_poll_of_a_flag_nothing_sets_is_named_with_its_word_and_line() {
     }
 }
 
+/// Warp 0 of block 0 waits for `flags[1..4]`, which nothing sets, lanes 0
+/// to 2 polling one each and all 32 voting after each poll, as the
+/// look-back's warp waits on the tiles before the third (a persistent scan
+/// whose block left a tile it took unpublished).
+///
+/// # Safety
+/// `flags` holds 4, zero before the launch.
+#[kernel]
+unsafe fn a_warp_polls_flags_nothing_sets_with_a_vote_each_time(flags: Out<u32>) {
+    let block = this_thread_block();
+    let warp = tiled_partition::<32>(&block);
+    if block.thread_rank() < 32 {
+        let lane = warp.thread_rank() as usize;
+        loop {
+            // SAFETY: flags holds 4, touched only atomically.
+            let set = lane >= 3 || unsafe { flags.atomic_load(1 + lane, Scope::Device) } != 0;
+            if warp.all(set) {
+                break;
+            }
+        }
+    }
+    block.sync();
+}
+
+#[test]
+fn a_warp_that_polls_and_votes_is_named_as_soon_as_one_that_polls() {
+    // Seeded, a run checks for a stop far more often: a check reached by a
+    // poll once counted that poll as work, so the polls never added up.
+    for (workers, seed) in [(1, None), (2, None), (1, Some(7)), (2, Some(7))] {
+        let mut flags = [0u32; 4];
+        let options = Options { timeout: Duration::from_millis(300), workers, seed, ..Options::default() };
+        let (r, seconds) = timed(|| launch(&A_WARP_POLLS_FLAGS_NOTHING_SETS_WITH_A_VOTE_EACH_TIME, 2, true, &[output("flags", &mut flags, 0)], options));
+        let err = r.expect_err("the flags are never set");
+        let text = err.to_string();
+        // One thread polling alone, on the same machine at the same time.
+        let (_, alone) = timed(|| launch(&POLLS_A_FLAG_NOTHING_SETS, 2, true, &[output("flags", &mut [0u32; 2], 0)], options));
+        println!("{workers} workers, seed {seed:?}, {seconds:.2} s ({alone:.2} s for one thread alone): {text}");
+        assert!(matches!(err, Fault::Timeout { .. }), "{text}");
+        assert!(text.ends_with(POLLED), "{text}");
+        // The votes count as polls: about as soon as the one thread (three
+        // times as long when they did not count).
+        assert!(seconds < 2.0 * alone, "named after {seconds:.2} s, against {alone:.2} s for one thread polling alone");
+    }
+}
+
 #[test]
 fn blocks_of_an_ordinary_launch_that_wait_for_a_block_that_cannot_start_are_named() {
     // 9 blocks where the device holds 8: blocks 0-7 wait for block 8, which

@@ -80,6 +80,14 @@ pub(crate) fn poll_made() {
     POLLS.with(|p| p.set(p.get() + 1));
 }
 
+/// Counts `n` polls that were not accesses: the arrivals at a warp
+/// collective in which a lane polls (`Block::collective`), which cost the
+/// emulator as much as several polls each and are part of the same wait.
+pub(crate) fn polls_made(n: u64) {
+    STRETCH.with(|s| s.set(s.get() + n));
+    POLLS.with(|p| p.set(p.get() + n));
+}
+
 /// The accesses made since the last call: (work, polls).
 pub(crate) fn take_stretch() -> (u64, u64) {
     let all = STRETCH.with(|s| s.replace(0));

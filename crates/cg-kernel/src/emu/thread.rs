@@ -286,30 +286,42 @@ pub unsafe fn load_published(address: usize, size: usize) -> u64 {
 /// names it in reports): `op` maps the old bits to the new; returns the old.
 #[track_caller]
 pub fn global_atomic(e: Element, block_scoped: bool, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
+    let old = block().global_atomic(e, block_scoped, Some(op), Site { location: Location::caller(), call });
+    // Counted after the atomic, so that a checkpoint it reaches counts it as
+    // the poll it may be (`Block::note_poll`), not as work.
     tick();
-    block().global_atomic(e, block_scoped, Some(op), Site { location: Location::caller(), call })
+    old
 }
 
 /// An atomic load of element `e` (`atomic_load()` and `atomic_load_acquire()`):
 /// an atomic that changes nothing, and a poll the spin detector counts.
 #[track_caller]
 pub fn global_atomic_load(e: Element, block_scoped: bool, call: &'static str) -> u64 {
+    let old = block().global_atomic(e, block_scoped, None, Site { location: Location::caller(), call });
+    // Counted after the atomic, so that a checkpoint it reaches counts it as
+    // the poll it may be (`Block::note_poll`), not as work.
     tick();
-    block().global_atomic(e, block_scoped, None, Site { location: Location::caller(), call })
+    old
 }
 
 /// An atomic on element `index` (of `size` bytes) of the dynamic shared memory, as [`global_atomic`].
 #[track_caller]
 pub fn shared_atomic(index: usize, size: usize, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
+    let old = block().shared_atomic(index, size, Some(op), Site { location: Location::caller(), call });
+    // Counted after the atomic, so that a checkpoint it reaches counts it as
+    // the poll it may be (`Block::note_poll`), not as work.
     tick();
-    block().shared_atomic(index, size, Some(op), Site { location: Location::caller(), call })
+    old
 }
 
 /// An atomic load of shared element `index`, as [`global_atomic_load`].
 #[track_caller]
 pub fn shared_atomic_load(index: usize, size: usize, call: &'static str) -> u64 {
+    let old = block().shared_atomic(index, size, None, Site { location: Location::caller(), call });
+    // Counted after the atomic, so that a checkpoint it reaches counts it as
+    // the poll it may be (`Block::note_poll`), not as work.
     tick();
-    block().shared_atomic(index, size, None, Site { location: Location::caller(), call })
+    old
 }
 
 /// Reads element `index` (of `size` bytes) of the dynamic shared memory.

@@ -22,7 +22,9 @@
 //!   completing. A block that polls waits for another, which works
 //!   meanwhile (or starts, or runs once the poller gives way); when only
 //!   polls are made, every block waits for a word that nothing changes.
-//!   A poll counts as [`POLL_STEPS`] steps, for what it costs.
+//!   A poll counts as [`POLL_STEPS`] steps, for what it costs, and each
+//!   arrival at a warp collective in which a lane is polling (the vote of
+//!   a warp that waits on up to 32 words at once) as [`COLLECTIVE_STEPS`].
 //!
 //! - a block's work over its life: a loop that never ends but holds a
 //!   barrier completes barriers forever, so barriers alone cannot keep a
