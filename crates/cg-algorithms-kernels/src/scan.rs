@@ -1,8 +1,8 @@
 //! Inclusive and exclusive scans in one ordinary launch by decoupled
 //! look-back ([`crate::lookback`]), CUB's `DeviceScan::InclusiveScan` and
 //! `ExclusiveScan`: each element read once and written once. The kernels
-//! take one tile per block; the `persistent_*` kernels (the sums of `f32`)
-//! take a grid of any size, whose blocks loop over the tiles.
+//! take one tile per block; the `persistent_*` kernels take a grid of any
+//! size, whose blocks loop over the tiles.
 
 use crate::lookback::{WORDS, look_back, publish_total, take_tile, wait_for_prefix};
 use crate::{ITEMS, TILE_LEN, Value, load, store};
@@ -171,7 +171,23 @@ macro_rules! persistent_scans {
 
 persistent_scans! {
     persistent_inclusive_sum_f32: f32, Plus, true, "inclusive sum";
+    persistent_inclusive_sum_i32: i32, Plus, true, "inclusive sum";
+    persistent_inclusive_sum_u32: u32, Plus, true, "inclusive sum";
+    persistent_inclusive_min_f32: f32, Less, true, "inclusive minimum";
+    persistent_inclusive_min_i32: i32, Less, true, "inclusive minimum";
+    persistent_inclusive_min_u32: u32, Less, true, "inclusive minimum";
+    persistent_inclusive_max_f32: f32, Greater, true, "inclusive maximum";
+    persistent_inclusive_max_i32: i32, Greater, true, "inclusive maximum";
+    persistent_inclusive_max_u32: u32, Greater, true, "inclusive maximum";
     persistent_exclusive_sum_f32: f32, Plus, false, "exclusive sum";
+    persistent_exclusive_sum_i32: i32, Plus, false, "exclusive sum";
+    persistent_exclusive_sum_u32: u32, Plus, false, "exclusive sum";
+    persistent_exclusive_min_f32: f32, Less, false, "exclusive minimum";
+    persistent_exclusive_min_i32: i32, Less, false, "exclusive minimum";
+    persistent_exclusive_min_u32: u32, Less, false, "exclusive minimum";
+    persistent_exclusive_max_f32: f32, Greater, false, "exclusive maximum";
+    persistent_exclusive_max_i32: i32, Greater, false, "exclusive maximum";
+    persistent_exclusive_max_u32: u32, Greater, false, "exclusive maximum";
 }
 
 /// One scan kernel per element type, operator and kind.

@@ -68,7 +68,7 @@ pub trait Element: Pod + PartialOrd + Param + Arg<Self> + sealed::Sealed + std::
     #[doc(hidden)]
     fn reduce_def(op: Op) -> &'static ReduceDef<Self>;
     #[doc(hidden)]
-    fn scan_def(op: Op, inclusive: bool) -> &'static ScanDef<Self>;
+    fn scan_def(op: Op, inclusive: bool, persistent: bool) -> &'static ScanDef<Self>;
     #[doc(hidden)]
     fn select_if_def() -> &'static SelectIfDef<Self>;
     #[doc(hidden)]
@@ -84,6 +84,8 @@ macro_rules! element {
      reduce [$rs:ident, $rmin:ident, $rmax:ident],
      inclusive [$is:ident, $imin:ident, $imax:ident],
      exclusive [$es:ident, $emin:ident, $emax:ident],
+     persistent inclusive [$pis:ident, $pimin:ident, $pimax:ident],
+     persistent exclusive [$pes:ident, $pemin:ident, $pemax:ident],
      select [$sif:ident, $sfl:ident]) => {
         impl Element for $t {
             fn identity(op: Op) -> $t {
@@ -100,14 +102,20 @@ macro_rules! element {
                     Op::Max => &r::$rmax,
                 }
             }
-            fn scan_def(op: Op, inclusive: bool) -> &'static ScanDef<$t> {
-                match (inclusive, op) {
-                    (true, Op::Sum) => &s::$is,
-                    (true, Op::Min) => &s::$imin,
-                    (true, Op::Max) => &s::$imax,
-                    (false, Op::Sum) => &s::$es,
-                    (false, Op::Min) => &s::$emin,
-                    (false, Op::Max) => &s::$emax,
+            fn scan_def(op: Op, inclusive: bool, persistent: bool) -> &'static ScanDef<$t> {
+                match (persistent, inclusive, op) {
+                    (false, true, Op::Sum) => &s::$is,
+                    (false, true, Op::Min) => &s::$imin,
+                    (false, true, Op::Max) => &s::$imax,
+                    (false, false, Op::Sum) => &s::$es,
+                    (false, false, Op::Min) => &s::$emin,
+                    (false, false, Op::Max) => &s::$emax,
+                    (true, true, Op::Sum) => &s::$pis,
+                    (true, true, Op::Min) => &s::$pimin,
+                    (true, true, Op::Max) => &s::$pimax,
+                    (true, false, Op::Sum) => &s::$pes,
+                    (true, false, Op::Min) => &s::$pemin,
+                    (true, false, Op::Max) => &s::$pemax,
                 }
             }
             fn select_if_def() -> &'static SelectIfDef<$t> {
@@ -128,16 +136,22 @@ element!(f32, least f32::NEG_INFINITY, greatest f32::INFINITY,
     reduce [REDUCE_SUM_F32, REDUCE_MIN_F32, REDUCE_MAX_F32],
     inclusive [INCLUSIVE_SUM_F32, INCLUSIVE_MIN_F32, INCLUSIVE_MAX_F32],
     exclusive [EXCLUSIVE_SUM_F32, EXCLUSIVE_MIN_F32, EXCLUSIVE_MAX_F32],
+    persistent inclusive [PERSISTENT_INCLUSIVE_SUM_F32, PERSISTENT_INCLUSIVE_MIN_F32, PERSISTENT_INCLUSIVE_MAX_F32],
+    persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_F32, PERSISTENT_EXCLUSIVE_MIN_F32, PERSISTENT_EXCLUSIVE_MAX_F32],
     select [SELECT_IF_F32, SELECT_FLAGGED_F32]);
 element!(i32, least i32::MIN, greatest i32::MAX,
     reduce [REDUCE_SUM_I32, REDUCE_MIN_I32, REDUCE_MAX_I32],
     inclusive [INCLUSIVE_SUM_I32, INCLUSIVE_MIN_I32, INCLUSIVE_MAX_I32],
     exclusive [EXCLUSIVE_SUM_I32, EXCLUSIVE_MIN_I32, EXCLUSIVE_MAX_I32],
+    persistent inclusive [PERSISTENT_INCLUSIVE_SUM_I32, PERSISTENT_INCLUSIVE_MIN_I32, PERSISTENT_INCLUSIVE_MAX_I32],
+    persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_I32, PERSISTENT_EXCLUSIVE_MIN_I32, PERSISTENT_EXCLUSIVE_MAX_I32],
     select [SELECT_IF_I32, SELECT_FLAGGED_I32]);
 element!(u32, least u32::MIN, greatest u32::MAX,
     reduce [REDUCE_SUM_U32, REDUCE_MIN_U32, REDUCE_MAX_U32],
     inclusive [INCLUSIVE_SUM_U32, INCLUSIVE_MIN_U32, INCLUSIVE_MAX_U32],
     exclusive [EXCLUSIVE_SUM_U32, EXCLUSIVE_MIN_U32, EXCLUSIVE_MAX_U32],
+    persistent inclusive [PERSISTENT_INCLUSIVE_SUM_U32, PERSISTENT_INCLUSIVE_MIN_U32, PERSISTENT_INCLUSIVE_MAX_U32],
+    persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_U32, PERSISTENT_EXCLUSIVE_MIN_U32, PERSISTENT_EXCLUSIVE_MAX_U32],
     select [SELECT_IF_U32, SELECT_FLAGGED_U32]);
 
 /// A sample of a histogram: `u8`, `u16`, `i32` or `f32`. Sealed: each has its kernel.

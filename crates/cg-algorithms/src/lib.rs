@@ -105,7 +105,8 @@ pub(crate) struct Scratch {
     count: Option<Buffer<u32>>,
     /// The reductions' partial results and results, per element type.
     pub(crate) partials: element::PerType,
-    /// The cooperative kernels' capacity in blocks, by kernel name.
+    /// The cooperative kernels' capacity in blocks, and the resident blocks
+    /// of the persistent scans, by kernel name.
     capacity: std::collections::HashMap<&'static str, u32>,
 }
 
@@ -158,6 +159,19 @@ impl<'g> Algorithms<'g> {
             return Ok(c);
         }
         let c = self.gpu.cooperative_kernel(def)?.limits(THREADS)?.capacity();
+        self.scratch.capacity.insert(def.name(), c);
+        Ok(c)
+    }
+}
+
+impl Algorithms<'_> {
+    /// The blocks of `def` the GPU holds at once (the occupancy API's
+    /// blocks per SM times the SMs), asked once per kernel.
+    fn resident<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::NoGridSync>) -> Result<u32> {
+        if let Some(&c) = self.scratch.capacity.get(def.name()) {
+            return Ok(c);
+        }
+        let c = self.gpu.kernel(def)?.occupancy(THREADS)?.capacity();
         self.scratch.capacity.insert(def.name(), c);
         Ok(c)
     }

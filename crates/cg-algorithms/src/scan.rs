@@ -1,6 +1,17 @@
-//! `DeviceScan`: one ordinary launch, decoupled look-back.
+//! `DeviceScan`: one ordinary launch, decoupled look-back. Where the tiles
+//! are at most [`PERSISTENT_TILES_PER_BLOCK`] times the blocks the GPU holds
+//! at once, the grid is the blocks it holds, each looping over tiles and
+//! loading its next while it waits on the look-back (the kernels crate's
+//! `persistent_*` scans); beyond that, one block per tile.
 
 use crate::{Algorithms, Element, Op, Result, THREADS, tiles};
+
+/// The most tiles per resident block for which a scan takes the persistent
+/// kernels: measured on an H100 (records/2026-12-06-h100-persistent-scan),
+/// they took 9% and 11% less time than the one-tile kernels at 2^20 and
+/// 2^22 elements (0.5 and 1.9 tiles per resident block), and more from
+/// 2^24 (7.8), where each block's tiles wait in turn on the look-back.
+pub(crate) const PERSISTENT_TILES_PER_BLOCK: u32 = 2;
 use cg_launcher::device::Buffer;
 use cg_launcher::launch::ensure_len;
 
@@ -21,21 +32,25 @@ impl Algorithms<'_> {
 
     fn scan<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: Op, inclusive: bool) -> Result<()> {
         let n = x.len();
-        let def = T::scan_def(op, inclusive);
+        let def = T::scan_def(op, inclusive, false);
         ensure_len(def.name(), "y", n, y.len())?;
         if n == 0 {
             return Ok(());
         }
-        let blocks = tiles(n)?;
+        let tiles = tiles(n)?;
+        let persistent = T::scan_def(op, inclusive, true);
+        let resident = self.resident(persistent)?;
+        let (def, blocks) = if tiles <= PERSISTENT_TILES_PER_BLOCK.saturating_mul(resident) { (persistent, tiles.min(resident).max(1)) } else { (def, tiles) };
         let gpu = self.gpu;
         let kernel = gpu.kernel(def)?;
-        let l = self.lookback(blocks as usize)?;
+        let l = self.lookback(tiles as usize)?;
         // SAFETY: x and y hold n elements (checked above) and are whole
         // buffers, 256-byte aligned; status holds a word per tile, none of
         // this epoch (each launch takes a new one, and the words are cleared
         // before the epochs wrap); the ticket is 0 (zeroed, and each launch's
-        // last tile sets it back; a failed launch's is replaced); one block
-        // of THREADS per tile; the launch gives the kernel's own shared
+        // last ticket sets it back; a failed launch's is replaced); blocks
+        // of THREADS, one per tile for the one-tile kernels and at least one
+        // for the persistent ones; the launch gives the kernel's own shared
         // memory; this Algorithms' calls run one after another.
         let launched = unsafe { kernel.launch(blocks, THREADS, (&x.slice(..), y.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, n)) };
         self.finish_lookback(launched).map(|_| ())

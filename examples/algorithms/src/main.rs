@@ -5,13 +5,10 @@
 //! (on the emulator with `--emulate`); with it, it also times each against
 //! CUB in paired, alternating rounds and compares the outputs.
 
-mod persistent;
-
 use cg_algorithms::{Algorithms, Op, Rule};
 use cg_launcher::device::Gpu;
 use clap::Parser;
 use example_bench::program;
-use persistent::Persistent;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -40,13 +37,9 @@ enum Algo {
     Exclusive = 2,
     Select = 3,
     Histogram = 4,
-    /// The inclusive sum by blocks that loop (examples/algorithms/src/persistent.rs).
-    InclusivePersistent = 5,
-    /// The exclusive sum by blocks that loop.
-    ExclusivePersistent = 6,
 }
 
-const ALGOS: [Algo; 7] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::Histogram, Algo::InclusivePersistent, Algo::ExclusivePersistent];
+const ALGOS: [Algo; 5] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::Histogram];
 
 impl Algo {
     fn name(self) -> &'static str {
@@ -56,25 +49,19 @@ impl Algo {
             Algo::Exclusive => "exclusive_scan (sum)",
             Algo::Select => "select_if (x > 0)",
             Algo::Histogram => "histogram_even (u8)",
-            Algo::InclusivePersistent => "inclusive sum, persistent blocks",
-            Algo::ExclusivePersistent => "exclusive sum, persistent blocks",
         }
     }
 
     /// Its number in `cub/cub_algorithms.cu`.
     fn cub_index(self) -> i32 {
-        match self {
-            Algo::InclusivePersistent => Algo::Inclusive as i32,
-            Algo::ExclusivePersistent => Algo::Exclusive as i32,
-            _ => self as i32,
-        }
+        self as i32
     }
 
     /// Whether it is an inclusive scan; `None` for the rest.
     fn inclusive(self) -> Option<bool> {
         match self {
-            Algo::Inclusive | Algo::InclusivePersistent => Some(true),
-            Algo::Exclusive | Algo::ExclusivePersistent => Some(false),
+            Algo::Inclusive => Some(true),
+            Algo::Exclusive => Some(false),
             _ => None,
         }
     }
@@ -82,8 +69,8 @@ impl Algo {
     fn cub(self) -> &'static str {
         match self {
             Algo::Reduce => "DeviceReduce::Sum",
-            Algo::Inclusive | Algo::InclusivePersistent => "DeviceScan::InclusiveSum",
-            Algo::Exclusive | Algo::ExclusivePersistent => "DeviceScan::ExclusiveSum",
+            Algo::Inclusive => "DeviceScan::InclusiveSum",
+            Algo::Exclusive => "DeviceScan::ExclusiveSum",
             Algo::Select => "DeviceSelect::If",
             Algo::Histogram => "DeviceHistogram::HistogramEven",
         }
@@ -94,7 +81,7 @@ impl Algo {
         let n = n as f64;
         match self {
             Algo::Reduce => 4.0 * n,
-            Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => 8.0 * n,
+            Algo::Inclusive | Algo::Exclusive => 8.0 * n,
             Algo::Select => 4.0 * n + 4.0 * n / 2.0, // about half kept
             Algo::Histogram => n,
         }
@@ -134,12 +121,12 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
     let mut y = gpu.zeros::<f32>(n.max(1))?;
     Ok(match algo {
         Algo::Reduce => alg.reduce(&x, Op::Sum)? == xs.iter().map(|&v| v as f64).sum::<f64>() as f32,
-        Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => {
+        Algo::Inclusive | Algo::Exclusive => {
             let inclusive = algo.inclusive() == Some(true);
-            match algo {
-                Algo::Inclusive => alg.inclusive_scan(&x, &mut y, Op::Sum)?,
-                Algo::Exclusive => alg.exclusive_scan(&x, &mut y, Op::Sum)?,
-                _ => _ = Persistent::new(gpu)?.sum(&x, &mut y, inclusive)?,
+            if inclusive {
+                alg.inclusive_scan(&x, &mut y, Op::Sum)?
+            } else {
+                alg.exclusive_scan(&x, &mut y, Op::Sum)?
             }
             let got = gpu.read(&y)?;
             let mut acc = 0.0f64;
@@ -174,7 +161,6 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
     // SAFETY: cub/cub_algorithms.cu exports these signatures.
     let cub: Cub = unsafe { example_bench::baseline("cub_algorithms", include_str!("../cub/cub_algorithms.cu"))? };
     let mut alg = Algorithms::new(gpu);
-    let mut persistent = Persistent::new(gpu).map_err(|e| e.to_string())?;
     let mut all = true;
     let e = |e: cg_algorithms::Error| e.to_string();
     for algo in ALGOS {
@@ -205,7 +191,6 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
                     Algo::Exclusive => alg.exclusive_scan(&x, &mut y, Op::Sum),
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
-                    Algo::InclusivePersistent | Algo::ExclusivePersistent => return persistent.sum(&x, &mut y, algo == Algo::InclusivePersistent).map(|_| ()),
                 };
                 r.map_err(Into::into)
             };
@@ -229,9 +214,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
                     let v = alg.reduce(&x, Op::Sum).map_err(e)?;
                     v.to_ne_bytes() == theirs[..4]
                 }
-                Algo::Inclusive | Algo::Exclusive | Algo::InclusivePersistent | Algo::ExclusivePersistent => {
-                    gpu.read(&y).map_err(|e| e.to_string())?.iter().flat_map(|v| v.to_ne_bytes()).eq(theirs.iter().copied())
-                }
+                Algo::Inclusive | Algo::Exclusive => gpu.read(&y).map_err(|e| e.to_string())?.iter().flat_map(|v| v.to_ne_bytes()).eq(theirs.iter().copied()),
                 Algo::Select => {
                     let kept = alg.select_if(&x, &mut y, Rule::Greater(0.0)).map_err(e)?;
                     kept == selected as usize

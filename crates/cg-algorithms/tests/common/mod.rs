@@ -2,7 +2,7 @@
 //! list of sizes: what the emulator's and the GPU's tests run.
 
 use cg_algorithms::{Algorithms, Element, Level, Op, Rule, Sample};
-use cg_launcher::device::Gpu;
+use cg_launcher::device::{Buffer, Gpu};
 
 /// A small generator, so that the inputs are the same on every run.
 pub struct Lcg(u64);
@@ -62,6 +62,27 @@ impl Testable for u32 {
     }
 }
 
+/// Both scans of `xs` (uploaded as `x`) by `op` into `y`; panics naming
+/// the first element that differs from the reference.
+pub fn check_scans<T: Testable>(alg: &mut Algorithms<'_>, xs: &[T], x: &Buffer<T>, y: &mut Buffer<T>, op: Op) {
+    let (gpu, n) = (alg.gpu(), xs.len());
+    alg.inclusive_scan(x, y, op).unwrap_or_else(|e| panic!("{e}"));
+    let got = gpu.read(y).unwrap();
+    let mut acc = T::identity(op);
+    for (i, &v) in xs.iter().enumerate() {
+        acc = T::combine(op, acc, v);
+        assert_eq!(got[i], acc, "inclusive scan {op:?} of {n} {} at {i}", std::any::type_name::<T>());
+    }
+
+    alg.exclusive_scan(x, y, op).unwrap();
+    let got = gpu.read(y).unwrap();
+    let mut acc = T::identity(op);
+    for (i, &v) in xs.iter().enumerate() {
+        assert_eq!(got[i], acc, "exclusive scan {op:?} of {n} {} at {i}", std::any::type_name::<T>());
+        acc = T::combine(op, acc, v);
+    }
+}
+
 /// Reduce, both scans and both selections of `T` at size `n`; panics
 /// naming the first that differs from the reference.
 pub fn check_element<T: Testable>(alg: &mut Algorithms<'_>, n: usize, seed: u64) {
@@ -74,21 +95,7 @@ pub fn check_element<T: Testable>(alg: &mut Algorithms<'_>, n: usize, seed: u64)
         let want = xs.iter().fold(T::identity(op), |a, &b| T::combine(op, a, b));
         assert_eq!(alg.reduce(&x, op).unwrap(), want, "reduce {op:?} of {n} {}", std::any::type_name::<T>());
 
-        alg.inclusive_scan(&x, &mut y, op).unwrap();
-        let got = gpu.read(&y).unwrap();
-        let mut acc = T::identity(op);
-        for (i, &v) in xs.iter().enumerate() {
-            acc = T::combine(op, acc, v);
-            assert_eq!(got[i], acc, "inclusive scan {op:?} of {n} {} at {i}", std::any::type_name::<T>());
-        }
-
-        alg.exclusive_scan(&x, &mut y, op).unwrap();
-        let got = gpu.read(&y).unwrap();
-        let mut acc = T::identity(op);
-        for (i, &v) in xs.iter().enumerate() {
-            assert_eq!(got[i], acc, "exclusive scan {op:?} of {n} {} at {i}", std::any::type_name::<T>());
-            acc = T::combine(op, acc, v);
-        }
+        check_scans(alg, &xs, &x, &mut y, op);
     }
 
     let pivot = T::small(r.next());
