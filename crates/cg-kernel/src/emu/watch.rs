@@ -89,7 +89,8 @@ pub(crate) const ARRIVAL_STEPS: u64 = 32;
 /// `__syncwarp`) counts for in its block's work over its life
 /// ([`BACKSTOP`]): measured, in a build without optimisation, at about 26
 /// plain accesses (a loop of shuffles around `block.sync()`,
-/// `gpu/tests/emulator_watchdog.rs`), so a little under, and a loop
+/// `gpu/tests/emulator_watchdog.rs`; the repository's
+/// `records/2026-12-07-cpu-watchdog-collectives`), so a little under, and a loop
 /// around a barrier whose work is warp collectives (a block scan on a
 /// ticket that never moves) is named about as soon as one of reads.
 pub(crate) const COLLECTIVE_STEPS: u64 = 24;
