@@ -65,7 +65,7 @@ use cg_launcher::device::{Buffer, Gpu};
 use cg_algorithms_kernels as _;
 
 /// Elements per tile of the look-back calls (the scans and selections):
-/// each tile is one block of 256 threads, 16 elements a thread.
+/// each tile is scanned by one block of 256 threads, 16 elements a thread.
 pub const LOOKBACK_TILE: usize = cg_algorithms_kernels::TILE_LEN;
 
 /// Elements per block of the grid-strided cooperative calls (the reduce and
