@@ -155,24 +155,24 @@ impl<'g> Algorithms<'g> {
     /// The most blocks a cooperative launch of `def` may use, asked of the
     /// occupancy API once per kernel.
     fn capacity<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::GridSync>) -> Result<u32> {
-        if let Some(&c) = self.scratch.capacity.get(def.name()) {
-            return Ok(c);
-        }
-        let c = self.gpu.cooperative_kernel(def)?.limits(THREADS)?.capacity();
-        self.scratch.capacity.insert(def.name(), c);
-        Ok(c)
+        let gpu = self.gpu;
+        self.blocks_once(def.name(), || Ok(gpu.cooperative_kernel(def)?.limits(THREADS)?.capacity()))
     }
-}
 
-impl Algorithms<'_> {
     /// The blocks of `def` the GPU holds at once (the occupancy API's
     /// blocks per SM times the SMs), asked once per kernel.
     fn resident<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::NoGridSync>) -> Result<u32> {
-        if let Some(&c) = self.scratch.capacity.get(def.name()) {
+        let gpu = self.gpu;
+        self.blocks_once(def.name(), || Ok(gpu.kernel(def)?.occupancy(THREADS)?.capacity()))
+    }
+
+    /// The blocks kept for kernel `name`, or what `ask` gives, kept.
+    fn blocks_once(&mut self, name: &'static str, ask: impl FnOnce() -> Result<u32>) -> Result<u32> {
+        if let Some(&c) = self.scratch.capacity.get(name) {
             return Ok(c);
         }
-        let c = self.gpu.kernel(def)?.occupancy(THREADS)?.capacity();
-        self.scratch.capacity.insert(def.name(), c);
+        let c = ask()?;
+        self.scratch.capacity.insert(name, c);
         Ok(c)
     }
 }

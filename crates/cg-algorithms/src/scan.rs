@@ -5,6 +5,8 @@
 //! `persistent_*` scans); beyond that, one block per tile.
 
 use crate::{Algorithms, Element, Op, Result, THREADS, tiles};
+use cg_launcher::device::Buffer;
+use cg_launcher::launch::ensure_len;
 
 /// The most tiles per resident block for which a scan takes the persistent
 /// kernels: measured on an H100 (records/2026-12-06-h100-persistent-scan),
@@ -12,8 +14,6 @@ use crate::{Algorithms, Element, Op, Result, THREADS, tiles};
 /// 2^22 elements (0.5 and 1.9 tiles per resident block), and more from
 /// 2^24 (7.8), where each block's tiles wait in turn on the look-back.
 pub(crate) const PERSISTENT_TILES_PER_BLOCK: u32 = 2;
-use cg_launcher::device::Buffer;
-use cg_launcher::launch::ensure_len;
 
 impl Algorithms<'_> {
     /// `y[i] = x[0] op ... op x[i]` for every `i < x.len()`: CUB's

@@ -54,9 +54,8 @@ impl Block {
                 // repeated the one before: the vote of a warp that waits on
                 // words, one a lane) is part of that wait: its arrivals count
                 // as polls, for the watchdog's budget of polls.
-                let lanes = (0..32).filter(|l| round.mask & (1 << l) != 0);
-                if lanes.clone().any(|l| self.threads[(32 * warp + l) as usize].poll.get().repeats > 0) {
-                    super::clock::polls_made(lanes.count() as u64 * super::watch::COLLECTIVE_STEPS / super::watch::POLL_STEPS);
+                if (0..32).any(|l| round.mask & (1 << l) != 0 && self.threads[(32 * warp + l) as usize].poll.get().repeats > 0) {
+                    super::clock::polls_made(u64::from(round.mask.count_ones()) * super::watch::COLLECTIVE_STEPS / super::watch::POLL_STEPS);
                 }
                 self.finish_round(warp, &round);
                 self.thread().mailbox.get()

@@ -282,15 +282,22 @@ pub unsafe fn load_published(address: usize, size: usize) -> u64 {
     }
 }
 
+/// Counts the atomic just made (which returned `old`) as a memory access:
+/// after it, not before, so that a checkpoint it reaches counts it as the
+/// poll it may be (`Block::note_poll`), not as work.
+#[inline]
+#[track_caller]
+fn ticked(old: u64) -> u64 {
+    tick();
+    old
+}
+
 /// An atomic on element `e` of an `Out` parameter (`call`, `"atomic_add()"`,
 /// names it in reports): `op` maps the old bits to the new; returns the old.
 #[track_caller]
 pub fn global_atomic(e: Element, block_scoped: bool, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
     let old = block().global_atomic(e, block_scoped, Some(op), Site { location: Location::caller(), call });
-    // Counted after the atomic, so that a checkpoint it reaches counts it as
-    // the poll it may be (`Block::note_poll`), not as work.
-    tick();
-    old
+    ticked(old)
 }
 
 /// An atomic load of element `e` (`atomic_load()` and `atomic_load_acquire()`):
@@ -298,30 +305,21 @@ pub fn global_atomic(e: Element, block_scoped: bool, call: &'static str, op: &dy
 #[track_caller]
 pub fn global_atomic_load(e: Element, block_scoped: bool, call: &'static str) -> u64 {
     let old = block().global_atomic(e, block_scoped, None, Site { location: Location::caller(), call });
-    // Counted after the atomic, so that a checkpoint it reaches counts it as
-    // the poll it may be (`Block::note_poll`), not as work.
-    tick();
-    old
+    ticked(old)
 }
 
 /// An atomic on element `index` (of `size` bytes) of the dynamic shared memory, as [`global_atomic`].
 #[track_caller]
 pub fn shared_atomic(index: usize, size: usize, call: &'static str, op: &dyn Fn(u64) -> u64) -> u64 {
     let old = block().shared_atomic(index, size, Some(op), Site { location: Location::caller(), call });
-    // Counted after the atomic, so that a checkpoint it reaches counts it as
-    // the poll it may be (`Block::note_poll`), not as work.
-    tick();
-    old
+    ticked(old)
 }
 
 /// An atomic load of shared element `index`, as [`global_atomic_load`].
 #[track_caller]
 pub fn shared_atomic_load(index: usize, size: usize, call: &'static str) -> u64 {
     let old = block().shared_atomic(index, size, None, Site { location: Location::caller(), call });
-    // Counted after the atomic, so that a checkpoint it reaches counts it as
-    // the poll it may be (`Block::note_poll`), not as work.
-    tick();
-    old
+    ticked(old)
 }
 
 /// Reads element `index` (of `size` bytes) of the dynamic shared memory.
