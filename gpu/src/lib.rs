@@ -1,12 +1,13 @@
-//! The lesson's kernels, in Rust, compiled to PTX by rustc (`build.rs`, with
-//! `cg-builder`) and, on the host, to functions the emulated GPU runs.
+//! The lesson's kernels, in Rust, compiled to PTX by rustc (the crate apart
+//! `gpu/ptx`, with `cg-builder`) and, on the host, to functions the
+//! emulated GPU runs.
 //!
 //! This crate is what a learner edits: [`kernels`]. Everything the kernels
 //! are written in (the cooperative-groups API [`cg`], [`mem`], the emulator
 //! [`emu`], `#[kernel]`) lives in the `cg-kernel` library and is re-exported
 //! here under the same names, so that a kernel edit rebuilds only this crate
 //! and the program.
-//! Each `#[kernel]` registers itself, and the crate its PTX, in lists the
+//! Each `#[kernel]` registers itself, and `gpu/ptx` this crate's PTX, in lists the
 //! linker gathers (`cg_kernel::kernels::registered`): the host finds them by
 //! name, and no file lists the kernels by hand.
 #![cfg_attr(target_arch = "nvptx64", no_std)]

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 // The kernels, which the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 
 /// Launches per round.
 const LAUNCHES: u32 = 500;

@@ -15,6 +15,7 @@ use std::time::Instant;
 
 // The kernels, which the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 
 /// Calls per round of each measure.
 const CALLS: usize = 256;

@@ -2,7 +2,8 @@
 //! the program (`cg_kernel::kernels::registered`), each with the parameters
 //! and contract the library launches it with. The library never names the
 //! kernels' crate, so that a kernel edit does not recompile it; the program
-//! links that crate (`use gpu as _;`), and the linker gathers its kernels.
+//! links that crate and the one that holds its PTX (`use gpu as _;` and
+//! `use gpu_ptx as _;`), and the linker gathers both.
 //!
 //! A kernel only a test launches needs no line here: it is found by name
 //! (`cg_kernel::kernels::kernel`). The first call checks every line below

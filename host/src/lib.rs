@@ -47,6 +47,8 @@ pub use cg_launcher::{device, nccl, sizing};
 // The unit tests link the kernels as the program does (`kernels::linked`).
 #[cfg(test)]
 use gpu as _;
+#[cfg(test)]
+use gpu_ptx as _;
 
 /// The lesson's kernels and their PTX, from the `gpu` crate linked into the
 /// program ([`kernels::linked`]: this library never names that crate, so

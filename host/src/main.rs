@@ -13,6 +13,7 @@ use std::time::Duration;
 // The kernels, which the host library reaches through `host::kernels()`.
 use cg_launcher::error::Error as L;
 use gpu as _;
+use gpu_ptx as _;
 
 /// The learner's `solve()`: compiled into this program, not the library, so
 /// that an edit to it rebuilds only this small crate.

@@ -5,6 +5,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 
 mod barrier_timeout_case;
 

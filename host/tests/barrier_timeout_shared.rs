@@ -12,6 +12,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 
 use host::device::Gpu;
 use host::error::Error;

@@ -3,6 +3,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> Output {

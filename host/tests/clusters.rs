@@ -5,6 +5,7 @@
 use cg_kernel::emu::{Device, Fault, Options};
 use cg_launcher::error::Error as L;
 use gpu as _;
+use gpu_ptx as _;
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, probe_cooperative_clusters, shape};
 use host::device::Gpu;
 use host::error::Error;

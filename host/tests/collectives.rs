@@ -8,6 +8,7 @@
 mod collectives_case;
 use collectives_case::{Draw, Elem, check_blocks, check_the_model, check_tiles};
 use gpu::emu::{Device, Options};
+use gpu_ptx as _;
 use host::device::Gpu;
 
 fn t4() -> Gpu {

@@ -4,6 +4,7 @@
 //! four of them at once, on streams or as parallel graph nodes, on either
 //! barrier, beside ordinary launches, never meet.
 
+use gpu_ptx as _;
 use host::device::Gpu;
 use host::error::Error;
 

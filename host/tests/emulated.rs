@@ -6,6 +6,7 @@ mod registry_case;
 use gpu::emu::{Device, Options};
 use gpu::kernels::GridSync;
 use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_EVERY_BLOCK_WRITES_TOTAL, MUTANT_TILE_SYNC_FOR_BLOCK_SYNC, MUTANT_WITHOUT_GRID_SYNC};
+use gpu_ptx as _;
 use host::device::Gpu;
 use host::error::Error;
 use host::exercise::{self, LADDER, Variant};

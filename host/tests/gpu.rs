@@ -5,6 +5,7 @@
 mod registry_case;
 use gpu::kernels::mutants::{MUTANT_DROPPING_LAST_BLOCK, MUTANT_WITHOUT_GRID_SYNC};
 use gpu::kernels::{GridSync, KernelDef, REDUCE_COOPERATIVE_GRID};
+use gpu_ptx as _;
 use host::device::Gpu;
 use host::exercise::{self, LADDER, Variant};
 

@@ -5,6 +5,7 @@
 //! A binary of its own: the failure ends the context for the whole process.
 
 use gpu as _;
+use gpu_ptx as _;
 use host::clusters::{ClusterSums, LESSON_CLUSTER};
 use host::device::Gpu;
 use host::launch::DeviceInput;

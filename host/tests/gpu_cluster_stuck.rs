@@ -8,6 +8,7 @@
 #![cfg(not(feature = "barrier-timeout"))]
 
 use gpu as _;
+use gpu_ptx as _;
 use host::clusters::{ClusterSums, LESSON_CLUSTER};
 use host::device::Gpu;
 use host::launch::DeviceInput;

@@ -2,6 +2,7 @@
 //! binary of its own: a trap ends the context for the whole process.
 
 use gpu as _;
+use gpu_ptx as _;
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER};
 use host::device::Gpu;
 use host::launch::DeviceInput;

@@ -7,6 +7,7 @@
 
 use cg_kernel::emu::{Device, Options};
 use gpu as _;
+use gpu_ptx as _;
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, cluster_sync_cost, probe_cooperative_clusters, shape};
 use host::device::Gpu;
 use host::launch::{ClusterShape, DeviceInput};

@@ -7,6 +7,7 @@
 
 mod collectives_case;
 use collectives_case::{Draw, Elem, check_blocks, check_tiles};
+use gpu_ptx as _;
 use host::device::Gpu;
 
 fn gpu() -> Gpu {

@@ -4,6 +4,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@
 mod common;
 
 use gpu::emu::{Device, Options};
+use gpu_ptx as _;
 use host::device::Gpu;
 use host::error::{Error, Result};
 use host::launch::{DeviceInput, Input};

@@ -5,6 +5,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 use host::device::{Gpu, cuda_device_count};
 use host::error::Error;
 use host::multi::{self, MultiConfig, NcclMode};

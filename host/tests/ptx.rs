@@ -9,6 +9,7 @@
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
 use gpu::cg::barrier::WATCHED_ENTRY_SUFFIX;
+use gpu_ptx as _;
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -8,6 +8,7 @@
 use gpu::kernels::{
     REDUCE_BLOCKS_TO_PARTIALS, REDUCE_PARTIALS_TO_TOTAL, SANITIZER_BLOCK_SUM_RACE, SANITIZER_DIVERGENT_ALIGNED_BLOCK_SYNC, SANITIZER_READS_PAST_N,
 };
+use gpu_ptx as _;
 use host::device::Gpu;
 use host::launch::prelude::*;
 use host::reference;

@@ -6,6 +6,7 @@
 
 // The kernels the host library reaches through `host::kernels()`.
 use gpu as _;
+use gpu_ptx as _;
 
 use cg_launcher::error::Error as L;
 use host::device::Gpu;

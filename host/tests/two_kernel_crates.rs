@@ -5,6 +5,7 @@
 
 use compact_kernels as _;
 use gpu as _;
+use gpu_ptx as _;
 
 use host::device::{EmulatedDevice, Gpu};
 use host::launch::prelude::*;

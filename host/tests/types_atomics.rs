@@ -7,6 +7,7 @@ use gpu::emu::{Device, Options};
 use gpu::kernels::atomics::{FLOAT_SLOTS, INTEGER_SLOTS};
 use gpu::kernels::{HISTOGRAM_BINS, HISTOGRAM_BYTES, KernelDef, NoGridSync};
 use gpu::mem::{In, Out};
+use gpu_ptx as _;
 use host::device::Gpu;
 
 type Result<T> = cg_launcher::error::Result<T>;

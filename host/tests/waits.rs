@@ -10,6 +10,7 @@ use cg_kernel::kernel;
 use cg_kernel::mem::{Out, Scope, dynamic_shared};
 use cg_launcher::error::Error;
 use gpu::kernels::waits::{CHAINED_TILES, COALESCED_COLLECTIVES, COALESCED_VALUES, PUBLISHED, SHARED_FLAG_HANDOFF};
+use gpu_ptx as _;
 use host::device::Gpu;
 
 type Result<T> = cg_launcher::error::Result<T>;

@@ -24,6 +24,7 @@ use host::exercise::{Variant, run_sizes};
 
 // The kernels, linked as the program links them.
 use gpu as _;
+use gpu_ptx as _;
 
 /// `exercise/solve.rs` with the reference's body written into it (the file
 /// `scripts/measure-loop.sh` copies in for its `solve()` edits).

@@ -86,6 +86,8 @@ pub struct Builder {
     toolchain: Option<String>,
     watched: Vec<PathBuf>,
     no_grid_sync: Vec<String>,
+    /// Set by [`Builder::kernels_of`]: the kernel crate is another than the calling one.
+    apart: bool,
 }
 
 impl Default for Builder {
@@ -149,7 +151,25 @@ impl Builder {
             toolchain: None,
             watched: Vec::new(),
             no_grid_sync: Vec::new(),
+            apart: false,
         }
+    }
+
+    /// Builds the kernel crate `name` whose `Cargo.toml` is in `dir`
+    /// (relative to the calling crate's) instead of the calling crate: for
+    /// a crate apart whose `lib.rs` is only `cg_kernel::ptx!();`. The
+    /// kernel crate then has no build script, so its host build starts at
+    /// once and runs beside the GPU build instead of after it (the lesson's
+    /// `gpu/ptx`: a kernel edit's GPU build no longer waits for both in
+    /// turn). The modules are the kernel crate's ([`Ptx::crate_name`] is
+    /// `name`), and a program must link the crate apart to launch them.
+    ///
+    /// [`Ptx::crate_name`]: https://docs.rs/cg-kernel/latest/cg_kernel/kernels/struct.Ptx.html#structfield.crate_name
+    pub fn kernels_of(mut self, dir: impl AsRef<Path>, name: &str) -> Self {
+        self.dir = self.dir.join(dir);
+        self.lib_name = name.replace('-', "_");
+        self.apart = true;
+        self
     }
 
     /// The plain module's architecture (`sm_80`, say) instead of [`DEFAULT_ARCH`].
@@ -298,7 +318,7 @@ impl Builder {
     /// Writes [`files::PTX_RS`], the `Ptx` value of the modules in `OUT_DIR`
     /// and `ptxas`, and hands its path to the crate's compilation as [`PTX_ENV`].
     fn write_ptx_rs(&self, ptxas: &Result<String, String>) -> Result<(), Error> {
-        let text = ptx_rs(&self.out_dir, ptxas)?;
+        let text = ptx_rs(&self.out_dir, ptxas, self.apart.then_some(self.lib_name.as_str()))?;
         self.write(files::PTX_RS, &text)?;
         println!("cargo:rustc-env={PTX_ENV}={}", self.out_dir.join(files::PTX_RS).display());
         Ok(())
@@ -403,8 +423,9 @@ impl Builder {
 
 /// The text of [`files::PTX_RS`] for the modules in `out_dir`: an expression
 /// of type `cg_kernel::kernels::Ptx`, written `Ptx { ... }` (`ptx!()` brings
-/// the name into scope, by whatever path the crate has cg-kernel).
-fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>) -> Result<String, Error> {
+/// the name into scope, by whatever path the crate has cg-kernel). The
+/// kernel crate is the one that includes it, unless `apart` names another.
+fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>, apart: Option<&str>) -> Result<String, Error> {
     let include = |name: &str| {
         let path = out_dir.join(name);
         let path = path.to_str().ok_or_else(|| error(format!("{} is not UTF-8", path.display()), "build in a folder whose path is UTF-8"))?;
@@ -414,8 +435,12 @@ fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>) -> Result<String, Erro
         Ok(report) => format!("::core::result::Result::Ok({report:?})"),
         Err(why) => format!("::core::result::Result::Err({why:?})"),
     };
+    let crate_name = match apart {
+        Some(name) => format!("{name:?}"),
+        None => "::core::env!(\"CARGO_CRATE_NAME\")".to_string(),
+    };
     Ok(format!(
-        "// Written by cg-builder: the PTX modules of this crate, for `cg_kernel::ptx!()`.\nPtx {{\n    crate_name: ::core::env!(\"CARGO_CRATE_NAME\"),\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
+        "// Written by cg-builder: the PTX modules of a kernel crate, for `cg_kernel::ptx!()`.\nPtx {{\n    crate_name: {crate_name},\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
         include(files::PLAIN)?,
         include(files::TRACED)?,
         include(files::SM90)?,
@@ -442,6 +467,7 @@ mod tests {
             toolchain: None,
             watched: Vec::new(),
             no_grid_sync: Vec::new(),
+            apart: false,
         };
         let failing = Command::new("sh")
             .args(["-c", "echo '   Compiling k' >&2; echo 'error[E0277]: the trait bound is not satisfied' >&2; exit 101"])
@@ -463,12 +489,15 @@ mod tests {
     #[test]
     fn the_ptx_file_includes_each_module_by_its_path_and_holds_the_report_as_a_literal() {
         let out = Path::new("/build/out");
-        let text = ptx_rs(out, &Ok("ptxas info    : Used 32 registers, \"quoted\"\n".into())).unwrap();
+        let text = ptx_rs(out, &Ok("ptxas info    : Used 32 registers, \"quoted\"\n".into()), None).unwrap();
+        assert!(text.contains("crate_name: ::core::env!(\"CARGO_CRATE_NAME\"),"), "{text}");
         for name in [files::PLAIN, files::TRACED, files::SM90] {
             assert!(text.contains(&format!("include_str!(\"/build/out/{name}\")")), "{text}");
         }
         assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Ok("ptxas info    : Used 32 registers, \"quoted\"\n"),"#), "{text}");
-        let text = ptx_rs(out, &Err("no ptxas found".into())).unwrap();
+        let text = ptx_rs(out, &Err("no ptxas found".into()), Some("gpu")).unwrap();
+        // Built from a crate apart, the modules are still the kernel crate's.
+        assert!(text.contains("crate_name: \"gpu\","), "{text}");
         assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Err("no ptxas found"),"#), "{text}");
         assert!(text.trim_start_matches(|c| c != '\n').trim().starts_with("Ptx {"), "{text}");
     }

@@ -90,7 +90,7 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// ([`mem::In`], [`mem::Out`]) and numbers, at most
 /// [`MAX_PARAMS`](kernels::MAX_PARAMS) (16) of them: a 17th is a compile
 /// error there. The attribute makes of it:
-/// - the PTX entry of the same name (the GPU build, `gpu/build.rs`);
+/// - the PTX entry of the same name (the GPU build, by `cg-builder`);
 /// - the same function on the host, which the emulator runs;
 /// - a constant in SCREAMING_CASE (`SCALE` for `scale`), a
 ///   [`KernelDef`](kernels::KernelDef) the host loads and launches it

@@ -43,8 +43,8 @@ pub use timing::*;
 
 pub use cg_kernel::kernels::*;
 
-// The PTX `build.rs` made of this crate, for the host (`cg_kernel::kernels::ptx`).
-cg_kernel::ptx!();
+// The PTX of this crate is built and registered by the crate apart
+// `gpu/ptx` (`gpu-ptx`), which says why.
 
 /// The numbers the host launches some kernels by, shared by name
 /// (`cg_kernel::kernels::constant`).

@@ -1,7 +1,7 @@
-//! Compiles this crate to PTX with `cg-builder` (rustc's
+//! Compiles the `gpu` crate (`..`) to PTX with `cg-builder` (rustc's
 //! `nvptx64-nvidia-cuda` target): the module the lesson runs, a traced
 //! twin for `cg-lesson trace` on a GPU (feature `traced`), and an sm_90 module that adds the
-//! `#[kernel(cluster)]` kernels, which `kernels/mod.rs` registers
+//! `#[kernel(cluster)]` kernels, which `src/lib.rs` registers
 //! (`cg_kernel::ptx!()`). Where `ptxas` is found (`PTXAS`, the one
 //! `scripts/test.sh` installs, or `PATH`), the builder asks it each
 //! kernel's registers on the lesson's T4 (sm_75), for the emulated occupancy.
@@ -10,6 +10,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=GPU_PTX_ARCH");
     let arch = std::env::var("GPU_PTX_ARCH").unwrap_or_else(|_| cg_builder::DEFAULT_ARCH.to_string());
     cg_builder::Builder::new()
+        .kernels_of("..", "gpu")
         .arch(arch)
         .forward_feature("barrier-timeout")
         .forward_feature("probes")
@@ -17,9 +18,9 @@ fn main() {
         // a third fat-LTO build of the crate on every kernel edit otherwise.
         .traced(std::env::var_os("CARGO_FEATURE_TRACED").is_some())
         .sm90(true)
-        .ptxas("../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas")
-        .watch("../crates/cg-kernel/src")
-        .watch("../crates/cg-kernel-macros/src")
+        .ptxas("../../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas")
+        .watch("../../crates/cg-kernel/src")
+        .watch("../../crates/cg-kernel-macros/src")
         .toolchain("nightly-2026-05-20")
         // The launch-cost bench's empty cooperative kernel, and the mutant
         // the tests launch to show what a missing grid.sync() does.
