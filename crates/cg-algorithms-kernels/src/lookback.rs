@@ -18,7 +18,8 @@
 //! (1 to [`EPOCHS`] - 1) and clears the array before the epochs wrap.
 
 use crate::Value;
-use cg_kernel::cg::{ReduceOp, ThreadBlock, tiled_partition};
+use cg_kernel::cg::{ReduceOp, ThreadBlock, this_grid, tiled_partition};
+use cg_kernel::clock::nanosleep;
 use cg_kernel::mem::{DynamicShared, Out, Scope};
 
 /// Where a status word's epoch starts.
@@ -32,6 +33,23 @@ pub const PREFIX: u64 = 2 << 32;
 pub const EPOCHS: u32 = 1 << 30;
 /// Tiles a look-back reads at once: one per lane of warp 0.
 const WINDOW: usize = 32;
+
+/// On a grid of at least [`WAIT_FROM_BLOCKS`] blocks, warp 0 sleeps this
+/// long before its first read of the statuses, and [`WAIT_BETWEEN_NS`]
+/// between reads that find a tile not yet published: CUB's delays for a
+/// 4-byte scan on sm_90 (`fixed_delay_constructor_t<688, 1140>` in its
+/// `tuning_scan.cuh`), so that the polls leave the L2 to the blocks that
+/// publish. On an H100 they took the scans at 2^24 and 2^26 elements from
+/// 1.41 and 1.45 times CUB's time to 1.32, and the select from 1.21 and
+/// 1.30 to 1.08 and 1.09, but cost the select 5% at 2^22 (1,024 tiles,
+/// `records/2026-12-07-h100-lookback-delays`): hence the threshold.
+const WAIT_FIRST_NS: u32 = 1140;
+/// See [`WAIT_FIRST_NS`].
+const WAIT_BETWEEN_NS: u32 = 688;
+/// See [`WAIT_FIRST_NS`]: twice the 1,024 tiles where the delays cost
+/// time, and more blocks than any GPU holds at once (a persistent grid,
+/// at most what the GPU holds, never waits).
+const WAIT_FROM_BLOCKS: usize = 2048;
 
 /// The 4-byte words of shared memory the look-back keeps after the block
 /// collectives' scratch: the tile's number, and the prefix warp 0 found.
@@ -157,6 +175,10 @@ pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
     let stamp = stamp(epoch);
     if k > 0 && t < WINDOW {
         let lanes = tiled_partition::<32>(block);
+        let wait = this_grid().num_blocks() >= WAIT_FROM_BLOCKS;
+        if wait {
+            nanosleep(WAIT_FIRST_NS);
+        }
         let mut prefix = Op::identity();
         let mut end = k; // the window is tiles end - 32 .. end, lane l reading end - 1 - l
         loop {
@@ -170,6 +192,9 @@ pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
                 let ready = w >> EPOCH_SHIFT == epoch as u64 && w & (PREFIX | AGGREGATE) != 0;
                 if lanes.all(ready) {
                     break w;
+                }
+                if wait {
+                    nanosleep(WAIT_BETWEEN_NS);
                 }
             };
             // The nearest prefix in the window: lanes past it add nothing.

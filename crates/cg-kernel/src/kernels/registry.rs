@@ -144,7 +144,10 @@ impl fmt::Display for NotLinked {
                 write!(f, "several kernels' crates are linked into this program, each with its PTX: name the one you mean (cg_kernel::kernels::ptx_of)")
             }
             NotLinked::NoPtxOf(c) => {
-                write!(f, "no PTX of a kernel crate named `{c}` is linked into this program: link it (`use {c} as _;`), and give it `cg_kernel::ptx!()`, or link the crate apart that builds its PTX (`cg_builder::Builder::kernels_of`)")
+                write!(
+                    f,
+                    "no PTX of a kernel crate named `{c}` is linked into this program: link it (`use {c} as _;`), and give it `cg_kernel::ptx!()`, or link the crate apart that builds its PTX (`cg_builder::Builder::kernels_of`)"
+                )
             }
         }
     }
