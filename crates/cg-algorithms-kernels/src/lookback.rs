@@ -47,8 +47,9 @@ const WAIT_FIRST_NS: u32 = 1140;
 /// See [`WAIT_FIRST_NS`].
 const WAIT_BETWEEN_NS: u32 = 688;
 /// See [`WAIT_FIRST_NS`]: twice the 1,024 tiles where the delays cost
-/// time, and more blocks than any GPU holds at once (a persistent grid,
-/// at most what the GPU holds, never waits).
+/// time, and more blocks of 256 threads than an H100 or H200 holds at once
+/// (1,056), so that a persistent grid, at most what the GPU holds, does not
+/// wait there.
 const WAIT_FROM_BLOCKS: usize = 2048;
 
 /// The 4-byte words of shared memory the look-back keeps after the block

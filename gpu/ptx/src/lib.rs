@@ -4,7 +4,7 @@
 //! them (`cg_kernel::kernels::ptx_of("gpu")`).
 //!
 //! Why a crate apart: a crate with a build script compiles only after the
-//! script ends, so with the GPU build in `gpu/build.rs` a kernel edit waited
+//! script ends, so with the GPU build in the `gpu` crate's own build script a kernel edit waited
 //! for the PTX, then for the kernels' host build (and every new PTX made
 //! that whole crate compile again, as the PTX is a constant in it). Apart,
 //! the two builds run side by side and the `gpu` crate compiles only what
