@@ -5,9 +5,10 @@
 //! size, whose blocks loop over the tiles.
 
 use crate::lookback::{WORDS, look_back, publish_total, take_tile, wait_for_prefix};
-use crate::{ITEMS, TILE_LEN, Value, load, store};
+use crate::{TILE_LEN, VECTORS, Value, load_striped, store_striped, striped_start};
 use cg_kernel::cg::{
-    Greater, Less, Plus, ReduceOp, ThreadBlock, ThreadBlockTile, block_exclusive_scan, block_scratch_bytes, this_grid, this_thread_block, tiled_partition,
+    Greater, Less, Plus, ReduceOp, ThreadBlock, ThreadBlockTile, block_exclusive_scan, block_scratch_bytes, inclusive_scan, this_grid, this_thread_block,
+    tiled_partition,
 };
 use cg_kernel::kernel;
 use cg_kernel::mem::{DynamicShared, In, Out, dynamic_shared};
@@ -41,54 +42,91 @@ fn parts<T: Value>() -> Parts<T> {
     Parts { block, tile, scratch, words, t }
 }
 
-/// `v` scanned in place within the thread (inclusive).
+/// Scans the warp's 512 elements, held in the warp-striped arrangement
+/// ([`striped_start`]): each vector in its thread (inclusive, in place),
+/// then the vectors' totals across the warp, one `cg::inclusive_scan` per
+/// vector. Returns what the warp's elements before each of the thread's
+/// vectors combine to, and the warp's total (in every lane).
 #[inline(always)]
-fn scan_in_thread<T: Value, Op: ReduceOp<T>>(v: &mut [T; ITEMS], _op: Op) {
-    for j in 1..ITEMS {
-        v[j] = Op::combine(v[j - 1], v[j]);
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn scan_warp<T: Value, Op: ReduceOp<T>>(tile: &ThreadBlockTile<32>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
+    let lane = tile.thread_rank();
+    let mut carry = Op::identity();
+    let mut starts = [Op::identity(); VECTORS];
+    for q in 0..VECTORS {
+        for e in 1..4 {
+            v[q][e] = Op::combine(v[q][e - 1], v[q][e]);
+        }
+        let through = inclusive_scan(tile, v[q][3], op);
+        let below = tile.shfl_up(through, 1);
+        starts[q] = if lane == 0 { carry } else { Op::combine(carry, below) };
+        carry = Op::combine(carry, tile.shfl(through, 31));
     }
+    (starts, carry)
 }
 
-/// One tile of the scan: loaded, scanned in each thread and across the
-/// block, offset by the look-back's prefix, and stored.
+/// The thread's part of one tile, scanned within its warp ([`scan_warp`])
+/// and across the block: what each vector's elements are combined after
+/// (the warps before it, and the warp's vectors before it), and the tile's
+/// total.
+///
+/// # Safety
+/// Every thread of the block calls it, outside any branch; `scratch` is
+/// the block scan's (`block_scratch_bytes`).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+unsafe fn scan_block<T: Value, Op: ReduceOp<T>>(parts: &Parts<T>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
+    let (starts, warp_total) = scan_warp(&parts.tile, v, op);
+    // The warps' totals across the block: lane 31 of each gives its warp's.
+    let last = if parts.tile.thread_rank() == 31 { warp_total } else { Op::identity() };
+    // SAFETY: the caller's contract.
+    let (below, total) = unsafe { block_exclusive_scan(&parts.block, &parts.tile, last, op, parts.scratch) };
+    (starts.map(|s| Op::combine(below, s)), total)
+}
+
+/// One tile of the scan: loaded, scanned across the block, offset by the
+/// look-back's prefix, and stored.
 ///
 /// # Safety
 /// As each scan kernel's.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(x: In<T>, y: Out<T>, status: Out<u64>, ticket: Out<u32>, epoch: u32, n: usize, op: Op) {
-    let Parts { block, tile, scratch, words, t } = parts::<T>();
+    let parts = parts::<T>();
     // SAFETY (take_tile, look_back, the block scan): every thread of the
     // block calls each once, outside any branch; the kernel's contract gives
     // the ticket, the statuses and the epoch; the scratch is the block
     // scan's, the words after it the look-back's (lookback_shared_bytes).
-    let k = unsafe { take_tile(&block, ticket, n.div_ceil(TILE_LEN), words) };
-    let i = k * TILE_LEN + t * ITEMS;
+    let k = unsafe { take_tile(&parts.block, ticket, n.div_ceil(TILE_LEN), parts.words) };
+    let i = striped_start(k, parts.t);
     // SAFETY: x holds n elements from an aligned start; i is a multiple of 4.
-    let mut v = unsafe { load(x, i, n, Op::identity()) };
-    scan_in_thread(&mut v, op);
+    let mut v = unsafe { load_striped(x, i, n, Op::identity()) };
     // SAFETY: as above.
-    let (below, total) = unsafe { block_exclusive_scan(&block, &tile, v[ITEMS - 1], op, scratch) };
+    let (starts, total) = unsafe { scan_block(&parts, &mut v, op) };
     // SAFETY: as above.
-    let before = unsafe { look_back(&block, status, k, epoch, total, op, words) };
-    // SAFETY: y holds n elements from an aligned start; the tiles and the
-    // threads' ITEMS are disjoint.
-    unsafe { store(y, i, n, finish::<T, Op, INCLUSIVE>(v, Op::combine(before, below))) };
+    let before = unsafe { look_back(&parts.block, status, k, epoch, total, op, parts.words) };
+    // SAFETY: y holds n elements from an aligned start; the threads' vectors
+    // are disjoint.
+    unsafe { store_striped(y, i, n, finish::<T, Op, INCLUSIVE>(v, starts, before)) };
 }
 
-/// `v`, scanned within the thread, and what the tile's earlier elements
-/// combine to (`start`) put in front: the thread's outputs.
+/// The thread's outputs: each vector's values, scanned within the thread,
+/// with what comes before them put in front (`before`, the tiles before
+/// this one, then the vector's start in the tile).
 #[inline(always)]
-fn finish<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(v: [T; ITEMS], start: T) -> [T; ITEMS] {
-    if INCLUSIVE {
-        v.map(|s| Op::combine(start, s))
-    } else {
-        let mut e = [start; ITEMS];
-        for j in 1..ITEMS {
-            e[j] = Op::combine(start, v[j - 1]);
+fn finish<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(v: [[T; 4]; VECTORS], starts: [T; VECTORS], before: T) -> [[T; 4]; VECTORS] {
+    let mut out = v;
+    for q in 0..VECTORS {
+        let start = Op::combine(before, starts[q]);
+        for e in 0..4 {
+            out[q][e] = match (INCLUSIVE, e) {
+                (true, _) => Op::combine(start, v[q][e]),
+                (false, 0) => start,
+                (false, _) => Op::combine(start, v[q][e - 1]),
+            };
         }
-        e
     }
+    out
 }
 
 /// The scan by blocks that loop: each block takes tiles by ticket until
@@ -109,7 +147,8 @@ unsafe fn scan_tiles_persistent<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool
     n: usize,
     op: Op,
 ) {
-    let Parts { block, tile, scratch, words, t } = parts::<T>();
+    let parts = parts::<T>();
+    let (block, words, t) = (&parts.block, parts.words, parts.t);
     let tiles = n.div_ceil(TILE_LEN);
     // Each block takes every tile it scans, then one ticket past the last
     // tile, which ends its loop.
@@ -120,28 +159,27 @@ unsafe fn scan_tiles_persistent<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool
     // thread); the kernel's contract gives the ticket, the statuses and the
     // epoch; each tile is published before its block takes another; the
     // scratch is the block scan's, the words after it the look-back's.
-    let mut k = unsafe { take_tile(&block, ticket, tickets, words) };
+    let mut k = unsafe { take_tile(block, ticket, tickets, words) };
     if k >= tiles {
         return;
     }
     // SAFETY: x holds n elements from an aligned start; the index is a multiple of 4.
-    let mut v = unsafe { load(x, k * TILE_LEN + t * ITEMS, n, Op::identity()) };
+    let mut v = unsafe { load_striped(x, striped_start(k, t), n, Op::identity()) };
     loop {
-        scan_in_thread(&mut v, op);
         // SAFETY: as above.
-        let (below, total) = unsafe { block_exclusive_scan(&block, &tile, v[ITEMS - 1], op, scratch) };
+        let (starts, total) = unsafe { scan_block(&parts, &mut v, op) };
         // SAFETY: as above.
-        unsafe { publish_total(&block, status, k, epoch, total) };
+        unsafe { publish_total(block, status, k, epoch, total) };
         // SAFETY: as above.
-        let next = unsafe { take_tile(&block, ticket, tickets, words) };
+        let next = unsafe { take_tile(block, ticket, tickets, words) };
         // The next tile's loads, in flight while warp 0 looks back.
         // SAFETY: as above.
-        let w = if next < tiles { unsafe { load(x, next * TILE_LEN + t * ITEMS, n, Op::identity()) } } else { [Op::identity(); ITEMS] };
+        let w = if next < tiles { unsafe { load_striped(x, striped_start(next, t), n, Op::identity()) } } else { [[Op::identity(); 4]; VECTORS] };
         // SAFETY: as above.
-        let before = unsafe { wait_for_prefix(&block, status, k, epoch, total, op, words) };
-        // SAFETY: y holds n elements from an aligned start; the tiles and the
-        // threads' ITEMS are disjoint.
-        unsafe { store(y, k * TILE_LEN + t * ITEMS, n, finish::<T, Op, INCLUSIVE>(v, Op::combine(before, below))) };
+        let before = unsafe { wait_for_prefix(block, status, k, epoch, total, op, words) };
+        // SAFETY: y holds n elements from an aligned start; the threads'
+        // vectors are disjoint.
+        unsafe { store_striped(y, striped_start(k, t), n, finish::<T, Op, INCLUSIVE>(v, starts, before)) };
         if next >= tiles {
             return;
         }
