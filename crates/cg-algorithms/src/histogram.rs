@@ -1,8 +1,21 @@
 //! `DeviceHistogram::HistogramEven`: one cooperative launch, one `grid.sync()`.
 
 use crate::element::Level;
-use crate::{Algorithms, Error, GRID_SPAN, Result, Sample, THREADS, check_u32_count};
+use crate::{Algorithms, Error, Result, Sample, check_u32_count};
 use cg_launcher::device::Buffer;
+
+/// Threads per block of the histogram: 32 warps, 16 copies of 256 bins.
+/// With [`HISTOGRAM_SPAN`] and the kernels' counting loop per way of finding
+/// a bin, on an H100 the histogram of bytes took 0.65 to 0.90 times CUB's
+/// time from 2^20 bytes, where 256-thread blocks of at least 4,096 samples
+/// took 0.76 to 1.45 with those loops
+/// (`records/2026-12-07-h100-histogram-loops`).
+const HISTOGRAM_THREADS: u32 = 1024;
+
+/// The fewest samples a block of the histogram takes (one 16-byte vector
+/// per thread of bytes), so that short inputs have fewer blocks, each with
+/// fewer bins to add into the global ones.
+const HISTOGRAM_SPAN: usize = 16 * 1024;
 
 impl Algorithms<'_> {
     /// `bins[b]` = how many of `samples` fall in bin `b` of `bins.len()`
@@ -25,9 +38,9 @@ impl Algorithms<'_> {
         }
         check_u32_count(n)?;
         let def = S::histogram_def();
-        let blocks = self.capacity(def)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
+        let blocks = self.capacity(def, HISTOGRAM_THREADS)?.min(n.div_ceil(HISTOGRAM_SPAN).max(1) as u32);
         let kernel = self.gpu.cooperative_kernel(def)?;
-        let launch = kernel.configure(blocks, THREADS)?;
+        let launch = kernel.configure(blocks, HISTOGRAM_THREADS)?;
         // SAFETY: samples holds n elements and is a whole buffer (256-byte
         // aligned); bins holds num_bins > 0 counters and is borrowed mutably
         // for the call; lower < upper (checked above); n is below 2^32; the

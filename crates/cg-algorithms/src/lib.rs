@@ -152,11 +152,12 @@ impl<'g> Algorithms<'g> {
         self.scratch.ticket = None;
     }
 
-    /// The most blocks a cooperative launch of `def` may use, asked of the
-    /// occupancy API once per kernel.
-    fn capacity<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::GridSync>) -> Result<u32> {
+    /// The most blocks of `threads` a cooperative launch of `def` may use,
+    /// asked of the occupancy API once per kernel (each kernel is launched
+    /// with one block size).
+    fn capacity<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::GridSync>, threads: u32) -> Result<u32> {
         let gpu = self.gpu;
-        self.blocks_once(def.name(), || Ok(gpu.cooperative_kernel(def)?.limits(THREADS)?.capacity()))
+        self.blocks_once(def.name(), || Ok(gpu.cooperative_kernel(def)?.limits(threads)?.capacity()))
     }
 
     /// The blocks of `def` the GPU holds at once (the occupancy API's

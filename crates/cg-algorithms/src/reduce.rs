@@ -23,7 +23,7 @@ impl Algorithms<'_> {
     pub fn reduce_on_device<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<&Buffer<T>> {
         let n = x.len();
         let def = T::reduce_def(op);
-        let blocks = self.capacity(def)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
+        let blocks = self.capacity(def, THREADS)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
         let gpu = self.gpu;
         let slot = T::partials(&mut self.scratch.partials);
         if slot.as_ref().is_none_or(|p| p.partials.len() < blocks as usize) {
