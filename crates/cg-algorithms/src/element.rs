@@ -70,9 +70,9 @@ pub trait Element: Pod + PartialOrd + Param + Arg<Self> + sealed::Sealed + std::
     #[doc(hidden)]
     fn scan_def(op: Op, inclusive: bool, persistent: bool) -> &'static ScanDef<Self>;
     #[doc(hidden)]
-    fn select_if_def() -> &'static SelectIfDef<Self>;
+    fn select_if_def(persistent: bool) -> &'static SelectIfDef<Self>;
     #[doc(hidden)]
-    fn select_flagged_def() -> &'static SelectFlaggedDef<Self>;
+    fn select_flagged_def(persistent: bool) -> &'static SelectFlaggedDef<Self>;
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn partials(per_type: &mut PerType) -> &mut Option<Partials<Self>>;
@@ -86,7 +86,7 @@ macro_rules! element {
      exclusive [$es:ident, $emin:ident, $emax:ident],
      persistent inclusive [$pis:ident, $pimin:ident, $pimax:ident],
      persistent exclusive [$pes:ident, $pemin:ident, $pemax:ident],
-     select [$sif:ident, $sfl:ident]) => {
+     select [$sif:ident, $sfl:ident, $psif:ident, $psfl:ident]) => {
         impl Element for $t {
             fn identity(op: Op) -> $t {
                 match op {
@@ -118,11 +118,11 @@ macro_rules! element {
                     (true, false, Op::Max) => &s::$pemax,
                 }
             }
-            fn select_if_def() -> &'static SelectIfDef<$t> {
-                &sel::$sif
+            fn select_if_def(persistent: bool) -> &'static SelectIfDef<$t> {
+                if persistent { &sel::$psif } else { &sel::$sif }
             }
-            fn select_flagged_def() -> &'static SelectFlaggedDef<$t> {
-                &sel::$sfl
+            fn select_flagged_def(persistent: bool) -> &'static SelectFlaggedDef<$t> {
+                if persistent { &sel::$psfl } else { &sel::$sfl }
             }
             #[allow(private_interfaces)]
             fn partials(per_type: &mut PerType) -> &mut Option<Partials<$t>> {
@@ -138,21 +138,21 @@ element!(f32, least f32::NEG_INFINITY, greatest f32::INFINITY,
     exclusive [EXCLUSIVE_SUM_F32, EXCLUSIVE_MIN_F32, EXCLUSIVE_MAX_F32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_F32, PERSISTENT_INCLUSIVE_MIN_F32, PERSISTENT_INCLUSIVE_MAX_F32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_F32, PERSISTENT_EXCLUSIVE_MIN_F32, PERSISTENT_EXCLUSIVE_MAX_F32],
-    select [SELECT_IF_F32, SELECT_FLAGGED_F32]);
+    select [SELECT_IF_F32, SELECT_FLAGGED_F32, PERSISTENT_SELECT_IF_F32, PERSISTENT_SELECT_FLAGGED_F32]);
 element!(i32, least i32::MIN, greatest i32::MAX,
     reduce [REDUCE_SUM_I32, REDUCE_MIN_I32, REDUCE_MAX_I32],
     inclusive [INCLUSIVE_SUM_I32, INCLUSIVE_MIN_I32, INCLUSIVE_MAX_I32],
     exclusive [EXCLUSIVE_SUM_I32, EXCLUSIVE_MIN_I32, EXCLUSIVE_MAX_I32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_I32, PERSISTENT_INCLUSIVE_MIN_I32, PERSISTENT_INCLUSIVE_MAX_I32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_I32, PERSISTENT_EXCLUSIVE_MIN_I32, PERSISTENT_EXCLUSIVE_MAX_I32],
-    select [SELECT_IF_I32, SELECT_FLAGGED_I32]);
+    select [SELECT_IF_I32, SELECT_FLAGGED_I32, PERSISTENT_SELECT_IF_I32, PERSISTENT_SELECT_FLAGGED_I32]);
 element!(u32, least u32::MIN, greatest u32::MAX,
     reduce [REDUCE_SUM_U32, REDUCE_MIN_U32, REDUCE_MAX_U32],
     inclusive [INCLUSIVE_SUM_U32, INCLUSIVE_MIN_U32, INCLUSIVE_MAX_U32],
     exclusive [EXCLUSIVE_SUM_U32, EXCLUSIVE_MIN_U32, EXCLUSIVE_MAX_U32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_U32, PERSISTENT_INCLUSIVE_MIN_U32, PERSISTENT_INCLUSIVE_MAX_U32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_U32, PERSISTENT_EXCLUSIVE_MIN_U32, PERSISTENT_EXCLUSIVE_MAX_U32],
-    select [SELECT_IF_U32, SELECT_FLAGGED_U32]);
+    select [SELECT_IF_U32, SELECT_FLAGGED_U32, PERSISTENT_SELECT_IF_U32, PERSISTENT_SELECT_FLAGGED_U32]);
 
 /// A sample of a histogram: `u8`, `u16`, `i32` or `f32`. Sealed: each has its kernel.
 pub trait Sample:

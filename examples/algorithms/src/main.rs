@@ -27,10 +27,13 @@ struct Args {
     /// 2^20, 2^22, 2^24 and 2^26).
     #[arg(long, value_delimiter = ',')]
     n: Vec<usize>,
+    /// Only these calls (all five unless given).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Algo>,
 }
 
 /// The algorithms timed, in CUB's numbering (`cub/cub_algorithms.cu`).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
 enum Algo {
     Reduce = 0,
     Inclusive = 1,
@@ -157,13 +160,13 @@ type Cub = example_bench::Baseline<unsafe extern "C" fn(i32, *const u8, i32) -> 
 
 /// Times ours and CUB's at each size; prints the table; whether every
 /// output agreed (the targets are reported, not asserted).
-fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize]) -> Result<bool, String> {
+fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bool, String> {
     // SAFETY: cub/cub_algorithms.cu exports these signatures.
     let cub: Cub = unsafe { example_bench::baseline("cub_algorithms", include_str!("../cub/cub_algorithms.cu"))? };
     let mut alg = Algorithms::new(gpu);
     let mut all = true;
     let e = |e: cg_algorithms::Error| e.to_string();
-    for algo in ALGOS {
+    for &algo in algos {
         println!();
         println!(
             "{} against CUB's {} on {}: {rounds} rounds, each timing both ({RUNS} runs each, by events, after as many warm-ups), in alternating order",
@@ -253,8 +256,9 @@ fn run(args: &Args) -> Result<bool, String> {
     } else {
         &[1, 4_097, 100_003, (1 << 22) + 3]
     };
+    let algos = if args.only.is_empty() { &ALGOS[..] } else { &args.only[..] };
     let mut all = true;
-    for algo in ALGOS {
+    for &algo in algos {
         for &n in ladder {
             let ok = check(&mut alg, algo, n).map_err(|e| e.to_string())?;
             println!("{:<22} n = {n:>8}: {}", algo.name(), if ok { "pass" } else { "FAIL" });
@@ -263,7 +267,7 @@ fn run(args: &Args) -> Result<bool, String> {
     }
     if args.bench {
         let sizes = if args.n.is_empty() { vec![1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26] } else { args.n.clone() };
-        all &= bench(&gpu, args.rounds, &sizes)?;
+        all &= bench(&gpu, args.rounds, &sizes, algos)?;
     }
     Ok(all)
 }
