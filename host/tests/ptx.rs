@@ -157,6 +157,31 @@ fn the_sm90_module_adds_the_cluster_kernels_and_assembles_for_sm_90() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The sm_90 image an H100 or H200 loads instead of JIT-compiling the PTX
+/// (`Ptx::cubin_sm90`): where ptxas was found at build time it is there, an
+/// ELF for the CUDA machine and sm_90, holding every entry of the plain
+/// module (each entry's code is its own section, `.text.<name>`).
+#[test]
+fn the_sm90_image_is_the_plain_module_assembled_for_sm_90_with_every_entry() {
+    let m = modules();
+    let cubin = m.cubin_sm90;
+    if let Err(why) = m.ptxas_sm75 {
+        assert!(cubin.is_empty(), "no ptxas at build time ({why}), yet an sm_90 image");
+        panic!("built without ptxas ({why}): run bash scripts/test.sh (it installs ptxas under target/), or set PTXAS, and build again");
+    }
+    assert_eq!(&cubin[..4], b"\x7fELF", "the sm_90 image is not an ELF");
+    let e_machine = u16::from_le_bytes([cubin[18], cubin[19]]);
+    let e_flags = u32::from_le_bytes(cubin[48..52].try_into().unwrap());
+    assert_eq!(e_machine, 190, "the sm_90 image is not for EM_CUDA");
+    assert_eq!(e_flags & 0xff, 90, "the sm_90 image is for sm_{}", e_flags & 0xff);
+    let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
+    let entries: Vec<&str> = m.plain.lines().filter_map(|l| l.split(".entry ").nth(1)).map(|rest| rest.split('(').next().unwrap_or(rest).trim()).collect();
+    assert!(!entries.is_empty(), "the plain module has no entries");
+    for name in entries {
+        assert!(has(format!(".text.{name}\0").as_bytes()), "no section .text.{name} in the sm_90 image");
+    }
+}
+
 #[test]
 fn the_registry_is_every_entry_of_the_ptx_and_nothing_else() {
     // The linker gathers each #[kernel]; no list is kept by hand. Every

@@ -17,6 +17,10 @@
 //!   `PATH`, then `$CUDA_PATH/bin`), which checks that it assembles and
 //!   reports each kernel's registers for the emulator's occupancy; where
 //!   none is found it says so in a build warning;
+//! - with the same `ptxas`, at the same time, assembles the module for
+//!   sm_90 (nvcc's `-gencode arch=compute_70,code=sm_90`), which the
+//!   launcher loads on a device of compute capability 9.0 (an H100 or H200)
+//!   instead of having the driver JIT-compile the PTX;
 //! - writes the modules into `OUT_DIR`, and beside them one Rust file that
 //!   is the whole `cg_kernel::kernels::Ptx` value (each module by
 //!   `include_str!` of its path, and what `ptxas` said), whose path it hands
@@ -58,8 +62,12 @@ mod files {
     pub const TRACED: &str = "cg_ptx_traced.ptx";
     /// Every kernel for sm_90, cluster kernels included (empty unless asked for).
     pub const SM90: &str = "cg_ptx_sm90.ptx";
-    /// `Ptx { plain, traced, sm90, ptxas_sm75 }`, as Rust: the three above by
-    /// `include_str!` of their paths, and what `ptxas -v` said.
+    /// The plain module assembled by `ptxas` for sm_90, where ptxas is
+    /// found: what an H100 or H200 loads instead of JIT-compiling the PTX.
+    pub const CUBIN_SM90: &str = "cg_sm90.cubin";
+    /// `Ptx { plain, traced, sm90, cubin_sm90, ptxas_sm75 }`, as Rust: the
+    /// modules above by `include_str!` (`include_bytes!`) of their paths,
+    /// and what `ptxas -v` said.
     pub const PTX_RS: &str = "cg_kernel_ptx.rs";
 }
 
@@ -67,6 +75,9 @@ mod files {
 /// another: compute capability 7.0, the oldest with independent thread
 /// scheduling, which cooperative groups' warp tiles assume.
 pub const DEFAULT_ARCH: &str = "sm_70";
+/// The architecture the plain module is assembled for where ptxas is found
+/// (the H100's and the H200's compute capability).
+pub const CUBIN_ARCH: &str = "sm_90";
 /// The architecture `ptxas -v` is asked about (the emulator's default
 /// device, a T4, is compute capability 7.5).
 pub const REPORT_ARCH: &str = "sm_75";
@@ -266,7 +277,7 @@ impl Builder {
                 self.write(name, "")?;
             }
             let ptxas = Err("built for the emulator only (feature emulator-only): no PTX".to_string());
-            self.write_ptx_rs(&ptxas)?;
+            self.write_ptx_rs(&ptxas, false)?;
             return Ok(Built { plain, ptxas });
         }
         let features: Vec<&str> = self
@@ -307,18 +318,18 @@ impl Builder {
                 );
             }
         }
-        let ptxas = self.report(&plain);
+        let (ptxas, cubin) = self.report(&plain);
         if let Err(why) = &ptxas {
             println!("cargo:warning=the PTX was not checked by ptxas: {why}");
         }
-        self.write_ptx_rs(&ptxas)?;
+        self.write_ptx_rs(&ptxas, cubin)?;
         Ok(Built { plain, ptxas })
     }
 
     /// Writes [`files::PTX_RS`], the `Ptx` value of the modules in `OUT_DIR`
     /// and `ptxas`, and hands its path to the crate's compilation as [`PTX_ENV`].
-    fn write_ptx_rs(&self, ptxas: &Result<String, String>) -> Result<(), Error> {
-        let text = ptx_rs(&self.out_dir, ptxas, self.apart.then_some(self.lib_name.as_str()))?;
+    fn write_ptx_rs(&self, ptxas: &Result<String, String>, cubin: bool) -> Result<(), Error> {
+        let text = ptx_rs(&self.out_dir, ptxas, cubin, self.apart.then_some(self.lib_name.as_str()))?;
         self.write(files::PTX_RS, &text)?;
         println!("cargo:rustc-env={PTX_ENV}={}", self.out_dir.join(files::PTX_RS).display());
         Ok(())
@@ -390,11 +401,19 @@ impl Builder {
         self.write(name, &text).map(Ok)
     }
 
-    /// What `ptxas -v -arch=sm_75` says of `ptx`, or why it could not be asked.
-    fn report(&self, ptx: &Path) -> Result<String, String> {
+    /// What `ptxas -v -arch=sm_75` says of `ptx`, or why it could not be
+    /// asked; and whether the same ptxas, run at the same time, wrote `ptx`
+    /// assembled for sm_90 as [`files::CUBIN_SM90`].
+    fn report(&self, ptx: &Path) -> (Result<String, String>, bool) {
         let mut tried = Vec::new();
+        let cubin = self.out_dir.join(files::CUBIN_SM90);
+        let _ = std::fs::remove_file(&cubin);
         for ptxas in self.ptxas_candidates() {
-            let output = match Command::new(&ptxas).args(["-v", &format!("-arch={REPORT_ARCH}"), "-o", "/dev/null"]).arg(ptx).output() {
+            let sm90 =
+                Command::new(&ptxas).arg(format!("-arch={CUBIN_ARCH}")).arg("-o").arg(&cubin).arg(ptx).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+            let output = Command::new(&ptxas).args(["-v", &format!("-arch={REPORT_ARCH}"), "-o", "/dev/null"]).arg(ptx).output();
+            let assembled = sm90.and_then(|mut child| child.wait()).is_ok_and(|status| status.success()) && cubin.exists();
+            let output = match output {
                 Ok(output) => output,
                 Err(_) => {
                     tried.push(ptxas.display().to_string());
@@ -402,11 +421,11 @@ impl Builder {
                 }
             };
             if !output.status.success() {
-                return Err(format!("{} failed: {}", ptxas.display(), String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or("")));
+                return (Err(format!("{} failed: {}", ptxas.display(), String::from_utf8_lossy(&output.stderr).lines().next().unwrap_or(""))), false);
             }
-            return Ok(String::from_utf8_lossy(&output.stderr).into_owned());
+            return (Ok(String::from_utf8_lossy(&output.stderr).into_owned()), assembled);
         }
-        Err(format!("no ptxas found (tried {}); set PTXAS to one", tried.join(", ")))
+        (Err(format!("no ptxas found (tried {}); set PTXAS to one", tried.join(", "))), false)
     }
 
     fn ptxas_candidates(&self) -> Vec<PathBuf> {
@@ -425,12 +444,14 @@ impl Builder {
 /// of type `cg_kernel::kernels::Ptx`, written `Ptx { ... }` (`ptx!()` brings
 /// the name into scope, by whatever path the crate has cg-kernel). The
 /// kernel crate is the one that includes it, unless `apart` names another.
-fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>, apart: Option<&str>) -> Result<String, Error> {
-    let include = |name: &str| {
+fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>, cubin: bool, apart: Option<&str>) -> Result<String, Error> {
+    let include_as = |macro_name: &str, name: &str| {
         let path = out_dir.join(name);
         let path = path.to_str().ok_or_else(|| error(format!("{} is not UTF-8", path.display()), "build in a folder whose path is UTF-8"))?;
-        Ok::<_, Error>(format!("include_str!({path:?})"))
+        Ok::<_, Error>(format!("{macro_name}!({path:?})"))
     };
+    let include = |name: &str| include_as("include_str", name);
+    let cubin = if cubin { include_as("include_bytes", files::CUBIN_SM90)? } else { "&[]".to_string() };
     let report = match ptxas {
         Ok(report) => format!("::core::result::Result::Ok({report:?})"),
         Err(why) => format!("::core::result::Result::Err({why:?})"),
@@ -440,7 +461,7 @@ fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>, apart: Option<&str>) -
         None => "::core::env!(\"CARGO_CRATE_NAME\")".to_string(),
     };
     Ok(format!(
-        "// Written by cg-builder: the PTX modules of a kernel crate, for `cg_kernel::ptx!()`.\nPtx {{\n    crate_name: {crate_name},\n    plain: {},\n    traced: {},\n    sm90: {},\n    ptxas_sm75: {report},\n}}\n",
+        "// Written by cg-builder: the PTX modules of a kernel crate, for `cg_kernel::ptx!()`.\nPtx {{\n    crate_name: {crate_name},\n    plain: {},\n    traced: {},\n    sm90: {},\n    cubin_sm90: {cubin},\n    ptxas_sm75: {report},\n}}\n",
         include(files::PLAIN)?,
         include(files::TRACED)?,
         include(files::SM90)?,
@@ -489,13 +510,15 @@ mod tests {
     #[test]
     fn the_ptx_file_includes_each_module_by_its_path_and_holds_the_report_as_a_literal() {
         let out = Path::new("/build/out");
-        let text = ptx_rs(out, &Ok("ptxas info    : Used 32 registers, \"quoted\"\n".into()), None).unwrap();
+        let text = ptx_rs(out, &Ok("ptxas info    : Used 32 registers, \"quoted\"\n".into()), true, None).unwrap();
+        assert!(text.contains(&format!("cubin_sm90: include_bytes!(\"/build/out/{}\"),", files::CUBIN_SM90)), "{text}");
         assert!(text.contains("crate_name: ::core::env!(\"CARGO_CRATE_NAME\"),"), "{text}");
         for name in [files::PLAIN, files::TRACED, files::SM90] {
             assert!(text.contains(&format!("include_str!(\"/build/out/{name}\")")), "{text}");
         }
         assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Ok("ptxas info    : Used 32 registers, \"quoted\"\n"),"#), "{text}");
-        let text = ptx_rs(out, &Err("no ptxas found".into()), Some("gpu")).unwrap();
+        let text = ptx_rs(out, &Err("no ptxas found".into()), false, Some("gpu")).unwrap();
+        assert!(text.contains("cubin_sm90: &[],"), "{text}");
         // Built from a crate apart, the modules are still the kernel crate's.
         assert!(text.contains("crate_name: \"gpu\","), "{text}");
         assert!(text.contains(r#"ptxas_sm75: ::core::result::Result::Err("no ptxas found"),"#), "{text}");

@@ -24,7 +24,7 @@ struct Args {
     #[arg(long, default_value_t = 15)]
     rounds: usize,
     /// Sizes to check (and to time) instead of the ladder (and of 2^16,
-    /// 2^20, 2^22, 2^24 and 2^26).
+    /// 2^20, 2^22, 2^23, 2^24 and 2^26).
     #[arg(long, value_delimiter = ',')]
     n: Vec<usize>,
     /// Only these calls (all five unless given).
@@ -266,7 +266,7 @@ fn run(args: &Args) -> Result<bool, String> {
         }
     }
     if args.bench {
-        let sizes = if args.n.is_empty() { vec![1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26] } else { args.n.clone() };
+        let sizes = if args.n.is_empty() { vec![1 << 16, 1 << 20, 1 << 22, 1 << 23, 1 << 24, 1 << 26] } else { args.n.clone() };
         all &= bench(&gpu, args.rounds, &sizes, algos)?;
     }
     Ok(all)

@@ -77,6 +77,10 @@ pub struct Ptx {
     /// Every kernel built for sm_90, the `#[kernel(cluster)]` ones included
     /// (their instructions need compute capability 9.0): loaded on 9.0+ only.
     pub sm90: &'static str,
+    /// `plain` assembled by ptxas for sm_90 where ptxas was found at build
+    /// time (empty where it was not): a device of compute capability 9.0
+    /// loads it as it is, where `plain` would be JIT-compiled by the driver.
+    pub cubin_sm90: &'static [u8],
     /// `ptxas -v -arch=sm_75` on `plain`, or why there is none: each
     /// kernel's registers, for the emulated T4's occupancy.
     pub ptxas_sm75: Result<&'static str, &'static str>,
