@@ -268,6 +268,10 @@ macro_rules! histograms {
     )*};
 }
 
+// The GPU entries only where this crate is built for its own PTX (the
+// feature `gpu-entries`, on by default), not inside a crate that stamps its
+// own operator's kernels (`operator_kernels!`).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "gpu-entries"))]
 histograms! {
     histogram_even_u8: u8, 16;
     histogram_even_u16: u16, 8;

@@ -14,7 +14,9 @@
 //! | [`histogram`] | one cooperative launch, one `grid.sync()` | the barrier orders the zeroing of the bins before every block's adds, so one launch does both |
 //!
 //! The reduce, scan and select kernels take 4-byte elements (`f32`, `i32`,
-//! `u32`) with [`Sum`](cg_kernel::cg::Plus), minimum and maximum; the
+//! `u32`) with [`Sum`](cg_kernel::cg::Plus), minimum and maximum, and the
+//! reduce and scans any operator of yours ([`operator_kernels!`], stamped
+//! in your own kernel crate); the
 //! histogram takes `u8`, `u16`, `i32` and `f32` samples. Each kernel is one
 //! `#[kernel]` per type and operator, stamped from one generic body, whose
 //! loads are one 16-byte vector (`read_vector`) per thread and step.
@@ -36,6 +38,7 @@ macro_rules! unroll16 {
 
 pub mod histogram;
 pub mod lookback;
+pub mod operator;
 pub mod reduce;
 pub mod scan;
 pub mod select;

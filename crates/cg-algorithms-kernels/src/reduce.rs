@@ -18,13 +18,17 @@ pub const fn reduce_shared_bytes(threads_per_block: u32) -> u32 {
 /// Vectors each thread loads before combining them, for loads in flight.
 const UNROLL: usize = 4;
 
-/// The body of every reduce kernel.
+/// The body of every reduce kernel, and of [`operator_kernels!`](crate::operator_kernels)'s.
 ///
 /// # Safety
-/// As each reduce kernel's.
+/// As each reduce kernel's: `x` holds `n` elements from a 16-byte-aligned
+/// start, `out` one and `partials` one per block of the grid; the launch
+/// is cooperative, with [`reduce_shared_bytes`] of shared memory; `grid` is
+/// the kernel's own `this_grid()`.
+#[doc(hidden)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn reduce_grid<T: Value, Op: ReduceOp<T>>(grid: &GridGroup, x: In<T>, out: Out<T>, partials: Out<T>, n: usize, op: Op) {
+pub unsafe fn reduce_grid<T: Value, Op: ReduceOp<T>>(grid: &GridGroup, x: In<T>, out: Out<T>, partials: Out<T>, n: usize, op: Op) {
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
     let scratch = dynamic_shared::<T>();
@@ -107,6 +111,10 @@ macro_rules! reductions {
     )*};
 }
 
+// The GPU entries only where this crate is built for its own PTX (the
+// feature `gpu-entries`, on by default), not inside a crate that stamps its
+// own operator's kernels (`operator_kernels!`).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "gpu-entries"))]
 reductions! {
     reduce_sum_f32: f32, Plus, "sum";
     reduce_sum_i32: i32, Plus, "sum (wrapping)";

@@ -85,13 +85,28 @@ unsafe fn scan_block<T: Value, Op: ReduceOp<T>>(parts: &Parts<T>, v: &mut [[T; 4
 }
 
 /// One tile of the scan: loaded, scanned across the block, offset by the
-/// look-back's prefix, and stored.
+/// look-back's prefix, and stored. The body of every one-tile scan kernel,
+/// and of [`operator_kernels!`](crate::operator_kernels)'s.
 ///
 /// # Safety
-/// As each scan kernel's.
+/// As each scan kernel's: `x` and `y` hold `n` elements, each 16-byte
+/// aligned; the grid has one block of [`THREADS`](crate::THREADS) threads
+/// per tile of [`TILE_LEN`](crate::TILE_LEN) elements and
+/// [`lookback_shared_bytes`] of shared memory; `status` holds one word per
+/// tile, none of `epoch`, which is in `1..EPOCHS`; `ticket[0]` is 0; no
+/// other launch uses `status` or `ticket` meanwhile.
+#[doc(hidden)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(x: In<T>, y: Out<T>, status: Out<u64>, ticket: Out<u32>, epoch: u32, n: usize, op: Op) {
+pub unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(
+    x: In<T>,
+    y: Out<T>,
+    status: Out<u64>,
+    ticket: Out<u32>,
+    epoch: u32,
+    n: usize,
+    op: Op,
+) {
     let parts = parts::<T>();
     // SAFETY (take_tile, look_back, the block scan): every thread of the
     // block calls each once, outside any branch; the kernel's contract gives
@@ -207,6 +222,10 @@ macro_rules! persistent_scans {
     )*};
 }
 
+// The GPU entries only where this crate is built for its own PTX (the
+// feature `gpu-entries`, on by default), not inside a crate that stamps its
+// own operator's kernels (`operator_kernels!`).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "gpu-entries"))]
 persistent_scans! {
     persistent_inclusive_sum_f32: f32, Plus, true, "inclusive sum";
     persistent_inclusive_sum_i32: i32, Plus, true, "inclusive sum";
@@ -249,6 +268,10 @@ macro_rules! scans {
     )*};
 }
 
+// The GPU entries only where this crate is built for its own PTX (the
+// feature `gpu-entries`, on by default), not inside a crate that stamps its
+// own operator's kernels (`operator_kernels!`).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "gpu-entries"))]
 scans! {
     inclusive_sum_f32: f32, Plus, true, "inclusive sum";
     inclusive_sum_i32: i32, Plus, true, "inclusive sum";

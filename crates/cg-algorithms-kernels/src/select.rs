@@ -306,6 +306,10 @@ macro_rules! selections {
     )*};
 }
 
+// The GPU entries only where this crate is built for its own PTX (the
+// feature `gpu-entries`, on by default), not inside a crate that stamps its
+// own operator's kernels (`operator_kernels!`).
+#[cfg(any(not(target_arch = "nvptx64"), feature = "gpu-entries"))]
 selections! {
     select_if_f32, select_flagged_f32, persistent_select_if_f32, persistent_select_flagged_f32: f32;
     select_if_i32, select_flagged_i32, persistent_select_if_i32, persistent_select_flagged_i32: i32;

@@ -7,11 +7,16 @@
 //! |---|---|---|
 //! | [`Algorithms::reduce`] | `DeviceReduce::Sum`, `Min`, `Max` | one cooperative launch, one `grid.sync()` |
 //! | [`Algorithms::inclusive_scan`], [`Algorithms::exclusive_scan`] | `DeviceScan::InclusiveScan`, `ExclusiveScan` | one launch, decoupled look-back |
+//! | [`Algorithms::reduce_with`], [`Algorithms::inclusive_scan_with`], [`Algorithms::exclusive_scan_with`] | `DeviceReduce::Reduce`, `DeviceScan::InclusiveScan`, `ExclusiveScan` with a functor | as above |
 //! | [`Algorithms::select_if`], [`Algorithms::select_flagged`] | `DeviceSelect::If`, `Flagged` | one launch, decoupled look-back |
 //! | [`Algorithms::histogram_even`] | `DeviceHistogram::HistogramEven` | one cooperative launch, one `grid.sync()` |
 //!
 //! Reduce, scan and select take `f32`, `i32` and `u32` ([`Element`]) with
-//! [`Op::Sum`], [`Op::Min`] and [`Op::Max`]; the histogram takes `u8`,
+//! [`Op::Sum`], [`Op::Min`] and [`Op::Max`]; reduce and scan also take an
+//! operator of yours ([`Algorithms::reduce_with`],
+//! [`Algorithms::inclusive_scan_with`], [`Algorithms::exclusive_scan_with`]),
+//! whose kernels `cg_algorithms_kernels::operator_kernels!` stamps in a
+//! kernel crate of yours; the histogram takes `u8`,
 //! `u16`, `i32` and `f32` samples ([`Sample`]). Every call is safe: it checks
 //! the buffers' lengths and the arguments, sizes the grid (a cooperative one
 //! from the kernel's own occupancy, so its `grid.sync()` always completes),
@@ -55,6 +60,7 @@ mod reduce;
 mod scan;
 mod select;
 
+pub use cg_algorithms_kernels::operator::OperatorKernels;
 pub use element::{Element, Level, Op, Sample};
 pub use error::Error;
 pub use select::Rule;
@@ -106,8 +112,8 @@ pub(crate) struct Scratch {
     /// The reductions' partial results and results, per element type.
     pub(crate) partials: element::PerType,
     /// The cooperative kernels' capacity in blocks, and the resident blocks
-    /// of the persistent scans, by kernel name.
-    capacity: std::collections::HashMap<&'static str, u32>,
+    /// of the persistent scans, by kernel crate and name.
+    capacity: std::collections::HashMap<(&'static str, &'static str), u32>,
 }
 
 impl<'g> Algorithms<'g> {
@@ -157,19 +163,19 @@ impl<'g> Algorithms<'g> {
     /// with one block size).
     fn capacity<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::GridSync>, threads: u32) -> Result<u32> {
         let gpu = self.gpu;
-        self.blocks_once(def.name(), || Ok(gpu.cooperative_kernel(def)?.limits(threads)?.capacity()))
+        self.blocks_once((def.crate_name(), def.name()), || Ok(gpu.cooperative_kernel(def)?.limits(threads)?.capacity()))
     }
 
     /// The blocks of `def` the GPU holds at once (the occupancy API's
     /// blocks per SM times the SMs), asked once per kernel.
     fn resident<P: cg_kernel::kernels::Params>(&mut self, def: &cg_kernel::kernels::KernelDef<P, cg_kernel::kernels::NoGridSync>) -> Result<u32> {
         let gpu = self.gpu;
-        self.blocks_once(def.name(), || Ok(gpu.kernel(def)?.occupancy(THREADS)?.capacity()))
+        self.blocks_once((def.crate_name(), def.name()), || Ok(gpu.kernel(def)?.occupancy(THREADS)?.capacity()))
     }
 
-    /// The blocks kept for kernel `name`, or what `ask` gives, kept.
-    fn blocks_once(&mut self, name: &'static str, ask: impl FnOnce() -> Result<u32>) -> Result<u32> {
-        if let Some(&c) = self.scratch.capacity.get(name) {
+    /// The blocks kept for kernel `name` (its crate's and its own), or what `ask` gives, kept.
+    fn blocks_once(&mut self, name: (&'static str, &'static str), ask: impl FnOnce() -> Result<u32>) -> Result<u32> {
+        if let Some(&c) = self.scratch.capacity.get(&name) {
             return Ok(c);
         }
         let c = ask()?;

@@ -1,7 +1,8 @@
 //! `DeviceReduce`: one cooperative launch with one `grid.sync()`.
 
-use crate::element::Partials;
+use crate::element::{Partials, ReduceDef};
 use crate::{Algorithms, Element, GRID_SPAN, Op, Result, THREADS};
+use cg_algorithms_kernels::operator::OperatorKernels;
 use cg_launcher::device::Buffer;
 
 impl Algorithms<'_> {
@@ -21,8 +22,26 @@ impl Algorithms<'_> {
     /// the one-element buffer that holds it until the next reduction of `T`
     /// (nothing waits for the device: what a timed loop calls).
     pub fn reduce_on_device<T: Element>(&mut self, x: &Buffer<T>, op: Op) -> Result<&Buffer<T>> {
+        self.reduce_by(x, T::reduce_def(op))
+    }
+
+    /// `x[0] op x[1] op ...` by an operator of your own, whose kernels
+    /// `cg_algorithms_kernels::operator_kernels!` stamped in your kernel
+    /// crate: CUB's `DeviceReduce::Reduce` with the operator's identity as
+    /// its initial value, read back. An empty `x` gives the identity.
+    pub fn reduce_with<T: Element>(&mut self, x: &Buffer<T>, op: &OperatorKernels<T>) -> Result<T> {
+        if x.is_empty() {
+            return Ok(op.identity());
+        }
+        let gpu = self.gpu;
+        let out = self.reduce_by(x, op.reduce())?;
+        Ok(gpu.read(out)?[0])
+    }
+
+    /// The reduction of `x` by the kernel `def`: one of this crate's or of
+    /// an `OperatorKernels`, each `reduce_grid` for one operator.
+    fn reduce_by<T: Element>(&mut self, x: &Buffer<T>, def: &'static ReduceDef<T>) -> Result<&Buffer<T>> {
         let n = x.len();
-        let def = T::reduce_def(op);
         let blocks = self.capacity(def, THREADS)?.min(n.div_ceil(GRID_SPAN).max(1) as u32);
         let gpu = self.gpu;
         let slot = T::partials(&mut self.scratch.partials);

@@ -4,7 +4,9 @@
 //! loading its next while it waits on the look-back (the kernels crate's
 //! `persistent_*` scans); beyond that, one block per tile.
 
+use crate::element::ScanDef;
 use crate::{Algorithms, Element, Op, Result, THREADS, tiles};
+use cg_algorithms_kernels::operator::OperatorKernels;
 use cg_launcher::device::Buffer;
 use cg_launcher::launch::ensure_len;
 
@@ -30,17 +32,40 @@ impl Algorithms<'_> {
         self.scan(x, y, op, false)
     }
 
+    /// [`inclusive_scan`](Self::inclusive_scan) by an operator of your own,
+    /// whose kernels `cg_algorithms_kernels::operator_kernels!` stamped in
+    /// your kernel crate (CUB's `DeviceScan::InclusiveScan` with a functor).
+    pub fn inclusive_scan_with<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: &OperatorKernels<T>) -> Result<()> {
+        self.scan_by(x, y, op.scan(true), None)
+    }
+
+    /// [`exclusive_scan`](Self::exclusive_scan) by an operator of your own,
+    /// `y[0]` its identity (CUB's `DeviceScan::ExclusiveScan` with a functor
+    /// and the identity as its initial value).
+    pub fn exclusive_scan_with<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: &OperatorKernels<T>) -> Result<()> {
+        self.scan_by(x, y, op.scan(false), None)
+    }
+
     fn scan<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: Op, inclusive: bool) -> Result<()> {
+        self.scan_by(x, y, T::scan_def(op, inclusive, false), Some(T::scan_def(op, inclusive, true)))
+    }
+
+    /// The scan of `x` into `y` by the one-tile kernel `def`, or by the
+    /// `persistent` one where it is given and the tiles are few enough.
+    fn scan_by<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, def: &'static ScanDef<T>, persistent: Option<&'static ScanDef<T>>) -> Result<()> {
         let n = x.len();
-        let def = T::scan_def(op, inclusive, false);
         ensure_len(def.name(), "y", n, y.len())?;
         if n == 0 {
             return Ok(());
         }
         let tiles = tiles(n)?;
-        let persistent = T::scan_def(op, inclusive, true);
-        let resident = self.resident(persistent)?;
-        let (def, blocks) = if tiles <= PERSISTENT_TILES_PER_BLOCK.saturating_mul(resident) { (persistent, tiles.min(resident).max(1)) } else { (def, tiles) };
+        let (def, blocks) = match persistent {
+            Some(persistent) => {
+                let resident = self.resident(persistent)?;
+                if tiles <= PERSISTENT_TILES_PER_BLOCK.saturating_mul(resident) { (persistent, tiles.min(resident).max(1)) } else { (def, tiles) }
+            }
+            None => (def, tiles),
+        };
         let gpu = self.gpu;
         let kernel = gpu.kernel(def)?;
         let l = self.lookback(tiles as usize)?;

@@ -265,6 +265,8 @@ impl Builder {
             return Ok(Built { plain, ptxas: Err("the GPU build itself".into()) });
         }
         println!("cargo:rerun-if-changed={}", self.dir.join("src").display());
+        // Its dependencies' features (which kernels of a dependency its PTX carries).
+        println!("cargo:rerun-if-changed={}", self.dir.join("Cargo.toml").display());
         for path in &self.watched {
             println!("cargo:rerun-if-changed={}", path.display());
         }

@@ -29,7 +29,9 @@
 //! macro leaves a `__launch_bounds__<name>` global in the PTX, which `cg-builder` turns into them),
 //! `crate = path` or `crate = "path"` (the path every emitted item names cg-kernel by, `::cg_kernel`
 //! unless given: for a crate that depends on it under another name or re-exports it; `path::cg::this_grid()`
-//! is then one of the spellings the body's rewrite recognizes).
+//! is then one of the spellings the body's rewrite recognizes), `def = NAME` (the definition's name,
+//! `NAME` for `name` unless given: for a macro that stamps kernels whose names it is handed, and
+//! must name their definitions itself).
 //!
 //! A kernel takes at most 16 parameters (`cg_kernel::kernels::MAX_PARAMS`, the tuples the host's
 //! definitions and argument lists are built for): a 17th is a compile error at it.
@@ -67,6 +69,8 @@ struct Options {
     launch_bounds: Option<(u32, u32)>,
     /// `crate = path`: where cg-kernel is, `::cg_kernel` if not given.
     krate: Option<Path>,
+    /// `def = NAME`: the definition's name, the function's in capitals if not given.
+    def: Option<syn::Ident>,
 }
 
 impl Options {
@@ -97,6 +101,8 @@ fn parse_options(attr: Tokens) -> Result<Options> {
             let value = meta.value()?;
             o.krate =
                 Some(if value.peek(syn::LitStr) { value.parse::<syn::LitStr>()?.parse_with(Path::parse_mod_style)? } else { Path::parse_mod_style(value)? });
+        } else if meta.path.is_ident("def") {
+            o.def = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("launch_bounds") {
             let content;
             syn::parenthesized!(content in meta.input);
@@ -110,7 +116,7 @@ fn parse_options(attr: Tokens) -> Result<Options> {
         } else {
             return Err(
                 meta.error(
-                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)` or `crate = path`",
+                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)`, `crate = path` or `def = NAME`",
                 )
             );
         }
@@ -381,7 +387,7 @@ fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
     let krate = options.krate();
     let name = &f.sig.ident;
     let name_str = name.to_string();
-    let def = format_ident!("{}", screaming(&name_str));
+    let def = options.def.clone().unwrap_or_else(|| format_ident!("{}", screaming(&name_str)));
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
     let (body, outer_uses) =
