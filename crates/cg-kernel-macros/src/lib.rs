@@ -363,7 +363,109 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
     (body, uses)
 }
 
-fn expand(options: Options, f: ItemFn) -> Result<Tokens> {
+/// `tokens` with each bare `shared_array!(T, N)` replaced by
+/// `array(k, T, shared_array)` for the k-th, and the `(T, N)` of each in order.
+fn rewrite_shared_arrays(tokens: Tokens, found: &mut Vec<(Tokens, Tokens)>, array: &dyn Fn(usize, &Tokens, &proc_macro2::Ident) -> Tokens) -> Result<Tokens> {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Tokens::new();
+    let mut i = 0;
+    while i < trees.len() {
+        let call = match (&trees[i], trees.get(i + 1), trees.get(i + 2)) {
+            (TokenTree::Ident(id), Some(TokenTree::Punct(bang)), Some(TokenTree::Group(args)))
+                if id == "shared_array" && bang.as_char() == '!' && !matches!(i.checked_sub(1).map(|j| &trees[j]), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
+            {
+                Some((id, args))
+            }
+            _ => None,
+        };
+        if let Some((macro_name, args)) = call {
+            let parts: Vec<TokenTree> = args.stream().into_iter().collect();
+            let comma = parts.iter().position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','));
+            let Some(comma) = comma.filter(|&c| c > 0 && c + 1 < parts.len()) else {
+                return Err(Error::new(args.span(), "write `shared_array!(T, N)`: the element type, then the number of elements"));
+            };
+            let ty: Tokens = parts[..comma].iter().cloned().collect();
+            let len: Tokens = parts[comma + 1..].iter().cloned().collect();
+            out.extend(array(found.len(), &ty, macro_name));
+            found.push((ty, len));
+            i += 3;
+            continue;
+        }
+        match &trees[i] {
+            TokenTree::Group(g) => {
+                let inner = rewrite_shared_arrays(g.stream(), found, array)?;
+                let mut group = proc_macro2::Group::new(g.delimiter(), inner);
+                group.set_span(g.span());
+                out.extend([TokenTree::Group(group)]);
+            }
+            t => out.extend([t.clone()]),
+        }
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn expand(options: Options, mut f: ItemFn) -> Result<Tokens> {
+    let (options, statics) = {
+        let krate = options.krate();
+        let name = f.sig.ident.clone();
+        let layout = format_ident!("__CG_SHARED_ARRAYS_{}", screaming(&name.to_string()));
+        let dynamic_part = match &options.shared_memory {
+            Some(p) => quote!(#p),
+            None => quote!(#krate::mem::no_dynamic_shared),
+        };
+        // The call stays a call of the macro the kernel's author imported
+        // (so that the import is used), at its internal arm, which names
+        // the `unsafe` constructor; the block that makes it is this one.
+        let array = |k: usize, ty: &Tokens, macro_name: &proc_macro2::Ident| {
+            quote! {
+                {
+                    #[allow(unused_unsafe)]
+                    // SAFETY: the kernel's shared memory is its dynamic part, then
+                    // these arrays at these offsets (its definition asks for both:
+                    // `#[kernel]` counted them); each call is one array.
+                    let array = unsafe {
+                        #macro_name!(@static #ty, #krate::mem::static_arrays_start(#dynamic_part(#krate::cg::this_thread_block().num_threads())) + #layout.0[#k])
+                    };
+                    array
+                }
+            }
+        };
+        let mut found = Vec::new();
+        let block = rewrite_shared_arrays(quote::ToTokens::to_token_stream(&f.block), &mut found, &array)?;
+        if found.is_empty() {
+            (options, None)
+        } else {
+            if tile_param(&f)?.is_some() {
+                return Err(Error::new(f.sig.generics.span(), "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`"));
+            }
+            f.block = Box::new(syn::parse2(block)?);
+            let sized = format_ident!("__cg_shared_bytes_{}", name);
+            let count = found.len();
+            let items = found.iter().map(|(ty, len)| quote! { (::core::mem::size_of::<#ty>() * (#len), ::core::mem::align_of::<#ty>()) });
+            let total = quote! {
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout([ #( #items ),* ]);
+                /// The kernel's shared memory: its dynamic part, then its `shared_array!`s.
+                #[doc(hidden)]
+                #[allow(non_snake_case)]
+                const fn #sized(threads_per_block: u32) -> u32 {
+                    #krate::mem::static_arrays_start(#dynamic_part(threads_per_block)) as u32 + #layout.1 as u32
+                }
+            };
+            let mut options = options;
+            options.shared_memory = Some(syn::parse_quote!(#sized));
+            (options, Some(total))
+        }
+    };
+    let statics = statics.unwrap_or_default();
+    let mut out = expand_kernel(&options, f)?;
+    out.extend(statics);
+    Ok(out)
+}
+
+fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
     if !matches!(f.sig.safety, Safety::Unsafe(_)) {
         return Err(Error::new(f.sig.fn_token.span(), "a kernel is an `unsafe fn`: its caller promises what its parameters hold"));
     }

@@ -492,8 +492,103 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
     }
 }
 
+/// A static shared array of `N` elements of `T`, declared in a kernel's own
+/// body: C++'s `__shared__ T name[N];`. One array per call site and block,
+/// the same in every iteration of a loop around it, as C++'s.
+///
+/// ```ignore
+/// use cg_kernel::shared_array;
+///
+/// #[kernel]
+/// pub unsafe fn block_histogram(bytes: In<u8>, bins: Out<u32>, n: usize) {
+///     let counts = shared_array!(u32, 256); // a DynamicShared<u32> of 256 elements
+///     ...
+/// }
+/// ```
+///
+/// `#[kernel]` finds each `shared_array!(T, N)` of the kernel's body (as a
+/// bare name: `use cg_kernel::shared_array;`), adds its bytes to the
+/// kernel's shared memory after the dynamic part its `shared_memory`
+/// function sizes (rounded up to 16 bytes), and gives each call its own
+/// offset there. So the launcher's occupancy, the launch and the emulator
+/// count them with no function to write, and `dynamic_shared()` and
+/// what a helper function carves from it never overlap them. `N` is a
+/// constant expression. Anywhere else (a helper function, a path such as
+/// `cg_kernel::shared_array!`) it is a compile error that says so. Why this
+/// design and not a `static` in the shared address space: rustc's nvptx
+/// target has no way to place a Rust `static` in `.shared`, and the
+/// launcher must know the bytes before the launch, which a declaration the
+/// kernel's attribute sees gives it.
+#[macro_export]
+macro_rules! shared_array {
+    // What `#[kernel]` rewrites each call of its body into: the array at
+    // `byte` of the block's shared memory, by the `unsafe` constructor
+    // (whose contract the kernel's definition keeps), in the `unsafe` block
+    // `#[kernel]` writes around it.
+    (@static $t:ty, $byte:expr) => {
+        $crate::mem::DynamicShared::<$t>::static_array($byte)
+    };
+    ($($t:tt)*) => {
+        ::core::compile_error!(
+            "`shared_array!(T, N)` is a static shared array of a #[kernel]'s own body, written as a bare name (`use cg_kernel::shared_array;`): #[kernel] counts it into the kernel's shared memory; in a helper function, take a `DynamicShared<T>` argument instead"
+        )
+    };
+}
+
+/// The dynamic part of a kernel with `shared_array!`s and no
+/// `shared_memory` function: none.
+#[doc(hidden)]
+pub const fn no_dynamic_shared(_threads_per_block: u32) -> u32 {
+    0
+}
+
+/// Where a kernel's `shared_array!`s start: after `dynamic_bytes`, rounded
+/// up to 16.
+#[doc(hidden)]
+pub const fn static_arrays_start(dynamic_bytes: u32) -> usize {
+    (dynamic_bytes as usize).div_ceil(16) * 16
+}
+
+/// The offsets of arrays of `(bytes, align)` one after another, each at its
+/// alignment, from a 16-byte-aligned start; and their end.
+#[doc(hidden)]
+pub const fn static_arrays_layout<const K: usize>(arrays: [(usize, usize); K]) -> ([usize; K], usize) {
+    let mut offsets = [0; K];
+    let mut end = 0usize;
+    let mut k = 0;
+    while k < K {
+        let (bytes, align) = arrays[k];
+        let start = end.div_ceil(align) * align;
+        offsets[k] = start;
+        end = start + bytes;
+        k += 1;
+    }
+    (offsets, end)
+}
+
 impl<T: Word> DynamicShared<T> {
     /// Its generic address, for mapping into another block of the cluster.
+    /// A `shared_array!` at `byte` of the block's shared memory: what
+    /// `#[kernel]` rewrites each call into.
+    ///
+    /// # Safety
+    /// `byte` is a multiple of `T`'s size, and the kernel's shared memory
+    /// holds the array's elements from there (its definition counted them).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub unsafe fn static_array(byte: usize) -> Self {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // Pointer arithmetic from the shared base, so the compiler still
+            // sees shared memory (as in `after`).
+            DynamicShared { base: crate::arch::dynamic_shared::<u8>().wrapping_add(byte) as *mut T }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            DynamicShared { first: byte / core::mem::size_of::<T>(), _t: core::marker::PhantomData }
+        }
+    }
+
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub(crate) fn base(self) -> *mut T {

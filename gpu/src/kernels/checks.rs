@@ -3,7 +3,8 @@
 
 use crate::cg::{this_grid, this_thread_block, tiled_partition};
 use crate::kernel;
-use crate::mem::Out;
+use crate::mem::{DynamicShared, Out, dynamic_shared};
+use cg_kernel::shared_array;
 
 /// An input whose float sum depends on the order of the additions (values
 /// of both signs over 15 binary orders of magnitude), for checking that the
@@ -103,4 +104,63 @@ pub unsafe fn launch_bounded(out: Out<u32>) {
         // SAFETY: one u32 per block.
         unsafe { out.write(grid.block_rank(), block.num_threads()) };
     }
+}
+
+/// Dynamic shared memory of [`static_shared_arrays`]: one `u32` per thread.
+pub const fn one_u32_per_thread(threads_per_block: u32) -> u32 {
+    threads_per_block * 4
+}
+
+/// What thread `t` of [`static_shared_arrays`] writes into the dynamic part,
+/// from a helper that knows only that part.
+///
+/// # Safety
+/// `part` holds one `u32` per thread of the block.
+#[inline(always)]
+unsafe fn fill_dynamic_part(part: DynamicShared<u32>, t: usize) {
+    // SAFETY: the caller's contract.
+    unsafe { part.write(t, 1_000 + t as u32) };
+}
+
+/// Three static shared arrays (`shared_array!`, C++'s `__shared__ T a[N]`)
+/// after a dynamic part that a helper fills: every thread writes its slot
+/// of the dynamic part and of the first two arrays, thread 0 the third's
+/// three bytes; after the barrier each reads its neighbour `o = (t + 1) % n`'s,
+/// so an overlap of any two shows as a wrong value:
+/// `out = 1000 + o + 2 o + o / 4 + 10 (o % 3 + 1)`
+/// ([`static_shared_arrays_expected`]).
+///
+/// # Safety
+/// `out` holds one element per thread of the grid; blocks of at most 256 threads.
+#[kernel(shared_memory = one_u32_per_thread)]
+pub unsafe fn static_shared_arrays(out: Out<f64>) {
+    let block = this_thread_block();
+    let (t, n) = (block.thread_rank() as usize, block.num_threads() as usize);
+    let doubled = shared_array!(u32, 256);
+    let quarters = shared_array!(f64, 256);
+    let tens = shared_array!(u8, 3);
+    // SAFETY: one u32 per thread in the dynamic part; t < 256 in each
+    // array; thread 0 alone writes the bytes.
+    unsafe {
+        fill_dynamic_part(dynamic_shared::<u32>(), t);
+        doubled.write(t, 2 * t as u32);
+        quarters.write(t, t as f64 * 0.25);
+        if t == 0 {
+            tens.write(0, 10);
+            tens.write(1, 20);
+            tens.write(2, 30);
+        }
+    }
+    block.sync();
+    let o = (t + 1) % n;
+    // SAFETY: after the barrier, each element written above.
+    let v = unsafe { dynamic_shared::<u32>().read(o) as f64 + doubled.read(o) as f64 + quarters.read(o) + tens.read(o % 3) as f64 };
+    // SAFETY: one element of out per thread.
+    unsafe { out.write(this_grid().thread_rank() as usize, v) };
+}
+
+/// What [`static_shared_arrays`] writes with `blocks` blocks of `threads`.
+#[cfg(not(target_arch = "nvptx64"))]
+pub fn static_shared_arrays_expected(blocks: usize, threads: usize) -> Vec<f64> {
+    (0..blocks * threads).map(|i| (i % threads + 1) % threads).map(|o| 1_000.0 + 3.0 * o as f64 + 0.25 * o as f64 + 10.0 * (o % 3 + 1) as f64).collect()
 }
