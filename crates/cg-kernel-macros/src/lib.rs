@@ -372,7 +372,9 @@ fn rewrite_shared_arrays(tokens: Tokens, found: &mut Vec<(Tokens, Tokens)>, arra
     while i < trees.len() {
         let call = match (&trees[i], trees.get(i + 1), trees.get(i + 2)) {
             (TokenTree::Ident(id), Some(TokenTree::Punct(bang)), Some(TokenTree::Group(args)))
-                if id == "shared_array" && bang.as_char() == '!' && !matches!(i.checked_sub(1).map(|j| &trees[j]), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
+                if id == "shared_array"
+                    && bang.as_char() == '!'
+                    && !matches!(i.checked_sub(1).map(|j| &trees[j]), Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
             {
                 Some((id, args))
             }
@@ -437,7 +439,10 @@ fn expand(options: Options, mut f: ItemFn) -> Result<Tokens> {
             (options, None)
         } else {
             if tile_param(&f)?.is_some() {
-                return Err(Error::new(f.sig.generics.span(), "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`"));
+                return Err(Error::new(
+                    f.sig.generics.span(),
+                    "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`",
+                ));
             }
             f.block = Box::new(syn::parse2(block)?);
             let sized = format_ident!("__cg_shared_bytes_{}", name);
@@ -493,8 +498,8 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
     let (body, outer_uses) =
-        if options.cooperative || options.cluster { declared_body(&f, &options, false) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
-    let watched_body = options.cooperative.then(|| declared_body(&f, &options, true).0);
+        if options.cooperative || options.cluster { declared_body(&f, options, false) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+    let watched_body = options.cooperative.then(|| declared_body(&f, options, true).0);
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
     if let Some(extra) = f.sig.inputs.iter().nth(MAX_PARAMS) {

@@ -119,7 +119,8 @@ fn static_arrays_sit_after_the_dynamic_part_and_apart_from_each_other() -> Resul
     let mut out = gpu.zeros::<f64>(2 * 64)?;
     // SAFETY: 64 threads a block, one element each.
     unsafe { gpu.kernel(&STATIC_AND_DYNAMIC)?.launch(2, 64, (out.slice_mut(..),))? };
-    let want: Vec<f64> = (0..128).map(|i| (i % 64 + 1) % 64).map(|o| 1_000.0 + o as f64 + 2.0 * o as f64 + 0.25 * o as f64 + 10.0 * (o % 3 + 1) as f64).collect();
+    let want: Vec<f64> =
+        (0..128).map(|i| (i % 64 + 1) % 64).map(|o| 1_000.0 + o as f64 + 2.0 * o as f64 + 0.25 * o as f64 + 10.0 * (o % 3 + 1) as f64).collect();
     assert_eq!(gpu.read(&out)?, want);
     Ok(())
 }
