@@ -11,6 +11,7 @@
 //! | [`scan`] | one ordinary launch, decoupled look-back | a grid barrier would make the input be read twice, or kept on chip, which caps what one round takes; the look-back passes each tile's prefix to the next and reads it once, as CUB does |
 //! | [`scan`]'s `persistent_*` | one ordinary launch of the GPU's resident blocks, decoupled look-back | each block loops over tiles by ticket and loads its next tile while it waits on the look-back for the one it holds; measured against the one-tile blocks on an H100 (the repository's `records/2026-12-06-h100-persistent-scan`): faster at 2^20 and 2^22, slower from 2^24 (probably because each block's tiles wait in turn on the prefix chain; not measured); `cg-algorithms` launches them where the tiles are at most twice the resident blocks |
 //! | [`select`] | one ordinary launch, decoupled look-back; `persistent_*` blocks that loop | the same: a scan of the kept counts, each element read once; `cg-algorithms` launches the persistent kernels where there are more tiles than resident blocks, where on an H100 they took 0.92 to 1.06 times CUB's time from 2^22 to 2^26 against 1.01 to 1.09 for a block per tile (the repository's `records/2026-12-07-h100-persistent-select`) |
+//! | [`run_length`] | two ordinary launches | the heads' indices selected by look-back, as [`select`]; then each run's value and length from its head and the next (a run's length needs the next run's head, which a later tile may find) |
 //! | [`histogram`] | one cooperative launch, one `grid.sync()` | the barrier orders the zeroing of the bins before every block's adds, so one launch does both |
 //!
 //! The reduce, scan and select kernels take 4-byte elements (`f32`, `i32`,
@@ -40,6 +41,7 @@ pub mod histogram;
 pub mod lookback;
 pub mod operator;
 pub mod reduce;
+pub mod run_length;
 pub mod scan;
 pub mod select;
 

@@ -41,19 +41,19 @@ pub const fn select_shared_bytes(threads_per_block: u32) -> u32 {
 /// What a select kernel's block works with: the block, its warps, the
 /// block scan's scratch, the look-back's words after it, the staged kept
 /// elements after those, and the thread's rank.
-struct Parts<T> {
-    block: ThreadBlock,
-    tile: ThreadBlockTile<32>,
-    scratch: DynamicShared<u32>,
-    words: DynamicShared<u32>,
-    staged: DynamicShared<T>,
-    t: usize,
+pub(crate) struct Parts<T> {
+    pub(crate) block: ThreadBlock,
+    pub(crate) tile: ThreadBlockTile<32>,
+    pub(crate) scratch: DynamicShared<u32>,
+    pub(crate) words: DynamicShared<u32>,
+    pub(crate) staged: DynamicShared<T>,
+    pub(crate) t: usize,
 }
 
 /// The block's [`Parts`], laid out as [`select_shared_bytes`] sizes them.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-fn parts<T: Value>() -> Parts<T> {
+pub(crate) fn parts<T: Value>() -> Parts<T> {
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
     let scratch = dynamic_shared::<u32>();
@@ -110,7 +110,7 @@ unsafe fn load_kept<T: Value>(x: In<T>, k: usize, t: usize, n: usize, keep: Keep
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 #[allow(unused_assignments)] // the last unrolled step's `w += 1`
-unsafe fn stage_kept<T: Value>(parts: &Parts<T>, v: &[T; ITEMS], mask: u32) -> u32 {
+pub(crate) unsafe fn stage_kept<T: Value>(parts: &Parts<T>, v: &[T; ITEMS], mask: u32) -> u32 {
     // SAFETY: the caller's contract; the scratch is the block scan's.
     let (below, total) = unsafe { block_exclusive_scan(&parts.block, &parts.tile, mask.count_ones(), Plus, parts.scratch) };
     let mut w = below as usize;
@@ -134,7 +134,7 @@ unsafe fn stage_kept<T: Value>(parts: &Parts<T>, v: &[T; ITEMS], mask: u32) -> u
 /// `before + total` elements and those are this block's alone.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn write_kept<T: Value>(parts: &Parts<T>, y: Out<T>, count: Out<u32>, last: bool, before: u32, total: u32) {
+pub(crate) unsafe fn write_kept<T: Value>(parts: &Parts<T>, y: Out<T>, count: Out<u32>, last: bool, before: u32, total: u32) {
     let threads = parts.block.num_threads() as usize;
     let mut c = parts.t;
     while c < total as usize {

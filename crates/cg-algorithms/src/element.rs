@@ -1,7 +1,7 @@
 //! The element and sample types, the operators, and which kernel each
 //! combination launches.
 
-use cg_algorithms_kernels::{histogram as h, reduce as r, scan as s, select as sel};
+use cg_algorithms_kernels::{histogram as h, reduce as r, run_length as rl, scan as s, select as sel};
 use cg_kernel::kernels::{GridSync, KernelDef, NoGridSync, Param};
 use cg_kernel::mem::{In, Out};
 use cg_launcher::device::{Buffer, Pod};
@@ -32,6 +32,10 @@ pub(crate) type ScanDef<T> = KernelDef<(In<T>, Out<T>, Out<u64>, Out<u32>, u32, 
 pub(crate) type SelectIfDef<T> = KernelDef<(In<T>, Out<T>, Out<u32>, Out<u64>, Out<u32>, u32, u32, T, usize), NoGridSync>;
 /// A select-flagged kernel's definition.
 pub(crate) type SelectFlaggedDef<T> = KernelDef<(In<T>, In<u8>, Out<T>, Out<u32>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
+/// A run-heads kernel's definition.
+pub(crate) type RunHeadsDef<T> = KernelDef<(In<T>, Out<u32>, Out<u32>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
+/// A run-lengths kernel's definition.
+pub(crate) type RunLengthsDef<T> = KernelDef<(In<T>, In<u32>, In<u32>, Out<T>, Out<u32>, usize), NoGridSync>;
 /// A histogram kernel's definition.
 pub(crate) type HistogramDef<S> = KernelDef<(In<S>, Out<u32>, u32, Level<S>, Level<S>, usize), GridSync>;
 /// A histogram's level type: `i64` for integer samples, `f32` for `f32`.
@@ -76,6 +80,9 @@ pub trait Element: Pod + PartialOrd + Param + Arg<Self> + sealed::Sealed + std::
     #[doc(hidden)]
     #[allow(private_interfaces)]
     fn partials(per_type: &mut PerType) -> &mut Option<Partials<Self>>;
+    #[doc(hidden)]
+    #[allow(private_interfaces)]
+    fn run_length_defs() -> (&'static RunHeadsDef<Self>, &'static RunLengthsDef<Self>);
 }
 
 /// One `Element` impl, from its identities and its kernels' definitions.
@@ -86,7 +93,8 @@ macro_rules! element {
      exclusive [$es:ident, $emin:ident, $emax:ident],
      persistent inclusive [$pis:ident, $pimin:ident, $pimax:ident],
      persistent exclusive [$pes:ident, $pemin:ident, $pemax:ident],
-     select [$sif:ident, $sfl:ident, $psif:ident, $psfl:ident]) => {
+     select [$sif:ident, $sfl:ident, $psif:ident, $psfl:ident],
+     run_length [$rh:ident, $rl:ident]) => {
         impl Element for $t {
             fn identity(op: Op) -> $t {
                 match op {
@@ -128,6 +136,10 @@ macro_rules! element {
             fn partials(per_type: &mut PerType) -> &mut Option<Partials<$t>> {
                 &mut per_type.$t
             }
+            #[allow(private_interfaces)]
+            fn run_length_defs() -> (&'static RunHeadsDef<$t>, &'static RunLengthsDef<$t>) {
+                (&rl::$rh, &rl::$rl)
+            }
         }
     };
 }
@@ -138,21 +150,24 @@ element!(f32, least f32::NEG_INFINITY, greatest f32::INFINITY,
     exclusive [EXCLUSIVE_SUM_F32, EXCLUSIVE_MIN_F32, EXCLUSIVE_MAX_F32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_F32, PERSISTENT_INCLUSIVE_MIN_F32, PERSISTENT_INCLUSIVE_MAX_F32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_F32, PERSISTENT_EXCLUSIVE_MIN_F32, PERSISTENT_EXCLUSIVE_MAX_F32],
-    select [SELECT_IF_F32, SELECT_FLAGGED_F32, PERSISTENT_SELECT_IF_F32, PERSISTENT_SELECT_FLAGGED_F32]);
+    select [SELECT_IF_F32, SELECT_FLAGGED_F32, PERSISTENT_SELECT_IF_F32, PERSISTENT_SELECT_FLAGGED_F32],
+    run_length [RUN_HEADS_F32, RUN_LENGTHS_F32]);
 element!(i32, least i32::MIN, greatest i32::MAX,
     reduce [REDUCE_SUM_I32, REDUCE_MIN_I32, REDUCE_MAX_I32],
     inclusive [INCLUSIVE_SUM_I32, INCLUSIVE_MIN_I32, INCLUSIVE_MAX_I32],
     exclusive [EXCLUSIVE_SUM_I32, EXCLUSIVE_MIN_I32, EXCLUSIVE_MAX_I32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_I32, PERSISTENT_INCLUSIVE_MIN_I32, PERSISTENT_INCLUSIVE_MAX_I32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_I32, PERSISTENT_EXCLUSIVE_MIN_I32, PERSISTENT_EXCLUSIVE_MAX_I32],
-    select [SELECT_IF_I32, SELECT_FLAGGED_I32, PERSISTENT_SELECT_IF_I32, PERSISTENT_SELECT_FLAGGED_I32]);
+    select [SELECT_IF_I32, SELECT_FLAGGED_I32, PERSISTENT_SELECT_IF_I32, PERSISTENT_SELECT_FLAGGED_I32],
+    run_length [RUN_HEADS_I32, RUN_LENGTHS_I32]);
 element!(u32, least u32::MIN, greatest u32::MAX,
     reduce [REDUCE_SUM_U32, REDUCE_MIN_U32, REDUCE_MAX_U32],
     inclusive [INCLUSIVE_SUM_U32, INCLUSIVE_MIN_U32, INCLUSIVE_MAX_U32],
     exclusive [EXCLUSIVE_SUM_U32, EXCLUSIVE_MIN_U32, EXCLUSIVE_MAX_U32],
     persistent inclusive [PERSISTENT_INCLUSIVE_SUM_U32, PERSISTENT_INCLUSIVE_MIN_U32, PERSISTENT_INCLUSIVE_MAX_U32],
     persistent exclusive [PERSISTENT_EXCLUSIVE_SUM_U32, PERSISTENT_EXCLUSIVE_MIN_U32, PERSISTENT_EXCLUSIVE_MAX_U32],
-    select [SELECT_IF_U32, SELECT_FLAGGED_U32, PERSISTENT_SELECT_IF_U32, PERSISTENT_SELECT_FLAGGED_U32]);
+    select [SELECT_IF_U32, SELECT_FLAGGED_U32, PERSISTENT_SELECT_IF_U32, PERSISTENT_SELECT_FLAGGED_U32],
+    run_length [RUN_HEADS_U32, RUN_LENGTHS_U32]);
 
 /// A sample of a histogram: `u8`, `u16`, `i32` or `f32`. Sealed: each has its kernel.
 pub trait Sample:

@@ -9,6 +9,7 @@
 //! | [`Algorithms::inclusive_scan`], [`Algorithms::exclusive_scan`] | `DeviceScan::InclusiveScan`, `ExclusiveScan` | one launch, decoupled look-back |
 //! | [`Algorithms::reduce_with`], [`Algorithms::inclusive_scan_with`], [`Algorithms::exclusive_scan_with`] | `DeviceReduce::Reduce`, `DeviceScan::InclusiveScan`, `ExclusiveScan` with a functor | as above |
 //! | [`Algorithms::select_if`], [`Algorithms::select_flagged`] | `DeviceSelect::If`, `Flagged` | one launch, decoupled look-back |
+//! | [`Algorithms::run_length_encode`] | `DeviceRunLengthEncode::Encode` | two launches: the heads by decoupled look-back, then the runs |
 //! | [`Algorithms::histogram_even`] | `DeviceHistogram::HistogramEven` | one cooperative launch, one `grid.sync()` |
 //!
 //! Reduce, scan and select take `f32`, `i32` and `u32` ([`Element`]) with
@@ -57,6 +58,7 @@ mod element;
 mod error;
 mod histogram;
 mod reduce;
+mod run_length;
 mod scan;
 mod select;
 
@@ -109,6 +111,8 @@ pub(crate) struct Scratch {
     epoch: u32,
     /// A selection's count.
     count: Option<Buffer<u32>>,
+    /// The run-length encoding's heads: one index per element.
+    heads: Option<Buffer<u32>>,
     /// The reductions' partial results and results, per element type.
     pub(crate) partials: element::PerType,
     /// The cooperative kernels' capacity in blocks, and the resident blocks

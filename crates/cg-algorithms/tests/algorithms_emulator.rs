@@ -49,6 +49,13 @@ fn calls_refuse_short_outputs_and_empty_histograms_by_name() {
     let e = alg.select_flagged(&x, &flags, &mut y).unwrap_err();
     assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "flags", .. })), "{e}");
 
+    let mut lengths = gpu.zeros::<u32>(10).unwrap();
+    let e = alg.run_length_encode(&x, &mut short, &mut lengths).unwrap_err();
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "unique", needed: 10, got: 9, .. })), "{e}");
+    let mut short_lengths = gpu.zeros::<u32>(9).unwrap();
+    let e = alg.run_length_encode(&x, &mut y, &mut short_lengths).unwrap_err();
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "lengths", .. })), "{e}");
+
     let bytes = gpu.upload(&[1u8, 2, 3]).unwrap();
     let mut none = gpu.zeros::<u32>(0).unwrap();
     assert!(matches!(alg.histogram_even(&bytes, &mut none, 0, 256), Err(Error::NoBins)));

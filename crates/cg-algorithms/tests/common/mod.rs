@@ -105,12 +105,42 @@ pub fn check_element<T: Testable>(alg: &mut Algorithms<'_>, n: usize, seed: u64)
         assert_eq!(kept, want.len(), "select_if {rule:?} count of {n}");
         assert_eq!(gpu.read(&y).unwrap()[..kept], want[..], "select_if {rule:?} of {n}");
     }
+    check_runs(alg, &xs, "random");
+    // Runs of 1 to 40, a run crossing each tile's edge somewhere.
+    let long: Vec<T> = (0..n).map(|i| T::small((i as u32 / (1 + (i as u32 / 97) % 40)).wrapping_mul(2_654_435_761) >> 20)).collect();
+    check_runs(alg, &long, "runs of up to 40");
+    check_runs(alg, &vec![T::small(3); n], "one run");
     let flag_bytes: Vec<u8> = (0..n).map(|_| if r.next().is_multiple_of(3) { (r.next() % 255 + 1) as u8 } else { 0 }).collect();
     let flags = gpu.upload(&flag_bytes).unwrap();
     let want: Vec<T> = xs.iter().zip(&flag_bytes).filter(|&(_, &f)| f != 0).map(|(&v, _)| v).collect();
     let kept = alg.select_flagged(&x, &flags, &mut y).unwrap();
     assert_eq!(kept, want.len(), "select_flagged count of {n}");
     assert_eq!(gpu.read(&y).unwrap()[..kept], want[..], "select_flagged of {n}");
+}
+
+/// The run-length encoding of `xs`: the count of runs, each run's value
+/// and length equal to the CPU's, and `unique` and `lengths` left as they
+/// were past the count.
+pub fn check_runs<T: Testable>(alg: &mut Algorithms<'_>, xs: &[T], what: &str) {
+    let gpu = alg.gpu();
+    let n = xs.len();
+    let x = gpu.upload(xs).unwrap();
+    let mut unique = gpu.upload(&vec![T::small(7); n.max(1)]).unwrap();
+    let mut lengths = gpu.upload(&vec![u32::MAX; n.max(1)]).unwrap();
+    let runs = alg.run_length_encode(&x, &mut unique, &mut lengths).unwrap_or_else(|e| panic!("{e}"));
+    let mut want: Vec<(T, u32)> = Vec::new();
+    for &v in xs {
+        match want.last_mut() {
+            Some((u, len)) if *u == v => *len += 1,
+            _ => want.push((v, 1)),
+        }
+    }
+    let (u, l) = (gpu.read(&unique).unwrap(), gpu.read(&lengths).unwrap());
+    assert_eq!(runs, want.len(), "run_length_encode of {n} {} ({what}): runs", std::any::type_name::<T>());
+    for (r, &(v, len)) in want.iter().enumerate() {
+        assert!(u[r] == v && l[r] == len, "run_length_encode of {n} ({what}): run {r} is {:?} x {}, the CPU's {v:?} x {len}", u[r], l[r]);
+    }
+    assert!(l[runs..].iter().all(|&x| x == u32::MAX), "run_length_encode of {n} ({what}): wrote past the runs");
 }
 
 /// The histogram of `samples` in `bins` even bins over `[lower, upper)`,
