@@ -18,15 +18,27 @@ impl Algorithms<'_> {
     /// look-back into storage this `Algorithms` keeps, then the values and
     /// lengths from them.
     pub fn run_length_encode<T: Element>(&mut self, x: &Buffer<T>, unique: &mut Buffer<T>, lengths: &mut Buffer<u32>) -> Result<usize> {
+        let gpu = self.gpu;
+        let count = self.run_length_encode_on_device(x, unique, lengths)?;
+        Ok(gpu.read(count)?[0] as usize)
+    }
+
+    /// [`run_length_encode`](Self::run_length_encode), its count of runs
+    /// left on the device in the returned one-element buffer, which holds it
+    /// until the next selection or encoding (nothing waits for the device:
+    /// what a timed loop calls).
+    pub fn run_length_encode_on_device<T: Element>(&mut self, x: &Buffer<T>, unique: &mut Buffer<T>, lengths: &mut Buffer<u32>) -> Result<&Buffer<u32>> {
         let n = x.len();
         let (heads_def, runs_def) = T::run_length_defs();
         ensure_len(runs_def.name(), "unique", n, unique.len())?;
         ensure_len(runs_def.name(), "lengths", n, lengths.len())?;
         check_u32_count(n)?;
-        if n == 0 {
-            return Ok(0);
-        }
         let gpu = self.gpu;
+        if n == 0 {
+            let l = self.lookback(0)?;
+            let written = gpu.write(l.count, 0, &[0]);
+            return self.finish_lookback(written);
+        }
         if self.scratch.heads.as_ref().is_none_or(|h| h.len() < n) {
             self.scratch.heads = Some(gpu.zeros::<u32>(n)?);
         }
@@ -60,8 +72,8 @@ impl Algorithms<'_> {
         // (checked above); x holds n.
         let launched =
             unsafe { runs_kernel.launch(grid, THREADS, (&x.slice(..), &heads.slice(..), &count.slice(..), unique.slice_mut(..), lengths.slice_mut(..), n)) };
-        let runs = launched.map_err(Into::into).and_then(|()| Ok(gpu.read(count)?[0] as usize));
         self.scratch.heads = Some(heads);
-        runs
+        launched?;
+        Ok(self.scratch.count.as_ref().expect("made by lookback"))
     }
 }

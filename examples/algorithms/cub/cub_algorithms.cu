@@ -1,17 +1,18 @@
 // CUB's DeviceReduce::Sum, DeviceScan::InclusiveSum and ExclusiveSum,
-// DeviceSelect::If (x > 0) and DeviceHistogram::HistogramEven (256 bins of
-// bytes), each on the same input as cg-algorithms' call, timed with CUDA
+// DeviceSelect::If (x > 0), DeviceHistogram::HistogramEven (256 bins of
+// bytes) and DeviceRunLengthEncode::Encode, each on the same input as
+// cg-algorithms' call, timed with CUDA
 // events on its own stream: the baselines of `algorithms --bench`. Built
 // by nvcc at run time into a shared library.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include <cstdio>
 
-enum { REDUCE = 0, INCLUSIVE = 1, EXCLUSIVE = 2, SELECT = 3, HISTOGRAM = 4 };
+enum { REDUCE = 0, INCLUSIVE = 1, EXCLUSIVE = 2, SELECT = 3, HISTOGRAM = 4, RUN_LENGTH = 5 };
 
 static int algo = 0, count = 0;
 static void *d_in = nullptr, *d_out = nullptr, *d_temp = nullptr;
-static int *d_count = nullptr;
+static int *d_count = nullptr, *d_lengths = nullptr;
 static size_t temp_bytes = 0;
 static cudaStream_t stream;
 
@@ -48,6 +49,7 @@ static void run(void *temp) {
     case HISTOGRAM:
         cub::DeviceHistogram::HistogramEven(temp, temp_bytes, (const unsigned char *)d_in, (unsigned int *)d_out, 257, 0, 256, count, stream);
         break;
+    case RUN_LENGTH: cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, in, out, d_lengths, d_count, count, stream); break;
     }
 }
 
@@ -61,6 +63,7 @@ extern "C" int cub_setup(int a, const void *x, int n) {
     if (check(cudaMalloc(&d_in, in_bytes), "malloc in")) return 1;
     if (check(cudaMalloc(&d_out, out_bytes), "malloc out")) return 1;
     if (check(cudaMalloc(&d_count, sizeof(int)), "malloc count")) return 1;
+    if (check(cudaMalloc(&d_lengths, sizeof(int) * (size_t)n), "malloc lengths")) return 1;
     if (check(cudaMemcpy(d_in, x, in_bytes, cudaMemcpyHostToDevice), "copy in")) return 1;
     temp_bytes = 0;
     run(nullptr);
@@ -86,16 +89,21 @@ extern "C" int cub_time(int runs, float *ms) {
     return 0;
 }
 
-// The output (`len` elements of 4 bytes) and, for the selection, the count.
+// The output (`len` elements of 4 bytes; for the run-length encoding, the
+// values then the lengths, 2 len) and, for the selection and the encoding,
+// the count.
 extern "C" int cub_result(void *out, int len, int *selected) {
     if (check(cudaMemcpy(selected, d_count, sizeof(int), cudaMemcpyDeviceToHost), "copy count")) return 1;
-    return check(cudaMemcpy(out, d_out, 4 * (size_t)len, cudaMemcpyDeviceToHost), "copy out");
+    if (check(cudaMemcpy(out, d_out, 4 * (size_t)len, cudaMemcpyDeviceToHost), "copy out")) return 1;
+    if (algo != RUN_LENGTH) return 0;
+    return check(cudaMemcpy((char *)out + 4 * (size_t)len, d_lengths, 4 * (size_t)len, cudaMemcpyDeviceToHost), "copy lengths");
 }
 
 extern "C" void cub_teardown(void) {
     cudaFree(d_in);
     cudaFree(d_out);
     cudaFree(d_count);
+    cudaFree(d_lengths);
     cudaFree(d_temp);
     cudaStreamDestroy(stream);
 }

@@ -1,7 +1,7 @@
 //! cg-algorithms' calls checked and timed against CUB's on the same GPU:
 //! `DeviceReduce::Sum`, `DeviceScan::InclusiveSum` and `ExclusiveSum`,
-//! `DeviceSelect::If` (x > 0) and `DeviceHistogram::HistogramEven` (256
-//! bins of bytes). Without `--bench` it checks each call against the CPU
+//! `DeviceSelect::If` (x > 0), `DeviceHistogram::HistogramEven` (256
+//! bins of bytes) and `DeviceRunLengthEncode::Encode`. Without `--bench` it checks each call against the CPU
 //! (on the emulator with `--emulate`); with it, it also times each against
 //! CUB in paired, alternating rounds and compares the outputs.
 
@@ -40,9 +40,11 @@ enum Algo {
     Exclusive = 2,
     Select = 3,
     Histogram = 4,
+    #[value(name = "run-length")]
+    RunLength = 5,
 }
 
-const ALGOS: [Algo; 5] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::Histogram];
+const ALGOS: [Algo; 6] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::RunLength, Algo::Histogram];
 
 impl Algo {
     fn name(self) -> &'static str {
@@ -52,6 +54,7 @@ impl Algo {
             Algo::Exclusive => "exclusive_scan (sum)",
             Algo::Select => "select_if (x > 0)",
             Algo::Histogram => "histogram_even (u8)",
+            Algo::RunLength => "run_length_encode",
         }
     }
 
@@ -76,6 +79,7 @@ impl Algo {
             Algo::Exclusive => "DeviceScan::ExclusiveSum",
             Algo::Select => "DeviceSelect::If",
             Algo::Histogram => "DeviceHistogram::HistogramEven",
+            Algo::RunLength => "DeviceRunLengthEncode::Encode",
         }
     }
 
@@ -87,6 +91,7 @@ impl Algo {
             Algo::Inclusive | Algo::Exclusive => 8.0 * n,
             Algo::Select => 4.0 * n + 4.0 * n / 2.0, // about half kept
             Algo::Histogram => n,
+            Algo::RunLength => 4.0 * n + 8.0 * n / RUN as f64, // runs of RUN on average: a value and a length each
         }
     }
 }
@@ -110,6 +115,38 @@ const RUNS: usize = 20;
 /// order, so ours and CUB's outputs compare equal.
 fn floats(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i as u64).wrapping_mul(2654435761) >> 7) % 17).map(|v| v as f32 - 8.0).collect()
+}
+
+/// Runs' mean length in [`runs`].
+const RUN: usize = 8;
+
+/// Integer-valued floats in runs of 1 to 15 (8 on average), each run's
+/// value from a hash of its number: the run-length encoding's input.
+fn runs(n: usize) -> Vec<f32> {
+    let mut xs = Vec::with_capacity(n);
+    let mut r = 0u64;
+    while xs.len() < n {
+        let h = (r + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let len = 1 + (h >> 60) as usize % (2 * RUN - 1);
+        let v = ((h >> 20) % 17) as f32 - 8.0;
+        xs.extend(std::iter::repeat_n(v, len.min(n - xs.len())));
+        r += 1;
+    }
+    xs
+}
+
+/// The runs of `xs` on the CPU: each value and its length.
+fn cpu_runs(xs: &[f32]) -> (Vec<f32>, Vec<u32>) {
+    let (mut u, mut l) = (Vec::new(), Vec::<u32>::new());
+    for &v in xs {
+        if u.last() == Some(&v) {
+            *l.last_mut().expect("a run") += 1;
+        } else {
+            u.push(v);
+            l.push(1);
+        }
+    }
+    (u, l)
 }
 
 fn bytes(n: usize) -> Vec<u8> {
@@ -144,6 +181,14 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
             let want: Vec<f32> = xs.iter().copied().filter(|&v| v > 0.0).collect();
             kept == want.len() && gpu.read(&y)?[..kept] == want[..]
         }
+        Algo::RunLength => {
+            let xs = runs(n);
+            let x = gpu.upload(&xs)?;
+            let mut lengths = gpu.zeros::<u32>(n.max(1))?;
+            let count = alg.run_length_encode(&x, &mut y, &mut lengths)?;
+            let (u, l) = cpu_runs(&xs);
+            count == u.len() && gpu.read(&y)?[..count] == u[..] && gpu.read(&lengths)?[..count] == l[..]
+        }
         Algo::Histogram => {
             let bs = bytes(n);
             let b = gpu.upload(&bs)?;
@@ -176,11 +221,12 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
         );
         println!("{:>10}  {:>10}  {:>10}  {:>22}  {:>9}  {:>8}  target", "n", "ours us", "CUB us", "ours/CUB [95% CI]", "ours GB/s", "CUB GB/s");
         for &n in sizes {
-            let xs = floats(n);
+            let xs = if algo == Algo::RunLength { runs(n) } else { floats(n) };
             let bs = bytes(n);
             let x = gpu.upload(&xs).map_err(|e| e.to_string())?;
             let b = gpu.upload(&bs).map_err(|e| e.to_string())?;
             let mut y = gpu.zeros::<f32>(n).map_err(|e| e.to_string())?;
+            let mut lengths = gpu.zeros::<u32>(n).map_err(|e| e.to_string())?;
             let mut bins = gpu.zeros::<u32>(256).map_err(|e| e.to_string())?;
             let input = if algo == Algo::Histogram { bs.as_ptr() } else { xs.as_ptr() as *const u8 };
             // SAFETY: input holds n floats, or n bytes for the histogram.
@@ -194,6 +240,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                     Algo::Exclusive => alg.exclusive_scan(&x, &mut y, Op::Sum),
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
+                    Algo::RunLength => alg.run_length_encode_on_device(&x, &mut y, &mut lengths).map(|_| ()),
                 };
                 r.map_err(Into::into)
             };
@@ -206,7 +253,8 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
             .map_err(|e| e.to_string())?;
             // The outputs compared: ours (last timed run) against CUB's.
             let len = if algo == Algo::Histogram { 256 } else { n };
-            let mut theirs = vec![0u8; 4 * len];
+            // The run-length encoding's values, then its lengths.
+            let mut theirs = vec![0u8; if algo == Algo::RunLength { 8 * len } else { 4 * len }];
             let mut selected = 0i32;
             // SAFETY: theirs holds len 4-byte elements.
             unsafe { (cub.result)(theirs.as_mut_ptr(), len as i32, &mut selected) };
@@ -224,6 +272,13 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                         && gpu.read(&y).map_err(|e| e.to_string())?[..kept].iter().flat_map(|v| v.to_ne_bytes()).eq(theirs[..4 * kept].iter().copied())
                 }
                 Algo::Histogram => gpu.read(&bins).map_err(|e| e.to_string())?.iter().flat_map(|v| v.to_ne_bytes()).eq(theirs.iter().copied()),
+                Algo::RunLength => {
+                    let count = alg.run_length_encode(&x, &mut y, &mut lengths).map_err(e)?;
+                    let (values, lens) = theirs.split_at(4 * len);
+                    count == selected as usize
+                        && gpu.read(&y).map_err(|e| e.to_string())?[..count].iter().flat_map(|v| v.to_ne_bytes()).eq(values[..4 * count].iter().copied())
+                        && gpu.read(&lengths).map_err(|e| e.to_string())?[..count].iter().flat_map(|v| v.to_ne_bytes()).eq(lens[..4 * count].iter().copied())
+                }
             };
             all &= agree;
             let (r, lo, hi) = paired.ratio;
@@ -241,7 +296,9 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
             );
         }
     }
-    println!("GB/s counts the bytes each must move: reduce n floats; scans 2n; select n read and about n/2 written; histogram n bytes.");
+    println!(
+        "GB/s counts the bytes each must move: reduce n floats; scans 2n; select n read and about n/2 written; run-length n read and a value and a length per run of 8 on average; histogram n bytes."
+    );
     Ok(all)
 }
 

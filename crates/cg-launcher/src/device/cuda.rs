@@ -175,19 +175,25 @@ impl Cuda {
     /// Kernel crate `krate`'s module (its traced build on a traced device),
     /// loaded once: on a device of compute capability 9.0, the plain module
     /// as ptxas assembled it at build time where it did (`Ptx::cubin_sm90`),
-    /// else the PTX, which the driver JIT-compiles.
+    /// else, or where the driver refuses that image (one from a newer ptxas
+    /// than it knows), the PTX, which the driver JIT-compiles.
     fn module(&self, krate: &'static str) -> Result<Arc<CudaModule>> {
         if let Some(m) = self.modules.borrow().get(krate) {
             return Ok(m.clone());
         }
         let ptx = crate::ptx_of(krate)?;
-        let image = match self.traced {
+        let text = match self.traced {
             Some(_) if ptx.traced.is_empty() => return Err(Error::NoTracedModule),
-            Some(_) => cudarc::nvrtc::Ptx::from_src(ptx.traced),
-            None if self.compute_capability == (9, 0) && !ptx.cubin_sm90.is_empty() => cudarc::nvrtc::Ptx::from_binary(ptx.cubin_sm90.to_vec()),
-            None => cudarc::nvrtc::Ptx::from_src(ptx.plain),
+            Some(_) => ptx.traced,
+            None => ptx.plain,
         };
-        let m = self.ctx.load_module(image).map_err(Error::driver("cuModuleLoadData"))?;
+        let image = (self.traced.is_none() && self.compute_capability == (9, 0) && !ptx.cubin_sm90.is_empty())
+            .then(|| self.ctx.load_module(cudarc::nvrtc::Ptx::from_binary(ptx.cubin_sm90.to_vec())).ok())
+            .flatten();
+        let m = match image {
+            Some(m) => m,
+            None => self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(text)).map_err(Error::driver("cuModuleLoadData"))?,
+        };
         #[cfg(feature = "barrier-timeout")]
         {
             if self.barrier_report.get().is_none() {
