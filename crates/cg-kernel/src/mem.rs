@@ -496,14 +496,42 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 /// body: C++'s `__shared__ T name[N];`. One array per call site and block,
 /// the same in every iteration of a loop around it, as C++'s.
 ///
-/// ```ignore
+/// ```
+/// use cg_kernel::cg::this_thread_block;
+/// use cg_kernel::kernel;
+/// use cg_kernel::mem::{In, Out};
 /// use cg_kernel::shared_array;
 ///
+/// /// Each block's count of the bytes below 64 among its threads' bytes.
+/// ///
+/// /// # Safety
+/// /// `bytes` holds one byte per thread of the grid, `counts` one count per block.
 /// #[kernel]
-/// pub unsafe fn block_histogram(bytes: In<u8>, bins: Out<u32>, n: usize) {
-///     let counts = shared_array!(u32, 256); // a DynamicShared<u32> of 256 elements
-///     ...
+/// pub unsafe fn small_bytes(bytes: In<u8>, counts: Out<u32>) {
+///     let block = this_thread_block();
+///     let t = block.thread_rank() as usize;
+///     let seen = shared_array!(u32, 1); // C++'s `__shared__ unsigned seen[1];`
+///     if t == 0 {
+///         // SAFETY: element 0 of the array, this thread's alone until the barrier.
+///         unsafe { seen.write(0, 0) };
+///     }
+///     block.sync();
+///     // SAFETY: one byte per thread; the array's word touched atomically.
+///     unsafe {
+///         let b = bytes.read(block.group_index().x as usize * block.num_threads() as usize + t);
+///         if b < 64 {
+///             seen.atomic_add(0, 1);
+///         }
+///     }
+///     block.sync();
+///     if t == 0 {
+///         // SAFETY: after the barrier; one count per block.
+///         unsafe { counts.write(block.group_index().x as usize, seen.read(0)) };
+///     }
 /// }
+///
+/// // Its 4 bytes are in the kernel's shared memory, with no function to write.
+/// assert_eq!(SMALL_BYTES.shared_bytes(128), 4);
 /// ```
 ///
 /// `#[kernel]` finds each `shared_array!(T, N)` of the kernel's body (as a
