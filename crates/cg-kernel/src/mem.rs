@@ -638,9 +638,32 @@ impl<T: Word> DynamicShared<T> {
     /// the bytes of every array; an access past them is what it would be in
     /// the first array (the emulator names it).
     ///
-    /// ```ignore
-    /// let counts = dynamic_shared::<u32>();               // blockDim.x counts
-    /// let sums = counts.after::<f64>(threads as usize);   // then blockDim.x sums, 8-byte aligned
+    /// ```
+    /// use cg_kernel::cg::this_thread_block;
+    /// use cg_kernel::kernel;
+    /// use cg_kernel::mem::{Out, dynamic_shared};
+    ///
+    /// /// A count and a sum per thread: the bytes of both arrays.
+    /// pub const fn counts_then_sums(threads: u32) -> u32 {
+    ///     (threads * 4).next_multiple_of(8) + threads * 8
+    /// }
+    ///
+    /// /// # Safety
+    /// /// `out` holds one element per thread of the block; one block.
+    /// #[kernel(shared_memory = counts_then_sums)]
+    /// pub unsafe fn two_arrays(out: Out<f64>) {
+    ///     let block = this_thread_block();
+    ///     let (t, threads) = (block.thread_rank() as usize, block.num_threads() as usize);
+    ///     let counts = dynamic_shared::<u32>(); // blockDim.x counts
+    ///     let sums = counts.after::<f64>(threads); // then blockDim.x sums, 8-byte aligned
+    ///     // SAFETY: each thread's own element of each array, inside counts_then_sums.
+    ///     unsafe {
+    ///         counts.write(t, t as u32);
+    ///         sums.write(t, 0.5 * t as f64);
+    ///         out.write(t, counts.read(t) as f64 + sums.read(t));
+    ///     }
+    /// }
+    /// # assert_eq!(TWO_ARRAYS.shared_bytes(3), 16 + 24);
     /// ```
     #[inline(always)]
     pub fn after<U: Word>(self, count: usize) -> DynamicShared<U> {
