@@ -16,7 +16,7 @@
 //!
 //! The reduce, scan and select kernels take 4-byte elements (`f32`, `i32`,
 //! `u32`) with [`Sum`](cg_kernel::cg::Plus), minimum and maximum, and the
-//! reduce and scans any operator of yours ([`operator_kernels!`], stamped
+//! reduce and scans any operator of yours ([`operator_kernels!`](crate::operator_kernels), stamped
 //! in your own kernel crate); the
 //! histogram takes `u8`, `u16`, `i32` and `f32` samples. Each kernel is one
 //! `#[kernel]` per type and operator, stamped from one generic body, whose

@@ -3,7 +3,7 @@
 //! `ExclusiveScan` with a user's functor.
 //!
 //! The kernels here are compiled into this crate's PTX, which cannot hold
-//! an operator it has never seen. So [`operator_kernels!`] stamps the three
+//! an operator it has never seen. So [`operator_kernels!`](crate::operator_kernels) stamps the three
 //! kernels of one operator and element type into your own kernel crate
 //! (the one whose `build.rs` calls `cg_builder`), from the same bodies as
 //! the built-in operators', and names them as one [`OperatorKernels`]: the
@@ -58,7 +58,7 @@ pub type ReduceDef<T> = KernelDef<(In<T>, Out<T>, Out<T>, usize), GridSync>;
 #[cfg(not(target_arch = "nvptx64"))]
 pub type ScanDef<T> = KernelDef<(In<T>, Out<T>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
 
-/// The kernels of one operator over `T`, stamped by [`operator_kernels!`]:
+/// The kernels of one operator over `T`, stamped by [`operator_kernels!`](crate::operator_kernels):
 /// what `cg-algorithms`' `*_with` calls launch.
 #[cfg(not(target_arch = "nvptx64"))]
 pub struct OperatorKernels<T: 'static> {
@@ -70,7 +70,7 @@ pub struct OperatorKernels<T: 'static> {
 
 #[cfg(not(target_arch = "nvptx64"))]
 impl<T: 'static> OperatorKernels<T> {
-    /// The kernels [`operator_kernels!`] stamped.
+    /// The kernels [`operator_kernels!`](crate::operator_kernels) stamped.
     ///
     /// # Safety
     /// For one operator `Op: ReduceOp<T>` whose identity `identity` gives:
