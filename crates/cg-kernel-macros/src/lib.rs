@@ -364,8 +364,12 @@ fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
 }
 
 /// `tokens` with each bare `shared_array!(T, N)` replaced by
-/// `array(k, T, shared_array)` for the k-th, and the `(T, N)` of each in order.
-fn rewrite_shared_arrays(tokens: Tokens, found: &mut Vec<(Tokens, Tokens)>, array: &dyn Fn(usize, &Tokens, &proc_macro2::Ident) -> Tokens) -> Result<Tokens> {
+/// `array(k, T, N, shared_array)` for the k-th, and the `(T, N)` of each in order.
+fn rewrite_shared_arrays(
+    tokens: Tokens,
+    found: &mut Vec<(Tokens, Tokens)>,
+    array: &dyn Fn(usize, &Tokens, &Tokens, &proc_macro2::Ident) -> Tokens,
+) -> Result<Tokens> {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Tokens::new();
     let mut i = 0;
@@ -388,7 +392,7 @@ fn rewrite_shared_arrays(tokens: Tokens, found: &mut Vec<(Tokens, Tokens)>, arra
             };
             let ty: Tokens = parts[..comma].iter().cloned().collect();
             let len: Tokens = parts[comma + 1..].iter().cloned().collect();
-            out.extend(array(found.len(), &ty, macro_name));
+            out.extend(array(found.len(), &ty, &len, macro_name));
             found.push((ty, len));
             i += 3;
             continue;
@@ -419,15 +423,31 @@ fn expand(options: Options, mut f: ItemFn) -> Result<Tokens> {
         // The call stays a call of the macro the kernel's author imported
         // (so that the import is used), at its internal arm, which names
         // the `unsafe` constructor; the block that makes it is this one.
-        let array = |k: usize, ty: &Tokens, macro_name: &proc_macro2::Ident| {
+        let sizes = format_ident!("__CG_SHARED_ARRAY_SIZES_{}", screaming(&name.to_string()));
+        let sized = format_ident!("__cg_shared_bytes_{}", name);
+        // The call stays a call of the macro the kernel's author imported
+        // (so that the import is used), at its internal arm, which names
+        // the `unsafe` constructor; the block that makes it is this one.
+        // The array's bytes and alignment as the body sees its type and
+        // length are checked, at compile time, against those the definition
+        // counted outside the body (a name the body shadows would differ);
+        // its start is the kernel's whole shared memory less the arrays',
+        // from the function the definition sizes it by.
+        let array = |k: usize, ty: &Tokens, len: &Tokens, macro_name: &proc_macro2::Ident| {
             quote! {
                 {
+                    // Array lengths, which the type check evaluates (a
+                    // `const` assert would wait for code generation): a
+                    // mismatch is "expected an array with a size of ...".
+                    let _counted_outside_the_body: [(); #sizes[#k].0] = [(); ::core::mem::size_of::<#ty>() * (#len)];
+                    let _aligned_outside_the_body: [(); #sizes[#k].1] = [(); ::core::mem::align_of::<#ty>()];
                     #[allow(unused_unsafe)]
                     // SAFETY: the kernel's shared memory is its dynamic part, then
                     // these arrays at these offsets (its definition asks for both:
-                    // `#[kernel]` counted them); each call is one array.
+                    // `#[kernel]` counted them, with this type and length, checked
+                    // above); each call is one array.
                     let array = unsafe {
-                        #macro_name!(@static #ty, #krate::mem::static_arrays_start(#dynamic_part(#krate::cg::this_thread_block().num_threads())) + #layout.0[#k])
+                        #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k])
                     };
                     array
                 }
@@ -445,18 +465,22 @@ fn expand(options: Options, mut f: ItemFn) -> Result<Tokens> {
                 ));
             }
             f.block = Box::new(syn::parse2(block)?);
-            let sized = format_ident!("__cg_shared_bytes_{}", name);
             let count = found.len();
             let items = found.iter().map(|(ty, len)| quote! { (::core::mem::size_of::<#ty>() * (#len), ::core::mem::align_of::<#ty>()) });
             let total = quote! {
                 #[doc(hidden)]
                 #[allow(non_upper_case_globals)]
-                const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout([ #( #items ),* ]);
-                /// The kernel's shared memory: its dynamic part, then its `shared_array!`s.
+                const #sizes: [(usize, usize); #count] = [ #( #items ),* ];
+                #[doc(hidden)]
+                #[allow(non_upper_case_globals)]
+                const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout(#sizes);
+                /// The kernel's shared memory: its dynamic part, then its
+                /// `shared_array!`s (`u32::MAX` where that does not fit in a
+                /// `u32`, which no launch accepts).
                 #[doc(hidden)]
                 #[allow(non_snake_case)]
-                const fn #sized(threads_per_block: u32) -> u32 {
-                    #krate::mem::static_arrays_start(#dynamic_part(threads_per_block)) as u32 + #layout.1 as u32
+                fn #sized(threads_per_block: u32) -> u32 {
+                    u32::try_from(#krate::mem::static_arrays_start(#dynamic_part(threads_per_block)).saturating_add(#layout.1)).unwrap_or(u32::MAX)
                 }
             };
             let mut options = options;

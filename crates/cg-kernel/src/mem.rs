@@ -541,8 +541,11 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 /// offset there. So the launcher's occupancy, the launch and the emulator
 /// count them with no function to write, and `dynamic_shared()` and
 /// what a helper function carves from it never overlap them. `N` is a
-/// constant expression. Anywhere else (a helper function, a path such as
-/// `cg_kernel::shared_array!`) it is a compile error that says so. Why this
+/// constant expression, whose names mean the same inside the body as
+/// outside it (a shadowed one is a compile error). Outside the kernel's own
+/// body (a helper function, a path such as `cg_kernel::shared_array!`) it
+/// is a compile error that says so. The emulator checks an access against
+/// the kernel's whole shared memory, not against each array's `N`. Why this
 /// design and not a `static` in the shared address space: rustc's nvptx
 /// target has no way to place a Rust `static` in `.shared`, and the
 /// launcher must know the bytes before the launch, which a declaration the
