@@ -411,87 +411,87 @@ fn rewrite_shared_arrays(
     Ok(out)
 }
 
-fn expand(options: Options, mut f: ItemFn) -> Result<Tokens> {
-    let (options, statics) = {
-        let krate = options.krate();
-        let name = f.sig.ident.clone();
-        let layout = format_ident!("__CG_SHARED_ARRAYS_{}", screaming(&name.to_string()));
-        let dynamic_part = match &options.shared_memory {
-            Some(p) => quote!(#p),
-            None => quote!(#krate::mem::no_dynamic_shared),
-        };
-        // The call stays a call of the macro the kernel's author imported
-        // (so that the import is used), at its internal arm, which names
-        // the `unsafe` constructor; the block that makes it is this one.
-        let sizes = format_ident!("__CG_SHARED_ARRAY_SIZES_{}", screaming(&name.to_string()));
-        let sized = format_ident!("__cg_shared_bytes_{}", name);
-        // The call stays a call of the macro the kernel's author imported
-        // (so that the import is used), at its internal arm, which names
-        // the `unsafe` constructor; the block that makes it is this one.
-        // The array's bytes and alignment as the body sees its type and
-        // length are checked, at compile time, against those the definition
-        // counted outside the body (a name the body shadows would differ);
-        // its start is the kernel's whole shared memory less the arrays',
-        // from the function the definition sizes it by.
-        let array = |k: usize, ty: &Tokens, len: &Tokens, macro_name: &proc_macro2::Ident| {
-            quote! {
-                {
-                    // Array lengths, which the type check evaluates (a
-                    // `const` assert would wait for code generation): a
-                    // mismatch is "expected an array with a size of ...".
-                    let _counted_outside_the_body: [(); #sizes[#k].0] = [(); ::core::mem::size_of::<#ty>() * (#len)];
-                    let _aligned_outside_the_body: [(); #sizes[#k].1] = [(); ::core::mem::align_of::<#ty>()];
-                    #[allow(unused_unsafe)]
-                    // SAFETY: the kernel's shared memory is its dynamic part, then
-                    // these arrays at these offsets (its definition asks for both:
-                    // `#[kernel]` counted them, with this type and length, checked
-                    // above); each call is one array.
-                    let array = unsafe {
-                        #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k])
-                    };
-                    array
-                }
-            }
-        };
-        let mut found = Vec::new();
-        let block = rewrite_shared_arrays(quote::ToTokens::to_token_stream(&f.block), &mut found, &array)?;
-        if found.is_empty() {
-            (options, None)
-        } else {
-            if tile_param(&f)?.is_some() {
-                return Err(Error::new(
-                    f.sig.generics.span(),
-                    "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`",
-                ));
-            }
-            f.block = Box::new(syn::parse2(block)?);
-            let count = found.len();
-            let items = found.iter().map(|(ty, len)| quote! { (::core::mem::size_of::<#ty>() * (#len), ::core::mem::align_of::<#ty>()) });
-            let total = quote! {
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals)]
-                const #sizes: [(usize, usize); #count] = [ #( #items ),* ];
-                #[doc(hidden)]
-                #[allow(non_upper_case_globals)]
-                const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout(#sizes);
-                /// The kernel's shared memory: its dynamic part, then its
-                /// `shared_array!`s (`u32::MAX` where that does not fit in a
-                /// `u32`, which no launch accepts).
-                #[doc(hidden)]
-                #[allow(non_snake_case)]
-                fn #sized(threads_per_block: u32) -> u32 {
-                    u32::try_from(#krate::mem::static_arrays_start(#dynamic_part(threads_per_block)).saturating_add(#layout.1)).unwrap_or(u32::MAX)
-                }
-            };
-            let mut options = options;
-            options.shared_memory = Some(syn::parse_quote!(#sized));
-            (options, Some(total))
-        }
-    };
-    let statics = statics.unwrap_or_default();
+fn expand(mut options: Options, mut f: ItemFn) -> Result<Tokens> {
+    let statics = static_arrays(&mut options, &mut f)?;
     let mut out = expand_kernel(&options, f)?;
     out.extend(statics);
     Ok(out)
+}
+
+/// The kernel's `shared_array!`s: each call of `f`'s body replaced by its
+/// array, and `options.shared_memory` by a function that adds their bytes
+/// after the dynamic part; returns the items that size them (none where
+/// the body has no call).
+fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tokens> {
+    let krate = options.krate();
+    let name = f.sig.ident.clone();
+    let layout = format_ident!("__CG_SHARED_ARRAYS_{}", screaming(&name.to_string()));
+    let dynamic_part = match &options.shared_memory {
+        Some(p) => quote!(#p),
+        None => quote!(#krate::mem::no_dynamic_shared),
+    };
+    let sizes = format_ident!("__CG_SHARED_ARRAY_SIZES_{}", screaming(&name.to_string()));
+    let sized = format_ident!("__cg_shared_bytes_{}", name);
+    // The call stays a call of the macro the kernel's author imported
+    // (so that the import is used), at its internal arm, which names
+    // the `unsafe` constructor; the block that makes it is this one.
+    // The array's bytes and alignment as the body sees its type and
+    // length are checked, at compile time, against those the definition
+    // counted outside the body (a name the body shadows would differ);
+    // its start is the kernel's whole shared memory less the arrays',
+    // from the function the definition sizes it by.
+    let array = |k: usize, ty: &Tokens, len: &Tokens, macro_name: &proc_macro2::Ident| {
+        quote! {
+            {
+                // Array lengths, which the type check evaluates (a
+                // `const` assert would wait for code generation): a
+                // mismatch is "expected an array with a size of ...".
+                let _counted_outside_the_body: [(); #sizes[#k].0] = [(); ::core::mem::size_of::<#ty>() * (#len)];
+                let _aligned_outside_the_body: [(); #sizes[#k].1] = [(); ::core::mem::align_of::<#ty>()];
+                #[allow(unused_unsafe)]
+                // SAFETY: the kernel's shared memory is its dynamic part, then
+                // these arrays at these offsets (its definition asks for both:
+                // `#[kernel]` counted them, with this type and length, checked
+                // above); each call is one array.
+                let array = unsafe {
+                    #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k])
+                };
+                array
+            }
+        }
+    };
+    let mut found = Vec::new();
+    let block = rewrite_shared_arrays(quote::ToTokens::to_token_stream(&f.block), &mut found, &array)?;
+    if found.is_empty() {
+        return Ok(Tokens::new());
+    }
+    if tile_param(f)?.is_some() {
+        return Err(Error::new(
+            f.sig.generics.span(),
+            "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`",
+        ));
+    }
+    *f.block = syn::parse2(block)?;
+    let count = found.len();
+    let items = found.iter().map(|(ty, len)| quote! { (::core::mem::size_of::<#ty>() * (#len), ::core::mem::align_of::<#ty>()) });
+    let total = quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        const #sizes: [(usize, usize); #count] = [ #( #items ),* ];
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals)]
+        const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout(#sizes);
+        /// The kernel's shared memory: its dynamic part, then its
+        /// `shared_array!`s (`u32::MAX` where that does not fit in a
+        /// `u32`, which no launch accepts).
+        #[doc(hidden)]
+        #[allow(non_snake_case)]
+        fn #sized(threads_per_block: u32) -> u32 {
+            u32::try_from(#krate::mem::static_arrays_start(#dynamic_part(threads_per_block)).saturating_add(#layout.1)).unwrap_or(u32::MAX)
+        }
+    };
+    options.shared_memory = Some(syn::parse_quote!(#sized));
+    Ok(total)
 }
 
 fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
