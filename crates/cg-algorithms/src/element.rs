@@ -24,10 +24,9 @@ pub enum Op {
     Max,
 }
 
-/// A reduce kernel's definition.
-pub(crate) type ReduceDef<T> = KernelDef<(In<T>, Out<T>, Out<T>, usize), GridSync>;
-/// A scan kernel's definition.
-pub(crate) type ScanDef<T> = KernelDef<(In<T>, Out<T>, Out<u64>, Out<u32>, u32, usize), NoGridSync>;
+// A reduce and a (one-tile or persistent) scan kernel's definitions, as the
+// operators' kernels have them.
+pub(crate) use cg_algorithms_kernels::operator::{ReduceDef, ScanDef};
 /// A select-if kernel's definition.
 pub(crate) type SelectIfDef<T> = KernelDef<(In<T>, Out<T>, Out<u32>, Out<u64>, Out<u32>, u32, u32, T, usize), NoGridSync>;
 /// A select-flagged kernel's definition.
