@@ -34,46 +34,50 @@ impl Algorithms<'_> {
         ensure_len(runs_def.name(), "lengths", n, lengths.len())?;
         check_u32_count(n)?;
         let gpu = self.gpu;
-        if n == 0 {
-            let l = self.lookback(0)?;
-            let written = gpu.write(l.count, 0, &[0]);
-            return self.finish_lookback(written);
-        }
-        if self.scratch.heads.as_ref().is_none_or(|h| h.len() < n) {
+        if n > 0 && self.scratch.heads.as_ref().is_none_or(|h| h.len() < n) {
             self.scratch.heads = Some(gpu.zeros::<u32>(n)?);
         }
-        let mut heads = self.scratch.heads.take().expect("made above");
-        let blocks = tiles(n)?;
-        let heads_kernel = gpu.kernel(heads_def)?;
-        let l = self.lookback(blocks as usize)?;
+        // Out of the scratch while the selection borrows the look-back's storage
+        // (run_selection launches only for n > 0).
+        let mut heads = self.scratch.heads.take();
         // SAFETY: x holds n elements and heads at least n (made above), whole
         // buffers, 256-byte aligned; count holds one; n is below 2^32; status
         // holds a word per tile, none of this epoch; the ticket is 0; one
         // block of THREADS per tile; the launch gives the kernel's own shared
         // memory; this Algorithms' calls run one after another.
-        let launched = unsafe {
-            heads_kernel.launch(
-                blocks,
-                THREADS,
-                (&x.slice(..), heads.slice_mut(..), l.count.slice_mut(..), l.status.slice_mut(..), l.ticket.slice_mut(..), l.epoch, n),
-            )
-        };
-        let count = match self.finish_lookback(launched) {
-            Ok(count) => count,
-            Err(e) => {
-                self.scratch.heads = Some(heads);
-                return Err(e);
-            }
-        };
-        let runs_kernel = gpu.kernel(runs_def)?;
-        let grid = n.div_ceil(THREADS as usize).min(4 * 1024) as u32;
-        // SAFETY: heads holds count[0] heads of x's runs in order (the launch
-        // above, on the same stream); unique and lengths hold n elements
-        // (checked above); x holds n.
-        let launched =
-            unsafe { runs_kernel.launch(grid, THREADS, (&x.slice(..), &heads.slice(..), &count.slice(..), unique.slice_mut(..), lengths.slice_mut(..), n)) };
-        self.scratch.heads = Some(heads);
-        launched?;
+        let selected = self
+            .run_selection(n, tiles(n)?, |blocks, l| unsafe {
+                gpu.kernel(heads_def)?.launch(
+                    blocks,
+                    THREADS,
+                    (
+                        &x.slice(..),
+                        heads.as_mut().expect("made for n > 0").slice_mut(..),
+                        l.count.slice_mut(..),
+                        l.status.slice_mut(..),
+                        l.ticket.slice_mut(..),
+                        l.epoch,
+                        n,
+                    ),
+                )
+            })
+            .map(|_| ());
+        self.scratch.heads = heads;
+        selected?;
+        if n > 0 {
+            let (heads, count) = (self.scratch.heads.as_ref().expect("made above"), self.scratch.count.as_ref().expect("made by lookback"));
+            let grid = n.div_ceil(THREADS as usize).min(4 * 1024) as u32;
+            // SAFETY: heads holds count[0] heads of x's runs in order (the
+            // launch above, on the same stream); unique and lengths hold n
+            // elements (checked above); x holds n.
+            unsafe {
+                gpu.kernel(runs_def)?.launch(
+                    grid,
+                    THREADS,
+                    (&x.slice(..), &heads.slice(..), &count.slice(..), unique.slice_mut(..), lengths.slice_mut(..), n),
+                )?
+            };
+        }
         Ok(self.scratch.count.as_ref().expect("made by lookback"))
     }
 }

@@ -133,7 +133,12 @@ impl Algorithms<'_> {
     /// A selection over `n` elements in `blocks`: the look-back's storage
     /// for its tiles, then `launch(blocks, storage)`, or for no elements the
     /// count set to 0 and no launch; returns the count's buffer.
-    fn run_selection(&mut self, n: usize, blocks: u32, launch: impl FnOnce(u32, Lookback<'_>) -> cg_launcher::error::Result<()>) -> Result<&Buffer<u32>> {
+    pub(crate) fn run_selection(
+        &mut self,
+        n: usize,
+        blocks: u32,
+        launch: impl FnOnce(u32, Lookback<'_>) -> cg_launcher::error::Result<()>,
+    ) -> Result<&Buffer<u32>> {
         let tiles = tiles(n)?;
         let gpu = self.gpu;
         let l = self.lookback(tiles as usize)?;
