@@ -42,7 +42,7 @@ pub mod timing;
 pub mod trace;
 
 // The launcher library's modules, under the names the lesson's code uses.
-pub use cg_launcher::{device, nccl, sizing};
+pub use cg_launcher::{device, group, nccl, observe, sizing};
 
 // The unit tests link the kernels as the program does (`kernels::linked`).
 #[cfg(test)]

@@ -204,10 +204,10 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
         let gpu = Gpu::emulated_traced(e.device(), options);
         host::trace::run(&gpu, None, Some((e.device(), options)), n, out)?
     } else {
-        let gpu = Gpu::open_traced(target.device, host::device::Tracing::Read)?;
+        let gpu = Gpu::open_traced(target.device, host::observe::Tracing::Read)?;
         gpu.set_timeout(Duration::from_secs_f64(target.timeout_s));
         let plain = Gpu::open(target.device)?;
-        let unread = Gpu::open_traced(target.device, host::device::Tracing::Unread)?;
+        let unread = Gpu::open_traced(target.device, host::observe::Tracing::Unread)?;
         host::trace::run(&gpu, Some((&plain, &unread)), None, n, out)?
     };
     emit(&host::trace::render(&r));

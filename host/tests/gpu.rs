@@ -179,7 +179,7 @@ fn a_kernel_reaching_grid_sync_around_the_compile_time_guard_is_refused_by_the_l
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn the_traced_cooperative_launch_has_every_block_resident_and_none_leaving_before_the_last_arrives() {
-    let gpu = Gpu::open_traced(0, host::device::Tracing::Read).unwrap();
+    let gpu = Gpu::open_traced(0, host::observe::Tracing::Read).unwrap();
     let dir = std::env::temp_dir().join(format!("cg-trace-gpu-{}", std::process::id()));
     let r = host::trace::run(&gpu, None, None, 4_194_915, &dir).unwrap();
     print!("{}", host::trace::render(&r));

@@ -16,7 +16,12 @@
 //!   the device at once: a grid barrier that cannot complete is refused by
 //!   name before it is launched. Clusters (sm_90) likewise;
 //! - [`sizing`]: the occupancy arithmetic, blocks per SM and why;
-//! - [`error`]: one error type, each variant one line saying what to do.
+//! - [`error`]: one error type, each variant one line saying what to do;
+//! - [`group`]: devices working as a group, a sum across them (NCCL's
+//!   all-reduce on GPUs, with [`nccl`] and feature `nccl`; a host-side
+//!   stand-in on the emulator);
+//! - [`observe`]: watching launches, for tools (a record of which launches a
+//!   closure made, per-block traces); nothing a launch needs.
 //!
 //! The kernels and their PTX come from the kernel crate linked into the
 //! program (the one that says `cg_kernel::ptx!()`; `use my_kernels as _;`
@@ -78,9 +83,36 @@
 pub mod device;
 mod driver;
 pub mod error;
+pub mod group {
+    //! Devices working as a group: the sum of a buffer across them
+    //! ([`Gpu::all_reduce_sum`](crate::device::Gpu::all_reduce_sum) through a
+    //! [`Communicator`] that
+    //! [`Gpu::communicator`](crate::device::Gpu::communicator) joins): NCCL's
+    //! all-reduce on GPUs (feature `nccl`), a host-side stand-in on the
+    //! emulator, whose ranks are the caller's threads.
+    pub use crate::device::group::{CommId, Communicator, MAX_STAND_IN_RANKS, StandIn};
+}
 pub mod launch;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+pub mod observe {
+    //! Watching launches, for tools built on the launcher (the lesson's
+    //! `trace` command and its exercise's harness are two): no program needs
+    //! them to launch anything.
+    //!
+    //! - **A record of launches**: [`Gpu::recording_launches`] runs a closure
+    //!   and returns, with its result, a [`Launched`] for each launch it made
+    //!   through a kernel's definition: which kernel, on what grid, whether
+    //!   cooperative, and on the emulator how many atomics its busiest word took.
+    //! - **Traces**: a device opened traced ([`Gpu::open_traced`],
+    //!   [`Gpu::emulated_traced`]) runs the kernels' traced build, in which each
+    //!   block records its SM and when it started, met its first `grid.sync()`
+    //!   and ended; [`Gpu::take_traces`] hands them over as [`LaunchTrace`]s.
+    //!   For pictures, not timings: a traced launch waits for its records.
+    #[cfg(doc)]
+    use crate::device::Gpu;
+    pub use crate::device::observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
+}
 pub mod sizing;
 
 /// The PTX of kernel crate `krate` linked into this program (its

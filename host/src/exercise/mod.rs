@@ -5,7 +5,8 @@ pub mod diagnosis;
 pub mod variants;
 
 use crate::checks::{self, Check, Status};
-use crate::device::{Buffer, Gpu, Launched};
+use crate::device::{Buffer, Gpu};
+use crate::observe::Launched;
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
 use crate::reference::{self, Reference};

@@ -4,7 +4,7 @@
 //! so that a later run never reads a stale id.
 
 use super::MultiConfig;
-use crate::device::CommId;
+use crate::group::CommId;
 use crate::error::{Error, Result};
 use crate::nccl::{self, UniqueId};
 use cg_launcher::error::Error as L;

@@ -29,7 +29,8 @@ pub mod render;
 pub mod shard;
 
 use crate::checks::{self, Check, Status};
-use crate::device::{CommId, DeviceInfo, Gpu};
+use crate::device::{DeviceInfo, Gpu};
+use crate::group::CommId;
 use crate::error::{Error, Result};
 use crate::lesson::Capacity;
 use crate::reference::{self, SumCheck, check, error_bound, fill_range_sum};

@@ -5,7 +5,8 @@
 use super::rendezvous::Rendezvous;
 use super::shard::{Shard, grid, shard_chain};
 use super::{GpuLine, GpuSum, MultiConfig, NcclMode, RUNS_PER_GATE, Way, my_shards};
-use crate::device::{Buffer, CommId, Communicator, Gpu, Shared};
+use crate::device::{Buffer, Gpu, Shared};
+use crate::group::{CommId, Communicator};
 use crate::error::{Error, Result};
 use crate::launch::prelude::*;
 use crate::launch::{CooperativeKernel, CooperativeLaunch, DeviceInput, Meeting, MultiParams, SumParams, device_bytes};

@@ -3,7 +3,7 @@
 //! its start to its end, coloured by phase, and the moment the grid barrier
 //! completes drawn across every row.
 
-use crate::device::{BlockTrace, LaunchTrace, TraceUnit};
+use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use crate::error::{Error, Result};
 use plotters::prelude::*;
 use std::collections::BTreeMap;

@@ -16,7 +16,8 @@
 
 mod draw;
 
-use crate::device::{BlockTrace, Gpu, LaunchTrace, TraceUnit};
+use crate::device::Gpu;
+use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use crate::error::{Error, Result};
 use crate::launch::prelude::*;
 use crate::launch::{DeviceInput, Input};

@@ -4,8 +4,9 @@
 
 mod cuda;
 mod emulated;
-mod group;
+pub(crate) mod group;
 mod memory;
+pub(crate) mod observe;
 mod ptx_index;
 
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
@@ -15,7 +16,8 @@ pub use cg_kernel::emu::Device as EmulatedDevice;
 /// ([`Error::Emulated`]). Re-exported so that
 /// a program drives the emulator with this crate alone.
 pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
-pub use group::{CommId, Communicator, MAX_STAND_IN_RANKS, StandIn};
+pub(crate) use group::{CommId, Communicator};
+pub(crate) use observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
 pub use ptx_index::ptx_calls_grid_sync;
 
@@ -299,49 +301,6 @@ pub struct Module {
     pub(crate) cuda: Arc<cudarc::driver::CudaModule>,
 }
 
-pub use cg_kernel::emu::BlockTrace;
-
-/// How a GPU opened with the traced kernels treats their records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tracing {
-    /// Each launch waits for its blocks and its trace is read ([`Gpu::take_traces`]).
-    Read,
-    /// Every launch records into one buffer nobody reads: launches queue as
-    /// usual, so timing them times the recording.
-    Unread,
-}
-
-/// What a trace's times count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceUnit {
-    /// `%globaltimer` on a GPU.
-    Nanoseconds,
-    /// Memory accesses the whole emulated launch has made so far.
-    EmulatorSteps,
-}
-
-/// One traced launch: each block's course through it (see `cg_kernel::trace`).
-#[derive(Clone, Debug)]
-pub struct LaunchTrace {
-    /// The kernel's name.
-    pub kernel: &'static str,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Whether the launch was cooperative.
-    pub cooperative: bool,
-    /// Blocks per cluster, for a cluster launch.
-    pub cluster: Option<u32>,
-    /// What the trace's times count.
-    pub unit: TraceUnit,
-    /// The blocks that started, in block order.
-    pub trace: Vec<BlockTrace>,
-    /// How the launch ended, if it failed.
-    pub error: Option<String>,
-}
-
 /// Runs queued with their events, not yet waited for (see [`Gpu::queue_timed`]).
 pub struct QueuedRuns {
     made_by: DeviceKey,
@@ -479,28 +438,6 @@ pub struct Gpu {
     branch_uses: std::cell::RefCell<std::collections::HashMap<u64, Vec<BranchUse>>>,
 }
 
-/// One launch as the launch path made it: which kernel, on what grid, how.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Launched {
-    /// The kernel's name.
-    pub kernel: &'static str,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Whether the launch was cooperative.
-    pub cooperative: bool,
-    /// On the emulator, once the launch has finished, the most atomic
-    /// updates (`atomic_add` and the rest, not loads) that any one word of
-    /// its buffers received from all its blocks
-    /// ([`cg_kernel::emu::LaunchStats::most_atomics_on_one_word`]): a GPU
-    /// applies atomics on one address one after another, so a sum that adds
-    /// every element with `out.atomic_add(0, x)` makes n of them in a row.
-    /// `None` on a GPU, which does not count them, and for a launch that
-    /// failed or was captured into a graph.
-    pub most_atomics_on_one_word: Option<u64>,
-}
-
 impl Gpu {
     fn with(backend: Box<dyn Backend>, info: DeviceInfo) -> Gpu {
         Gpu {
@@ -592,27 +529,6 @@ impl Gpu {
         self.backend.load(spec, module)
     }
 
-    /// Runs `work`, and returns with its result every launch it made through
-    /// a kernel's definition (what the exercise's harness checks a `Solved` against).
-    pub fn recording_launches<R>(&self, work: impl FnOnce() -> R) -> (R, Vec<Launched>) {
-        let before = self.launches.replace(Some(Vec::new()));
-        let r = work();
-        let made = self.launches.replace(before).unwrap_or_default();
-        (r, made)
-    }
-
-    pub(crate) fn note_launch(&self, launch: Launched) {
-        if let Some(l) = self.launches.borrow_mut().as_mut() {
-            l.push(launch);
-        }
-    }
-
-    /// Adds what the emulator counted to the launch noted last.
-    pub(crate) fn note_atomics(&self, most_on_one_word: Option<u64>) {
-        if let Some(last) = self.launches.borrow_mut().as_mut().and_then(|l| l.last_mut()) {
-            last.most_atomics_on_one_word = most_on_one_word;
-        }
-    }
 }
 
 impl Gpu {
@@ -620,27 +536,6 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu> {
         let (backend, info) = cuda::Cuda::open(ordinal, None)?;
         Ok(Gpu::with(Box::new(backend), info))
-    }
-
-    /// Opens CUDA device `ordinal` with the traced build of the kernels
-    /// (`crate::ptx_of(krate)?.traced`): every launch then records each block's SM and
-    /// times, and waits for the launch to read them ([`Gpu::take_traces`]).
-    /// For pictures, not timings.
-    pub fn open_traced(ordinal: usize, tracing: Tracing) -> Result<Gpu> {
-        let (backend, info) = cuda::Cuda::open(ordinal, Some(tracing))?;
-        Ok(Gpu::with(Box::new(backend), info))
-    }
-
-    /// The emulated device, recording each launch's blocks as [`Gpu::open_traced`] does.
-    pub fn emulated_traced(device: EmulatedDevice, options: EmulatorOptions) -> Gpu {
-        let (backend, info) = emulated::Emulated::new(device, options);
-        backend.tracing.set(true);
-        Gpu::with(Box::new(backend), info)
-    }
-
-    /// The launches traced since the last call (none unless opened traced).
-    pub fn take_traces(&self) -> Vec<LaunchTrace> {
-        self.backend.take_traces()
     }
 
     /// The emulated device (see `cg_kernel::emu`): the same kernels, run on the CPU.
