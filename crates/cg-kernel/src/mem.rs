@@ -29,6 +29,11 @@ use crate::emu::thread as emu;
 /// A value a kernel can load and store: `u8`, `i8`, `u16`, `i16`, `u32`,
 /// `i32`, `u64`, `i64`, `f32`, `f64`. Sealed: its loads are 1-, 2-, 4- or
 /// 8-byte instructions, which another type's size could not match.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an element a kernel loads and stores",
+    label = "not one of u8, i8, u16, i16, u32, i32, u64, i64, f32, f64",
+    note = "kernel memory (In, Out, shared memory) holds those ten types; a bool is a u8 of 0 or 1, and a struct is an array of each field"
+)]
 pub trait Word: Copy + sealed::Sealed {
     /// The value's bits, zero-extended to 64.
     fn to_bits64(self) -> u64;
@@ -557,7 +562,7 @@ macro_rules! shared_array {
     // (whose contract the kernel's definition keeps), in the `unsafe` block
     // `#[kernel]` writes around it.
     (@static $t:ty, $byte:expr) => {
-        $crate::mem::DynamicShared::<$t>::static_array($byte)
+        $crate::mem::static_array::<$t>($byte)
     };
     ($($t:tt)*) => {
         ::core::compile_error!(
@@ -597,8 +602,19 @@ pub const fn static_arrays_layout<const K: usize>(arrays: [(usize, usize); K]) -
     (offsets, end)
 }
 
+/// [`DynamicShared::static_array`] as a function: what `shared_array!`
+/// calls, so that an element that is not a [`Word`] gets `Word`'s own error.
+///
+/// # Safety
+/// As [`DynamicShared::static_array`]'s.
+#[doc(hidden)]
+#[inline(always)]
+pub unsafe fn static_array<T: Word>(byte: usize) -> DynamicShared<T> {
+    // SAFETY: the caller keeps `static_array`'s contract.
+    unsafe { DynamicShared::static_array(byte) }
+}
+
 impl<T: Word> DynamicShared<T> {
-    /// Its generic address, for mapping into another block of the cluster.
     /// A `shared_array!` at `byte` of the block's shared memory: what
     /// `#[kernel]` rewrites each call into.
     ///

@@ -13,4 +13,5 @@ fn the_emulators_internals_are_closed_to_safe_code() {
     t.compile_fail("tests/doors/atomics_are_sealed_and_unsafe.rs");
     t.compile_fail("tests/doors/shared_array_outside_a_kernel.rs");
     t.compile_fail("tests/doors/shared_array_shadowed_in_the_body.rs");
+    t.compile_fail("tests/doors/an_element_that_is_not_a_word.rs");
 }
