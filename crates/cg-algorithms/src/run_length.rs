@@ -30,8 +30,8 @@ impl Algorithms<'_> {
     pub fn run_length_encode_on_device<T: Element>(&mut self, x: &Buffer<T>, unique: &mut Buffer<T>, lengths: &mut Buffer<u32>) -> Result<&Buffer<u32>> {
         let n = x.len();
         let (heads_def, runs_def) = T::run_length_defs();
-        ensure_len(runs_def.name(), "unique", n, unique.len())?;
-        ensure_len(runs_def.name(), "lengths", n, lengths.len())?;
+        ensure_len("run_length_encode", "unique", n, unique.len())?;
+        ensure_len("run_length_encode", "lengths", n, lengths.len())?;
         check_u32_count(n)?;
         let gpu = self.gpu;
         if n > 0 && self.scratch.heads.as_ref().is_none_or(|h| h.len() < n) {

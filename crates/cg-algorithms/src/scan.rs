@@ -36,25 +36,27 @@ impl Algorithms<'_> {
     /// whose kernels `cg_algorithms_kernels::operator_kernels!` stamped in
     /// your kernel crate (CUB's `DeviceScan::InclusiveScan` with a functor).
     pub fn inclusive_scan_with<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: &OperatorKernels<T>) -> Result<()> {
-        self.scan_by(x, y, op.scan(true), None)
+        self.scan_by("inclusive_scan_with", x, y, op.scan(true), None)
     }
 
     /// [`exclusive_scan`](Self::exclusive_scan) by an operator of your own,
     /// `y[0]` its identity (CUB's `DeviceScan::ExclusiveScan` with a functor
     /// and the identity as its initial value).
     pub fn exclusive_scan_with<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: &OperatorKernels<T>) -> Result<()> {
-        self.scan_by(x, y, op.scan(false), None)
+        self.scan_by("exclusive_scan_with", x, y, op.scan(false), None)
     }
 
     fn scan<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, op: Op, inclusive: bool) -> Result<()> {
-        self.scan_by(x, y, T::scan_def(op, inclusive, false), Some(T::scan_def(op, inclusive, true)))
+        let call = if inclusive { "inclusive_scan" } else { "exclusive_scan" };
+        self.scan_by(call, x, y, T::scan_def(op, inclusive, false), Some(T::scan_def(op, inclusive, true)))
     }
 
     /// The scan of `x` into `y` by the one-tile kernel `def`, or by the
-    /// `persistent` one where it is given and the tiles are few enough.
-    fn scan_by<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, def: &'static ScanDef<T>, persistent: Option<&'static ScanDef<T>>) -> Result<()> {
+    /// `persistent` one where it is given and the tiles are few enough;
+    /// `call` names the call in an error.
+    fn scan_by<T: Element>(&mut self, call: &'static str, x: &Buffer<T>, y: &mut Buffer<T>, def: &'static ScanDef<T>, persistent: Option<&'static ScanDef<T>>) -> Result<()> {
         let n = x.len();
-        ensure_len(def.name(), "y", n, y.len())?;
+        ensure_len(call, "y", n, y.len())?;
         if n == 0 {
             return Ok(());
         }

@@ -65,7 +65,7 @@ impl Algorithms<'_> {
     pub fn select_if_on_device<T: Element>(&mut self, x: &Buffer<T>, y: &mut Buffer<T>, rule: Rule<T>) -> Result<&Buffer<u32>> {
         let n = x.len();
         let def = T::select_if_def(false);
-        ensure_len(def.name(), "y", n, y.len())?;
+        ensure_len("select_if", "y", n, y.len())?;
         check_u32_count(n)?;
         let (rule, value) = rule.encode();
         let (def, blocks) = self.selection_grid(n, def, T::select_if_def(true))?;
@@ -91,8 +91,8 @@ impl Algorithms<'_> {
     pub fn select_flagged_on_device<T: Element>(&mut self, x: &Buffer<T>, flags: &Buffer<u8>, y: &mut Buffer<T>) -> Result<&Buffer<u32>> {
         let n = x.len();
         let def = T::select_flagged_def(false);
-        ensure_len(def.name(), "flags", n, flags.len())?;
-        ensure_len(def.name(), "y", n, y.len())?;
+        ensure_len("select_flagged", "flags", n, flags.len())?;
+        ensure_len("select_flagged", "y", n, y.len())?;
         check_u32_count(n)?;
         let (def, blocks) = self.selection_grid(n, def, T::select_flagged_def(true))?;
         let kernel = self.gpu.kernel(def)?;

@@ -41,20 +41,22 @@ fn calls_refuse_short_outputs_and_empty_histograms_by_name() {
     let x = gpu.upload(&[1.0f32; 10]).unwrap();
     let mut short = gpu.zeros::<f32>(9).unwrap();
     let e = alg.inclusive_scan(&x, &mut short, Op::Sum).unwrap_err();
-    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "y", needed: 10, got: 9, .. })), "{e}");
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { kernel: "inclusive_scan", buffer: "y", needed: 10, got: 9 })), "{e}");
+    // The error names the call made, not a kernel inside it.
+    assert_eq!(e.to_string(), "inclusive_scan: y holds 9 elements but the launch needs 10");
     let e = alg.select_if(&x, &mut short, Rule::Greater(0.0)).unwrap_err();
-    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "y", .. })), "{e}");
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { kernel: "select_if", buffer: "y", .. })), "{e}");
     let flags = gpu.zeros::<u8>(9).unwrap();
     let mut y = gpu.zeros::<f32>(10).unwrap();
     let e = alg.select_flagged(&x, &flags, &mut y).unwrap_err();
-    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "flags", .. })), "{e}");
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { kernel: "select_flagged", buffer: "flags", .. })), "{e}");
 
     let mut lengths = gpu.zeros::<u32>(10).unwrap();
     let e = alg.run_length_encode(&x, &mut short, &mut lengths).unwrap_err();
-    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "unique", needed: 10, got: 9, .. })), "{e}");
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { kernel: "run_length_encode", buffer: "unique", needed: 10, got: 9 })), "{e}");
     let mut short_lengths = gpu.zeros::<u32>(9).unwrap();
     let e = alg.run_length_encode(&x, &mut y, &mut short_lengths).unwrap_err();
-    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { buffer: "lengths", .. })), "{e}");
+    assert!(matches!(e, Error::Launcher(LaunchError::BufferTooShort { kernel: "run_length_encode", buffer: "lengths", .. })), "{e}");
 
     let bytes = gpu.upload(&[1u8, 2, 3]).unwrap();
     let mut none = gpu.zeros::<u32>(0).unwrap();

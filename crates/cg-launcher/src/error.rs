@@ -224,7 +224,8 @@ pub enum Error {
     },
     /// A buffer is shorter than the kernel's contract needs.
     BufferTooShort {
-        /// The kernel's name.
+        /// The kernel's name, or the safe call's that launches it (what the
+        /// caller called: `inclusive_scan`, not a kernel inside it).
         kernel: &'static str,
         /// The buffer's name.
         buffer: &'static str,

@@ -123,7 +123,9 @@ impl Shape {
 
 /// Fails with [`Error::BufferTooShort`] unless `got >= needed`: how a safe
 /// wrapper around an `unsafe` launch checks a buffer against its kernel's
-/// contract before launching.
+/// contract before launching. `kernel` names what the caller called: the
+/// kernel, or the safe wrapper's own name where the caller never sees the
+/// kernel.
 pub fn ensure_len(kernel: &'static str, buffer: &'static str, needed: usize, got: usize) -> Result<()> {
     if got < needed {
         return Err(Error::BufferTooShort { kernel, buffer, needed, got });
