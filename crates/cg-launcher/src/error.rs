@@ -502,7 +502,7 @@ impl fmt::Display for Error {
             ),
             Error::GridTooLarge { kernel, blocks } => write!(f, "launch of {kernel} with {blocks} blocks refused: a grid has at most {} blocks", u32::MAX),
             Error::BadThreadsPerBlock { threads_per_block, why } => match why {
-                BadBlock::Empty => write!(f, "blocks of 0 threads: a block needs at least one warp, 32 threads"),
+                BadBlock::Empty => write!(f, "blocks of 0 threads: launches here take whole warps, 32 threads or more per block"),
                 BadBlock::NotWarps => write!(f, "blocks of {threads_per_block} threads: use a multiple of 32 (whole warps)"),
                 BadBlock::OverDeviceMax(max) => write!(f, "blocks of {threads_per_block} threads: this device runs at most {max} threads per block"),
             },
