@@ -54,7 +54,14 @@ impl Algorithms<'_> {
     /// The scan of `x` into `y` by the one-tile kernel `def`, or by the
     /// `persistent` one where it is given and the tiles are few enough;
     /// `call` names the call in an error.
-    fn scan_by<T: Element>(&mut self, call: &'static str, x: &Buffer<T>, y: &mut Buffer<T>, def: &'static ScanDef<T>, persistent: Option<&'static ScanDef<T>>) -> Result<()> {
+    fn scan_by<T: Element>(
+        &mut self,
+        call: &'static str,
+        x: &Buffer<T>,
+        y: &mut Buffer<T>,
+        def: &'static ScanDef<T>,
+        persistent: Option<&'static ScanDef<T>>,
+    ) -> Result<()> {
         let n = x.len();
         ensure_len(call, "y", n, y.len())?;
         if n == 0 {

@@ -6,9 +6,9 @@ pub mod variants;
 
 use crate::checks::{self, Check, Status};
 use crate::device::{Buffer, Gpu};
-use crate::observe::Launched;
 use crate::error::{Error, Result};
 use crate::launch::{DeviceInput, SumParams};
+use crate::observe::Launched;
 use crate::reference::{self, Reference};
 use crate::text::{per_sm_times_sms, plural};
 use cg_kernel::kernels::{GridSync, KernelDef};

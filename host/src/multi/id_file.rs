@@ -4,8 +4,8 @@
 //! so that a later run never reads a stale id.
 
 use super::MultiConfig;
-use crate::group::CommId;
 use crate::error::{Error, Result};
+use crate::group::CommId;
 use crate::nccl::{self, UniqueId};
 use cg_launcher::error::Error as L;
 use std::path::Path;

@@ -30,8 +30,8 @@ pub mod shard;
 
 use crate::checks::{self, Check, Status};
 use crate::device::{DeviceInfo, Gpu};
-use crate::group::CommId;
 use crate::error::{Error, Result};
+use crate::group::CommId;
 use crate::lesson::Capacity;
 use crate::reference::{self, SumCheck, check, error_bound, fill_range_sum};
 use crate::timing::Stats;

@@ -3,8 +3,8 @@
 //! its start to its end, coloured by phase, and the moment the grid barrier
 //! completes drawn across every row.
 
-use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use crate::error::{Error, Result};
+use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -17,10 +17,10 @@
 mod draw;
 
 use crate::device::Gpu;
-use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use crate::error::{Error, Result};
 use crate::launch::prelude::*;
 use crate::launch::{DeviceInput, Input};
+use crate::observe::{BlockTrace, LaunchTrace, TraceUnit};
 use crate::reference::{self, Reference};
 use crate::sizing::ordinary_blocks;
 use crate::sums::{Path, Sums};

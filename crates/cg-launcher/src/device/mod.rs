@@ -17,8 +17,8 @@ pub use cg_kernel::emu::Device as EmulatedDevice;
 /// a program drives the emulator with this crate alone.
 pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
 pub(crate) use group::{CommId, Communicator};
-pub(crate) use observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
+pub(crate) use observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
 pub use ptx_index::ptx_calls_grid_sync;
 
 use crate::error::{Error, Result};
@@ -528,7 +528,6 @@ impl Gpu {
         }
         self.backend.load(spec, module)
     }
-
 }
 
 impl Gpu {
