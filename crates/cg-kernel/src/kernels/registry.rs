@@ -27,6 +27,7 @@ pub static CONSTANTS: [(&'static str, u64)];
 /// One kernel in [`REGISTERED`]: its definition, whatever its parameters.
 pub struct Registered {
     name: &'static str,
+    crate_name: &'static str,
     grid_sync: bool,
     cluster: bool,
     in_ptx: bool,
@@ -38,7 +39,15 @@ impl Registered {
     /// The entry `#[kernel]` adds for `def`.
     #[doc(hidden)]
     pub const fn new<P: Params + 'static, C: Contract + 'static>(def: &'static KernelDef<P, C>) -> Self {
-        Registered { name: def.name(), grid_sync: C::GRID_SYNC, cluster: C::CLUSTER, in_ptx: def.in_ptx(), def, type_name: type_name::<KernelDef<P, C>> }
+        Registered {
+            name: def.name(),
+            crate_name: def.crate_name(),
+            grid_sync: C::GRID_SYNC,
+            cluster: C::CLUSTER,
+            in_ptx: def.in_ptx(),
+            def,
+            type_name: type_name::<KernelDef<P, C>>,
+        }
     }
 
     /// The PTX entry name.
@@ -212,6 +221,25 @@ pub fn duplicate_name() -> Option<&'static str> {
     let mut names: Vec<&str> = REGISTERED.iter().map(|r| r.name).collect();
     names.sort_unstable();
     names.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
+/// Whether two kernels of crate `crate_name` (as `CARGO_CRATE_NAME` spells
+/// it) are both named `name`: two PTX entries of one name in one module,
+/// which the GPU build of that crate refuses, while a build for the emulator
+/// alone (no PTX) would run both. The launcher refuses to load either, so
+/// the emulator says what the GPU build would. Two kernels of one name in
+/// different modules of the crate are such a pair (`operator_kernels!`
+/// twice with the same names, say); in different crates they are not.
+pub fn shares_its_name(crate_name: &str, name: &str) -> bool {
+    static SHARED: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
+    let shared = SHARED.get_or_init(|| {
+        let mut all: Vec<(&str, &str)> = REGISTERED.iter().map(|r| (r.crate_name, r.name)).collect();
+        all.sort_unstable();
+        let mut shared: Vec<_> = all.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+        shared.dedup();
+        shared
+    });
+    !shared.is_empty() && shared.contains(&(crate_name, name))
 }
 
 /// The constant the kernels' crate shares as `name`.

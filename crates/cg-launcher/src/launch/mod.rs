@@ -154,6 +154,13 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
     where
         C: cg_kernel::kernels::Contract,
     {
+        if cg_kernel::kernels::shares_its_name(def.crate_name(), def.name()) {
+            return Err(Error::NotLinked(format!(
+                "two #[kernel]s of crate {} are named `{}`: one PTX module cannot hold both entries (its GPU build fails); rename one",
+                def.crate_name(),
+                def.name()
+            )));
+        }
         let entry = def.entry();
         let spec = KernelSpec {
             name: def.name(),

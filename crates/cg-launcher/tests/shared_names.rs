@@ -1,0 +1,69 @@
+//! Two kernels of one crate with one name (in two modules, as two
+//! `operator_kernels!` with the same names make): one PTX module cannot hold
+//! both entries, so the crate's GPU build fails. The emulator runs each by
+//! its own function and would have run both; the launcher refuses either by
+//! name, so that a build for the emulator alone says what the GPU build would.
+
+use cg_kernel::cg::this_grid;
+use cg_kernel::emu::Options;
+use cg_kernel::kernel;
+use cg_kernel::mem::Out;
+use cg_launcher::device::{EmulatedDevice, Gpu};
+use cg_launcher::error::Error;
+
+mod first {
+    use super::*;
+    /// Writes 1.
+    ///
+    /// # Safety
+    /// `out` holds one element.
+    #[kernel(emulator)]
+    pub unsafe fn mark(out: Out<u32>) {
+        // SAFETY: one element.
+        unsafe { out.write(0, 1) };
+    }
+}
+
+mod second {
+    use super::*;
+    /// Writes 2.
+    ///
+    /// # Safety
+    /// `out` holds one element.
+    #[kernel(emulator)]
+    pub unsafe fn mark(out: Out<u32>) {
+        // SAFETY: one element.
+        unsafe { out.write(0, 2) };
+    }
+}
+
+/// Thread 0 writes 3, under a name of its own.
+///
+/// # Safety
+/// `out` holds one element.
+#[kernel(emulator)]
+pub unsafe fn unique_mark(out: Out<u32>) {
+    if this_grid().thread_rank() == 0 {
+        // SAFETY: one element, which thread 0 alone writes.
+        unsafe { out.write(0, 3) };
+    }
+}
+
+#[test]
+fn two_kernels_of_one_crate_and_name_are_refused_by_name() {
+    let gpu = Gpu::emulated(EmulatedDevice::T4, Options::default());
+    for def in [&first::MARK, &second::MARK] {
+        let e = gpu.kernel(def).err().expect("a kernel whose name another of its crate has");
+        assert!(matches!(e, Error::NotLinked(_)), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "two #[kernel]s of crate shared_names are named `mark`: one PTX module cannot hold both entries (its GPU build fails); rename one"
+        );
+    }
+    // A kernel of its own name in the same crate loads and runs.
+    let mut out = gpu.zeros::<u32>(1).unwrap();
+    let kernel = gpu.kernel(&UNIQUE_MARK).unwrap();
+    // SAFETY: one element.
+    unsafe { kernel.launch(1, 32, (out.slice_mut(..),)).unwrap() };
+    assert_eq!(gpu.read(&out).unwrap(), [3]);
+}
