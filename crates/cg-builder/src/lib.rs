@@ -376,16 +376,19 @@ impl Builder {
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
             let toolchain = self.toolchain.as_deref().unwrap_or("<the crate's nightly>");
-            if stderr.contains("rust-src") || stderr.contains("library/Cargo.lock") {
-                eprintln!("{stderr}");
-                return Err(error("building the kernels for nvptx64-nvidia-cuda failed", format!("rustup component add rust-src --toolchain {toolchain}")));
-            }
-            if stderr.contains("-Z") && stderr.contains("nightly") {
-                eprintln!("{stderr}");
-                return Err(error(
-                    "building the kernels for nvptx64-nvidia-cuda failed",
-                    format!("rustup toolchain install {toolchain} --profile minimal --component rust-src"),
-                ));
+            match toolchain_problem(&stderr) {
+                Some(ToolchainProblem::NoRustSrc) => {
+                    eprintln!("{stderr}");
+                    return Err(error("building the kernels for nvptx64-nvidia-cuda failed", format!("rustup component add rust-src --toolchain {toolchain}")));
+                }
+                Some(ToolchainProblem::NotNightly) => {
+                    eprintln!("{stderr}");
+                    return Err(error(
+                        "building the kernels for nvptx64-nvidia-cuda failed",
+                        format!("rustup toolchain install {toolchain} --profile minimal --component rust-src"),
+                    ));
+                }
+                None => {}
             }
             let log = self.out_dir.join(format!("{folder}-errors.txt"));
             let _ = std::fs::write(&log, stderr.as_bytes());
@@ -470,9 +473,44 @@ fn ptx_rs(out_dir: &Path, ptxas: &Result<String, String>, cubin: bool, apart: Op
     ))
 }
 
+/// What the GPU build lacks in the toolchain, as cargo's own errors say it.
+#[derive(Debug, PartialEq)]
+enum ToolchainProblem {
+    /// `-Zbuild-std` without the `rust-src` component.
+    NoRustSrc,
+    /// A stable (or beta) cargo, which refuses `-Z` flags.
+    NotNightly,
+}
+
+/// The toolchain problem the GPU build's `stderr` names, if any; `None` for
+/// a kernel that does not compile, whatever its messages mention (a macro's
+/// note says "in Nightly builds, run with -Z macro-backtrace", and paths
+/// into the toolchain name the nightly and `rust-src`'s folder).
+fn toolchain_problem(stderr: &str) -> Option<ToolchainProblem> {
+    if stderr.contains("rustup component add rust-src") || (stderr.contains("library/Cargo.lock") && stderr.contains("does not exist")) {
+        Some(ToolchainProblem::NoRustSrc)
+    } else if stderr.contains("is only accepted on the nightly channel") {
+        Some(ToolchainProblem::NotNightly)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_error_is_not_read_as_a_toolchain_problem() {
+        let missing_src = "error: \"/root/.rustup/toolchains/nightly-2026-05-20-x86_64-unknown-linux-gnu/lib/rustlib/src/rust/library/Cargo.lock\" does not exist, unable to build with the standard library, try:\n        rustup component add rust-src --toolchain nightly-2026-05-20-x86_64-unknown-linux-gnu\n";
+        assert_eq!(toolchain_problem(missing_src), Some(ToolchainProblem::NoRustSrc));
+        let stable = "error: the `-Z` flag is only accepted on the nightly channel of Cargo, but this is the `stable` channel\n";
+        assert_eq!(toolchain_problem(stable), Some(ToolchainProblem::NotNightly));
+        // A kernel's own error from inside a macro, which names -Z, the
+        // nightly and the toolchain's library sources.
+        let code = "error[E0308]: mismatched types\n  --> src/lib.rs:12:5\n   |\n  ::: /root/.rustup/toolchains/nightly-2026-05-20-x86_64-unknown-linux-gnu/lib/rustlib/src/rust/library/core/src/macros/mod.rs:44:9\n   = note: this error originates in the attribute macro `kernel` (in Nightly builds, run with -Z macro-backtrace for more info)\n";
+        assert_eq!(toolchain_problem(code), None);
+    }
 
     #[test]
     fn a_kernel_that_does_not_compile_is_left_to_the_crates_own_build_with_the_first_error_named() {
@@ -503,7 +541,7 @@ mod tests {
         assert!(std::fs::read_to_string(&log).unwrap().contains("error[E0277]"));
         // A missing toolchain component is not the crate's error: it stops the build script with the fix.
         let toolchain =
-            Command::new("sh").args(["-c", "echo 'error: library/Cargo.lock not found: add rust-src' >&2; exit 101"]).stderr(Stdio::piped()).spawn();
+            Command::new("sh").args(["-c", "echo 'error: \"/t/library/Cargo.lock\" does not exist, unable to build with the standard library, try:' >&2; echo '  rustup component add rust-src --toolchain n' >&2; exit 101"]).stderr(Stdio::piped()).spawn();
         let err = builder.finish(toolchain, "nvptx", files::PLAIN).unwrap_err();
         assert!(err.fix.starts_with("rustup component add rust-src"), "{err}");
         std::fs::remove_dir_all(&out).unwrap();
