@@ -454,7 +454,7 @@ fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tokens> {
                 // `#[kernel]` counted them, with this type and length, checked
                 // above); each call is one array.
                 let array = unsafe {
-                    #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k])
+                    #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k], #len)
                 };
                 array
             }

@@ -579,6 +579,7 @@ impl<T: Atomic> DynamicShared<T> {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     fn atomic_emulated(self, i: usize, _scope: Scope, call: &'static str, op: impl Fn(T, bool) -> T) -> T {
+        self.bound(i, emu::Access::Atomic);
         T::from_bits64(emu::shared_atomic(self.first.saturating_add(i), size_of::<T>(), call, &|old| op(T::from_bits64(old), false).to_bits64()))
     }
 
@@ -586,6 +587,7 @@ impl<T: Atomic> DynamicShared<T> {
     #[cfg(not(target_arch = "nvptx64"))]
     #[track_caller]
     fn load_emulated(self, i: usize, _scope: Scope, call: &'static str) -> T {
+        self.bound(i, emu::Access::Read);
         T::from_bits64(emu::shared_atomic_load(self.first.saturating_add(i), size_of::<T>(), call))
     }
 

@@ -15,6 +15,11 @@ pub struct DynamicShared<T> {
     /// Where element 0 is, in elements of `T` from the start of the memory.
     #[cfg(not(target_arch = "nvptx64"))]
     pub(super) first: usize,
+    /// The elements the emulator bounds an index by: a `shared_array!`'s
+    /// `N`; `usize::MAX` for the dynamic memory, which the launch's bytes
+    /// bound instead.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub(super) len: usize,
     #[cfg(not(target_arch = "nvptx64"))]
     _t: core::marker::PhantomData<*mut T>,
 }
@@ -28,7 +33,7 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        DynamicShared { first: 0, _t: core::marker::PhantomData }
+        DynamicShared { first: 0, len: usize::MAX, _t: core::marker::PhantomData }
     }
 }
 
@@ -84,8 +89,9 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 /// constant expression, whose names mean the same inside the body as
 /// outside it (a shadowed one is a compile error). Outside the kernel's own
 /// body (a helper function, a path such as `cg_kernel::shared_array!`) it
-/// is a compile error that says so. The emulator checks an access against
-/// the kernel's whole shared memory, not against each array's `N`. Why this
+/// is a compile error that says so. The emulator checks each access against
+/// the array's own `N` (an index past it, into the next array, is a fault
+/// that names the line). Why this
 /// design and not a `static` in the shared address space: rustc's nvptx
 /// target has no way to place a Rust `static` in `.shared`, and the
 /// launcher must know the bytes before the launch, which a declaration the
@@ -96,8 +102,8 @@ macro_rules! shared_array {
     // `byte` of the block's shared memory, by the `unsafe` constructor
     // (whose contract the kernel's definition keeps), in the `unsafe` block
     // `#[kernel]` writes around it.
-    (@static $t:ty, $byte:expr) => {
-        $crate::mem::static_array::<$t>($byte)
+    (@static $t:ty, $byte:expr, $len:expr) => {
+        $crate::mem::static_array::<$t>($byte, $len)
     };
     ($($t:tt)*) => {
         ::core::compile_error!(
@@ -144,21 +150,23 @@ pub const fn static_arrays_layout<const K: usize>(arrays: [(usize, usize); K]) -
 /// As [`DynamicShared::static_array`]'s.
 #[doc(hidden)]
 #[inline(always)]
-pub unsafe fn static_array<T: Word>(byte: usize) -> DynamicShared<T> {
+pub unsafe fn static_array<T: Word>(byte: usize, len: usize) -> DynamicShared<T> {
     // SAFETY: the caller keeps `static_array`'s contract.
-    unsafe { DynamicShared::static_array(byte) }
+    unsafe { DynamicShared::static_array(byte, len) }
 }
 
 impl<T: Word> DynamicShared<T> {
-    /// A `shared_array!` at `byte` of the block's shared memory: what
-    /// `#[kernel]` rewrites each call into.
+    /// A `shared_array!` of `len` elements at `byte` of the block's shared
+    /// memory: what `#[kernel]` rewrites each call into. The emulator bounds
+    /// its indices by `len`.
     ///
     /// # Safety
     /// `byte` is a multiple of `T`'s size, and the kernel's shared memory
-    /// holds the array's elements from there (its definition counted them).
+    /// holds the array's `len` elements from there (its definition counted them).
     #[doc(hidden)]
     #[inline(always)]
-    pub unsafe fn static_array(byte: usize) -> Self {
+    #[cfg_attr(target_arch = "nvptx64", allow(unused_variables))]
+    pub unsafe fn static_array(byte: usize, len: usize) -> Self {
         #[cfg(target_arch = "nvptx64")]
         {
             // Pointer arithmetic from the shared base, so the compiler still
@@ -167,7 +175,7 @@ impl<T: Word> DynamicShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            DynamicShared { first: byte / core::mem::size_of::<T>(), _t: core::marker::PhantomData }
+            DynamicShared { first: byte / core::mem::size_of::<T>(), len, _t: core::marker::PhantomData }
         }
     }
 
@@ -233,7 +241,19 @@ impl<T: Word> DynamicShared<T> {
         #[cfg(not(target_arch = "nvptx64"))]
         {
             let end = self.first.saturating_add(count).saturating_mul(core::mem::size_of::<T>());
-            DynamicShared { first: end.div_ceil(u), _t: core::marker::PhantomData }
+            DynamicShared { first: end.div_ceil(u), len: usize::MAX, _t: core::marker::PhantomData }
+        }
+    }
+
+    /// On the emulator, faults an index past a `shared_array!`'s `N` (an
+    /// access that the kernel's shared memory holds but the array does not:
+    /// another array's element, or the dynamic part's).
+    #[cfg(not(target_arch = "nvptx64"))]
+    #[inline(always)]
+    #[track_caller]
+    pub(super) fn bound(self, i: usize, access: emu::Access) {
+        if i >= self.len {
+            emu::out_of_bounds("a shared_array!", i, self.len, access);
         }
     }
 
@@ -254,6 +274,7 @@ impl<T: Word> DynamicShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
+            self.bound(i, emu::Access::Read);
             T::from_bits64(emu::shared_read(self.first.saturating_add(i), core::mem::size_of::<T>()))
         }
     }
@@ -272,6 +293,7 @@ impl<T: Word> DynamicShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
+            self.bound(i, emu::Access::Write);
             emu::shared_write(self.first.saturating_add(i), core::mem::size_of::<T>(), v.to_bits64());
         }
     }
