@@ -194,7 +194,7 @@ fn a_block_that_never_reaches_grid_sync_is_named_running_with_the_blocks_that_wa
         assert!(matches!(err, Fault::Timeout { .. }), "{text}");
         assert!(
             text.starts_with(
-                "no block ended and no barrier completed in 0.3 s, while thread 0 of block 3 (warp 0, lane 0) ran on at gpu/tests/emulator_watchdog.rs:"
+                "no block ended and no barrier completed within the 0.3 s timeout (counted in the emulator's steps of work, not by the clock), while thread 0 of block 3 (warp 0, lane 0) ran on at gpu/tests/emulator_watchdog.rs:"
             ),
             "{text}"
         );
@@ -320,7 +320,7 @@ fn a_thread_that_cannot_be_stopped_is_handed_to_on_runaway_by_name() {
     assert_eq!(told.0, "computes_without_memory");
     assert_eq!(
         told.1,
-        "no block ended and no barrier completed in 0.3 s, while block 0 did not stop when told to (a thread that runs without touching memory or waiting, which nothing can interrupt): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
+        "no block ended and no barrier completed within the 0.3 s timeout (counted in the emulator's steps of work, not by the clock), while block 0 did not stop when told to (a thread that runs without touching memory or waiting, which nothing can interrupt): an endless loop (an index that never reaches its bound, or steps by 0?), or far more work between barriers than the lesson's kernels do (a loop that steps by 1 where it should stride?)"
     );
     // The timeout, then two seconds' grace for the block to stop.
     assert!((2.3..5.0).contains(&seconds), "told after {seconds:.2} s");
@@ -467,7 +467,7 @@ fn a_poll_of_a_flag_nothing_sets_is_named_with_its_word_and_line() {
         assert!(matches!(err, Fault::Timeout { .. }), "{text}");
         assert!(
             text.starts_with(
-                "no block ended and no barrier completed in 0.3 s, while thread 0 of block 0 (warp 0, lane 0) polled flags[1] at gpu/tests/emulator_watchdog.rs:"
+                "no block ended and no barrier completed within the 0.3 s timeout (counted in the emulator's steps of work, not by the clock), while thread 0 of block 0 (warp 0, lane 0) polled flags[1] at gpu/tests/emulator_watchdog.rs:"
             ),
             "{text}"
         );
@@ -536,7 +536,12 @@ fn blocks_of_an_ordinary_launch_that_wait_for_a_block_that_cannot_start_are_name
         let text = err.to_string();
         println!("{workers} workers, {seconds:.2} s: {text}");
         assert!(matches!(err, Fault::Timeout { .. }), "{text}");
-        assert!(text.starts_with("no block ended and no barrier completed in 0.3 s, while thread "), "{text}");
+        assert!(
+            text.starts_with(
+                "no block ended and no barrier completed within the 0.3 s timeout (counted in the emulator's steps of work, not by the clock), while thread "
+            ),
+            "{text}"
+        );
         assert!(text.contains(" polled flags[8] at gpu/tests/emulator_watchdog.rs:"), "{text}");
         assert!(text.ends_with(&format!(" (1 block had not started){POLLED}")), "{text}");
         assert!(seconds < 3.0, "named after {seconds:.2} s");

@@ -504,7 +504,10 @@ impl fmt::Display for Fault {
             }
             Fault::Panic { thread, message } => write!(f, "{thread} panicked: {message}"),
             Fault::Timeout { seconds, stall } => {
-                write!(f, "no block ended and no barrier completed in {seconds} s")?;
+                write!(
+                    f,
+                    "no block ended and no barrier completed within the {seconds} s timeout (counted in the emulator's steps of work, not by the clock)"
+                )?;
                 if stall.running.is_empty() && stall.unstoppable.is_empty() {
                     return write!(f, ", and no block was running{}", stall.tally(" ("));
                 }
@@ -767,7 +770,7 @@ mod tests {
         let waiting = Stall { at_grid: 3, ended: 1, ..Stall::default() };
         assert_eq!(
             Fault::Timeout { seconds: 60.0, stall: Box::new(waiting) }.to_string(),
-            "no block ended and no barrier completed in 60 s, and no block was running (1 block had ended, 3 blocks waited at grid.sync())"
+            "no block ended and no barrier completed within the 60 s timeout (counted in the emulator's steps of work, not by the clock), and no block was running (1 block had ended, 3 blocks waited at grid.sync())"
         );
     }
 
