@@ -18,9 +18,12 @@ use cg_launcher::launch::Arg;
 pub enum Op {
     /// Sum.
     Sum,
-    /// Minimum.
+    /// Minimum. On `f32` a NaN never wins (it counts as absent, as CUDA's
+    /// `fminf` has it), so a scan's element before any other value is the
+    /// identity (infinity).
     Min,
-    /// Maximum.
+    /// Maximum, NaN as for `Min` (a scan's element before any other value is
+    /// negative infinity).
     Max,
 }
 

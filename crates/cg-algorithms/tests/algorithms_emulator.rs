@@ -68,6 +68,38 @@ fn calls_refuse_short_outputs_and_empty_histograms_by_name() {
     assert!(matches!(alg.histogram_even(&floats, &mut bins, f32::NAN, 1.0), Err(Error::EmptyRange { .. })));
 }
 
+/// A NaN counts as absent in a float Min or Max, on whichever side of a
+/// combine it falls: a scan's elements before any other value are the
+/// identity, and the scan's last element is the reduce's answer. (A NaN
+/// that won on one side only gave a scan of all identities against a
+/// reduce of 0.5, the look-back and the tree combining in other orders.)
+#[test]
+fn a_nan_is_absent_from_float_min_and_max_in_reduce_and_scans() {
+    let gpu = emulated();
+    let mut alg = Algorithms::new(&gpu);
+    let mut values = vec![f32::NAN, 1.0, 2.0, 0.5, f32::NAN, -4.0, 3.0];
+    values.extend((0..5_000).map(|i| if i % 7 == 3 { f32::NAN } else { (i % 101) as f32 - 50.0 }));
+    let x = gpu.upload(&values).unwrap();
+    let mut y = gpu.zeros::<f32>(values.len()).unwrap();
+    for (op, identity, pick) in [(Op::Min, f32::INFINITY, f32::min as fn(f32, f32) -> f32), (Op::Max, f32::NEG_INFINITY, f32::max)] {
+        let mut running = identity;
+        let expected: Vec<f32> = values
+            .iter()
+            .map(|&v| {
+                running = pick(running, v);
+                running
+            })
+            .collect();
+        let first_difference = |got: Vec<f32>, want: &[f32]| got.iter().zip(want).position(|(g, w)| g.to_bits() != w.to_bits()).map(|i| (i, got[i], want[i]));
+        alg.inclusive_scan(&x, &mut y, op).unwrap();
+        assert_eq!(first_difference(gpu.read(&y).unwrap(), &expected), None, "{op:?} inclusive: (index, got, expected)");
+        alg.exclusive_scan(&x, &mut y, op).unwrap();
+        let exclusive: Vec<f32> = std::iter::once(identity).chain(expected[..values.len() - 1].iter().copied()).collect();
+        assert_eq!(first_difference(gpu.read(&y).unwrap(), &exclusive), None, "{op:?} exclusive: (index, got, expected)");
+        assert_eq!(alg.reduce(&x, op).unwrap(), expected[values.len() - 1], "{op:?} reduce");
+    }
+}
+
 /// The look-back's storage is kept between calls: many launches in a row,
 /// of growing and shrinking sizes, each with a new epoch, stay right.
 #[test]

@@ -59,9 +59,16 @@ pub trait ReduceOp<T>: Copy {
 #[derive(Clone, Copy, Debug)]
 pub struct Plus;
 /// Minimum (`cg::less<T>`: the value that compares less wins).
+///
+/// On `f32` and `f64` a NaN never wins: the other value does, and two NaNs
+/// give NaN (IEEE 754's minNum, CUDA's `fminf`, PTX `min.f32`), so the
+/// operator commutes, as a tree or a look-back that combines in another
+/// order needs. C++'s `cg::less` keeps `a < b ? a : b`, whose answer with a
+/// NaN depends on which side it is.
 #[derive(Clone, Copy, Debug)]
 pub struct Less;
-/// Maximum (`cg::greater<T>`: the value that compares greater wins).
+/// Maximum (`cg::greater<T>`: the value that compares greater wins). On
+/// floats a NaN never wins, as for [`Less`].
 #[derive(Clone, Copy, Debug)]
 pub struct Greater;
 /// Bitwise and (`cg::bit_and<T>`), integers only.
@@ -84,13 +91,13 @@ macro_rules! float_ops {
         }
         impl ReduceOp<$t> for Less {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { if b < a { b } else { a } }
+            fn combine(a: $t, b: $t) -> $t { a.min(b) }
             #[inline(always)]
             fn identity() -> $t { <$t>::INFINITY }
         }
         impl ReduceOp<$t> for Greater {
             #[inline(always)]
-            fn combine(a: $t, b: $t) -> $t { if b > a { b } else { a } }
+            fn combine(a: $t, b: $t) -> $t { a.max(b) }
             #[inline(always)]
             fn identity() -> $t { <$t>::NEG_INFINITY }
         }
@@ -195,5 +202,18 @@ mod tests {
             assert_eq!(<Plus as ReduceOp<f32>>::combine(<Plus as ReduceOp<f32>>::identity(), x), x);
         }
         assert_eq!(<Plus as ReduceOp<f64>>::undo(3.0, 1.0), None, "a float sum is shuffled, not subtracted");
+    }
+
+    #[test]
+    fn a_nan_never_wins_a_float_min_or_max_on_either_side() {
+        for x in [1.5f32, -3.25, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(<Less as ReduceOp<f32>>::combine(f32::NAN, x), x);
+            assert_eq!(<Less as ReduceOp<f32>>::combine(x, f32::NAN), x);
+            assert_eq!(<Greater as ReduceOp<f32>>::combine(f32::NAN, x), x);
+            assert_eq!(<Greater as ReduceOp<f32>>::combine(x, f32::NAN), x);
+        }
+        assert!(<Less as ReduceOp<f32>>::combine(f32::NAN, f32::NAN).is_nan());
+        assert_eq!(<Less as ReduceOp<f64>>::combine(2.0, f64::NAN), 2.0);
+        assert_eq!(<Greater as ReduceOp<f64>>::combine(f64::NAN, 2.0), 2.0);
     }
 }
