@@ -184,6 +184,13 @@ pub trait Sample:
 {
     #[doc(hidden)]
     fn histogram_def() -> &'static HistogramDef<Self>;
+    /// Whether the kernel's arithmetic holds `[lower, upper)` (`lower <
+    /// upper`): integers always (in `i64`), `f32` where `upper - lower` is
+    /// finite and the scale `bins / (upper - lower)` a normal number.
+    #[doc(hidden)]
+    fn range_fits(_lower: Level<Self>, _upper: Level<Self>, _bins: u32) -> bool {
+        true
+    }
 }
 
 impl Sample for u8 {
@@ -204,5 +211,9 @@ impl Sample for i32 {
 impl Sample for f32 {
     fn histogram_def() -> &'static HistogramDef<f32> {
         &h::HISTOGRAM_EVEN_F32
+    }
+    fn range_fits(lower: f32, upper: f32, bins: u32) -> bool {
+        // A subnormal scale would be flushed to 0 where the GPU flushes them.
+        (upper - lower).is_finite() && (bins as f32 / (upper - lower)).is_normal()
     }
 }

@@ -26,6 +26,15 @@ pub enum Error {
         /// The upper level, as written.
         upper: String,
     },
+    /// An `f32` histogram whose range is wider than `f32` counts:
+    /// `upper - lower` is infinite, or the bins' scale over it below the
+    /// normal floats, so every sample would fall in one bin.
+    RangeTooWide {
+        /// The lower level, as written.
+        lower: String,
+        /// The upper level, as written.
+        upper: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -37,6 +46,10 @@ impl fmt::Display for Error {
             Error::EmptyRange { lower, upper } => {
                 write!(f, "a histogram's levels must satisfy lower < upper; got lower {lower}, upper {upper}")
             }
+            Error::RangeTooWide { lower, upper } => write!(
+                f,
+                "a histogram's range from {lower} to {upper} is wider than f32 counts (upper - lower, or bins over it, is out of f32's normal range, so every sample would fall in one bin): split it, or shift and scale the samples first"
+            ),
         }
     }
 }

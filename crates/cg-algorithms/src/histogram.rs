@@ -36,6 +36,9 @@ impl Algorithms<'_> {
         if lower.partial_cmp(&upper) != Some(std::cmp::Ordering::Less) {
             return Err(Error::EmptyRange { lower: format!("{lower:?}"), upper: format!("{upper:?}") });
         }
+        if !S::range_fits(lower, upper, num_bins) {
+            return Err(Error::RangeTooWide { lower: format!("{lower:?}"), upper: format!("{upper:?}") });
+        }
         check_u32_count(n)?;
         let def = S::histogram_def();
         let blocks = self.capacity(def, HISTOGRAM_THREADS)?.min(n.div_ceil(HISTOGRAM_SPAN).max(1) as u32);

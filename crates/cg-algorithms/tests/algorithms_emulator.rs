@@ -66,6 +66,18 @@ fn calls_refuse_short_outputs_and_empty_histograms_by_name() {
     assert_eq!(e.to_string(), "a histogram's levels must satisfy lower < upper; got lower 9, upper 9");
     let floats = gpu.upload(&[1.0f32]).unwrap();
     assert!(matches!(alg.histogram_even(&floats, &mut bins, f32::NAN, 1.0), Err(Error::EmptyRange { .. })));
+    // A range wider than f32 counts put every sample in bin 0 (the scale
+    // bins / inf is 0): refused by name.
+    for (lower, upper) in [(-f32::MAX, f32::MAX), (f32::NEG_INFINITY, f32::INFINITY), (0.0, f32::INFINITY)] {
+        let e = alg.histogram_even(&floats, &mut bins, lower, upper).unwrap_err();
+        assert!(matches!(e, Error::RangeTooWide { .. }), "{lower}..{upper}: {e}");
+    }
+    // A range about as wide as it takes (its scale, 2 / 1.6e38, just a
+    // normal f32) still bins by value.
+    let wide = gpu.upload(&[-7e37f32, -1e37, 1e37, 7e37]).unwrap();
+    let mut two = gpu.zeros::<u32>(2).unwrap();
+    alg.histogram_even(&wide, &mut two, -8e37, 8e37).unwrap();
+    assert_eq!(gpu.read(&two).unwrap(), [2, 2]);
 }
 
 /// A NaN counts as absent in a float Min or Max, on whichever side of a
