@@ -9,32 +9,61 @@ use std::time::{Duration, Instant};
 
 /// Where the stand-in's ranks meet, twice per all-reduce: a barrier of host
 /// threads that gives up after a timeout, naming the ranks that never came.
+///
+/// A wait that gives up breaks the meeting for good: the rank that gave up
+/// was marked as arrived, and the late one's arrival would complete a
+/// round with floats of another round, so every later wait fails, naming
+/// the first failure (as an NCCL communicator after an error).
 struct Meeting {
     ranks: u32,
     timeout: Duration,
-    state: Mutex<(Vec<bool>, u64)>,
+    state: Mutex<MeetingState>,
     changed: Condvar,
+}
+
+/// Who has arrived in this round, how many rounds have completed, and why
+/// the meeting broke, if it did.
+struct MeetingState {
+    arrived: Vec<bool>,
+    round: u64,
+    broken: Option<String>,
+}
+
+/// The error of a wait at a meeting that broke earlier.
+fn broken(why: &str) -> Error {
+    Error::Nccl {
+        call: "the emulated all-reduce",
+        error: format!(
+            "an earlier all-reduce of this group failed ({why}), so its ranks no longer agree on which round is which: make a new CommId and communicators"
+        ),
+    }
 }
 
 impl Meeting {
     fn wait(&self, rank: u32) -> Result<()> {
         let mut m = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        m.0[rank as usize] = true;
-        if m.0.iter().all(|&a| a) {
-            m.0.fill(false);
-            m.1 += 1;
+        if let Some(why) = &m.broken {
+            return Err(broken(why));
+        }
+        m.arrived[rank as usize] = true;
+        if m.arrived.iter().all(|&a| a) {
+            m.arrived.fill(false);
+            m.round += 1;
             self.changed.notify_all();
             return Ok(());
         }
-        let (round, start) = (m.1, Instant::now());
-        while m.1 == round {
+        let (round, start) = (m.round, Instant::now());
+        while m.round == round {
+            if let Some(why) = &m.broken {
+                return Err(broken(why));
+            }
             let left = self.timeout.saturating_sub(start.elapsed());
             if left.is_zero() {
-                let missing: Vec<String> = m.0.iter().enumerate().filter(|(_, a)| !**a).map(|(r, _)| r.to_string()).collect();
-                return Err(Error::Nccl {
-                    call: "the emulated all-reduce",
-                    error: format!("rank(s) {} of {} did not arrive within {} s", missing.join(", "), self.ranks, self.timeout.as_secs_f64()),
-                });
+                let missing: Vec<String> = m.arrived.iter().enumerate().filter(|(_, a)| !**a).map(|(r, _)| r.to_string()).collect();
+                let why = format!("rank(s) {} of {} did not arrive within {} s", missing.join(", "), self.ranks, self.timeout.as_secs_f64());
+                m.broken = Some(why.clone());
+                self.changed.notify_all();
+                return Err(Error::Nccl { call: "the emulated all-reduce", error: why });
             }
             m = self.changed.wait_timeout(m, left).unwrap_or_else(|e| e.into_inner()).0;
         }
@@ -60,7 +89,8 @@ impl StandIn {
     /// A stand-in communicator for `ranks` emulated GPUs (at most
     /// [`MAX_STAND_IN_RANKS`]); a wait gives up after `timeout`.
     pub(crate) fn new(ranks: u32, timeout: Duration) -> StandIn {
-        let meet = Meeting { ranks, timeout, state: Mutex::new((vec![false; ranks as usize], 0)), changed: Condvar::new() };
+        let state = MeetingState { arrived: vec![false; ranks as usize], round: 0, broken: None };
+        let meet = Meeting { ranks, timeout, state: Mutex::new(state), changed: Condvar::new() };
         StandIn { meet, slots: Mutex::new(vec![Vec::new(); ranks as usize]), joined: Mutex::new(vec![false; ranks as usize]) }
     }
 
@@ -285,5 +315,34 @@ mod tests {
             [a.join().unwrap().unwrap(), b.join().unwrap().unwrap()]
         });
         assert_eq!(sums, [vec![4.0, 6.0], vec![4.0, 6.0]]);
+    }
+
+    /// Before this check, a rank that gave up waiting stayed marked as
+    /// arrived, so the late rank's call completed that round with the next
+    /// round's floats, and every later round returned Ok with a sum of two
+    /// different rounds (the stranger's 101 for 102).
+    #[test]
+    fn a_wait_that_gives_up_breaks_the_group_for_every_later_call() {
+        let s = StandIn::new(2, Duration::from_millis(100));
+        let results = std::thread::scope(|scope| {
+            let s = &s;
+            let early = scope.spawn(move || (0..3).map(|round| s.all_reduce_sum(0, vec![round as f32])).collect::<Vec<_>>());
+            let late = scope.spawn(move || {
+                std::thread::sleep(Duration::from_millis(400));
+                (0..3).map(|round| s.all_reduce_sum(1, vec![100.0 + round as f32])).collect::<Vec<_>>()
+            });
+            [early.join().unwrap(), late.join().unwrap()]
+        });
+        let first = results[0][0].as_ref().expect_err("rank 1 came late");
+        assert!(first.to_string().contains("rank(s) 1 of 2 did not arrive within 0.1 s"), "{first}");
+        for (rank, calls) in results.iter().enumerate() {
+            for (round, r) in calls.iter().enumerate().skip(if rank == 0 { 1 } else { 0 }) {
+                let e = r.as_ref().expect_err("a broken group sums nothing");
+                assert!(
+                    e.to_string().contains("an earlier all-reduce of this group failed (rank(s) 1 of 2 did not arrive within 0.1 s)"),
+                    "rank {rank} round {round}: {e}"
+                );
+            }
+        }
     }
 }
