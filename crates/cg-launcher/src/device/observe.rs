@@ -73,10 +73,36 @@ pub struct Launched {
 impl Gpu {
     /// Runs `work`, and returns with its result every launch it made through
     /// a kernel's definition (what the exercise's harness checks a `Solved` against).
+    /// Calls nest: an outer recording gets the inner one's launches too. If
+    /// `work` panics, recording stops as it would have on return.
     pub fn recording_launches<R>(&self, work: impl FnOnce() -> R) -> (R, Vec<Launched>) {
-        let before = self.launches.replace(Some(Vec::new()));
+        /// Puts the outer recording back, the launches made meanwhile added
+        /// to it, when `work` returns or unwinds.
+        struct Restore<'g> {
+            gpu: &'g Gpu,
+            outer: Option<Option<Vec<Launched>>>,
+        }
+        impl Restore<'_> {
+            fn made(&mut self) -> Vec<Launched> {
+                let outer = self.outer.take().unwrap_or(None);
+                let made = self.gpu.launches.replace(None).unwrap_or_default();
+                *self.gpu.launches.borrow_mut() = outer.map(|mut o| {
+                    o.extend_from_slice(&made);
+                    o
+                });
+                made
+            }
+        }
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                if self.outer.is_some() {
+                    self.made();
+                }
+            }
+        }
+        let mut restore = Restore { gpu: self, outer: Some(self.launches.replace(Some(Vec::new()))) };
         let r = work();
-        let made = self.launches.replace(before).unwrap_or_default();
+        let made = restore.made();
         (r, made)
     }
 
