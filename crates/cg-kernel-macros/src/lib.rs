@@ -46,6 +46,7 @@
 use proc_macro::TokenStream;
 use proc_macro2::{Delimiter, TokenStream as Tokens, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::parse::Parse;
 use syn::spanned::Spanned;
 use syn::{Error, Expr, FnArg, GenericParam, ItemFn, Pat, Path, Result, ReturnType, Safety, Type};
@@ -425,12 +426,14 @@ fn expand(mut options: Options, mut f: ItemFn) -> Result<Tokens> {
 fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tokens> {
     let krate = options.krate();
     let name = f.sig.ident.clone();
-    let layout = format_ident!("__CG_SHARED_ARRAYS_{}", screaming(&name.to_string()));
+    // Named after the kernel as written (`format_ident!` drops a raw
+    // identifier's `r#`), not upper-cased: `foo` and `Foo` are two kernels.
+    let layout = format_ident!("__cg_shared_arrays_{}", name);
     let dynamic_part = match &options.shared_memory {
         Some(p) => quote!(#p),
         None => quote!(#krate::mem::no_dynamic_shared),
     };
-    let sizes = format_ident!("__CG_SHARED_ARRAY_SIZES_{}", screaming(&name.to_string()));
+    let sizes = format_ident!("__cg_shared_array_sizes_{}", name);
     let sized = format_ident!("__cg_shared_bytes_{}", name);
     // The call stays a call of the macro the kernel's author imported
     // (so that the import is used), at its internal arm, which names
@@ -517,7 +520,9 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
 
     let krate = options.krate();
     let name = &f.sig.ident;
-    let name_str = name.to_string();
+    // The entry's name: a raw identifier's without its `r#` (`r#loop` is
+    // the symbol `loop`).
+    let name_str = name.unraw().to_string();
     let def = options.def.clone().unwrap_or_else(|| format_ident!("{}", screaming(&name_str)));
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
@@ -546,7 +551,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
         idents.push(pi.ident.clone());
         types.push(&pt.ty);
     }
-    let names: Vec<String> = idents.iter().map(|i| i.to_string()).collect();
+    let names: Vec<String> = idents.iter().map(|i| i.unraw().to_string()).collect();
     // The parameter types as the tuple the definition is generic over, in
     // the parentheses of the kernel's own parameter list: a type that cannot
     // be a parameter (`flag: bool`) is then an error at that list, not at
