@@ -1,6 +1,7 @@
 //! Two kernels of one crate with one name (in two modules, as two
 //! `operator_kernels!` with the same names make): one PTX module cannot hold
-//! both entries, so the crate's GPU build fails. The emulator runs each by
+//! both entries, so the crate's GPU build fails. (This test crate has no
+//! GPU build; its kernels run on the emulator either way.) The emulator runs each by
 //! its own function and would have run both; the launcher refuses either by
 //! name, so that a build for the emulator alone says what the GPU build would.
 
@@ -17,7 +18,7 @@ mod first {
     ///
     /// # Safety
     /// `out` holds one element.
-    #[kernel(emulator)]
+    #[kernel]
     pub unsafe fn mark(out: Out<u32>) {
         // SAFETY: one element.
         unsafe { out.write(0, 1) };
@@ -30,10 +31,42 @@ mod second {
     ///
     /// # Safety
     /// `out` holds one element.
-    #[kernel(emulator)]
+    #[kernel]
     pub unsafe fn mark(out: Out<u32>) {
         // SAFETY: one element.
         unsafe { out.write(0, 2) };
+    }
+}
+
+/// Two kernels for the emulator alone (no PTX entry) may share a name:
+/// nothing would clash.
+mod emulator_first {
+    use super::*;
+    /// Thread 0 writes 4.
+    ///
+    /// # Safety
+    /// `out` holds one element.
+    #[kernel(emulator)]
+    pub unsafe fn only_emulated(out: Out<u32>) {
+        if this_grid().thread_rank() == 0 {
+            // SAFETY: one element, which thread 0 alone writes.
+            unsafe { out.write(0, 4) };
+        }
+    }
+}
+
+mod emulator_second {
+    use super::*;
+    /// Thread 0 writes 5.
+    ///
+    /// # Safety
+    /// `out` holds one element.
+    #[kernel(emulator)]
+    pub unsafe fn only_emulated(out: Out<u32>) {
+        if this_grid().thread_rank() == 0 {
+            // SAFETY: one element, which thread 0 alone writes.
+            unsafe { out.write(0, 5) };
+        }
     }
 }
 
@@ -66,4 +99,9 @@ fn two_kernels_of_one_crate_and_name_are_refused_by_name() {
     // SAFETY: one element.
     unsafe { kernel.launch(1, 32, (out.slice_mut(..),)).unwrap() };
     assert_eq!(gpu.read(&out).unwrap(), [3]);
+    for (def, wrote) in [(&emulator_first::ONLY_EMULATED, 4), (&emulator_second::ONLY_EMULATED, 5)] {
+        // SAFETY: one element.
+        unsafe { gpu.kernel(def).unwrap().launch(1, 32, (out.slice_mut(..),)).unwrap() };
+        assert_eq!(gpu.read(&out).unwrap(), [wrote]);
+    }
 }

@@ -224,7 +224,8 @@ pub fn duplicate_name() -> Option<&'static str> {
 }
 
 /// Whether two kernels of crate `crate_name` (as `CARGO_CRATE_NAME` spells
-/// it) are both named `name`: two PTX entries of one name in one module,
+/// it) with GPU entries (not `#[kernel(emulator)]`) are both named `name`:
+/// two PTX entries of one name in one module,
 /// which the GPU build of that crate refuses, while a build for the emulator
 /// alone (no PTX) would run both. The launcher refuses to load either, so
 /// the emulator says what the GPU build would. Two kernels of one name in
@@ -233,7 +234,7 @@ pub fn duplicate_name() -> Option<&'static str> {
 pub fn shares_its_name(crate_name: &str, name: &str) -> bool {
     static SHARED: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
     let shared = SHARED.get_or_init(|| {
-        let mut all: Vec<(&str, &str)> = REGISTERED.iter().map(|r| (r.crate_name, r.name)).collect();
+        let mut all: Vec<(&str, &str)> = REGISTERED.iter().filter(|r| r.in_ptx).map(|r| (r.crate_name, r.name)).collect();
         all.sort_unstable();
         let mut shared: Vec<_> = all.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
         shared.dedup();
