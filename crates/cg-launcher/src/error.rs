@@ -332,6 +332,16 @@ pub enum Error {
         /// This use.
         second_use: String,
     },
+    /// Two buffers a call needs as long as each other are not
+    /// (`gpu.all_reduce_sum`'s source and destination).
+    LengthsDiffer {
+        /// The call.
+        what: &'static str,
+        /// The first buffer's name and length.
+        first: (&'static str, usize),
+        /// The second buffer's name and length.
+        second: (&'static str, usize),
+    },
     /// A copy to or from a buffer past its end.
     OutOfRange {
         /// The call (`gpu.write`).
@@ -567,6 +577,14 @@ impl fmt::Display for Error {
                 "a buffer {} in branch {first} of in_parallel (as {first_use}) was given to a {} in branch {second} (as {second_use}): the branches' streams are not ordered against each other, so the two could race; use it in one branch only, or after in_parallel returns",
                 if *first_wrote { "written" } else { "read" },
                 if *second_writes { "write" } else { "read" }
+            ),
+            Error::LengthsDiffer { what, first, second } => write!(
+                f,
+                "{what}: {} holds {} and {} {}: they must be as long as each other",
+                first.0,
+                plural(first.1 as u64, "element", "elements"),
+                second.0,
+                second.1
             ),
             Error::OutOfRange { what, start, count, len } => match start.checked_add(*count) {
                 Some(end) => write!(f, "{what}: elements {start}..{end} of a buffer of {len}: past its end"),

@@ -230,7 +230,7 @@ impl Gpu {
     /// Fails by name if `dst` is not as long as `src`.
     pub fn all_reduce_sum(&self, comm: &Communicator, src: &View<'_, f32>, dst: ViewMut<'_, f32>) -> Result<()> {
         if src.len() != dst.len() {
-            return Err(Error::OutOfRange { what: "gpu.all_reduce_sum (dst must be as long as src)", start: 0, count: src.len(), len: dst.len() });
+            return Err(Error::LengthsDiffer { what: "gpu.all_reduce_sum", first: ("src", src.len()), second: ("dst", dst.len()) });
         }
         self.owns(comm.made_by, "a communicator")?;
         let (origin, bytes) = src.origin();
@@ -290,6 +290,22 @@ mod tests {
         drop(first);
         let again = gpu.communicator(&id, 1, 2).unwrap();
         assert_eq!(again.rank(), 1);
+    }
+
+    /// Before this check, a destination longer than the source was called
+    /// past its end ('elements 0..3 of a buffer of 5: past its end').
+    #[test]
+    fn a_source_and_destination_of_different_lengths_are_named_with_both() {
+        let gpu = gpu();
+        let id = CommId::new(true, 1, Duration::from_secs(5)).unwrap();
+        let comm = gpu.communicator(&id, 0, 1).unwrap();
+        let src = gpu.zeros::<f32>(3).unwrap();
+        let mut dst = gpu.zeros::<f32>(5).unwrap();
+        let e = gpu.all_reduce_sum(&comm, &src.slice(..), dst.slice_mut(..)).unwrap_err();
+        assert_eq!(e.to_string(), "gpu.all_reduce_sum: src holds 3 elements and dst 5: they must be as long as each other");
+        let one = gpu.zeros::<f32>(1).unwrap();
+        let e = gpu.all_reduce_sum(&comm, &one.slice(..), dst.slice_mut(..)).unwrap_err();
+        assert_eq!(e.to_string(), "gpu.all_reduce_sum: src holds 1 element and dst 5: they must be as long as each other");
     }
 
     /// Before this check, ranks summing 3 and 2 floats returned a sum
