@@ -39,7 +39,10 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 
 /// A static shared array of `N` elements of `T`, declared in a kernel's own
 /// body: C++'s `__shared__ T name[N];`. One array per call site and block,
-/// the same in every iteration of a loop around it, as C++'s.
+/// the same in every iteration of a loop around it, as C++'s. A call site
+/// is where the call is written: one inside a closure, or inside a local
+/// `macro_rules!`, is one array however many times the closure runs or the
+/// macro expands (where a C macro would declare one per expansion).
 ///
 /// ```
 /// use cg_kernel::cg::this_thread_block;
