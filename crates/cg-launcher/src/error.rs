@@ -392,6 +392,14 @@ pub enum Error {
         /// What to do.
         why: String,
     },
+    /// A group of a size the communicator cannot make (the emulator's
+    /// stand-in takes 1 to `MAX_STAND_IN_RANKS`).
+    BadGroupSize {
+        /// The group's size, as asked for.
+        ranks: u32,
+        /// Why it is refused.
+        why: &'static str,
+    },
     /// A communicator asked for with a rank outside its group, or a rank
     /// that another communicator of the group already holds.
     BadRank {
@@ -608,6 +616,7 @@ impl fmt::Display for Error {
             Error::Caller(e) => write!(f, "{e}"),
             Error::NoNccl { why } => write!(f, "{why}"),
             Error::BadRank { rank, ranks, why } => write!(f, "rank {rank} of a group of {ranks}: {why}"),
+            Error::BadGroupSize { ranks, why } => write!(f, "a group of {ranks} ranks: {why}"),
             Error::Nccl { call, error } => write!(f, "{call} failed: {error}"),
         }
     }

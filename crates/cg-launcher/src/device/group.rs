@@ -168,7 +168,7 @@ impl CommId {
         if emulated {
             if ranks == 0 || ranks > MAX_STAND_IN_RANKS {
                 let why = "the emulator's stand-in takes 1 to MAX_STAND_IN_RANKS (1024) ranks";
-                return Err(Error::BadRank { rank: 0, ranks, why });
+                return Err(Error::BadGroupSize { ranks, why });
             }
             return Ok(CommId::StandIn(Arc::new(StandIn::new(ranks, timeout))));
         }
@@ -278,7 +278,7 @@ mod tests {
         // the process died of the failed allocation.
         for ranks in [0, MAX_STAND_IN_RANKS + 1, u32::MAX] {
             let e = CommId::new(true, ranks, Duration::from_secs(1)).err().expect("refused");
-            assert!(e.to_string().contains("1 to MAX_STAND_IN_RANKS (1024)"), "{e}");
+            assert_eq!(e.to_string(), format!("a group of {ranks} ranks: the emulator's stand-in takes 1 to MAX_STAND_IN_RANKS (1024) ranks"));
         }
         let e = gpu.communicator(&id, 0, 0).err().expect("no ranks");
         assert!(e.to_string().contains("at least one rank"), "{e}");
