@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The launcher library's modules that `host/src/lib.rs` re-exports under
 /// the lesson's names: below every layer, since they are another crate.
-const LAUNCHER: &[&str] = &["device", "nccl", "sizing"];
+const LAUNCHER: &[&str] = &["device", "group", "nccl", "observe", "sizing"];
 
 /// Every module of `host/src/lib.rs`, lowest first.
 const LAYERS: &[&str] = &[
