@@ -18,7 +18,7 @@
 //! - [`sizing`]: the occupancy arithmetic, blocks per SM and why;
 //! - [`error`]: one error type, each variant one line saying what to do;
 //! - [`group`]: devices working as a group, a sum across them (NCCL's
-//!   all-reduce on GPUs, with [`nccl`] and feature `nccl`; a host-side
+//!   all-reduce on GPUs, with the module `nccl` and feature `nccl`; a host-side
 //!   stand-in on the emulator);
 //! - [`observe`]: watching launches, for tools (a record of which launches a
 //!   closure made, per-block traces); nothing a launch needs.
