@@ -218,9 +218,16 @@ pub fn ptx() -> Result<&'static Ptx, NotLinked> {
 /// The first name two registered kernels share, if any (what [`kernel`]
 /// refuses for that name).
 pub fn duplicate_name() -> Option<&'static str> {
-    let mut names: Vec<&str> = REGISTERED.iter().map(|r| r.name).collect();
-    names.sort_unstable();
-    names.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+    repeated(REGISTERED.iter().map(|r| r.name)).first().copied()
+}
+
+/// The values `all` holds more than once, each once, in order.
+fn repeated<T: Ord + Copy>(all: impl Iterator<Item = T>) -> Vec<T> {
+    let mut all: Vec<T> = all.collect();
+    all.sort_unstable();
+    let mut repeated: Vec<T> = all.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
+    repeated.dedup();
+    repeated
 }
 
 /// Whether two kernels of crate `crate_name` (as `CARGO_CRATE_NAME` spells
@@ -233,14 +240,8 @@ pub fn duplicate_name() -> Option<&'static str> {
 /// twice with the same names, say); in different crates they are not.
 pub fn shares_its_name(crate_name: &str, name: &str) -> bool {
     static SHARED: std::sync::OnceLock<Vec<(&'static str, &'static str)>> = std::sync::OnceLock::new();
-    let shared = SHARED.get_or_init(|| {
-        let mut all: Vec<(&str, &str)> = REGISTERED.iter().filter(|r| r.in_ptx).map(|r| (r.crate_name, r.name)).collect();
-        all.sort_unstable();
-        let mut shared: Vec<_> = all.windows(2).filter(|w| w[0] == w[1]).map(|w| w[0]).collect();
-        shared.dedup();
-        shared
-    });
-    !shared.is_empty() && shared.contains(&(crate_name, name))
+    let shared = SHARED.get_or_init(|| repeated(REGISTERED.iter().filter(|r| r.in_ptx).map(|r| (r.crate_name, r.name))));
+    shared.contains(&(crate_name, name))
 }
 
 /// The constant the kernels' crate shares as `name`.

@@ -146,42 +146,31 @@ pub const fn static_arrays_layout<const K: usize>(arrays: [(usize, usize); K]) -
     (offsets, end)
 }
 
-/// [`DynamicShared::static_array`] as a function: what `shared_array!`
-/// calls, so that an element that is not a [`Word`] gets `Word`'s own error.
+/// A `shared_array!` of `len` elements at `byte` of the block's shared
+/// memory: what `#[kernel]` rewrites each call into. The emulator bounds its
+/// indices by `len`. A function bounded by [`Word`], so that an element of
+/// another type gets `Word`'s own error.
 ///
 /// # Safety
-/// As [`DynamicShared::static_array`]'s.
+/// `byte` is a multiple of `T`'s size, and the kernel's shared memory holds
+/// the array's `len` elements from there (its definition counted them).
 #[doc(hidden)]
 #[inline(always)]
+#[cfg_attr(target_arch = "nvptx64", allow(unused_variables))]
 pub unsafe fn static_array<T: Word>(byte: usize, len: usize) -> DynamicShared<T> {
-    // SAFETY: the caller keeps `static_array`'s contract.
-    unsafe { DynamicShared::static_array(byte, len) }
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // Pointer arithmetic from the shared base, so the compiler still
+        // sees shared memory (as in `after`).
+        DynamicShared { base: crate::arch::dynamic_shared::<u8>().wrapping_add(byte) as *mut T }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        DynamicShared { first: byte / core::mem::size_of::<T>(), len, _t: core::marker::PhantomData }
+    }
 }
 
 impl<T: Word> DynamicShared<T> {
-    /// A `shared_array!` of `len` elements at `byte` of the block's shared
-    /// memory: what `#[kernel]` rewrites each call into. The emulator bounds
-    /// its indices by `len`.
-    ///
-    /// # Safety
-    /// `byte` is a multiple of `T`'s size, and the kernel's shared memory
-    /// holds the array's `len` elements from there (its definition counted them).
-    #[doc(hidden)]
-    #[inline(always)]
-    #[cfg_attr(target_arch = "nvptx64", allow(unused_variables))]
-    pub unsafe fn static_array(byte: usize, len: usize) -> Self {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            // Pointer arithmetic from the shared base, so the compiler still
-            // sees shared memory (as in `after`).
-            DynamicShared { base: crate::arch::dynamic_shared::<u8>().wrapping_add(byte) as *mut T }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            DynamicShared { first: byte / core::mem::size_of::<T>(), len, _t: core::marker::PhantomData }
-        }
-    }
-
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
     pub(crate) fn base(self) -> *mut T {

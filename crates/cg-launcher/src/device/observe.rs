@@ -80,29 +80,20 @@ impl Gpu {
         /// to it, when `work` returns or unwinds.
         struct Restore<'g> {
             gpu: &'g Gpu,
-            outer: Option<Option<Vec<Launched>>>,
-        }
-        impl Restore<'_> {
-            fn made(&mut self) -> Vec<Launched> {
-                let outer = self.outer.take().unwrap_or(None);
-                let made = self.gpu.launches.replace(None).unwrap_or_default();
-                *self.gpu.launches.borrow_mut() = outer.map(|mut o| {
-                    o.extend_from_slice(&made);
-                    o
-                });
-                made
-            }
+            outer: Option<Vec<Launched>>,
         }
         impl Drop for Restore<'_> {
             fn drop(&mut self) {
-                if self.outer.is_some() {
-                    self.made();
-                }
+                let made = self.gpu.launches.replace(None).unwrap_or_default();
+                *self.gpu.launches.borrow_mut() = self.outer.take().map(|mut o| {
+                    o.extend(made);
+                    o
+                });
             }
         }
-        let mut restore = Restore { gpu: self, outer: Some(self.launches.replace(Some(Vec::new()))) };
+        let _restore = Restore { gpu: self, outer: self.launches.replace(Some(Vec::new())) };
         let r = work();
-        let made = restore.made();
+        let made = self.launches.borrow().clone().unwrap_or_default();
         (r, made)
     }
 
