@@ -48,7 +48,7 @@ MIRIFLAGS=-Zmiri-permissive-provenance cargo miri test -p cg-launcher --lib shar
 # The library crates as they would be published: their documentation
 # complete and warning-free (each denies missing_docs), and each packaged and
 # the package built on its own, path dependencies replaced by the packages.
-libraries=(-p cg-kernel-macros -p cg-kernel -p cg-builder -p cg-launcher)
+libraries=(-p cg-kernel-macros -p cg-barrier -p cg-emulator -p cg-kernel -p cg-builder -p cg-launcher)
 algorithms=(-p cg-algorithms-kernels -p cg-algorithms)
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps "${libraries[@]}" "${algorithms[@]}"
 # cargo package builds each package against the others through a temporary

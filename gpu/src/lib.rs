@@ -3,9 +3,9 @@
 //! emulated GPU runs.
 //!
 //! This crate is what a learner edits: [`kernels`]. Everything the kernels
-//! are written in (the cooperative-groups API [`cg`], [`mem`], the emulator
-//! [`emu`], `#[kernel]`) lives in the `cg-kernel` library and is re-exported
-//! here under the same names, so that a kernel edit rebuilds only this crate
+//! are written in (the cooperative-groups API [`cg`], [`mem`], `#[kernel]`)
+//! lives in the `cg-kernel` library, and the emulator [`emu`] in
+//! `cg-emulator`; both are re-exported here under the same names, so that a kernel edit rebuilds only this crate
 //! and the program.
 //! Each `#[kernel]` registers itself, and `gpu/ptx` this crate's PTX, in lists the
 //! linker gathers (`cg_kernel::kernels::registered`): the host finds them by
@@ -17,7 +17,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use cg_kernel::emu;
+pub use cg_emulator as emu;
 pub use cg_kernel::{cg, clock, mem, trace};
 
 pub mod kernels;

@@ -148,7 +148,7 @@ static void timeRuns(int runs, int warmups, Work work, Stats& queued, Stats& wai
         CHECK(cudaEventCreate(&end[r]));
     }
     // Batches of 32 runs, each queued behind holdFor so that the GPU runs it
-    // back to back (as Rust's time_queued, host/src/device/cuda.rs): a batch
+    // back to back (as Rust's time_queued, crates/cg-launcher/src/device/cuda/mod.rs): a batch
     // the host took more than half the hold to queue runs again behind a
     // hold twice as long, up to 1 s.
 

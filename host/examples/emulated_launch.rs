@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         load.split(' ').take(3).collect::<Vec<_>>().join(" ")
     );
     for workers in [1, 2] {
-        let gpu = Gpu::emulated(EmulatedDevice::T4, cg_kernel::emu::Options { workers, ..Default::default() });
+        let gpu = Gpu::emulated(EmulatedDevice::T4, cg_emulator::Options { workers, ..Default::default() });
         let kernel = gpu.kernel(&host::kernels().empty)?;
         // SAFETY: the kernel touches nothing.
         unsafe { kernel.launch(2, 32, ())? };

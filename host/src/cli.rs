@@ -194,12 +194,12 @@ pub enum EmulatedGpu {
 
 impl EmulationArgs {
     /// The emulated device these flags describe.
-    pub fn device(&self) -> cg_kernel::emu::Device {
+    pub fn device(&self) -> cg_emulator::Device {
         let base = match self.gpu {
-            EmulatedGpu::T4 => cg_kernel::emu::Device::T4,
-            EmulatedGpu::H200 => cg_kernel::emu::Device::H200,
+            EmulatedGpu::T4 => cg_emulator::Device::T4,
+            EmulatedGpu::H200 => cg_emulator::Device::H200,
         };
-        cg_kernel::emu::Device {
+        cg_emulator::Device {
             sms: self.sms.unwrap_or(base.sms),
             threads_per_sm: self.threads_per_sm.unwrap_or(base.threads_per_sm),
             blocks_per_sm: self.blocks_per_sm.unwrap_or(base.blocks_per_sm),
@@ -758,7 +758,7 @@ mod tests {
     fn emulation_defaults_to_the_lessons_t4() {
         let cli = parse(&["--emulate"]).unwrap();
         assert!(cli.target.emulation.emulate);
-        assert_eq!(cli.target.emulation.device(), cg_kernel::emu::Device::T4);
+        assert_eq!(cli.target.emulation.device(), cg_emulator::Device::T4);
         let cli = parse(&["exercise", "--emulate", "--sms", "2"]).unwrap();
         let Some(Command::Exercise { target, .. }) = cli.command else { panic!() };
         assert_eq!(target.emulation.device().sms, 2);

@@ -23,7 +23,7 @@ pub const LESSON_CLUSTER: ClusterShape = ClusterShape { blocks: 4, non_portable:
 
 /// A cluster size as the lesson asks for it: non-portable past 8.
 pub fn shape(blocks: u32) -> ClusterShape {
-    ClusterShape { blocks, non_portable: blocks > cg_kernel::emu::MAX_PORTABLE_CLUSTER }
+    ClusterShape { blocks, non_portable: blocks > cg_emulator::MAX_PORTABLE_CLUSTER }
 }
 
 /// Which sum with a cluster stage.

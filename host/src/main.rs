@@ -79,7 +79,7 @@ fn open(target: &TargetArgs) -> Result<Gpu> {
     let timeout = Duration::from_secs_f64(target.timeout_s);
     let e = &target.emulation;
     if e.emulate {
-        let options = cg_kernel::emu::Options { seed: e.seed, timeout, ..Default::default() };
+        let options = cg_emulator::Options { seed: e.seed, timeout, ..Default::default() };
         return Ok(Gpu::emulated(e.device(), options));
     }
     let gpu = Gpu::open(target.device)?;
@@ -148,7 +148,7 @@ fn run_exercise(variant: Variant, target: &TargetArgs) -> Result<()> {
             emit(&format!("\nNot run on the larger emulated GPU either, since the kernel did not finish at n = {n}\n"));
         }
     } else if exercise::needs_larger_device(&gpu)? {
-        let options = cg_kernel::emu::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = cg_emulator::Options { seed: target.emulation.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let larger = Gpu::emulated(exercise::LARGER_DEVICE, options);
         if !target.json {
             emit(&exercise::larger_device_header_on(&larger, &r)?);
@@ -200,7 +200,7 @@ fn run_trace(out: &std::path::Path, target: &TargetArgs) -> Result<()> {
     let n = 4_194_915;
     let e = &target.emulation;
     let r = if e.emulate {
-        let options = cg_kernel::emu::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
+        let options = cg_emulator::Options { seed: e.seed, timeout: Duration::from_secs_f64(target.timeout_s), ..Default::default() };
         let gpu = Gpu::emulated_traced(e.device(), options);
         host::trace::run(&gpu, None, Some((e.device(), options)), n, out)?
     } else {
@@ -403,7 +403,7 @@ fn run_multi(a: &MultiArgs) -> Result<()> {
     };
     let open = |local: u32| -> Result<Gpu> {
         if e.emulate {
-            let options = cg_kernel::emu::Options { seed: e.seed, timeout, ..Default::default() };
+            let options = cg_emulator::Options { seed: e.seed, timeout, ..Default::default() };
             return Ok(Gpu::emulated(e.device(), options));
         }
         let rank = a.rank.unwrap_or(local);

@@ -14,7 +14,7 @@ pub fn section(r: &LessonReport, s: Section) -> String {
         Section::Device => {
             if d.emulated {
                 let _ = writeln!(o, "GPU: {}", d.name);
-                o.push_str("  the lesson's kernels, run by cg_kernel::emu on the CPU: every check of the lesson; it times nothing, since CPU times say nothing about a GPU\n");
+                o.push_str("  the lesson's kernels, run by cg_emulator on the CPU: every check of the lesson; it times nothing, since CPU times say nothing about a GPU\n");
                 if let Some(seed) = d.seed {
                     let _ = writeln!(o, "  threads interleaved at random from seed {seed} (--seed {seed} repeats this run)");
                 }

@@ -2,7 +2,7 @@
 //! check, each mistake the lesson names fails by name, and every launch rule
 //! is a named error before launch. (`gpu.rs` runs the same on a GPU.)
 
-use cg_kernel::emu::{Device, Fault, Options};
+use cg_emulator::{Device, Fault, Options};
 use cg_launcher::error::Error as L;
 use gpu as _;
 use gpu_ptx as _;
@@ -164,11 +164,8 @@ fn cluster_sync_loops_on_the_emulator_and_each_cluster_barrier_waits_for_its_clu
 }
 
 /// A device whose clusters hold every block the block ceiling allows.
-static FULL: cg_kernel::emu::ClusterCeilings = cg_kernel::emu::ClusterCeilings {
-    rows: &[(8, [1056, 528, 352, 264, 211, 176, 150, 132, 117, 105, 96, 88, 81, 75, 70, 66])],
-    max_blocks_per_sm: 8,
-    sms: 132,
-};
+static FULL: cg_emulator::ClusterCeilings =
+    cg_emulator::ClusterCeilings { rows: &[(8, [1056, 528, 352, 264, 211, 176, 150, 132, 117, 105, 96, 88, 81, 75, 70, 66])], max_blocks_per_sm: 8, sms: 132 };
 
 #[test]
 fn where_clusters_hold_every_block_the_lesson_refuses_one_cluster_too_many_instead_of_the_block_ceiling() {

@@ -91,8 +91,8 @@ fn a_cooperative_launch_beside_an_ordinary_one_finds_no_stale_read() {
 /// own barrier state: the same answers, on both barriers.
 #[test]
 fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_nodes_find_no_stale_read() {
-    for (name, device, threads) in [("T4", cg_kernel::emu::Device::T4, 256), ("H200", cg_kernel::emu::Device::H200, 32)] {
-        let gpu = Gpu::emulated(device, cg_kernel::emu::Options::default());
+    for (name, device, threads) in [("T4", cg_emulator::Device::T4, 256), ("H200", cg_emulator::Device::H200, 32)] {
+        let gpu = Gpu::emulated(device, cg_emulator::Options::default());
         let blocks = blocks_each(&gpu, 2, threads, 1.0);
         let watched = gpu::cg::barrier::is_watched(blocks);
         assert_eq!(watched, threads == 32, "{blocks} blocks of {threads}");
@@ -105,7 +105,7 @@ fn on_the_emulator_launches_in_parallel_and_a_graph_of_parallel_cooperative_node
 
 #[test]
 fn branches_do_not_nest_and_a_capture_does_not_begin_in_a_branch() {
-    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
     let nested = gpu.in_parallel(2, &mut |_| gpu.in_parallel(2, &mut |_| Ok(()))).unwrap_err();
     assert!(matches!(nested, cg_launcher::error::Error::NestedStreams { .. }), "{nested}");
     assert!(nested.to_string().contains("cannot begin inside a branch of in_parallel"), "{nested}");
@@ -183,7 +183,7 @@ mod branch_memory_case;
 /// give the right sums (the GPU test runs the same 1,000 times).
 #[test]
 fn on_the_emulator_buffers_made_and_dropped_in_branches_give_right_sums() {
-    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
     for out_in_branch in [false, true] {
         let missed = branch_memory_case::sums_with_buffers_made_in_branches(&gpu, 4096, 2, out_in_branch).unwrap();
         assert!(missed.wrong.is_empty(), "out in branch {out_in_branch}: {:?} (expected {})", missed.wrong, missed.expected);
@@ -192,7 +192,7 @@ fn on_the_emulator_buffers_made_and_dropped_in_branches_give_right_sums() {
 
 #[test]
 fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_the_join() {
-    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
     let kernel = gpu.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
     let launch = kernel.configure(4, 256).unwrap();
     let input = host::launch::DeviceInput::upload(&gpu, &[1.0f32; 1000]).unwrap();
@@ -218,7 +218,7 @@ fn a_buffer_made_in_one_branch_is_refused_by_name_in_another_and_serves_after_th
 
 #[test]
 fn memory_is_not_touched_during_a_capture() {
-    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
     let mut b = gpu.zeros::<f32>(4).unwrap();
     for err in [
         gpu.capture(&mut || gpu.zeros::<f32>(4).map(drop)).err().unwrap(),
@@ -232,7 +232,7 @@ fn memory_is_not_touched_during_a_capture() {
 
 #[test]
 fn a_buffer_of_another_device_is_refused_by_name_at_launch_and_in_a_copy() {
-    let (a, b) = (Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()), Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()));
+    let (a, b) = (Gpu::emulated(cg_emulator::Device::T4, Default::default()), Gpu::emulated(cg_emulator::Device::T4, Default::default()));
     let kernel = b.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
     let launch = kernel.configure(4, 256).unwrap();
     let input = host::launch::DeviceInput::upload(&a, &[1.0f32; 1000]).unwrap();
@@ -263,7 +263,7 @@ fn buffers_made_and_dropped_in_branches_give_right_sums_1000_times() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
-    let (cuda, emulated) = (Gpu::open(0).unwrap(), Gpu::emulated(cg_kernel::emu::Device::T4, Default::default()));
+    let (cuda, emulated) = (Gpu::open(0).unwrap(), Gpu::emulated(cg_emulator::Device::T4, Default::default()));
     for (on, from) in [(&cuda, &emulated), (&emulated, &cuda)] {
         let kernel = on.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
         let launch = kernel.configure(4, 256).unwrap();
@@ -283,7 +283,7 @@ fn a_gpus_buffer_is_refused_by_the_emulator_and_the_emulators_by_the_gpu() {
 /// bytes in several branches, and writes to disjoint parts, are fine.
 #[test]
 fn a_buffer_written_in_one_branch_and_used_in_another_is_refused_by_name() {
-    let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+    let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
     let kernel = gpu.cooperative_kernel(&host::kernels().reduce_cooperative_grid).unwrap();
     let launch = kernel.configure(4, 256).unwrap();
     let input = host::launch::DeviceInput::upload(&gpu, &[1.0f32; 1000]).unwrap();

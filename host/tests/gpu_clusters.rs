@@ -5,7 +5,7 @@
 //! while another reads its shared memory) have binaries of their own:
 //! `gpu_cluster_trap.rs` and `gpu_cluster_exit.rs`.
 
-use cg_kernel::emu::{Device, Options};
+use cg_emulator::{Device, Options};
 use gpu as _;
 use gpu_ptx as _;
 use host::clusters::{ClusterPath, ClusterSums, LESSON_CLUSTER, cluster_sync_cost, probe_cooperative_clusters, shape};

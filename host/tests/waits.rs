@@ -4,8 +4,8 @@
 //! marked `#[ignore]` so that a run without one lists them by name. Then, on
 //! the emulator, the mistakes they guard against, each named.
 
+use cg_emulator::{Device, Fault, Options};
 use cg_kernel::cg::this_thread_block;
-use cg_kernel::emu::{Device, Fault, Options};
 use cg_kernel::kernel;
 use cg_kernel::mem::{Out, Scope, dynamic_shared};
 use cg_launcher::error::Error;

@@ -18,7 +18,7 @@
 #[path = "written_solve/solve.rs"]
 mod solve;
 
-use cg_kernel::emu::{Device, Options};
+use cg_emulator::{Device, Options};
 use host::device::Gpu;
 use host::exercise::{Variant, run_sizes};
 

@@ -5,8 +5,8 @@
 //! registry entry included, goes through the path it was given: the crate's
 //! own name, the string form, and a library's re-export of it.
 
+use cg_emulator::{Arg, Device, Launch, Options};
 use renamed::cg::{Plus, reduce, this_thread_block, tiled_partition};
-use renamed::emu::{Arg, Device, Launch, Options};
 use renamed::kernel;
 use renamed::kernels::{Cluster, GridSync, KernelDef, NoGridSync, Params};
 use renamed::mem::{In, Out};

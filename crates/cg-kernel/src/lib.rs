@@ -10,15 +10,16 @@
 //!   a typed definition to launch through, whose contract says whether it may
 //!   call `grid.sync()` (then only a cooperative launch of a grid that fits
 //!   can run it);
-//! - [`emu`] (host builds): an emulated GPU that runs the same kernels on the
-//!   CPU and names the mistakes a GPU would hang on or silently mislead with;
 //! - [`kernels`]: the definitions, and the registry the linker fills, where
 //!   a host launcher finds each kernel and the crate's PTX by name;
 //! - [`trace`] (feature `trace`): per-block SM and timings.
 //!
 //! A kernel crate depends on this crate, compiles itself to PTX with
 //! `cg-builder` in its `build.rs`, and says [`ptx!`] once; a host program
-//! launches its kernels with `cg-launcher`. `docs/your-own-kernel.md` in the
+//! launches its kernels with `cg-launcher`, on a GPU or on the emulated GPU
+//! of `cg-emulator` (host builds of this crate run each instruction, memory
+//! access and collective there, and it names the mistakes a GPU would hang
+//! on or silently mislead with). `docs/your-own-kernel.md` in the
 //! repository walks from `cargo new` to a grid-synchronized kernel running.
 //!
 //! ```
@@ -53,7 +54,8 @@
 //!
 //! Layers: `arch` holds one small function per PTX instruction (LLVM's
 //! convergent intrinsics for the collectives, inline assembly for the rest)
-//! and, on the host, the emulator's version of each; [`cg`] and [`mem`] are
+//! and, on the host, the emulator's version of each (calls into
+//! `cg_emulator::thread`); [`cg`] and [`mem`] are
 //! the safe surface built on them; kernels call only those. The toolchain is
 //! nightly (the target's intrinsics, the `gpu-kernel` ABI): the repository's
 //! `rust-toolchain.toml` names the one it is tested with.
@@ -71,8 +73,6 @@
 pub(crate) mod arch;
 pub mod cg;
 pub mod clock;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod emu;
 pub mod kernels;
 pub mod mem;
 pub mod trace;

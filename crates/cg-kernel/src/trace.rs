@@ -7,7 +7,7 @@
 //! unchanged; in every other build these calls compile to nothing. The host
 //! points `CG_TRACE` (a global of the traced PTX module) at
 //! [`WORDS_PER_BLOCK`] zeroed `u64` per block before each traced launch. The
-//! emulator records the same events itself (`cg_kernel::emu::BlockTrace`).
+//! emulator records the same events itself (`cg_emulator::BlockTrace`).
 
 /// `u64` per block: SM + 1 (0: never started), start, arrival, departure, end.
 pub const WORDS_PER_BLOCK: usize = 5;

@@ -2,7 +2,7 @@
 //! (`kernels::MAX_PARAMS`; a 17th is a compile error, `gpu/tests/guard/seventeen_params.rs`):
 //! it defines, and each argument reaches its parameter on the emulator.
 
-use cg_kernel::emu::{Arg, Device, Launch, Options};
+use cg_emulator::{Arg, Device, Launch, Options};
 use cg_kernel::kernel;
 use cg_kernel::kernels::{KernelDef, MAX_PARAMS, NoGridSync, Params};
 use cg_kernel::mem::{In, Out};

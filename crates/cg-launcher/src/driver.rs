@@ -32,7 +32,7 @@ pub(crate) fn single_stream(ctx: &cudarc::driver::CudaContext) {
     // the default one with events: memory work in a branch waits for the
     // branch and the branch for it, frees made in a branch wait for the
     // join, and a buffer made in one branch is refused in another
-    // (`device/cuda.rs`, `Cuda::in_order` and `HeldFrees`).
+    // (`device/cuda/memory.rs`, `Cuda::in_order` and `HeldFrees`).
     unsafe { ctx.disable_event_tracking() }
 }
 

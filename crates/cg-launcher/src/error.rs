@@ -282,7 +282,7 @@ pub enum Error {
         /// The kernel's name.
         kernel: &'static str,
         /// What the emulator found.
-        fault: Box<cg_kernel::emu::Fault>,
+        fault: Box<cg_emulator::Fault>,
         /// For an access outside a buffer or one never written, the launch
         /// it happened in (`describe`): its grid, buffer lengths and numbers,
         /// since the argument that sized them may be the mistake.
@@ -562,7 +562,7 @@ impl fmt::Display for Error {
                 cg_kernel::cg::barrier::TIMEOUT_NS as f64 / 1e9
             ),
             Error::Emulated { kernel, fault, launch } => match (&**fault, launch) {
-                (cg_kernel::emu::Fault::Deadlock(_), _) => write!(f, "{fault}"),
+                (cg_emulator::Fault::Deadlock(_), _) => write!(f, "{fault}"),
                 (_, Some(launch)) => write!(f, "{kernel} on the emulated device: {fault}; the launch: {launch}"),
                 (_, None) => write!(f, "{kernel} on the emulated device: {fault}"),
             },

@@ -60,7 +60,7 @@
 //! # Process-wide effects
 //!
 //! The first launch on an emulated device changes four things of the
-//! whole process, once, and leaves them so (each in `cg_kernel::emu`):
+//! whole process, once, and leaves them so (each in `cg_emulator`):
 //! - glibc's malloc is told to keep what the workers' heaps grew to
 //!   (`mallopt(M_TOP_PAD, 64 MiB)`, `mallopt(M_TRIM_THRESHOLD, 256 MiB)`):
 //!   parked blocks save their threads' stacks on the heap, and giving those

@@ -3,8 +3,8 @@
 //! plain access racing an atomic (in a block, between blocks, in shared
 //! memory), and a block-scoped atomic shared by two blocks.
 
+use cg_emulator::{Fault, Options};
 use cg_kernel::cg::{this_grid, this_thread_block};
-use cg_kernel::emu::{Fault, Options};
 use cg_kernel::kernel;
 use cg_kernel::mem::{In, MemoryOrder, Out, Scope, dynamic_shared};
 use cg_launcher::device::{EmulatedDevice, Gpu};

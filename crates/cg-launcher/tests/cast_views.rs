@@ -4,8 +4,8 @@
 //! a view that does not start on, or span, whole elements of the new type is
 //! refused by name.
 
+use cg_emulator::Options;
 use cg_kernel::cg::this_grid;
-use cg_kernel::emu::Options;
 use cg_kernel::kernel;
 use cg_kernel::mem::{In, Out};
 use cg_launcher::device::{EmulatedDevice, Gpu};

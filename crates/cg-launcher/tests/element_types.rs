@@ -3,8 +3,8 @@
 //! GPU's byte stores are independent), in global memory or shared, in one
 //! block or several; two threads writing one byte do.
 
+use cg_emulator::{Fault, Options};
 use cg_kernel::cg::{this_grid, this_thread_block};
-use cg_kernel::emu::{Fault, Options};
 use cg_kernel::kernel;
 use cg_kernel::mem::{In, Out, dynamic_shared};
 use cg_launcher::device::{EmulatedDevice, Gpu};

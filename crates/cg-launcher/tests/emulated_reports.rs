@@ -43,7 +43,7 @@ fn a_kernel_that_reads_a_partial_nothing_wrote_is_named_and_the_same_on_zeros_is
     let mut partials = gpu.uninit::<f32>(2).unwrap();
     let err = run(&gpu, &xs, &mut partials, 64).unwrap_err();
     let text = err.to_string();
-    assert!(matches!(&err, Error::Emulated { fault, .. } if matches!(**fault, cg_kernel::emu::Fault::Uninitialized { index: 0, .. })), "{text}");
+    assert!(matches!(&err, Error::Emulated { fault, .. } if matches!(**fault, cg_emulator::Fault::Uninitialized { index: 0, .. })), "{text}");
     assert!(text.contains("read partials[0] at crates/cg-launcher/tests/emulated_reports.rs:26:"), "{text}");
     assert!(text.contains("which nothing has written since it was allocated uninitialized (gpu.uninit"), "{text}");
     // What the host reads of it is poison, not zeros.

@@ -3,8 +3,8 @@
 //! two kernels whose names differ only in case, each with a
 //! `shared_array!` (their hidden items clashed once upper-cased).
 
+use cg_emulator::Options;
 use cg_kernel::cg::this_thread_block;
-use cg_kernel::emu::Options;
 use cg_kernel::kernel;
 use cg_kernel::mem::Out;
 use cg_kernel::shared_array;

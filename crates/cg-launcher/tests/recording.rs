@@ -4,8 +4,8 @@
 //! and after a panic every later launch was recorded into a list no one
 //! would read.)
 
+use cg_emulator::Options;
 use cg_kernel::cg::this_grid;
-use cg_kernel::emu::Options;
 use cg_kernel::kernel;
 use cg_kernel::mem::Out;
 use cg_launcher::device::{EmulatedDevice, Gpu};

@@ -3,8 +3,8 @@
 //! a GPU reads or writes the wrong array without a word, and the emulator
 //! names the access and its line.
 
+use cg_emulator::{Access, Fault, Options};
 use cg_kernel::cg::this_thread_block;
-use cg_kernel::emu::{Access, Fault, Options};
 use cg_kernel::kernel;
 use cg_kernel::mem::Out;
 use cg_kernel::shared_array;

@@ -3,8 +3,8 @@
 //! before it ends, rounded up to its own alignment, so the arrays neither
 //! overlap nor misalign, and an access past the last is named.
 
+use cg_emulator::Options;
 use cg_kernel::cg::{this_grid, this_thread_block};
-use cg_kernel::emu::Options;
 use cg_kernel::kernel;
 use cg_kernel::mem::{Out, dynamic_shared};
 use cg_launcher::device::{EmulatedDevice, Gpu};

@@ -5,7 +5,7 @@
 //! old and half new, and the two sizes of atomic on one location were
 //! undefined behaviour under Rust's memory model.
 
-use cg_kernel::emu::Options;
+use cg_emulator::Options;
 use cg_launcher::device::{EmulatedDevice, Gpu, Pod};
 
 /// One thread fills `shared` with `a` and `b` in turn while this one reads

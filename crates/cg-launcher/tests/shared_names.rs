@@ -5,8 +5,8 @@
 //! its own function and would have run both; the launcher refuses either by
 //! name, so that a build for the emulator alone says what the GPU build would.
 
+use cg_emulator::Options;
 use cg_kernel::cg::this_grid;
-use cg_kernel::emu::Options;
 use cg_kernel::kernel;
 use cg_kernel::mem::Out;
 use cg_launcher::device::{EmulatedDevice, Gpu};

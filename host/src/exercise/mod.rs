@@ -554,7 +554,7 @@ pub struct Ran {
 /// it, or a GPU's launch outlived `--timeout-s` (after which the device
 /// still runs it). Every later size would wait out a timeout of its own.
 pub fn is_stuck(e: &Error) -> bool {
-    use cg_kernel::emu::Fault;
+    use cg_emulator::Fault;
     match e {
         Error::Launch(L::Emulated { fault, .. }) => matches!(**fault, Fault::Timeout { .. } | Fault::BarrierLoop { .. }),
         Error::Launch(L::Timeout { .. } | L::DeviceStuck { .. } | L::GridBarrierTimedOut { .. }) => true,
@@ -671,7 +671,7 @@ impl ExerciseReport {
 
 /// The emulated device the exercise runs a second time: an H200's shape,
 /// 1056 cooperative blocks of 256 threads.
-pub const LARGER_DEVICE: cg_kernel::emu::Device = cg_kernel::emu::Device::H200;
+pub const LARGER_DEVICE: cg_emulator::Device = cg_emulator::Device::H200;
 
 /// The sizes it runs there: one whose grid is smaller than a block's
 /// threads, and the lesson's n, whose 1056 blocks are more than a block has
@@ -1458,7 +1458,7 @@ mod tests {
         assert!(!h.contains("1056"), "{h}");
         let h = larger_device_header(1056, 256);
         assert!(h.contains("1056 cooperative blocks of 256, more than one block has threads, so block 0 must loop over the partials"), "{h}");
-        let gpu = Gpu::emulated(LARGER_DEVICE, cg_kernel::emu::Options::default());
+        let gpu = Gpu::emulated(LARGER_DEVICE, cg_emulator::Options::default());
         let mut first = report_of(vec![judge(611, &reference::fill(611).unwrap(), 32, Ok((1.0, Solved { threads_per_block: 1024, ..solved(1) })), None, None)]);
         assert!(larger_device_header_on(&gpu, &first).unwrap().contains("264 cooperative blocks of 1024"));
         first.cases.clear();

@@ -46,7 +46,7 @@ pub fn render(r: &MultiReport) -> String {
         );
     }
     if emulated {
-        o.push_str("emulated devices (cg_kernel::emu on the CPU): every check, with CPU times that say nothing about a GPU\n");
+        o.push_str("emulated devices (cg_emulator on the CPU): every check, with CPU times that say nothing about a GPU\n");
     }
     let _ = writeln!(o, "input: {}; the GPUs' shards are contiguous, in rank order", r.fill);
     let _ = writeln!(o, "all-reduce: {}", r.nccl);

@@ -1,7 +1,7 @@
 //! `cg-lesson trace`: where and when each block ran, drawn. On a GPU, from
 //! the traced build of the kernels (`cg_kernel::trace`: `%smid` and `%globaltimer`
 //! per block, recorded by thread 0); on the emulator, from the emulator's
-//! own record, laid out in the emulated device's time (`cg_kernel::emu`'s
+//! own record, laid out in the emulated device's time (`cg_emulator`'s
 //! timeline: its SMs, resident blocks advancing together). Drawn for:
 //! - the lesson's cooperative launch at capacity, every block resident at once;
 //! - the two-launch path;
@@ -72,7 +72,7 @@ fn one(gpu: &Gpu, work: impl FnOnce() -> Result<()>) -> Result<LaunchTrace> {
 pub fn run(
     gpu: &Gpu,
     timed: Option<(&Gpu, &Gpu)>,
-    emulated: Option<(cg_kernel::emu::Device, cg_kernel::emu::Options)>,
+    emulated: Option<(cg_emulator::Device, cg_emulator::Options)>,
     n: usize,
     dir: &FsPath,
 ) -> Result<TraceReport> {
@@ -171,19 +171,19 @@ pub fn run(
 /// grid sized to n, on a device that hands ordinary launches a workspace too
 /// (as the H200's driver does once its context has made a cooperative
 /// launch). Its trace, and the emulator's report of the deadlock.
-fn deadlock(dev: &cg_kernel::emu::Device, options: cg_kernel::emu::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
+fn deadlock(dev: &cg_emulator::Device, options: cg_emulator::Options, xs: &[f32], blocks: u32, tpb: u32) -> LaunchTrace {
     let def = crate::kernels().reduce_cooperative_grid;
     let (mut partials, mut out) = (vec![f32::NAN; blocks as usize], [f32::NAN]);
-    let arg_in = cg_kernel::emu::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
-    let arg_out = |name, v: &mut [f32], slot| cg_kernel::emu::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
-    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), cg_kernel::emu::Arg::Value(xs.len() as u64)];
+    let arg_in = cg_emulator::Arg::In { name: "input", address: xs.as_ptr() as usize, len: xs.len(), elem: 4 };
+    let arg_out = |name, v: &mut [f32], slot| cg_emulator::Arg::Out { name, address: v.as_mut_ptr() as usize, len: v.len(), elem: 4, slot };
+    let args = [arg_in, arg_out("partials", &mut partials, 0), arg_out("out", &mut out, 1), cg_emulator::Arg::Value(xs.len() as u64)];
     let entry = def.entry();
     // SAFETY: one argument per parameter, of its kind, over live vectors of the sizes the kernel reads and writes.
-    let f = move |a: &[cg_kernel::emu::Arg]| unsafe {
+    let f = move |a: &[cg_emulator::Arg]| unsafe {
         <(cg_kernel::mem::In<f32>, cg_kernel::mem::Out<f32>, cg_kernel::mem::Out<f32>, usize) as Params>::call(entry, a)
     };
     let sink = std::sync::Mutex::new(Vec::<BlockTrace>::new());
-    let launch = cg_kernel::emu::Launch {
+    let launch = cg_emulator::Launch {
         kernel: def.name(),
         grid: blocks,
         threads: tpb,
@@ -197,7 +197,7 @@ fn deadlock(dev: &cg_kernel::emu::Device, options: cg_kernel::emu::Options, xs: 
         entry: &f,
         trace: Some(&sink),
     };
-    let options = cg_kernel::emu::Options { ordinary_launches_get_a_workspace: true, ..options };
+    let options = cg_emulator::Options { ordinary_launches_get_a_workspace: true, ..options };
     // SAFETY: each argument addresses a live vector of its length, aligned
     // for f32; nothing else touches them during the call, and `f` calls the
     // kernel with its parameters' kinds (input holds n floats, partials one

@@ -21,8 +21,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// The library crates: each package's name and its crate's.
-const CRATES: [(&str, &str); 6] = [
+const CRATES: [(&str, &str); 8] = [
     ("cg-kernel", "cg_kernel"),
+    ("cg-barrier", "cg_barrier"),
+    ("cg-emulator", "cg_emulator"),
     ("cg-kernel-macros", "cg_kernel_macros"),
     ("cg-builder", "cg_builder"),
     ("cg-launcher", "cg_launcher"),

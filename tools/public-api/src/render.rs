@@ -15,8 +15,8 @@ pub struct Names<'a> {
     /// The shortest public path of each of the crate's own items.
     public: &'a HashMap<String, String>,
     /// The public paths of the other listed crates' items, by the path
-    /// rustdoc gives them (`cg_kernel::emu::spec::Device` is
-    /// `cg_kernel::emu::Device`): a private module moved in one crate
+    /// rustdoc gives them (`cg_emulator::spec::Device` is
+    /// `cg_emulator::Device`): a private module moved in one crate
     /// changes no line of another's listing.
     others: &'a HashMap<String, String>,
 }

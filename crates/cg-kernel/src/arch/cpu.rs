@@ -1,10 +1,10 @@
 //! The same functions as `nvptx.rs`, for kernels running on the emulator
-//! ([`crate::emu`]): each reads the emulated thread's registers or takes part
+//! (the cg-emulator crate): each reads the emulated thread's registers or takes part
 //! in its block's barriers and its warp's collectives. Same names, same
 //! signatures, same safety contracts, so `cg` compiles against either.
 #![allow(clippy::missing_safety_doc)]
 
-use crate::emu::thread;
+use cg_emulator::thread;
 
 pub fn thread_idx() -> [u32; 3] {
     thread::thread_idx()

@@ -263,7 +263,7 @@ impl<L> ClusterGroup<L> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            crate::emu::thread::check_cluster_rank(rank);
+            cg_emulator::thread::check_cluster_rank(rank);
             ClusterShared { first: shared.first(), rank, _t: PhantomData }
         }
     }
@@ -305,7 +305,7 @@ impl<T: Word> ClusterShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            T::from_bits64(crate::emu::thread::cluster_shared_read(self.rank, self.first.saturating_add(i), size_of::<T>()))
+            T::from_bits64(cg_emulator::thread::cluster_shared_read(self.rank, self.first.saturating_add(i), size_of::<T>()))
         }
     }
 
@@ -323,7 +323,7 @@ impl<T: Word> ClusterShared<T> {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            crate::emu::thread::cluster_shared_write(self.rank, self.first.saturating_add(i), size_of::<T>(), v.to_bits64())
+            cg_emulator::thread::cluster_shared_write(self.rank, self.first.saturating_add(i), size_of::<T>(), v.to_bits64())
         }
     }
 }

@@ -189,7 +189,7 @@ impl<L: LaunchKind> GridGroup<L> {
         #[cfg(not(target_arch = "nvptx64"))]
         {
             emu_call!("grid.sync()");
-            crate::emu::thread::grid_sync(self.is_valid());
+            cg_emulator::thread::grid_sync(self.is_valid());
         }
     }
 

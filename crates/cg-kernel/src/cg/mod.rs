@@ -34,7 +34,8 @@
 //! call each one waits at.
 //!
 //! On the GPU these compile to the PTX in `arch`; on the host they run on the
-//! emulator ([`crate::emu`]). [`barrier`], [`lanes`] and [`ranks`] hold their
+//! emulator (the cg-emulator crate, through its `thread` module). [`barrier`]
+//! (the cg-barrier crate, re-exported), [`lanes`] and [`ranks`] hold their
 //! arithmetic as plain functions, tested on their own.
 
 /// Names the cooperative-groups call in progress, for the emulator's reports
@@ -42,11 +43,11 @@
 macro_rules! emu_call {
     ($name:expr) => {
         #[cfg(not(target_arch = "nvptx64"))]
-        let _call = crate::emu::thread::Call::enter($name);
+        let _call = cg_emulator::thread::Call::enter($name);
     };
 }
 
-pub mod barrier;
+pub use cg_barrier as barrier;
 pub mod lanes;
 pub mod ranks;
 

@@ -171,6 +171,6 @@ impl MultiGridGroup<'_> {
         #[cfg(target_arch = "nvptx64")]
         arch::trap();
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::thread::multi_grid_timeout(self.rank, TIMEOUT_NS)
+        cg_emulator::thread::multi_grid_timeout(self.rank, TIMEOUT_NS)
     }
 }

@@ -156,7 +156,7 @@ where
 pub fn tiled_partition<const N: u32>(block: &ThreadBlock) -> ThreadBlockTile<N> {
     const { assert!(N.is_power_of_two() && N <= 32, "tile sizes are 1, 2, 4, 8, 16 or 32") };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::thread::tile_made(N);
+    cg_emulator::thread::tile_made(N);
     ThreadBlockTile { block_rank: block.thread_rank(), block_threads: block.num_threads() }
 }
 

@@ -2,8 +2,8 @@
 
 #[allow(unused_imports)] // GridSync and NoGridSync are named in the docs
 use super::{Contract, GridSync, NoGridSync};
-use crate::emu::Arg;
 use crate::mem::{In, Out};
+use cg_emulator::Arg;
 use core::marker::PhantomData;
 
 /// A kernel's tile size, and how its launch needs change with it.

@@ -4,7 +4,7 @@
 
 use super::{DynamicShared, Out, Word};
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::emu::thread as emu;
+use cg_emulator::thread as emu;
 
 /// Which threads an atomic is atomic with, and whose accesses its ordering
 /// reaches: C++'s `cuda::thread_scope` (PTX `.scope`).

@@ -3,7 +3,7 @@
 
 use super::Word;
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::emu::thread as emu;
+use cg_emulator::thread as emu;
 
 /// A kernel parameter the kernel only reads (`const T* __restrict__`).
 #[cfg(target_arch = "nvptx64")]

@@ -5,7 +5,7 @@
 //! On the GPU each is a bare pointer, so an access compiles to one load or
 //! store and nothing checks the index, exactly as in C++: reading past the end
 //! is undefined behaviour, which is why every access is an `unsafe` call whose
-//! caller says why the index is in bounds. On the emulator ([`crate::emu`]) the
+//! caller says why the index is in bounds. On the emulator (the cg-emulator crate) the
 //! same calls check the index against the buffer the launch passed and report
 //! an access outside it, a misaligned vector load, or a data race, as a named
 //! fault instead of undefined behaviour.

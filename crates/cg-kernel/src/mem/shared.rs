@@ -3,7 +3,7 @@
 
 use super::Word;
 #[cfg(not(target_arch = "nvptx64"))]
-use crate::emu::thread as emu;
+use cg_emulator::thread as emu;
 
 /// The block's dynamic shared memory, as an array of `T` (`extern __shared__ T name[]`).
 /// Its size is the launch's dynamic shared-memory byte count, which a kernel's

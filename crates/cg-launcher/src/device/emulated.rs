@@ -1,4 +1,4 @@
-//! The emulated backend: `cg_kernel::emu`'s device, memory and launches, with CPU
+//! The emulated backend: `cg_emulator`'s device, memory and launches, with CPU
 //! wall time for timings.
 
 use super::group::Comm;
@@ -7,7 +7,7 @@ use crate::error::plural;
 use crate::error::{Error, Result};
 use crate::launch::Shape;
 use crate::sizing::SmResources;
-use cg_kernel::emu;
+use cg_emulator as emu;
 use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};

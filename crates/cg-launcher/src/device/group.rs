@@ -262,7 +262,7 @@ mod tests {
     }
 
     fn gpu() -> Gpu {
-        Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default())
+        Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default())
     }
 
     /// Before this check, rank 5 of 2 indexed past the stand-in's slots (a

@@ -407,7 +407,7 @@ mod tests {
     /// A `Shared<T>` of `len` elements on emulator memory, without a device
     /// (so that Miri, which runs no emulated launch, can run it).
     fn shared<T: Pod>(len: usize) -> Shared<T> {
-        let mem = cg_kernel::emu::Memory::zeroed(len * size_of::<T>()).expect("host memory");
+        let mem = cg_emulator::Memory::zeroed(len * size_of::<T>()).expect("host memory");
         let address = mem.address();
         Shared { _owner: super::super::SharedOwner::Emulated(mem), address: address as u64, host: address as *mut T, len }
     }

@@ -2,20 +2,26 @@
 //! two implementations of one trait, `Backend`, behind one facade, [`Gpu`].
 //! Everything above this module is the same code for both.
 
+mod branches;
 mod cuda;
 mod emulated;
+mod graph;
 pub(crate) mod group;
 mod memory;
 pub(crate) mod observe;
 mod ptx_index;
 
+use branches::BranchUse;
+pub(crate) use branches::{Branch, Origin, Span, Use};
 /// The emulated devices (`EmulatedDevice::T4`, `EmulatedDevice::H200`), for [`Gpu::emulated`].
-pub use cg_kernel::emu::Device as EmulatedDevice;
+pub use cg_emulator::Device as EmulatedDevice;
 /// How the emulator runs a launch (its seed, timeout and workers), for
 /// [`Gpu::emulated`]; what an emulated launch's error carries
 /// ([`Error::Emulated`]). Re-exported so that
 /// a program drives the emulator with this crate alone.
-pub use cg_kernel::emu::{Fault as EmulatorFault, Options as EmulatorOptions};
+pub use cg_emulator::{Fault as EmulatorFault, Options as EmulatorOptions};
+pub(crate) use graph::Captured;
+pub use graph::Graph;
 pub(crate) use group::{CommId, Communicator};
 pub use memory::{Buffer, Pod, Shared, SharedOut, View, ViewMut};
 pub(crate) use observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
@@ -79,60 +85,18 @@ pub(crate) struct Memory {
     pub origin: Origin,
 }
 
-/// Where memory was made: which device, which branch of which
-/// [`Gpu::in_parallel`] call, and which allocation (its base address). A
-/// launch or copy on another device is refused ([`Error::OtherDevice`]),
-/// and so is a launch in another branch of the same call
-/// ([`Error::OtherBranch`]), whose stream is not ordered after the
-/// allocation's. `device` is `None` for memory every device reaches
-/// ([`Shared`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Origin {
-    pub device: Option<DeviceKey>,
-    pub branch: Option<Branch>,
-    pub allocation: u64,
-}
-
-/// Branch `index` of the `fork`-th [`Gpu::in_parallel`] call of a device.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Branch {
-    fork: u64,
-    index: usize,
-}
-
-/// Bytes `.0 .. .1` of an allocation.
-pub(crate) type Span = (usize, usize);
-
-/// How a launch or a copy uses a buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Use {
-    Read,
-    Write,
-}
-
-/// One use of part of an allocation by a branch of the running
-/// [`Gpu::in_parallel`] call: the bytes, the branch, and whether it wrote.
-#[derive(Clone, Debug)]
-struct BranchUse {
-    bytes: Span,
-    branch: usize,
-    access: Use,
-    /// The use, for the error: `gpu.write`, or a kernel's parameter.
-    what: String,
-}
-
 /// What keeps an allocation alive, by the backend that made it.
 #[allow(dead_code, reason = "a GPU's allocation is held only to be freed when dropped")]
 pub(crate) enum Owner {
     Cuda(cuda::Allocation),
-    Emulated(cg_kernel::emu::Memory),
+    Emulated(cg_emulator::Memory),
 }
 
 /// What keeps memory every device reaches alive ([`Shared`]), by backend.
 #[allow(dead_code, reason = "held only to be freed when dropped")]
 pub(crate) enum SharedOwner {
     Cuda(crate::driver::HostMapped),
-    Emulated(cg_kernel::emu::Memory),
+    Emulated(cg_emulator::Memory),
 }
 
 /// Which open device made a handle (a module, a graph, queued runs, a
@@ -162,7 +126,7 @@ impl Memory {
 }
 
 /// A kernel as the emulator calls it, with the launch's arguments.
-pub(crate) type EmulatedEntry = Arc<dyn Fn(&[cg_kernel::emu::Arg]) + Send + Sync>;
+pub(crate) type EmulatedEntry = Arc<dyn Fn(&[cg_emulator::Arg]) + Send + Sync>;
 
 /// A kernel as a backend loads it.
 #[derive(Clone)]
@@ -348,20 +312,6 @@ impl Gpu {
     }
 }
 
-/// Launches captured once and replayed as one (a CUDA graph, instantiated:
-/// `cudaGraphExec_t`); see [`Gpu::capture`].
-pub struct Graph {
-    made_by: DeviceKey,
-    launches: Captured,
-}
-
-/// A captured graph, by backend.
-pub(crate) enum Captured {
-    Cuda(cuda::CudaGraph),
-    /// The launches, in capture order, to run again in that order.
-    Emulated(Vec<emulated::Recorded>),
-}
-
 /// What a device does.
 pub(crate) trait Backend {
     fn alloc(&self, bytes: usize) -> Result<Memory>;
@@ -456,55 +406,6 @@ impl Gpu {
         if made_by == self.key { Ok(()) } else { Err(Error::OtherDevice { what }) }
     }
 
-    /// Where allocation `allocation`, made now, comes from: this device, and the branch running.
-    pub(crate) fn origin(&self, allocation: u64) -> Origin {
-        Origin { device: Some(self.key), branch: self.branch.get(), allocation }
-    }
-
-    /// Refuses memory another device made, memory another branch of the
-    /// running `in_parallel` call made, and a use of memory made before it
-    /// that races another branch's: a write of bytes another branch reads
-    /// or writes, or a read of bytes another branch writes
-    /// ([`Error::RaceBetweenBranches`]). Branches run on streams that are
-    /// not ordered against each other, so no branch may use what another
-    /// one writes; reads of the same bytes in several branches are fine.
-    ///
-    /// `what` names the use in the error: `gpu.write`, or a kernel's parameter.
-    pub(crate) fn check_use(&self, origin: Origin, bytes: Span, access: Use, what: &dyn Fn() -> String) -> Result<()> {
-        if origin.device.is_some_and(|d| d != self.key) {
-            return Err(Error::OtherDevice { what: "a buffer" });
-        }
-        let Some(now) = self.branch.get() else { return Ok(()) };
-        if let Some(made) = origin.branch
-            && made.fork == now.fork
-        {
-            if made.index != now.index {
-                return Err(Error::OtherBranch { made_in: made.index, used_in: now.index });
-            }
-            // Made in this branch: no other branch may use it.
-            return Ok(());
-        }
-        if bytes.0 == bytes.1 {
-            return Ok(());
-        }
-        let mut uses = self.branch_uses.borrow_mut();
-        let earlier = uses.entry(origin.allocation).or_default();
-        let clash =
-            earlier.iter().find(|u| u.branch != now.index && u.bytes.0 < bytes.1 && bytes.0 < u.bytes.1 && (u.access == Use::Write || access == Use::Write));
-        if let Some(u) = clash {
-            return Err(Error::RaceBetweenBranches {
-                first: u.branch,
-                first_wrote: u.access == Use::Write,
-                first_use: u.what.clone(),
-                second: now.index,
-                second_writes: access == Use::Write,
-                second_use: what(),
-            });
-        }
-        earlier.push(BranchUse { bytes, branch: now.index, access, what: what() });
-        Ok(())
-    }
-
     /// [`check_use`](Self::check_use) for every buffer of a launch of
     /// `kernel`, whose parameters are named `params` where known.
     pub(crate) fn check_args(&self, kernel: &str, params: &[&str], args: &[ArgRepr]) -> Result<()> {
@@ -537,7 +438,7 @@ impl Gpu {
         Ok(Gpu::with(Box::new(backend), info))
     }
 
-    /// The emulated device (see `cg_kernel::emu`): the same kernels, run on the CPU.
+    /// The emulated device (see `cg_emulator`): the same kernels, run on the CPU.
     pub fn emulated(device: EmulatedDevice, options: EmulatorOptions) -> Gpu {
         let (backend, info) = emulated::Emulated::new(device, options);
         Gpu::with(Box::new(backend), info)
@@ -549,7 +450,7 @@ impl Gpu {
 
     /// Sets how long the host waits for the device before calling a kernel
     /// stuck; on the emulator, how long a launch may go with no block ending
-    /// and no barrier completing (`cg_kernel::emu::Options::timeout`).
+    /// and no barrier completing (`cg_emulator::Options::timeout`).
     pub fn set_timeout(&self, timeout: Duration) {
         self.backend.set_timeout(timeout);
     }
@@ -573,77 +474,6 @@ impl Gpu {
         self.backend.finish()
     }
 
-    /// Captures the launches `work` makes into a graph instead of running
-    /// them (CUDA stream capture: `cuStreamBeginCapture` on a stream of its
-    /// own, since the legacy default stream cannot be captured, then
-    /// `cuStreamEndCapture` and `cuGraphInstantiate`). Nothing runs until
-    /// [`launch_graph`](Self::launch_graph). Every launch goes through the
-    /// same typed calls as outside a capture, so a kernel that calls
-    /// `grid.sync()` is captured only as a cooperative launch that fits.
-    pub fn capture(&self, work: &mut dyn FnMut() -> Result<()>) -> Result<Graph> {
-        Ok(Graph { made_by: self.key, launches: self.backend.capture(work)? })
-    }
-
-    /// Queues the launches `work(b)` makes for each branch `b` of `branches`
-    /// on a stream of the branch's own, so that the branches may run at once:
-    /// every branch starts after everything queued before this call, and
-    /// everything queued after it waits for every branch
-    /// (fork and join, with events). Inside [`capture`](Self::capture) the
-    /// branches become parallel branches of the graph. Branches do not nest.
-    ///
-    /// Whether they overlap is the GPU's choice: two grids that each fill
-    /// the GPU run one after the other. Each cooperative launch has barrier
-    /// memory of its own, as NVIDIA's has its own workspace, so two that do
-    /// run together never count each other's arrivals (`docs/abi.md`).
-    ///
-    /// The streams are made on first use and kept for the `Gpu`'s life, to
-    /// be used again by the next call: as many streams as the most branches
-    /// any call asked for (CUDA's non-blocking streams, a little driver
-    /// memory each) stay until the `Gpu` is dropped.
-    ///
-    /// What is ordered, and what is refused:
-    /// - each branch's own work is in its order: a buffer allocated, written,
-    ///   read or copied in a branch is so after that branch's launches so
-    ///   far and before its later ones;
-    /// - the branches are ordered against nothing but the fork and the join,
-    ///   so a buffer made before the call may be read by several branches,
-    ///   and written by one branch only where no other branch reads or
-    ///   writes the same bytes: a use that could race another branch's is
-    ///   refused by name before it is queued ([`Error::RaceBetweenBranches`];
-    ///   disjoint ranges of one buffer are fine);
-    /// - a buffer allocated in a branch is that branch's: refused by name in
-    ///   another branch of the same call ([`Error::OtherBranch`]), usable
-    ///   anywhere after the join;
-    /// - a buffer dropped in a branch is freed after the join, once every
-    ///   branch is done with it;
-    /// - in a capture, where nothing runs, memory cannot be touched at all
-    ///   ([`Error::MemoryInCapture`]).
-    ///
-    /// The emulator runs the branches one after another. That is what the
-    /// GPU may do too (the branches are independent), and no branch waits
-    /// on another, so nothing that hangs on a GPU runs on the emulator.
-    pub fn in_parallel(&self, branches: usize, work: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
-        if self.branch.get().is_some() {
-            return Err(Error::NestedStreams { what: "a branch of in_parallel" });
-        }
-        let fork = self.forks.get();
-        self.forks.set(fork + 1);
-        self.branch_uses.borrow_mut().clear();
-        // A branch that panics still leaves the device out of the branch
-        // (the backends join what ran first), so that a caller who catches
-        // the panic finds the device in order, not in a branch for ever.
-        let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.backend.in_parallel(branches, &mut |index| {
-                self.branch.set(Some(Branch { fork, index }));
-                let made = work(index);
-                self.branch.set(None);
-                made
-            })
-        }));
-        self.branch.set(None);
-        made.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    }
-
     /// Broken on purpose, for the test that shows the concurrent-launch test
     /// can fail: from now on every stream's watched launches share one block
     /// of barrier memory, as every launch shared the module's static before
@@ -663,29 +493,6 @@ impl Gpu {
     #[doc(hidden)]
     pub fn mutant_unordered_branch_memory(&self) {
         self.backend.mutant_unordered_branch_memory();
-    }
-
-    /// Queues a captured graph as one launch (`cuGraphLaunch`); inside a
-    /// branch of [`in_parallel`](Self::in_parallel), on the branch's stream.
-    ///
-    /// # Safety
-    /// Every buffer the captured launches address is still allocated (a
-    /// graph holds their addresses, not the buffers), and each still holds
-    /// what those launches' contracts ask. Inside a branch of `in_parallel`,
-    /// no other branch of that call uses a buffer the graph writes, or
-    /// writes one it reads: the launcher cannot see a graph's buffers, so it
-    /// does not refuse such a race itself.
-    pub unsafe fn launch_graph(&self, graph: &Graph) -> Result<()> {
-        self.owns(graph.made_by, "a captured graph")?;
-        self.backend.launch_graph(&graph.launches)
-    }
-
-    /// Whether each kernel launch in `graph` is cooperative, as the graph
-    /// records it (`cuGraphKernelNodeGetAttribute` with
-    /// `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
-    pub fn graph_cooperative_launches(&self, graph: &Graph) -> Result<Vec<bool>> {
-        self.owns(graph.made_by, "a captured graph")?;
-        self.backend.graph_cooperative_launches(&graph.launches)
     }
 
     /// Loads a module that another compiler built (a cubin or PTX file), for
@@ -735,7 +542,7 @@ mod tests {
     /// dead branch's.
     #[test]
     fn a_branch_that_panics_leaves_the_device_out_of_every_branch() {
-        let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+        let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             gpu.in_parallel(2, &mut |b| {
                 assert!(b == 0, "a bug in branch {b}");
@@ -756,7 +563,7 @@ mod tests {
     /// get, and never ran, and reads and allocations were refused.
     #[test]
     fn a_capture_that_panics_leaves_the_device_out_of_the_capture() {
-        let gpu = Gpu::emulated(cg_kernel::emu::Device::T4, cg_kernel::emu::Options::default());
+        let gpu = Gpu::emulated(cg_emulator::Device::T4, cg_emulator::Options::default());
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| gpu.capture(&mut || panic!("a bug in the captured work"))));
         assert!(caught.is_err(), "the panic goes on to the caller");
         let x = gpu.upload(&[3u32]).unwrap();

@@ -5,7 +5,7 @@ use super::{EmulatedDevice, EmulatorOptions, Gpu, cuda, emulated};
 use crate::error::Result;
 use serde::Serialize;
 
-pub use cg_kernel::emu::BlockTrace;
+pub use cg_emulator::BlockTrace;
 
 /// How a GPU opened with the traced kernels treats their records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub struct Launched {
     /// On the emulator, once the launch has finished, the most atomic
     /// updates (`atomic_add` and the rest, not loads) that any one word of
     /// its buffers received from all its blocks
-    /// ([`cg_kernel::emu::LaunchStats::most_atomics_on_one_word`]): a GPU
+    /// ([`cg_emulator::LaunchStats::most_atomics_on_one_word`]): a GPU
     /// applies atomics on one address one after another, so a sum that adds
     /// every element with `out.atomic_add(0, x)` makes n of them in a row.
     /// `None` on a GPU, which does not count them, and for a launch that

@@ -39,7 +39,7 @@ use super::{Args, Loaded, Shape};
 use crate::device::Gpu;
 use crate::error::{Error, Result};
 use crate::sizing::Limits;
-use cg_kernel::emu::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
+use cg_emulator::{ClusterShape, MAX_CLUSTER, MAX_PORTABLE_CLUSTER};
 use cg_kernel::kernels::{Cluster, Contract, KernelDef, NoGridSync, Params};
 use serde::Serialize;
 use std::cell::Cell;

@@ -97,7 +97,7 @@ mod args;
 mod cluster;
 
 pub use args::{Arg, Args};
-pub use cg_kernel::emu::ClusterShape;
+pub use cg_emulator::ClusterShape;
 pub use cluster::{ClusterKernel, ClusterLaunch, ClusterLimits};
 
 /// The launch shape, as `cudaLaunchConfig_t` holds it.
@@ -173,7 +173,7 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             tile: if def.is_emulator_only() { None } else { def.tile() },
             // SAFETY (of the call): the emulator passes one argument per
             // parameter, each of its kind, built from a checked launch.
-            emulated: Arc::new(move |args: &[cg_kernel::emu::Arg]| unsafe { P::call(entry, args) }),
+            emulated: Arc::new(move |args: &[cg_emulator::Arg]| unsafe { P::call(entry, args) }),
         };
         let function = gpu.load(&spec, module)?;
         Ok(Loaded { gpu, def: *def, function, limits: Cell::new(None) })
@@ -373,7 +373,7 @@ impl<P: Params> Kernel<'_, P> {
     /// kernel lends no reference to its own locals to another OS thread
     /// (a `std::thread::scope` in a kernel's host build, say): the emulator
     /// moves a parked GPU thread's stack out of its memory and abandons a
-    /// faulted one's (see `cg_kernel::emu::Device::launch`).
+    /// faulted one's (see `cg_emulator::Device::launch`).
     pub unsafe fn launch<A: Args<P>>(&self, blocks: u32, threads_per_block: u32, args: A) -> Result<()> {
         let shape = self.loaded.shape(blocks, threads_per_block)?;
         // SAFETY: the caller's contract.
@@ -498,7 +498,7 @@ impl Gpu {
             cluster: false,
             in_ptx: false,
             tile: None,
-            emulated: Arc::new(|_: &[cg_kernel::emu::Arg]| unreachable!("a module from a file is refused on the emulator")),
+            emulated: Arc::new(|_: &[cg_emulator::Arg]| unreachable!("a module from a file is refused on the emulator")),
         };
         Ok(RawKernel { gpu: self, name, function: self.load(&spec, Some(module))? })
     }

@@ -1,0 +1,92 @@
+//! What `#[kernel(...)]` was asked for: its options, and the kernel's
+//! `<const TILE: u32 = N>` parameter.
+
+use super::*;
+
+#[derive(Default)]
+pub(crate) struct Options {
+    pub(crate) cooperative: bool,
+    pub(crate) emulator: bool,
+    pub(crate) cluster: bool,
+    pub(crate) shared_memory: Option<Path>,
+    pub(crate) overread: Option<Path>,
+    /// `launch_bounds(max_threads, min_blocks)`, min_blocks 0 if not given.
+    pub(crate) launch_bounds: Option<(u32, u32)>,
+    /// `crate = path`: where cg-kernel is, `::cg_kernel` if not given.
+    pub(crate) krate: Option<Path>,
+    /// `def = NAME`: the definition's name, the function's in capitals if not given.
+    pub(crate) def: Option<syn::Ident>,
+}
+
+impl Options {
+    /// The path every emitted item of cg-kernel is named by.
+    pub(crate) fn krate(&self) -> Tokens {
+        match &self.krate {
+            Some(path) => quote!(#path),
+            None => quote!(::cg_kernel),
+        }
+    }
+}
+
+pub(crate) fn parse_options(attr: Tokens) -> Result<Options> {
+    let mut o = Options::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("cooperative") {
+            o.cooperative = true;
+        } else if meta.path.is_ident("emulator") {
+            o.emulator = true;
+        } else if meta.path.is_ident("cluster") {
+            o.cluster = true;
+        } else if meta.path.is_ident("shared_memory") {
+            o.shared_memory = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("overread") {
+            o.overread = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("crate") {
+            // `crate = path`, or serde's `crate = "path"`.
+            let value = meta.value()?;
+            o.krate =
+                Some(if value.peek(syn::LitStr) { value.parse::<syn::LitStr>()?.parse_with(Path::parse_mod_style)? } else { Path::parse_mod_style(value)? });
+        } else if meta.path.is_ident("def") {
+            o.def = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("launch_bounds") {
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let numbers = content.parse_terminated(syn::LitInt::parse, syn::Token![,])?;
+            let bounds = numbers.iter().map(syn::LitInt::base10_parse::<u32>).collect::<Result<Vec<u32>>>()?;
+            o.launch_bounds = match bounds[..] {
+                [max] | [max, 0] if max > 0 => Some((max, 0)),
+                [max, min] if max > 0 => Some((max, min)),
+                _ => return Err(meta.error("expected `launch_bounds(max_threads)` or `launch_bounds(max_threads, min_blocks)`, max_threads above 0")),
+            };
+        } else {
+            return Err(
+                meta.error(
+                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)`, `crate = path` or `def = NAME`",
+                )
+            );
+        }
+        Ok(())
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(o)
+}
+
+/// The kernel's `<const TILE: u32 = N>` parameter, if it has one.
+pub(crate) struct Tile {
+    pub(crate) ident: syn::Ident,
+    pub(crate) default: Expr,
+}
+
+pub(crate) fn tile_param(f: &ItemFn) -> Result<Option<Tile>> {
+    let params: Vec<&GenericParam> = f.sig.generics.params.iter().collect();
+    match params.as_slice() {
+        [] => Ok(None),
+        [GenericParam::Const(c)] => {
+            let Some((_, default)) = &c.default else {
+                return Err(Error::new(c.span(), "give the tile size a default, as in `<const TILE: u32 = 32>`: the GPU entry is built with it"));
+            };
+            Ok(Some(Tile { ident: c.ident.clone(), default: default.clone() }))
+        }
+        _ => Err(Error::new(f.sig.generics.span(), "a kernel takes at most one generic parameter, `<const TILE: u32 = N>`")),
+    }
+}
