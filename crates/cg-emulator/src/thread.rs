@@ -5,13 +5,28 @@
 //! until the block's scheduler resumes it.
 //!
 //! Called from anywhere but a kernel the emulator runs, each panics ("a GPU
-//! function was called outside an emulated launch"). Inside one, a call
-//! with arguments the kernel language would never pass (an index past a
-//! buffer, a parameter slot the launch does not have) is a fault of the
+//! function was called outside an emulated launch"). Inside one, what a
+//! call reaches is checked against the launch: an index past a buffer or
+//! past the shared memory, a parameter slot the launch does not have, an
+//! atomic's `Element` that is not one of the launch's, is a fault of the
 //! launch, named, or a panic of the kernel, which the launch reports as a
-//! fault: every function here checks what it is given against the launch,
-//! except [`load_published`], whose address it cannot check, which is
-//! `unsafe`.
+//! fault; no safe call here reads or writes memory outside the launch's
+//! arguments and the blocks' shared memory. [`load_published`], whose
+//! address it cannot check, is `unsafe`.
+//!
+//! What the kernel language alone passes is not all checked, and a call
+//! outside it may panic with an internal message or answer wrongly:
+//! - an element size other than 1, 2, 4 or 8 (the shared-memory calls) or
+//!   other than 4 (`cluster_shared_read` and `cluster_shared_write`, which
+//!   read and write whole words);
+//! - in a launch without clusters, a cluster barrier (`cluster_arrive`,
+//!   `cluster_wait`: `Device::launch` itself panics) or another block's
+//!   shared memory (a panic of the kernel);
+//! - an atomic's `op` that is not a pure function of the old bits (it may
+//!   run twice) or that calls back into this module;
+//! - a [`Call`] kept past its kernel's return (its drop panics).
+//!
+//! cg-kernel's `mem` and `cg` pass none of these.
 
 pub use crate::atomic::Element;
 use crate::block::{Block, CURRENT};

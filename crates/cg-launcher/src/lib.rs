@@ -69,8 +69,9 @@
 //!   for every panic outside an emulated kernel: a kernel's panic becomes
 //!   the launch's named fault instead of a message on stderr;
 //! - a `SIGSEGV` handler is installed, which names an emulated thread's
-//!   stack overflow (a guard page of its stack) as a fault and hands every
-//!   other `SIGSEGV` to the handler before it;
+//!   stack overflow (a guard page of its stack) on stderr, with its kernel,
+//!   block and thread, before the process dies of the signal (no launch
+//!   returns from it), and hands every other `SIGSEGV` to the handler before it;
 //! - the regions of stack slots its workers mapped are kept for later
 //!   launches (at most 64 regions of 65,536 slots in all, address space
 //!   mapped without reserve; a region of more than 256 slots has the pages
