@@ -13,6 +13,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 // A kernel is an `unsafe fn`, but each access inside it still says why it is
 // in bounds: a read or write outside `unsafe { }` is an error, not a warning.
+#![feature(const_trait_impl)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 

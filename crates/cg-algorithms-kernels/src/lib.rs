@@ -23,6 +23,7 @@
 //! loads are one 16-byte vector (`read_vector`) per thread and step.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+#![feature(const_trait_impl)]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
 /// `$body` for `$j` = 0 to 15, written out: a loop whose trip count the

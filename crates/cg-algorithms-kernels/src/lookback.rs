@@ -95,7 +95,7 @@ pub unsafe fn take_tile(block: &ThreadBlock, ticket: Out<u32>, tickets: usize, w
 /// As [`publish_total`] and [`wait_for_prefix`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn look_back<T: Value, Op: ReduceOp<T>>(
+pub unsafe fn look_back<T: Value, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     status: Out<u64>,
     k: usize,
@@ -163,7 +163,7 @@ fn bits_of(word: u64) -> u64 {
 /// between this call and the next `block.sync()`.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn wait_for_prefix<T: Value, Op: ReduceOp<T>>(
+pub unsafe fn wait_for_prefix<T: Value, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     status: Out<u64>,
     k: usize,

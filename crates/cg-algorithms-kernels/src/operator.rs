@@ -17,6 +17,7 @@
 //! reverse order), with an identity.
 //!
 //! ```no_run
+//! #![feature(const_trait_impl)]
 //! // In your kernel crate (cg-kernel and cg-algorithms-kernels among its
 //! // dependencies, cg-builder in its build.rs):
 //! use cg_kernel::cg::ReduceOp;
@@ -24,7 +25,7 @@
 //! /// The larger by absolute value, the greater on a tie (so that it commutes).
 //! #[derive(Clone, Copy)]
 //! pub struct AbsMax;
-//! impl ReduceOp<f32> for AbsMax {
+//! impl const ReduceOp<f32> for AbsMax {
 //!     fn combine(a: f32, b: f32) -> f32 {
 //!         if b.abs() > a.abs() || (b.abs() == a.abs() && b > a) { b } else { a }
 //!     }
@@ -73,7 +74,7 @@ impl<T: 'static> OperatorKernels<T> {
     /// The kernels [`operator_kernels!`](crate::operator_kernels) stamped.
     ///
     /// # Safety
-    /// For one operator `Op: ReduceOp<T>` whose identity `identity` gives:
+    /// For one operator `Op: const ReduceOp<T>` whose identity `identity` gives:
     /// `reduce` is the definition of a `#[kernel(cooperative, shared_memory
     /// = reduce_shared_bytes)]` whose body is `reduce_grid::<T, Op>` on its
     /// own `this_grid()` and its four parameters; `inclusive` and

@@ -28,7 +28,7 @@ const UNROLL: usize = 4;
 #[doc(hidden)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn reduce_grid<T: Value, Op: ReduceOp<T>>(grid: &GridGroup, x: In<T>, out: Out<T>, partials: Out<T>, n: usize, op: Op) {
+pub unsafe fn reduce_grid<T: Value, Op: const ReduceOp<T>>(grid: &GridGroup, x: In<T>, out: Out<T>, partials: Out<T>, n: usize, op: Op) {
     let block = this_thread_block();
     let tile = tiled_partition::<32>(&block);
     let scratch = dynamic_shared::<T>();

@@ -49,7 +49,7 @@ fn parts<T: Value>() -> Parts<T> {
 /// vectors combine to, and the warp's total (in every lane).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-fn scan_warp<T: Value, Op: ReduceOp<T>>(tile: &ThreadBlockTile<32>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
+fn scan_warp<T: Value, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<32>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
     let lane = tile.thread_rank();
     let mut carry = Op::identity();
     let mut starts = [Op::identity(); VECTORS];
@@ -75,7 +75,7 @@ fn scan_warp<T: Value, Op: ReduceOp<T>>(tile: &ThreadBlockTile<32>, v: &mut [[T;
 /// the block scan's (`block_scratch_bytes`).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_block<T: Value, Op: ReduceOp<T>>(parts: &Parts<T>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
+unsafe fn scan_block<T: Value, Op: const ReduceOp<T>>(parts: &Parts<T>, v: &mut [[T; 4]; VECTORS], op: Op) -> ([T; VECTORS], T) {
     let (starts, warp_total) = scan_warp(&parts.tile, v, op);
     // The warps' totals across the block: lane 31 of each gives its warp's.
     let last = if parts.tile.thread_rank() == 31 { warp_total } else { Op::identity() };
@@ -98,7 +98,7 @@ unsafe fn scan_block<T: Value, Op: ReduceOp<T>>(parts: &Parts<T>, v: &mut [[T; 4
 #[doc(hidden)]
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(
+pub unsafe fn scan_tile<T: Value, Op: const ReduceOp<T>, const INCLUSIVE: bool>(
     x: In<T>,
     y: Out<T>,
     status: Out<u64>,
@@ -129,7 +129,7 @@ pub unsafe fn scan_tile<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(
 /// with what comes before them put in front (`before`, the tiles before
 /// this one, then the vector's start in the tile).
 #[inline(always)]
-fn finish<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(v: [[T; 4]; VECTORS], starts: [T; VECTORS], before: T) -> [[T; 4]; VECTORS] {
+fn finish<T: Value, Op: const ReduceOp<T>, const INCLUSIVE: bool>(v: [[T; 4]; VECTORS], starts: [T; VECTORS], before: T) -> [[T; 4]; VECTORS] {
     let mut out = v;
     for q in 0..VECTORS {
         let start = Op::combine(before, starts[q]);
@@ -153,7 +153,7 @@ fn finish<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(v: [[T; 4]; VECTORS]
 /// As each persistent scan kernel's.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_tiles_persistent<T: Value, Op: ReduceOp<T>, const INCLUSIVE: bool>(
+unsafe fn scan_tiles_persistent<T: Value, Op: const ReduceOp<T>, const INCLUSIVE: bool>(
     x: In<T>,
     y: Out<T>,
     status: Out<u64>,

@@ -5,6 +5,8 @@
 //! by the same `combine`, on the emulated GPU and on a CUDA GPU (ignored
 //! without one).
 
+#![feature(const_trait_impl)]
+
 use algorithms_operators::{ABS_MAX, AbsMax, GCD, Gcd};
 use cg_algorithms::Algorithms;
 use cg_kernel::cg::ReduceOp;
@@ -35,7 +37,7 @@ fn integers(n: usize) -> Vec<u32> {
 fn check<T, Op>(alg: &mut Algorithms<'_>, xs: &[T], kernels: &cg_algorithms_kernels::operator::OperatorKernels<T>)
 where
     T: cg_algorithms::Element,
-    Op: ReduceOp<T>,
+    Op: const ReduceOp<T>,
 {
     let gpu = alg.gpu();
     let n = xs.len();

@@ -60,6 +60,9 @@
 //! nightly (the target's intrinsics, the `gpu-kernel` ABI): the repository's
 //! `rust-toolchain.toml` names the one it is tested with.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// Operators are `const trait`s (`cg::ReduceOp`): a `const fn` cannot call a
+// barrier or a collective.
+#![feature(const_trait_impl)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
 #![cfg_attr(

@@ -42,7 +42,7 @@ pub const FLOAT_OPS: [&str; 3] = ["Plus", "Less", "Greater"];
 
 /// One operator's results for this thread: on a tile, then on the block.
 #[inline(always)]
-fn on_tile<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, op: Op, put: &mut impl FnMut(T)) {
+fn on_tile<const N: u32, T: ShuffleValue, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, op: Op, put: &mut impl FnMut(T)) {
     put(reduce(tile, v, op));
     put(inclusive_scan(tile, v, op));
     put(exclusive_scan(tile, v, op));
@@ -52,7 +52,7 @@ fn on_tile<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTil
 /// As `block_reduce`: every thread of the block calls it, and the launch's
 /// dynamic shared memory holds one `T` per tile, which nothing else uses.
 #[inline(always)]
-unsafe fn on_block<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+unsafe fn on_block<const N: u32, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     tile: &ThreadBlockTile<N>,
     v: T,
@@ -84,12 +84,12 @@ struct FloatOps;
 
 impl<T: ShuffleValue + Word> Operators<T> for IntegerOps
 where
-    Plus: ReduceOp<T>,
-    Less: ReduceOp<T>,
-    Greater: ReduceOp<T>,
-    BitAnd: ReduceOp<T>,
-    BitOr: ReduceOp<T>,
-    BitXor: ReduceOp<T>,
+    Plus: const ReduceOp<T>,
+    Less: const ReduceOp<T>,
+    Greater: const ReduceOp<T>,
+    BitAnd: const ReduceOp<T>,
+    BitOr: const ReduceOp<T>,
+    BitXor: const ReduceOp<T>,
 {
     #[inline(always)]
     fn tile<const N: u32>(tile: &ThreadBlockTile<N>, v: T, put: &mut impl FnMut(T)) {
@@ -116,9 +116,9 @@ where
 
 impl<T: ShuffleValue + Word> Operators<T> for FloatOps
 where
-    Plus: ReduceOp<T>,
-    Less: ReduceOp<T>,
-    Greater: ReduceOp<T>,
+    Plus: const ReduceOp<T>,
+    Less: const ReduceOp<T>,
+    Greater: const ReduceOp<T>,
 {
     #[inline(always)]
     fn tile<const N: u32>(tile: &ThreadBlockTile<N>, v: T, put: &mut impl FnMut(T)) {

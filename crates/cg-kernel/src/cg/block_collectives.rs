@@ -98,7 +98,7 @@ const fn one_pass<const N: u32>() -> bool {
 ///   block barrier, so calls one after another need none between them).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn block_reduce<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+pub unsafe fn block_reduce<const N: u32, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     tile: &ThreadBlockTile<N>,
     v: T,
@@ -151,7 +151,7 @@ pub unsafe fn block_reduce<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>
 /// As [`block_reduce`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn block_inclusive_scan<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+pub unsafe fn block_inclusive_scan<const N: u32, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     tile: &ThreadBlockTile<N>,
     v: T,
@@ -194,7 +194,7 @@ pub unsafe fn block_inclusive_scan<const N: u32, T: ShuffleValue + Word, Op: Red
 /// As [`block_reduce`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub unsafe fn block_exclusive_scan<const N: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+pub unsafe fn block_exclusive_scan<const N: u32, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     tile: &ThreadBlockTile<N>,
     v: T,
@@ -213,7 +213,7 @@ pub unsafe fn block_exclusive_scan<const N: u32, T: ShuffleValue + Word, Op: Red
 /// As [`block_reduce`].
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn block_scan<const N: u32, const EXCLUSIVE: bool, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+unsafe fn block_scan<const N: u32, const EXCLUSIVE: bool, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     block: &ThreadBlock,
     tile: &ThreadBlockTile<N>,
     v: T,
@@ -260,7 +260,7 @@ unsafe fn block_scan<const N: u32, const EXCLUSIVE: bool, T: ShuffleValue + Word
 /// no other thread accesses until a barrier after this call.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_totals_in_one_pass<const M: u32, T: ShuffleValue + Word, Op: ReduceOp<T>>(
+unsafe fn scan_totals_in_one_pass<const M: u32, T: ShuffleValue + Word, Op: const ReduceOp<T>>(
     warp: &ThreadBlockTile<M>,
     tiles: u32,
     op: Op,
@@ -283,7 +283,7 @@ unsafe fn scan_totals_in_one_pass<const M: u32, T: ShuffleValue + Word, Op: Redu
 /// As [`scan_totals_in_one_pass`], with any number of tiles.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-unsafe fn scan_totals_by_chunks<T: ShuffleValue + Word, Op: ReduceOp<T>>(warp: &ThreadBlockTile<WARP>, tiles: u32, op: Op, scratch: DynamicShared<T>) {
+unsafe fn scan_totals_by_chunks<T: ShuffleValue + Word, Op: const ReduceOp<T>>(warp: &ThreadBlockTile<WARP>, tiles: u32, op: Op, scratch: DynamicShared<T>) {
     let lane = warp.thread_rank();
     let mut carry = Op::identity();
     let mut first = 0;

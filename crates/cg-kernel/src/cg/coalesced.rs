@@ -176,10 +176,10 @@ impl CoalescedGroup {
     /// 0's result is broadcast.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn reduce<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, _op: Op) -> T {
+    pub fn reduce<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, _op: Op) -> T {
         emu_call!("cg::reduce()");
         // SAFETY: see above.
-        if let Some(r) = unsafe { Op::hardware(self.mask, v) } {
+        if let Some(r) = unsafe { super::tile::hardware::<T, Op>(self.mask, v) } {
             return r;
         }
         let (n, rank) = (self.num_threads(), self.thread_rank());
@@ -199,7 +199,7 @@ impl CoalescedGroup {
     /// `v` of ranks `0..=r` combined (`cg::inclusive_scan(coalesced_threads(), v, op)`).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn inclusive_scan<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, _op: Op) -> T {
+    pub fn inclusive_scan<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, _op: Op) -> T {
         emu_call!("cg::inclusive_scan()");
         let rank = self.thread_rank();
         let mut v = v;
@@ -219,7 +219,7 @@ impl CoalescedGroup {
     /// (`cg::exclusive_scan(coalesced_threads(), v, op)`).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn exclusive_scan<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn exclusive_scan<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
         let inclusive = self.inclusive_scan(v, op);
         let before = self.shfl_up(inclusive, 1);
         if self.thread_rank() == 0 { Op::identity() } else { before }
@@ -263,7 +263,7 @@ impl CoalescedGroup {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn atomic_add_aggregated<T: Atomic + ShuffleValue + Word>(&self, out: Out<T>, i: usize, v: T) -> T
     where
-        Plus: ReduceOp<T>,
+        Plus: const ReduceOp<T>,
     {
         emu_call!("coalesced.atomic_add_aggregated()");
         // SAFETY: see above.

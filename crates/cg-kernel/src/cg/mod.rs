@@ -113,7 +113,7 @@ pub use cluster::{ArrivalToken, ClusterGroup, ClusterShared, Clustered, InCluste
 pub use coalesced::{CoalescedGroup, coalesced_threads};
 pub use grid::{CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
 pub use multi_grid::{MultiGridGroup, this_multi_grid};
-pub use ops::{BitAnd, BitOr, BitXor, Greater, Less, Plus, ReduceOp};
+pub use ops::{BitAnd, BitOr, BitXor, Greater, Less, Plus, ReduceOp, Redux};
 pub use scan::{exclusive_scan, inclusive_scan};
 pub use tile::{ShuffleValue, ThreadBlockTile, ValidTileSize, reduce, tiled_partition};
 #[doc(hidden)]

@@ -1,6 +1,3 @@
-#[cfg(target_feature = "sm_80")]
-use crate::arch;
-
 /// An operator for the collective algorithms ([`reduce`](super::reduce),
 /// [`inclusive_scan`](super::inclusive_scan), [`exclusive_scan`](super::exclusive_scan)
 /// and the block-wide [`block_reduce`](super::block_reduce) and scans), as
@@ -26,7 +23,34 @@ use crate::arch;
 ///
 /// The types are `u32`, `i32`, `u64`, `i64`, `f32` and `f64`; integer
 /// addition wraps, as C++'s unsigned addition does.
-pub trait ReduceOp<T>: Copy {
+///
+/// **A `const trait`.** Its methods are `const fn`s, so an operator can
+/// only compute: it cannot call a barrier, a shuffle, an atomic or any other
+/// instruction, which would run inside the collectives' own barriers and
+/// shuffles (a `combine` that called `block.sync()` would put a barrier in
+/// divergent code). The collectives take `Op: const ReduceOp<T>`, and an
+/// operator of one's own is `impl const ReduceOp<T> for MyOp`; a `combine`
+/// that calls a GPU function is a compile error (E0015, "cannot call
+/// non-const function"):
+///
+/// ```compile_fail,E0015
+/// #![feature(const_trait_impl)]
+/// use cg_kernel::cg::{ReduceOp, this_thread_block};
+///
+/// #[derive(Clone, Copy)]
+/// struct SyncingSum;
+///
+/// impl const ReduceOp<u32> for SyncingSum {
+///     fn combine(a: u32, b: u32) -> u32 {
+///         this_thread_block().sync(); // a barrier inside the collective's own
+///         a + b
+///     }
+///     fn identity() -> u32 {
+///         0
+///     }
+/// }
+/// ```
+pub const trait ReduceOp<T: Copy>: Copy {
     /// Combines two values. The algorithms pass them in an order of their
     /// own (C++'s, where C++ has one): the operator must be commutative.
     fn combine(a: T, b: T) -> T;
@@ -44,15 +68,34 @@ pub trait ReduceOp<T>: Copy {
         None
     }
 
-    /// The tile-wide result from the hardware's `redux.sync`, where the target
-    /// has it for `T` (sm_80+ and 32-bit integers); `None` means "use shuffles".
-    ///
-    /// # Safety
-    /// As `redux.sync`: the calling lane is in `mask` and every lane of `mask` calls it.
+    /// Which `redux.sync` computes this operator over a tile (sm_80+, 32-bit
+    /// integers: the built-in operators on `u32` and `i32`); `None` means
+    /// "use shuffles". A description, not the instruction: the tile's
+    /// reduction issues it, so that an operator stays a `const fn`.
+    #[doc(hidden)]
     #[inline(always)]
-    unsafe fn hardware(_mask: u32, _v: T) -> Option<T> {
+    fn redux() -> Option<Redux> {
         None
     }
+}
+
+/// The hardware reductions of `redux.sync` (sm_80+), which
+/// [`ReduceOp::redux`] names for the built-in operators on 32-bit integers.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Redux {
+    /// `redux.sync.add`.
+    Add,
+    /// `redux.sync.min`.
+    Min,
+    /// `redux.sync.max`.
+    Max,
+    /// `redux.sync.and`.
+    And,
+    /// `redux.sync.or`.
+    Or,
+    /// `redux.sync.xor`.
+    Xor,
 }
 
 /// Sum (`cg::plus<T>`); integers wrap.
@@ -83,19 +126,19 @@ pub struct BitXor;
 
 macro_rules! float_ops {
     ($($t:ty),*) => {$(
-        impl ReduceOp<$t> for Plus {
+        impl const ReduceOp<$t> for Plus {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a + b }
             #[inline(always)]
             fn identity() -> $t { 0.0 }
         }
-        impl ReduceOp<$t> for Less {
+        impl const ReduceOp<$t> for Less {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a.min(b) }
             #[inline(always)]
             fn identity() -> $t { <$t>::INFINITY }
         }
-        impl ReduceOp<$t> for Greater {
+        impl const ReduceOp<$t> for Greater {
             #[inline(always)]
             fn combine(a: $t, b: $t) -> $t { a.max(b) }
             #[inline(always)]
@@ -109,7 +152,7 @@ float_ops!(f32, f64);
 /// `undo` and the hardware reduction.
 macro_rules! int_op {
     ($op:ty, $t:ty, |$a:ident, $b:ident| $combine:expr, $identity:expr $(, undo |$i:ident, $v:ident| $undo:expr)? $(, redux $redux:ident)?) => {
-        impl ReduceOp<$t> for $op {
+        impl const ReduceOp<$t> for $op {
             #[inline(always)]
             fn combine($a: $t, $b: $t) -> $t {
                 $combine
@@ -125,11 +168,9 @@ macro_rules! int_op {
                 }
             )?
             $(
-                #[cfg(target_feature = "sm_80")]
                 #[inline(always)]
-                unsafe fn hardware(mask: u32, v: $t) -> Option<$t> {
-                    // SAFETY: the caller's contract.
-                    Some(unsafe { arch::$redux(mask, v) })
+                fn redux() -> Option<Redux> {
+                    Some(Redux::$redux)
                 }
             )?
         }
@@ -140,15 +181,15 @@ macro_rules! int_op {
 macro_rules! int_ops {
     ($t:ty $(, redux $add:ident, $min:ident, $max:ident, $and:ident, $or:ident, $xor:ident)?) => {
         int_op!(Plus, $t, |a, b| a.wrapping_add(b), 0, undo |i, v| i.wrapping_sub(v) $(, redux $add)?);
-        int_op!(Less, $t, |a, b| a.min(b), <$t>::MAX $(, redux $min)?);
-        int_op!(Greater, $t, |a, b| a.max(b), <$t>::MIN $(, redux $max)?);
+        int_op!(Less, $t, |a, b| if b < a { b } else { a }, <$t>::MAX $(, redux $min)?);
+        int_op!(Greater, $t, |a, b| if b > a { b } else { a }, <$t>::MIN $(, redux $max)?);
         int_op!(BitAnd, $t, |a, b| a & b, !0 $(, redux $and)?);
         int_op!(BitOr, $t, |a, b| a | b, 0 $(, redux $or)?);
         int_op!(BitXor, $t, |a, b| a ^ b, 0, undo |i, v| i ^ v $(, redux $xor)?);
     };
 }
-int_ops!(u32, redux redux_add_u32, redux_min_u32, redux_max_u32, redux_and_u32, redux_or_u32, redux_xor_u32);
-int_ops!(i32, redux redux_add_i32, redux_min_i32, redux_max_i32, redux_and_i32, redux_or_i32, redux_xor_i32);
+int_ops!(u32, redux Add, Min, Max, And, Or, Xor);
+int_ops!(i32, redux Add, Min, Max, And, Or, Xor);
 int_ops!(u64);
 int_ops!(i64);
 
@@ -156,7 +197,7 @@ int_ops!(i64);
 mod tests {
     use super::*;
 
-    fn laws<T: Copy + PartialEq + core::fmt::Debug, Op: ReduceOp<T>>(values: &[T]) {
+    fn laws<T: Copy + PartialEq + core::fmt::Debug, Op: const ReduceOp<T>>(values: &[T]) {
         for &x in values {
             assert_eq!(Op::combine(Op::identity(), x), x, "identity on the left");
             assert_eq!(Op::combine(x, Op::identity()), x, "identity on the right");

@@ -27,7 +27,7 @@ use super::tile::{ShuffleValue, ThreadBlockTile};
 /// ```
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn inclusive_scan<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
+pub fn inclusive_scan<const N: u32, T: ShuffleValue, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
     emu_call!("cg::inclusive_scan()");
     let rank = tile.thread_rank();
     // The steps over distances 1 to 16, written out (as `reduce`'s are) so
@@ -64,7 +64,7 @@ pub fn inclusive_scan<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &Thr
 /// below).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn exclusive_scan<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, op: Op) -> T {
+pub fn exclusive_scan<const N: u32, T: ShuffleValue, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, op: Op) -> T {
     emu_call!("cg::exclusive_scan()");
     let inclusive = inclusive_scan(tile, v, op);
     exclusive_from_inclusive::<N, T, Op>(tile, inclusive, v)
@@ -73,7 +73,7 @@ pub fn exclusive_scan<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &Thr
 /// The exclusive scan's value from the inclusive one (see [`exclusive_scan`]).
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub(super) fn exclusive_from_inclusive<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, inclusive: T, v: T) -> T {
+pub(super) fn exclusive_from_inclusive<const N: u32, T: ShuffleValue, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<N>, inclusive: T, v: T) -> T {
     if N == 1 {
         // A tile of one thread: nothing below it.
         return Op::identity();
@@ -91,14 +91,14 @@ impl<const N: u32> ThreadBlockTile<N> {
     /// [`inclusive_scan`] as a method.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn inclusive_scan<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn inclusive_scan<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
         inclusive_scan(self, v, op)
     }
 
     /// [`exclusive_scan`] as a method.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn exclusive_scan<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn exclusive_scan<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
         exclusive_scan(self, v, op)
     }
 }

@@ -1,6 +1,6 @@
 use super::block::ThreadBlock;
 use super::lanes::{shfl_c, tile_mask};
-use super::ops::ReduceOp;
+use super::ops::{ReduceOp, Redux};
 use crate::arch;
 
 /// A value that can cross lanes in a shuffle: 32-bit values in one `shfl.sync`,
@@ -19,6 +19,53 @@ use crate::arch;
 pub trait ShuffleValue: Copy + crate::mem::sealed::Sealed {
     /// Moves `self` through `shuffle`, one 32-bit word at a time.
     fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self;
+
+    /// `redux.sync` of `kind` over the lanes of `mask` (sm_80+), where the
+    /// hardware has it for this type (32-bit integers); `None` otherwise.
+    ///
+    /// # Safety
+    /// As `redux.sync`: the calling lane is in `mask` and every lane of `mask` calls it.
+    #[doc(hidden)]
+    #[inline(always)]
+    unsafe fn redux(self, _kind: Redux, _mask: u32) -> Option<Self> {
+        None
+    }
+}
+
+/// The tile-wide result of `Op` from the hardware's `redux.sync`, where the
+/// target has it for `T` and the operator names one ([`ReduceOp::redux`]);
+/// `None` means "use shuffles".
+///
+/// # Safety
+/// As `redux.sync`: the calling lane is in `mask` and every lane of `mask` calls it.
+#[inline(always)]
+pub(super) unsafe fn hardware<T: ShuffleValue, Op: const ReduceOp<T>>(mask: u32, v: T) -> Option<T> {
+    match Op::redux() {
+        // SAFETY: the caller's contract.
+        Some(kind) if cfg!(target_feature = "sm_80") => unsafe { v.redux(kind, mask) },
+        _ => None,
+    }
+}
+
+/// `redux.sync` for a 32-bit integer type, by its kind.
+macro_rules! redux_32 {
+    ($t:ty, $add:ident, $min:ident, $max:ident, $and:ident, $or:ident, $xor:ident) => {
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        unsafe fn redux(self, kind: Redux, mask: u32) -> Option<Self> {
+            // SAFETY: the caller's contract.
+            Some(unsafe {
+                match kind {
+                    Redux::Add => arch::$add(mask, self),
+                    Redux::Min => arch::$min(mask, self),
+                    Redux::Max => arch::$max(mask, self),
+                    Redux::And => arch::$and(mask, self),
+                    Redux::Or => arch::$or(mask, self),
+                    Redux::Xor => arch::$xor(mask, self),
+                }
+            })
+        }
+    };
 }
 
 macro_rules! shuffle_32 {
@@ -44,7 +91,21 @@ macro_rules! shuffle_64 {
         }
     )*};
 }
-shuffle_32!(f32, u32, i32);
+shuffle_32!(f32);
+impl ShuffleValue for u32 {
+    #[inline(always)]
+    fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self {
+        shuffle(self)
+    }
+    redux_32!(u32, redux_add_u32, redux_min_u32, redux_max_u32, redux_and_u32, redux_or_u32, redux_xor_u32);
+}
+impl ShuffleValue for i32 {
+    #[inline(always)]
+    fn shuffle(self, shuffle: impl Fn(u32) -> u32) -> Self {
+        shuffle(self as u32) as i32
+    }
+    redux_32!(i32, redux_add_i32, redux_min_i32, redux_max_i32, redux_and_i32, redux_or_i32, redux_xor_i32);
+}
 shuffle_64!(f64, u64, i64);
 
 /// `v`'s bits as `shuffle` moves them: one 32-bit word (`None` above it) for
@@ -322,7 +383,7 @@ impl<const N: u32> ThreadBlockTile<N> {
     /// [`reduce`] as a method.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn reduce<T: ShuffleValue, Op: ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn reduce<T: ShuffleValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
         reduce(self, v, op)
     }
 }
@@ -337,10 +398,10 @@ impl<const N: u32> ThreadBlockTile<N> {
 /// every lane.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-pub fn reduce<const N: u32, T: ShuffleValue, Op: ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
+pub fn reduce<const N: u32, T: ShuffleValue, Op: const ReduceOp<T>>(tile: &ThreadBlockTile<N>, v: T, _op: Op) -> T {
     emu_call!("cg::reduce()");
     // SAFETY: the tile's own mask; see `ThreadBlockTile`.
-    if let Some(r) = unsafe { Op::hardware(tile.mask(), v) } {
+    if let Some(r) = unsafe { hardware::<T, Op>(tile.mask(), v) } {
         return r;
     }
     // The butterfly's steps over lane masks N / 2 down to 1, written out

@@ -4,6 +4,7 @@
 //! &ABS_MAX)` and the scans' `*_with` launch them.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
+#![feature(const_trait_impl)]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
 
 use cg_kernel::cg::ReduceOp;
@@ -15,7 +16,7 @@ cg_kernel::ptx!();
 #[derive(Clone, Copy, Debug)]
 pub struct AbsMax;
 
-impl ReduceOp<f32> for AbsMax {
+impl const ReduceOp<f32> for AbsMax {
     #[inline(always)]
     fn combine(a: f32, b: f32) -> f32 {
         let (x, y) = (a.abs(), b.abs());
@@ -32,7 +33,7 @@ impl ReduceOp<f32> for AbsMax {
 #[derive(Clone, Copy, Debug)]
 pub struct Gcd;
 
-impl ReduceOp<u32> for Gcd {
+impl const ReduceOp<u32> for Gcd {
     #[inline(always)]
     fn combine(a: u32, b: u32) -> u32 {
         let (mut a, mut b) = (a, b);
