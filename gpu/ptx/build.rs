@@ -19,8 +19,6 @@ fn main() {
         .traced(std::env::var_os("CARGO_FEATURE_TRACED").is_some())
         .sm90(true)
         .ptxas("../../target/ptxas-pkg/nvidia/cuda_nvcc/bin/ptxas")
-        .watch("../../crates/cg-kernel/src")
-        .watch("../../crates/cg-kernel-macros/src")
         .toolchain("nightly-2026-05-20")
         // The launch-cost bench's empty cooperative kernel, and the mutant
         // the tests launch to show what a missing grid.sync() does.

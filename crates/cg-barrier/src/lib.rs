@@ -80,6 +80,55 @@ pub const fn is_watched(num_blocks: u32) -> bool {
     num_blocks > WATCHED_ABOVE_BLOCKS
 }
 
+/// A cooperative launch's own memory, which the host brings in the hidden
+/// last parameter of both entries of a `#[kernel(cooperative)]` kernel
+/// (`docs/abi.md`): the watched barrier's lines ([`watched::BYTES`], which
+/// only the watched entry uses), then the grid collectives' scratch
+/// (cg-kernel's `GridGroup::reduce`, the scans, `select`): a header line
+/// whose first word is the number of blocks the scratch has room for, then
+/// two slots of [`SLOT_WORDS`](launch_memory::SLOT_WORDS) 8-byte words per
+/// block (a reduce of an array of up to that many values sends one word each). Like the barrier's lines, it is
+/// the launch's own: no other launch in flight may use it, and the next
+/// launch on the same stream takes it as it is.
+///
+/// Which slot a collective writes: the parity of the grid barriers completed
+/// before it, which every block reads alike from the barrier's own memory
+/// (the word's top bit, or the watched barrier's epoch), since a barrier
+/// cannot complete before the reading block arrives. A block writes its
+/// word, then arrives; the words are read after the barrier and before the
+/// block arrives at the next one; the slot is written again only after a
+/// barrier of the other parity has completed, so after every read of it.
+pub mod launch_memory {
+    use super::watched;
+
+    /// Where the scratch starts, in bytes from the launch memory's start.
+    pub const SCRATCH_OFFSET: u32 = watched::BYTES;
+
+    /// Bytes of the scratch's header line; its first `u32` is the blocks
+    /// the slots have room for (0: none, and a collective traps).
+    pub const HEADER_BYTES: u32 = watched::LINE_BYTES;
+
+    /// Slots of the scratch, one per barrier parity.
+    pub const SLOTS: u32 = 2;
+
+    /// 8-byte words per block in a slot.
+    pub const SLOT_WORDS: u32 = 8;
+
+    /// Bytes of a launch's memory whose scratch has room for `blocks` blocks.
+    #[inline(always)]
+    pub const fn bytes(blocks: u32) -> usize {
+        SCRATCH_OFFSET as usize + HEADER_BYTES as usize + (SLOTS * SLOT_WORDS * 8) as usize * blocks as usize
+    }
+
+    /// Word `k` of block `block` in slot `slot`, counted in 8-byte words from
+    /// the start of the launch memory, for scratch with room for `capacity`
+    /// blocks.
+    #[inline(always)]
+    pub const fn word(slot: u32, block: u32, k: u32, capacity: u32) -> usize {
+        (SCRATCH_OFFSET + HEADER_BYTES) as usize / 8 + (slot as usize * capacity as usize + block as usize) * SLOT_WORDS as usize + k as usize
+    }
+}
+
 /// The watched barrier, for grids too large for one word: arrivals are spread
 /// over [`watched::COUNTERS`] counters, block 0 watches them all, and releases
 /// each counter's group through a flag of its own.

@@ -241,6 +241,10 @@ impl Builder {
         self
     }
 
+    /// The crates a kernel crate's PTX is compiled from besides its own: the
+    /// kernel language, its macros and the grid barrier's arithmetic.
+    const KERNEL_LANGUAGE: [&str; 3] = ["cg-kernel", "cg-kernel-macros", "cg-barrier"];
+
     /// Runs the build, or prints what failed and what to do and exits the
     /// build script with status 1 (what a `build.rs` wants).
     pub fn build(self) -> Built {
@@ -269,6 +273,16 @@ impl Builder {
         println!("cargo:rerun-if-changed={}", self.dir.join("Cargo.toml").display());
         for path in &self.watched {
             println!("cargo:rerun-if-changed={}", path.display());
+        }
+        // The kernel language the PTX is compiled with, where it is source
+        // beside this builder (a path dependency in this repository): an
+        // edit of it changes every kernel crate's PTX, not only the crate's
+        // own. A crate from a registry never changes, and is not watched.
+        for language in Self::KERNEL_LANGUAGE {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(language).join("src");
+            if src.is_dir() {
+                println!("cargo:rerun-if-changed={}", src.display());
+            }
         }
         println!("cargo:rerun-if-env-changed=PTXAS");
         if !self.arch.starts_with("sm_") {

@@ -266,6 +266,13 @@ impl Block {
         let sites: Vec<Site> = waiting.iter().filter_map(|&t| self.threads[t as usize].site.get()).collect();
         if sites.iter().any(|s| s.location != sites[0].location) {
             self.set_fault(Fault::DivergentBarrier { block: self.id, what: self.describe_groups(&waiting, false) });
+        } else if let Some(&site) = sites.first().filter(|s| s.is_grid_collective())
+            && waiting.len() < self.threads.len()
+        {
+            // A grid collective's block barrier: every thread of the block
+            // must be at it, and the missing ones have exited.
+            let exited: Vec<u32> = (0..self.threads.len() as u32).filter(|t| !waiting.contains(t)).collect();
+            self.set_fault(Fault::CollectiveSkipped { block: self.id, site, exited: crate::site::ranges(exited) });
         }
         self.barrier.borrow_mut().clear();
         self.epoch.set(self.epoch.get() + 1);
@@ -315,6 +322,7 @@ impl Block {
     /// the whole grid has arrived.
     pub fn grid_sync(&self, site: Site) {
         self.thread().site.set(Some(site));
+        self.thread().grid_syncs.set(self.thread().grid_syncs.get().wrapping_add(1));
         self.thread().wait.set(Wait::Grid);
         self.suspend();
         self.forget_spin();

@@ -196,6 +196,27 @@ pub enum Fault {
     },
     /// Every thread that has not finished waits for something that cannot happen.
     Deadlock(String),
+    /// A grid collective that some threads of a block made after others had
+    /// exited without it.
+    CollectiveSkipped {
+        /// The block.
+        block: u32,
+        /// The collective, and where it was called.
+        site: Site,
+        /// The threads that exited, as ranges.
+        exited: String,
+    },
+    /// Blocks met at one grid barrier from different grid collectives (or
+    /// one from a collective and one from `grid.sync()`), or from one
+    /// collective with different types, operators or sizes.
+    CollectiveMismatch {
+        /// The kernel.
+        kernel: &'static str,
+        /// The first block at the barrier, and where it called.
+        first: (u32, Site),
+        /// A block that called something else, and where.
+        other: (u32, Site),
+    },
     /// `grid.sync()` in a kernel that was not launched cooperatively.
     GridSyncNotCooperative {
         /// The thread that did it.
@@ -384,6 +405,15 @@ impl fmt::Display for Fault {
             Fault::InvalidClusterSize(why) => write!(f, "CUDA_ERROR_INVALID_CLUSTER_SIZE: {why}"),
             Fault::DivergentBarrier { block, what } => write!(f, "block {block} met at one block.sync() from different places: {what}"),
             Fault::Deadlock(what) => write!(f, "deadlock: {what}"),
+            Fault::CollectiveSkipped { block, site, exited } => write!(
+                f,
+                "block {block}: threads {exited} exited without calling {site}, which the rest of the block called: every thread of every block must make each grid collective call, so keep it out of branches that some threads skip (on a GPU the block would combine values its missing threads never gave)"
+            ),
+            Fault::CollectiveMismatch { kernel, first, other } => write!(
+                f,
+                "in {kernel}, block {} called {} and block {} called {}, which met at one grid barrier: every block must make the same grid collectives, with the same types, operator and sizes, in the same order (on a GPU the blocks would combine the words of different calls, or wait at barriers that never complete)",
+                first.0, first.1, other.0, other.1
+            ),
             Fault::GridSyncNotCooperative { thread, site } => {
                 write!(
                     f,

@@ -7,7 +7,7 @@ use crate::spec::Launch;
 use crate::watch::{Budget, Progress};
 use std::cell::RefCell;
 use std::sync::Once;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What every block of a launch shares: read-only, but for what the
 /// watchdog counts and its stop.
@@ -30,6 +30,12 @@ pub(crate) struct LaunchInfo<'a> {
     /// The arguments in uninitialized memory: their addresses, and the
     /// shadow of which bytes were written (`crate::memory`).
     pub shadows: Vec<ArgShadow>,
+    /// The grid collectives' words (cg-kernel's `GridGroup::reduce` and the
+    /// rest): `SLOT_WORDS` per block, in two slots by the parity of the grid
+    /// barriers a block has reached, as the GPU's launch memory holds them
+    /// (`cg_barrier::launch_memory`). Ordered by the grid barrier between
+    /// the write and the reads.
+    pub gathered: [Box<[AtomicU64]>; 2],
 }
 
 /// An argument in memory allocated uninitialized: the bytes it spans, and

@@ -28,6 +28,7 @@ use crate::spec::{Arg, ClusterShape, Device, Launch, LaunchStats, MAX_CLUSTER, M
 use crate::stack::Slots;
 use crate::timeline::{self, Course, Residency, Stop};
 use crate::watch::{Budget, Counts, GRACE, Progress, Verdict, Watchdog};
+use cg_barrier::launch_memory::SLOT_WORDS;
 use cg_barrier::watched::{self, COUNTERS};
 use cg_barrier::{arrival, is_watched, released};
 use std::collections::BTreeMap;
@@ -62,6 +63,9 @@ struct GridState {
     site: Option<String>,
     /// Where a block last reached the grid barrier, and a cluster barrier (for the watchdog's reports).
     grid_site: Option<Site>,
+    /// The first block at the current grid barrier, and the call it made
+    /// there: a grid collective every block must make alike.
+    first_at_grid: Option<(u32, Site)>,
     cluster_site: Option<Site>,
     done: Vec<u32>,
     faults: BTreeMap<u32, Fault>,
@@ -149,6 +153,7 @@ pub(crate) fn run(device: &Device, launch: &Launch, options: &Options) -> Result
             budget: Budget::of(options.timeout),
             launcher: std::thread::current(),
             abort: AtomicBool::new(false),
+            gathered: [(); 2].map(|_| (0..grid as usize * SLOT_WORDS as usize).map(|_| std::sync::atomic::AtomicU64::new(0)).collect()),
             shadows: launch
                 .args
                 .iter()
@@ -522,7 +527,18 @@ fn worker(g: &Grid) {
                 // It keeps its place on the device, and this worker runs it again.
                 parked.push(run);
             }
+            Outcome::Parked if collective_mismatch(&st, id, run.site).is_some() => {
+                let (first, other) = collective_mismatch(&st, id, run.site).expect("just seen");
+                st.faults.insert(id, Fault::CollectiveMismatch { kernel: g.info.launch.kernel, first, other });
+                if let Some(place) = st.places.remove(&id) {
+                    st.free_places.insert(place);
+                }
+                g.cv.notify_all();
+            }
             Outcome::Parked => {
+                if st.first_at_grid.is_none() {
+                    st.first_at_grid = run.site.map(|s| (id, s));
+                }
                 st.phase.contribute(&run);
                 st.arrived += 1;
                 if st.site.is_none() {
@@ -569,6 +585,16 @@ fn worker(g: &Grid) {
         }
         settle(g, &mut st);
     }
+}
+
+/// Whether block `id`, arriving at the grid barrier from `site`, made another
+/// call than the first block there, where either is a grid collective
+/// (`grid.reduce::<f32, Plus>()`: a `grid.` call other than `grid.sync()`):
+/// the first block and its site, and this one's.
+fn collective_mismatch(st: &GridState, id: u32, site: Option<Site>) -> Option<((u32, Site), (u32, Site))> {
+    let (first, first_site) = st.first_at_grid?;
+    let site = site?;
+    (site.call != first_site.call && (site.is_grid_collective() || first_site.is_grid_collective())).then_some(((first, first_site), (id, site)))
 }
 
 /// Moves the launch on once every block has reported: completes the grid
@@ -633,13 +659,15 @@ fn settle(g: &Grid, st: &mut GridState) {
         st.barrier_start = st.word;
         st.arrived = 0;
         st.site = None;
+        st.first_at_grid = None;
         g.cv.notify_all();
         return;
     } else {
         let mut exited = st.done.clone();
         exited.sort_unstable();
+        let what = if st.first_at_grid.is_some_and(|(_, s)| s.is_grid_collective()) { "grid collective" } else { "grid.sync()" };
         Err(Fault::Deadlock(format!(
-            "in {}, {} of {} reached {}; {} {} exited without it: every block of the grid must reach each grid.sync(), so keep it out of branches that some blocks skip (`if block.group_index().x == 0` goes after the barrier, not around it)",
+            "in {}, {} of {} reached {}; {} {} exited without it: every block of the grid must reach each {what}, so keep it out of branches that some blocks skip (`if block.group_index().x == 0` goes after the barrier, not around it)",
             g.info.launch.kernel,
             st.arrived,
             count(grid as usize, "block"),

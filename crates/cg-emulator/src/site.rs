@@ -17,6 +17,14 @@ pub struct Site {
     pub call: &'static str,
 }
 
+impl Site {
+    /// Whether the call is a grid collective (`grid.reduce::<f32, Plus>()`:
+    /// a `grid.` call other than `grid.sync()`).
+    pub fn is_grid_collective(&self) -> bool {
+        self.call.starts_with("grid.") && self.call != "grid.sync()"
+    }
+}
+
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let l = self.location;

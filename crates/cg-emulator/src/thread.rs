@@ -62,6 +62,10 @@ pub fn block_idx() -> [u32; 3] {
 pub fn grid_dim() -> [u32; 3] {
     [block().info().launch.grid, 1, 1]
 }
+/// `%dynamic_smem_size`: the launch's dynamic shared memory, in bytes.
+pub fn dynamic_smem_size() -> u32 {
+    block().info().launch.shared_bytes
+}
 /// `%laneid`.
 pub fn lane_id() -> u32 {
     block().current.get() % 32
@@ -170,6 +174,82 @@ pub fn grid_sync(valid: bool) {
         b.fail(Fault::GridSyncNotCooperative { thread: b.thread_id(), site: s });
     }
     b.grid_sync(s);
+}
+
+/// The grid collectives' word of this thread's block for the next grid
+/// barrier (cg-kernel's `GridGroup::reduce`, the scans, `select`): its
+/// thread 0 gives it, then every thread of the block calls [`grid_sync`];
+/// after it, any thread reads any block's word with [`grid_gathered`]. Two
+/// slots by the parity of the grid barriers reached, as on the GPU
+/// (`cg_barrier::launch_memory`).
+///
+/// # Panics
+/// If `k` is not below `cg_barrier::launch_memory::SLOT_WORDS` (a panic of
+/// the kernel, which the launch reports as a fault).
+pub fn grid_publish(k: u32, word: u64) {
+    use cg_barrier::launch_memory::SLOT_WORDS;
+    assert!(k < SLOT_WORDS, "word {k} of a block's {SLOT_WORDS} for the grid collectives");
+    let b = block();
+    let slot = (b.thread().grid_syncs.get() % 2) as usize;
+    b.info().gathered[slot][(b.id * SLOT_WORDS + k) as usize].store(word, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Block `from`'s word `k`, as its thread 0 gave it ([`grid_publish`])
+/// before the grid barrier this thread passed last.
+///
+/// # Panics
+/// If `from` is not a block of the grid, `k` not below `SLOT_WORDS`, or no
+/// grid barrier has been passed (a panic of the kernel, which the launch
+/// reports as a fault).
+pub fn grid_gathered(from: u32, k: u32) -> u64 {
+    use cg_barrier::launch_memory::SLOT_WORDS;
+    let b = block();
+    let reached = b.thread().grid_syncs.get();
+    assert!(reached > 0, "a grid collective's words were read before any grid barrier");
+    assert!(k < SLOT_WORDS, "word {k} of a block's {SLOT_WORDS} for the grid collectives");
+    let words = &b.info().gathered[((reached - 1) % 2) as usize];
+    match words.get((from as usize).saturating_mul(SLOT_WORDS as usize).saturating_add(k as usize)) {
+        Some(w) => w.load(std::sync::atomic::Ordering::Relaxed),
+        None => panic!("the grid collectives' word of block {from}, in a grid of {} blocks", words.len() / SLOT_WORDS as usize),
+    }
+}
+
+/// The name a grid collective is reported by, with what every block must
+/// agree on: `grid.reduce::<f32, Plus>()`, `grid.select_items::<4>()`
+/// (`kind` is `"grid.reduce"`; `types` its type arguments, each shortened
+/// to its last path segment). One string per distinct name, kept for the
+/// process: a kernel has few.
+pub fn collective_name(kind: &'static str, types: &[&'static str]) -> &'static str {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static NAMES: Mutex<Option<HashMap<(&'static str, Vec<&'static str>), &'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let key = (kind, types.to_vec());
+    if let Some(name) = names.get_or_insert_with(HashMap::new).get(&key) {
+        return name;
+    }
+    let short: Vec<String> = types.iter().map(|t| short_type(t)).collect();
+    let name: &'static str = Box::leak(format!("{kind}::<{}>()", short.join(", ")).into_boxed_str());
+    names.get_or_insert_with(HashMap::new).insert(key, name);
+    name
+}
+
+/// `Plus` from `cg_kernel::cg::ops::Plus`, `f32` from `f32`; the generic
+/// arguments of a path too (`Wrap<Plus>` from `my::Wrap<cg_kernel::cg::ops::Plus>`).
+fn short_type(t: &str) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    for c in t.chars() {
+        if c.is_alphanumeric() || c == '_' || c == ':' {
+            word.push(c);
+        } else {
+            out.push_str(word.rsplit("::").next().unwrap_or(""));
+            word.clear();
+            out.push(c);
+        }
+    }
+    out.push_str(word.rsplit("::").next().unwrap_or(""));
+    out
 }
 
 /// A GPU's wait at a barrier across GPUs ran out: another never arrived.

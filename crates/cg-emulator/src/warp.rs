@@ -52,6 +52,9 @@ pub(crate) struct Thread {
     pub poll: Cell<Poll>,
     /// It has arrived at the cluster barrier and not yet waited.
     pub cluster_arrived: Cell<bool>,
+    /// Grid barriers it has reached: which slot of the grid collectives'
+    /// words its block publishes to and reads ([`crate::info::LaunchInfo::gathered`]).
+    pub grid_syncs: Cell<u32>,
 }
 
 impl Thread {
@@ -67,6 +70,7 @@ impl Thread {
             spin_word: RefCell::new(String::new()),
             poll: Cell::new(Poll::default()),
             cluster_arrived: Cell::new(false),
+            grid_syncs: Cell::new(0),
         }
     }
 }

@@ -102,8 +102,11 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
     let body_fn = format_ident!("__{}_body", name);
     let vis = &f.vis;
     let (body, outer_uses) =
-        if options.cooperative || options.cluster { declared_body(&f, options, false) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
-    let watched_body = options.cooperative.then(|| declared_body(&f, options, true).0);
+        if options.cooperative || options.cluster { declared_body(&f, options, Entry::Host) } else { (quote::ToTokens::to_token_stream(&f.block), quote! {}) };
+    // A cooperative kernel's GPU entries take the launch's memory in a hidden
+    // last parameter, and make their `this_grid()` with it.
+    let gpu_body = if options.cooperative { declared_body(&f, options, Entry::Plain).0 } else { body.clone() };
+    let watched_body = options.cooperative.then(|| declared_body(&f, options, Entry::Watched).0);
     let (docs, other_attrs): (Vec<_>, Vec<_>) = f.attrs.iter().partition(|a| a.path().is_ident("doc"));
 
     if let Some(extra) = f.sig.inputs.iter().nth(MAX_PARAMS) {
@@ -180,16 +183,20 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
         }
         None => (quote!(), quote!()),
     };
+    let tail = options.tail.clone().unwrap_or_else(|| quote!(0usize));
     let overread = match &options.overread {
         Some(p) => quote!(#p),
         None => quote!(#krate::kernels::no_overread),
     };
 
     let watched_fn = format_ident!("__{}_body_watched", name);
-    let barrier = barrier_param();
+    let launch = launch_param();
+    // The plain GPU entry's hidden parameter, and its body's, where it has one.
+    let (launch_param_decl, launch_arg) = if options.cooperative { (quote!(#launch: *mut u32), quote!(#launch)) } else { (quote!(), quote!()) };
     let (gpu_call, host_body, generic_body, tile_info) = match &tile {
         Some(Tile { ident, default }) => {
             let call = quote! { #body_fn::<{ #default }>( #( #idents ),* ) };
+            let gpu_call = quote! { #body_fn::<{ #default }>( #( #idents, )* #launch_arg ) };
             // The tile size checked where the learner wrote it: an error at
             // `const TILE: u32 = 24`, not inside tiled_partition.
             let tile_check = quote_spanned! {default.span()=> const _: () = #krate::cg::assert_tile_size::<{ #default }>(); };
@@ -200,17 +207,39 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
                     #[inline(always)]
                     #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
                     #( #other_attrs )*
-                    #vis unsafe fn #watched_fn<const #ident: u32>( #params #barrier: *mut u32 ) #b
+                    #vis unsafe fn #watched_fn<const #ident: u32>( #params #launch: *mut u32 ) #b
                 }
             });
-            let generic = quote! {
-                #[doc(hidden)]
-                #[inline(always)]
-                #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
-                #( #other_attrs )*
-                #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
-                #watched_generic
-                #tile_check
+            // The host's body (which `with_tile` instantiates for the
+            // emulator), and the plain GPU entry's, which takes the launch's
+            // memory in a cooperative kernel.
+            let generic = if options.cooperative {
+                quote! {
+                    #[doc(hidden)]
+                    #[cfg(not(target_arch = "nvptx64"))]
+                    #[inline(always)]
+                    #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+                    #( #other_attrs )*
+                    #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
+                    #[doc(hidden)]
+                    #gpu_cfg
+                    #[inline(always)]
+                    #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+                    #( #other_attrs )*
+                    #vis unsafe fn #body_fn<const #ident: u32>( #params #launch_param_decl ) #gpu_body
+                    #watched_generic
+                    #tile_check
+                }
+            } else {
+                quote! {
+                    #[doc(hidden)]
+                    #[inline(always)]
+                    #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+                    #( #other_attrs )*
+                    #vis unsafe fn #body_fn<const #ident: u32>( #params ) #body
+                    #watched_generic
+                    #tile_check
+                }
             };
             let shared = match &options.shared_memory {
                 Some(p) => quote! { Some(#p) },
@@ -231,9 +260,9 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
                     },
                 })
             };
-            (quote! { unsafe { #call } }, quote! { unsafe { #call } }, generic, info)
+            (quote! { unsafe { #gpu_call } }, quote! { unsafe { #call } }, generic, info)
         }
-        None => (quote! { #body }, quote! { #body }, quote! {}, quote! { None }),
+        None => (quote! { #gpu_body }, quote! { #body }, quote! {}, quote! { None }),
     };
     // The GPU entry tells `cg_kernel::trace` when the block starts and ends (which
     // records nothing unless the traced build is asked for). A body that
@@ -249,7 +278,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
         let entry = format_ident!("{}__watched", name);
         let call = match &tile {
             Some(Tile { default, .. }) => {
-                quote! {{ #krate::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #barrier ) }; #krate::trace::block_ends(); }}
+                quote! {{ #krate::trace::block_starts(); unsafe { #watched_fn::<{ #default }>( #( #idents, )* #launch ) }; #krate::trace::block_ends(); }}
             }
             None => quote! {{ #krate::trace::block_starts(); (|| #b)(); #krate::trace::block_ends(); }},
         };
@@ -259,7 +288,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
             #[unsafe(no_mangle)]
             #[allow(improper_gpu_kernel_arg, non_snake_case, clippy::too_many_arguments)]
             #( #other_attrs )*
-            #vis unsafe extern "gpu-kernel" fn #entry( #params #barrier: *mut u32 ) #call
+            #vis unsafe extern "gpu-kernel" fn #entry( #params #launch: *mut u32 ) #call
         }
     });
     let host_block = if tile.is_some() {
@@ -289,7 +318,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
         // `In<T>` and `Out<T>` are `#[repr(transparent)]` pointers: `.param .u64` in the PTX.
         #[allow(improper_gpu_kernel_arg, clippy::too_many_arguments)]
         #( #other_attrs )*
-        #vis unsafe extern "gpu-kernel" fn #name( #params ) #gpu_call_block
+        #vis unsafe extern "gpu-kernel" fn #name( #params #launch_param_decl ) #gpu_call_block
 
         #watched_entry
 
@@ -322,6 +351,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
                 #emulator_only
                 #bounds_def
                 #block_shared
+                .with_tail_shared(#tail)
             }
         };
         #bounds_global

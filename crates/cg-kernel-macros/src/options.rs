@@ -16,6 +16,10 @@ pub(crate) struct Options {
     pub(crate) krate: Option<Path>,
     /// `def = NAME`: the definition's name, the function's in capitals if not given.
     pub(crate) def: Option<syn::Ident>,
+    /// Not an option: the bytes at the end of the kernel's shared memory
+    /// (its `shared_array!`s and, if cooperative, the grid collectives'),
+    /// as an expression of type `usize`; set by `static_arrays`.
+    pub(crate) tail: Option<Tokens>,
 }
 
 impl Options {

@@ -154,10 +154,22 @@ pub(crate) fn nested_fn_naming(tokens: Tokens, name: &str) -> Option<proc_macro2
     None
 }
 
-/// The hidden last parameter of a cooperative kernel's watched entry: this
-/// launch's barrier memory (`cg_kernel::cg::barrier::watched`, ABI in `docs/abi.md`).
-pub(crate) fn barrier_param() -> syn::Ident {
-    syn::Ident::new("__cg_grid_barrier", proc_macro2::Span::mixed_site())
+/// The hidden last parameter of both GPU entries of a cooperative kernel:
+/// this launch's memory, the watched barrier's lines and the grid
+/// collectives' scratch (`cg_kernel::cg::barrier::launch_memory`, ABI in `docs/abi.md`).
+pub(crate) fn launch_param() -> syn::Ident {
+    syn::Ident::new("__cg_launch", proc_macro2::Span::mixed_site())
+}
+
+/// Which function a kernel's body is written into: the host's (which the
+/// emulator runs), the plain GPU entry, or a cooperative kernel's watched
+/// GPU entry. The two GPU entries of a cooperative kernel take the launch's
+/// memory in their hidden last parameter; the host's does not.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Entry {
+    Host,
+    Plain,
+    Watched,
 }
 
 /// The body of a `#[kernel(cooperative)]` or `#[kernel(cluster)]` kernel:
@@ -167,19 +179,22 @@ pub(crate) fn barrier_param() -> syn::Ident {
 /// which the body's shadow, so that the module's imports stay used (and a
 /// missing one is still an error).
 ///
-/// With `watched`, the body of a cooperative kernel's watched entry: its
-/// `this_grid()` is the one whose `sync()` is the watched barrier
+/// For a GPU entry of a cooperative kernel (`entry` not [`Entry::Host`]),
+/// its `this_grid()` is made with the entry's hidden parameter, the launch's
+/// memory; in the watched entry its `sync()` is the watched barrier
 /// (`cg_kernel::cg::barrier::watched`), which the host launches above
 /// `WATCHED_ABOVE_BLOCKS` blocks.
-pub(crate) fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, Tokens) {
+pub(crate) fn declared_body(f: &ItemFn, o: &Options, entry: Entry) -> (Tokens, Tokens) {
     let stmts = &f.block.stmts;
     let krate = o.krate();
     let spelled = o.krate.as_ref().map(segments).unwrap_or_default();
     let (scope, swapped): (Tokens, &[(&str, Tokens)]) = match (o.cooperative, o.cluster) {
-        (true, false) if watched => (quote!(cooperative_kernel::watched::{cg, this_grid}), &[]),
+        (true, false) if entry == Entry::Watched => (quote!(cooperative_kernel::watched::{cg, this_grid}), &[]),
+        (true, false) if entry == Entry::Plain => (quote!(cooperative_kernel::launched::{cg, this_grid}), &[]),
         (true, false) => (quote!(cooperative_kernel::{cg, this_grid}), &[("this_grid", quote!(GridGroup<#krate::cg::Ordinary>))]),
         (false, true) => (quote!(cluster_kernel::{cg, this_cluster}), &[("this_cluster", quote!(ClusterGroup<#krate::cg::Unclustered>))]),
-        _ if watched => (quote!(cooperative_cluster_kernel::watched::{cg, this_cluster, this_grid}), &[]),
+        _ if entry == Entry::Watched => (quote!(cooperative_cluster_kernel::watched::{cg, this_cluster, this_grid}), &[]),
+        _ if entry == Entry::Plain => (quote!(cooperative_cluster_kernel::launched::{cg, this_cluster, this_grid}), &[]),
         _ => (
             quote!(cooperative_cluster_kernel::{cg, this_cluster, this_grid}),
             &[("this_grid", quote!(GridGroup<#krate::cg::Ordinary>)), ("this_cluster", quote!(ClusterGroup<#krate::cg::Unclustered>))],
@@ -194,9 +209,12 @@ pub(crate) fn declared_body(f: &ItemFn, o: &Options, watched: bool) -> (Tokens, 
     // kernel's author already wrote inside `unsafe { }`.
     let declared = |call: Tokens| quote!({ #[allow(unused_unsafe)] let declared = unsafe { #call }; declared });
     if o.cooperative {
-        let barrier = barrier_param();
-        let grid =
-            if watched { quote!(#krate::cg::cooperative_kernel::watched::this_grid(#barrier)) } else { quote!(#krate::cg::cooperative_kernel::this_grid()) };
+        let launch = launch_param();
+        let grid = match entry {
+            Entry::Watched => quote!(#krate::cg::cooperative_kernel::watched::this_grid(#launch)),
+            Entry::Plain => quote!(#krate::cg::cooperative_kernel::launched::this_grid(#launch)),
+            Entry::Host => quote!(#krate::cg::cooperative_kernel::this_grid()),
+        };
         stmts = rewrite_calls(stmts, "this_grid", &declared(grid), &spelled);
     }
     if o.cluster {
@@ -271,30 +289,30 @@ pub(crate) fn rewrite_shared_arrays(
     Ok(out)
 }
 
-/// The kernel's `shared_array!`s: each call of `f`'s body replaced by its
-/// array, and `options.shared_memory` by a function that adds their bytes
-/// after the dynamic part; returns the items that size them (none where
-/// the body has no call).
+/// The kernel's fixed shared regions: each `shared_array!` call of `f`'s
+/// body replaced by its array, and `options.tail` set to the bytes they
+/// take at the end of the kernel's shared memory, with the grid
+/// collectives' in a cooperative kernel (`cg_kernel::cg::GRID_SHARED_BYTES`,
+/// after the arrays); returns the items that size the arrays (none where
+/// the body has no call). The arrays' start is read in the kernel from the
+/// launch's shared memory (`cg_kernel::mem::shared_tail_start`), never
+/// computed from the kernel's `shared_memory` function, so the two cannot
+/// disagree whatever that function does.
 pub(crate) fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tokens> {
     let krate = options.krate();
     let name = f.sig.ident.clone();
     // Named after the kernel as written (`format_ident!` drops a raw
     // identifier's `r#`), not upper-cased: `foo` and `Foo` are two kernels.
     let layout = format_ident!("__cg_shared_arrays_{}", name);
-    let dynamic_part = match &options.shared_memory {
-        Some(p) => quote!(#p),
-        None => quote!(#krate::mem::no_dynamic_shared),
-    };
     let sizes = format_ident!("__cg_shared_array_sizes_{}", name);
-    let sized = format_ident!("__cg_shared_bytes_{}", name);
+    let tail = format_ident!("__cg_shared_tail_{}", name);
+    let grid_bytes = if options.cooperative { quote!(#krate::cg::GRID_SHARED_BYTES as usize) } else { quote!(0usize) };
     // The call stays a call of the macro the kernel's author imported
     // (so that the import is used), at its internal arm, which names
     // the `unsafe` constructor; the block that makes it is this one.
     // The array's bytes and alignment as the body sees its type and
     // length are checked, at compile time, against those the definition
-    // counted outside the body (a name the body shadows would differ);
-    // its start is the kernel's whole shared memory less the arrays',
-    // from the function the definition sizes it by.
+    // counted outside the body (a name the body shadows would differ).
     let array = |k: usize, ty: &Tokens, len: &Tokens, macro_name: &proc_macro2::Ident| {
         quote! {
             {
@@ -304,12 +322,14 @@ pub(crate) fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tok
                 let _counted_outside_the_body: [(); #sizes[#k].0] = [(); ::core::mem::size_of::<#ty>() * (#len)];
                 let _aligned_outside_the_body: [(); #sizes[#k].1] = [(); ::core::mem::align_of::<#ty>()];
                 #[allow(unused_unsafe)]
-                // SAFETY: the kernel's shared memory is its dynamic part, then
-                // these arrays at these offsets (its definition asks for both:
-                // `#[kernel]` counted them, with this type and length, checked
-                // above); each call is one array.
+                // SAFETY: the kernel's shared memory ends with these arrays,
+                // at these offsets from where its tail starts, then the grid
+                // collectives' bytes in a cooperative kernel (its definition
+                // asks for them: `#[kernel]` counted them, with this type and
+                // length, checked above; `shared_tail_start` checked that
+                // the launch holds them); each call is one array.
                 let array = unsafe {
-                    #macro_name!(@static #ty, (#sized(#krate::cg::this_thread_block().num_threads()) as usize).saturating_sub(#layout.1) + #layout.0[#k], #len)
+                    #macro_name!(@static #ty, #krate::mem::shared_tail_start(#tail) + #layout.0[#k], #len)
                 };
                 array
             }
@@ -318,33 +338,25 @@ pub(crate) fn static_arrays(options: &mut Options, f: &mut ItemFn) -> Result<Tok
     let mut found = Vec::new();
     let block = rewrite_shared_arrays(quote::ToTokens::to_token_stream(&f.block), &mut found, &array)?;
     if found.is_empty() {
+        options.tail = Some(grid_bytes);
         return Ok(Tokens::new());
-    }
-    if tile_param(f)?.is_some() {
-        return Err(Error::new(
-            f.sig.generics.span(),
-            "`shared_array!` is not yet supported in a kernel with a `<const TILE: u32>` parameter: size its shared memory with `shared_memory = f` and `dynamic_shared()`",
-        ));
     }
     *f.block = syn::parse2(block)?;
     let count = found.len();
     let items = found.iter().map(|(ty, len)| quote! { (::core::mem::size_of::<#ty>() * (#len), ::core::mem::align_of::<#ty>()) });
-    let total = quote! {
+    options.tail = Some(quote!(#tail));
+    Ok(quote! {
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
         const #sizes: [(usize, usize); #count] = [ #( #items ),* ];
         #[doc(hidden)]
         #[allow(non_upper_case_globals)]
         const #layout: ([usize; #count], usize) = #krate::mem::static_arrays_layout(#sizes);
-        /// The kernel's shared memory: its dynamic part, then its
-        /// `shared_array!`s (`u32::MAX` where that does not fit in a
-        /// `u32`, which no launch accepts).
+        /// The bytes at the end of the kernel's shared memory: its
+        /// `shared_array!`s, then, in a cooperative kernel, the grid
+        /// collectives' from the next 16-byte boundary.
         #[doc(hidden)]
-        #[allow(non_snake_case)]
-        fn #sized(threads_per_block: u32) -> u32 {
-            u32::try_from(#krate::mem::static_arrays_start(#dynamic_part(threads_per_block)).saturating_add(#layout.1)).unwrap_or(u32::MAX)
-        }
-    };
-    options.shared_memory = Some(syn::parse_quote!(#sized));
-    Ok(total)
+        #[allow(non_upper_case_globals)]
+        const #tail: usize = if #grid_bytes > 0 { #layout.1.div_ceil(16) * 16 + #grid_bytes } else { #layout.1 };
+    })
 }

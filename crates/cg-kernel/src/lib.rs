@@ -174,7 +174,9 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
 /// assert_eq!(TILE_SUMS.name(), "tile_sums");
 /// assert_eq!(TILE_SUMS.param_names(), ["x", "sums", "n"]);
 /// assert_eq!(TILE_SUMS.tile(), Some(32));
-/// assert_eq!(TILE_SUMS.shared_bytes(256), 32, "8 tiles of 32, 4 bytes each");
+/// // 8 tiles of 32, 4 bytes each; then, as in every cooperative kernel, the
+/// // grid collectives' bytes (`grid.reduce` and the rest).
+/// assert_eq!(TILE_SUMS.shared_bytes(256), 32 + cg::GRID_SHARED_BYTES);
 /// ```
 pub use cg_kernel_macros::kernel;
 

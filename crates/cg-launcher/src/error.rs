@@ -109,7 +109,7 @@ pub enum Error {
     GraphBarriersExhausted {
         /// The kernel's name.
         kernel: &'static str,
-        /// Watched launches one graph may hold.
+        /// Cooperative launches one graph may hold.
         max: usize,
     },
     /// The watched entry of a kernel that has none (a module from a file).
@@ -483,8 +483,7 @@ impl fmt::Display for Error {
             }
             Error::GraphBarriersExhausted { kernel, max } => write!(
                 f,
-                "{kernel}: one graph holds at most {max} cooperative launches of more than {} blocks, each with barrier memory of its own: capture fewer per graph",
-                cg_kernel::cg::barrier::WATCHED_ABOVE_BLOCKS
+                "{kernel}: one graph holds at most {max} cooperative launches, each with launch memory of its own (its grid barrier's and its grid collectives'): capture fewer per graph"
             ),
             Error::NoWatchedEntry { kernel } => write!(f, "{kernel} has no watched entry (only a module cg-builder built has one)"),
             Error::NoCooperativeLaunch { name } => write!(

@@ -17,6 +17,8 @@ pub mod collectives;
 pub mod conjugate_gradient;
 pub mod on_chip;
 pub mod fast;
+#[cfg(feature = "probes")]
+pub mod grid_collectives;
 mod multi;
 pub mod mutants;
 #[cfg(feature = "probes")]

@@ -120,6 +120,10 @@ pub unsafe fn atom_cas_sys(p: *mut u32, expected: u32, new: u32) -> u32 {
     a.compare_exchange(expected, new, std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Acquire).unwrap_or_else(|v| v)
 }
 
+/// `%dynamic_smem_size`.
+pub fn dynamic_smem_size() -> u32 {
+    thread::dynamic_smem_size()
+}
 /// The emulator's stand-in for the driver's workspace: a non-null pointer
 /// (never dereferenced) for a cooperative launch, null otherwise.
 pub fn grid_workspace() -> *mut u32 {

@@ -109,6 +109,18 @@ pub mod cooperative_cluster_kernel {
         pub use crate::cg::*;
     }
 
+    /// The same scope in the kernel's plain GPU entry.
+    pub mod launched {
+        pub use crate::cg::cluster_kernel::this_cluster;
+        pub use crate::cg::cooperative_kernel::launched::this_grid;
+
+        /// The `cg` module, with both in place of the plain ones.
+        pub mod cg {
+            pub use super::{this_cluster, this_grid};
+            pub use crate::cg::*;
+        }
+    }
+
     /// The same scope in the kernel's watched entry.
     pub mod watched {
         pub use crate::cg::cluster_kernel::this_cluster;

@@ -49,17 +49,20 @@ use core::marker::PhantomData;
 /// }
 /// ```
 pub struct GridGroup<L = Cooperative> {
-    workspace: *mut u32,
+    pub(super) workspace: *mut u32,
     /// Whether this is the kernel's watched entry (`cg::barrier::watched`),
     /// which the host launches for grids above `WATCHED_ABOVE_BLOCKS`: a
     /// constant of each entry, so each compiles one barrier.
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-    watched: bool,
-    /// In the watched entry, this launch's barrier memory: the entry's last
-    /// parameter (`cg::barrier::watched::BYTES`, ABI in `docs/abi.md`). Null in the
-    /// plain entry, whose barrier is the driver's per-launch workspace.
+    pub(super) watched: bool,
+    /// This launch's own memory, the last parameter of both GPU entries
+    /// (`cg::barrier::launch_memory`, ABI in `docs/abi.md`): the watched
+    /// barrier's lines (the watched entry's barrier; the plain entry's is the
+    /// driver's per-launch workspace), then the grid collectives' scratch.
+    /// Null on the emulator, which keeps both itself, and where a grid was
+    /// made without it (a collective then traps).
     #[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
-    barrier: *mut u32,
+    pub(super) launch: *mut u32,
     _launch: PhantomData<L>,
 }
 
@@ -125,24 +128,49 @@ pub mod cooperative_kernel {
         pub use crate::cg::*;
     }
 
+    /// The same scope in the kernel's plain GPU entry, whose last parameter
+    /// is the launch's memory.
+    pub mod launched {
+        use super::*;
+
+        /// `cg::this_grid()` in a cooperative kernel's plain GPU entry, with
+        /// `launch`, that entry's hidden parameter: the launch's memory
+        /// (`cg::barrier::launch_memory`), whose scratch the grid collectives use.
+        ///
+        /// # Safety
+        /// As [`this_grid`](super::this_grid), in the plain GPU entry, with
+        /// `launch` that entry's hidden parameter (`docs/abi.md`).
+        #[inline(always)]
+        pub unsafe fn this_grid(launch: *mut u32) -> GridGroup<Cooperative> {
+            GridGroup::new(false, launch)
+        }
+
+        /// The `cg` module, with [`this_grid`] in place of the plain one.
+        pub mod cg {
+            pub use super::this_grid;
+            pub use crate::cg::*;
+        }
+    }
+
     /// The same scope in the kernel's watched entry.
     pub mod watched {
         use super::*;
 
         /// `cg::this_grid()` in a cooperative kernel's watched entry, whose
-        /// last parameter, `barrier`, is this launch's barrier memory. A host
-        /// that passes null gets a trap here, not a barrier on address 0.
+        /// last parameter, `launch`, is this launch's memory: the barrier's
+        /// lines first (`cg::barrier::launch_memory`). A host that passes
+        /// null gets a trap here, not a barrier on address 0.
         ///
         /// # Safety
-        /// As the plain entry's, in the watched entry, with `barrier` that
+        /// As the plain entry's, in the watched entry, with `launch` that
         /// entry's hidden parameter (`docs/abi.md`).
         #[inline(always)]
-        pub unsafe fn this_grid(barrier: *mut u32) -> GridGroup<Cooperative> {
+        pub unsafe fn this_grid(launch: *mut u32) -> GridGroup<Cooperative> {
             #[cfg(target_arch = "nvptx64")]
-            if barrier.is_null() {
+            if launch.is_null() {
                 arch::trap();
             }
-            GridGroup::new(true, barrier)
+            GridGroup::new(true, launch)
         }
 
         /// The `cg` module, with [`this_grid`] in place of the plain one.
@@ -157,9 +185,9 @@ impl<L: LaunchKind> GridGroup<L> {
     /// The grid of every `this_grid()`: only where its ranks are exact
     /// (`counted_in_32_bits` traps otherwise, once per kernel).
     #[inline(always)]
-    fn new(watched: bool, barrier: *mut u32) -> Self {
+    fn new(watched: bool, launch: *mut u32) -> Self {
         counted_in_32_bits(grid_dim(), this_thread_block().num_threads());
-        GridGroup { workspace: arch::grid_workspace(), watched, barrier, _launch: PhantomData }
+        GridGroup { workspace: arch::grid_workspace(), watched, launch, _launch: PhantomData }
     }
 
     /// Whether this grid can synchronize (`grid.is_valid()`): the launch handed
@@ -255,7 +283,7 @@ impl<L: LaunchKind> GridGroup<L> {
         use super::barrier::watched::{COUNTERS, group, group_size, next_epoch, released};
         let block = this_thread_block();
         let (b, t, threads) = (self.block_rank() as u32, block.thread_rank(), block.num_threads());
-        let lines = self.barrier;
+        let lines = self.launch;
         // SAFETY (of every access below): counter f is line f and flag f line
         // COUNTERS + f of `lines`, f < COUNTERS: the launch's barrier memory,
         // `watched::BYTES` of global memory no other launch in flight

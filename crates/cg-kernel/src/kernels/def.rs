@@ -38,6 +38,11 @@ pub struct KernelDef<P: Params, C> {
     emulator_only: bool,
     /// Dynamic shared memory asked for on top of the kernel's own.
     extra_shared: u32,
+    /// Bytes at the end of the shared memory, after the dynamic part and
+    /// the extra rounded up to 16: the kernel's `shared_array!`s and, in a
+    /// cooperative kernel, the grid collectives' (`cg::GRID_SHARED_BYTES`),
+    /// which the kernel finds from the launch's size (`%dynamic_smem_size`).
+    tail_shared: u32,
     /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, or `(0, 0)`.
     launch_bounds: (u32, u32),
     /// The kernel crate that defines it (`CARGO_CRATE_NAME`), whose PTX holds it.
@@ -79,6 +84,7 @@ impl<P: Params, C> KernelDef<P, C> {
             in_ptx: true,
             emulator_only: false,
             extra_shared: 0,
+            tail_shared: 0,
             launch_bounds: (0, 0),
             crate_name: "",
             block_shared: None,
@@ -90,6 +96,20 @@ impl<P: Params, C> KernelDef<P, C> {
     #[doc(hidden)]
     pub const fn emulator_only(self) -> Self {
         KernelDef { in_ptx: false, emulator_only: true, ..self }
+    }
+
+    /// The same definition with `bytes` at the end of its shared memory: its
+    /// `shared_array!`s and the grid collectives' (a multiple of 16), as
+    /// `#[kernel]` emits it.
+    ///
+    /// # Safety
+    /// `bytes` is at least what the kernel's body addresses at the end of its
+    /// shared memory, counted back from the launch's size.
+    #[doc(hidden)]
+    pub const unsafe fn with_tail_shared(self, bytes: usize) -> Self {
+        // A tail too large for any launch saturates, as `shared_bytes` does.
+        let tail_shared = if bytes > u32::MAX as usize { u32::MAX } else { bytes as u32 };
+        KernelDef { tail_shared, ..self }
     }
 
     /// The same definition with dynamic shared memory of `bytes(threads_per_block)`,
@@ -164,8 +184,11 @@ impl<P: Params, C> KernelDef<P, C> {
     }
 
     /// Bytes of dynamic shared memory per block of `threads_per_block`: what
-    /// the launch passes and the occupancy query is asked about. The sum of
-    /// the kernel's own and any [extra](Self::with_extra_shared) saturates at
+    /// the launch passes and the occupancy query is asked about. The
+    /// kernel's own, then any [extra](Self::with_extra_shared), then, from
+    /// the next 16-byte boundary, its `shared_array!`s and in a cooperative
+    /// kernel the grid collectives' [`GRID_SHARED_BYTES`](crate::cg::GRID_SHARED_BYTES).
+    /// The sum saturates at
     /// `u32::MAX`, more than any GPU holds, so that a launcher refuses it as a
     /// block that does not fit rather than launch a size that wrapped.
     pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
@@ -174,7 +197,13 @@ impl<P: Params, C> KernelDef<P, C> {
             (None, Some(f)) => f(threads_per_block),
             (None, None) => 0,
         };
-        own.saturating_add(self.extra_shared)
+        let front = own.saturating_add(self.extra_shared);
+        match self.tail_shared {
+            0 => front,
+            // The tail starts on a 16-byte boundary; u32::MAX stays the
+            // saturated size, which no launch accepts.
+            tail => front.checked_next_multiple_of(16).unwrap_or(u32::MAX).saturating_add(tail),
+        }
     }
 
     /// The same kernel asking for `bytes` more dynamic shared memory per

@@ -31,7 +31,7 @@ pub use atomic::{Atomic, AtomicInteger, MemoryOrder, Scope};
 pub use global::{In, Out};
 pub use shared::{DynamicShared, dynamic_shared};
 #[doc(hidden)]
-pub use shared::{no_dynamic_shared, static_array, static_arrays_layout, static_arrays_start};
+pub use shared::{no_dynamic_shared, shared_tail_start, static_array, static_arrays_layout, static_arrays_start};
 
 /// A value a kernel can load and store: `u8`, `i8`, `u16`, `i16`, `u32`,
 /// `i32`, `u64`, `i64`, `f32`, `f64`. Sealed: its loads are 1-, 2-, 4- or

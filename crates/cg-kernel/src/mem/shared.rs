@@ -129,6 +129,34 @@ pub const fn static_arrays_start(dynamic_bytes: u32) -> usize {
     (dynamic_bytes as usize).div_ceil(16) * 16
 }
 
+/// Where a kernel's fixed shared regions begin: its `shared_array!`s, then,
+/// in a cooperative kernel, the grid collectives' bytes
+/// (`cg::GRID_SHARED_BYTES`), `tail` bytes in all, at the end of the
+/// launch's shared memory (`%dynamic_smem_size`). Read from the launch, not
+/// computed from the kernel's sizing function, so that the offsets cannot
+/// disagree with the allocation whatever that function does; the host's
+/// allocation (`KernelDef::shared_bytes`) is the dynamic part rounded up to
+/// 16 bytes, then the tail.
+///
+/// A launch with less than `tail` bytes, or one whose tail would not start
+/// on a 16-byte boundary (a host other than this project's), traps on a GPU
+/// and faults on the emulator, before any region is touched.
+#[doc(hidden)]
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub fn shared_tail_start(tail: usize) -> usize {
+    let size = crate::arch::dynamic_smem_size() as usize;
+    if size < tail || !(size - tail).is_multiple_of(16) {
+        #[cfg(target_arch = "nvptx64")]
+        crate::arch::trap();
+        #[cfg(not(target_arch = "nvptx64"))]
+        panic!(
+            "the launch gave {size} bytes of shared memory, but the kernel's shared_array!s and grid collectives need their {tail} bytes at its end, after a dynamic part rounded up to 16 bytes: launch it with its definition's shared_bytes()"
+        );
+    }
+    size - tail
+}
+
 /// The offsets of arrays of `(bytes, align)` one after another, each at its
 /// alignment, from a 16-byte-aligned start; and their end.
 #[doc(hidden)]
@@ -246,6 +274,50 @@ impl<T: Word> DynamicShared<T> {
     pub(super) fn bound(self, i: usize, access: emu::Access) {
         if i >= self.len {
             emu::out_of_bounds("a shared_array!", i, self.len, access);
+        }
+    }
+
+    /// `name[i]` as a volatile load (`ld.volatile.shared`: relaxed, so a
+    /// load that races a store reads one value or the other, never
+    /// undefined behaviour). For memory that only this crate's collectives
+    /// touch, whose order their own barriers keep when every thread makes
+    /// the call, and which a call some threads skip must not turn into
+    /// undefined behaviour.
+    ///
+    /// # Safety
+    /// Element `i` is within the launch's shared memory, counted from where
+    /// this array starts, and aligned.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub(crate) unsafe fn load(self, i: usize) -> T {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller's contract.
+            unsafe { core::ptr::read_volatile(self.base.add(i)) }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            self.bound(i, emu::Access::Read);
+            T::from_bits64(emu::shared_read(self.first.saturating_add(i), core::mem::size_of::<T>()))
+        }
+    }
+
+    /// `name[i] = v` as a volatile store ([`load`](Self::load)'s twin).
+    ///
+    /// # Safety
+    /// As [`load`](Self::load).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub(crate) unsafe fn store(self, i: usize, v: T) {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            // SAFETY: the caller's contract.
+            unsafe { core::ptr::write_volatile(self.base.add(i), v) };
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            self.bound(i, emu::Access::Write);
+            emu::shared_write(self.first.saturating_add(i), core::mem::size_of::<T>(), v.to_bits64());
         }
     }
 

@@ -102,6 +102,40 @@ pub unsafe fn st_relaxed_gpu(p: *mut u32, v: u32) {
     unsafe { asm!("st.relaxed.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack)) };
 }
 
+/// `ld.relaxed.gpu.u64`: a read of the 8-byte word at `p` that sees other
+/// threads' writes at GPU scope, without ordering anything around it.
+///
+/// # Safety
+/// `p` is a valid, 8-byte-aligned global address.
+#[inline(always)]
+pub unsafe fn ld_relaxed_gpu_b64(p: *const u64) -> u64 {
+    let v: u64;
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("ld.relaxed.gpu.u64 {v}, [{p}];", v = out(reg64) v, p = in(reg64) p, options(nostack)) };
+    v
+}
+
+/// `st.relaxed.gpu.u64`: a write of the 8-byte word at `p` other threads
+/// see at GPU scope, without ordering anything around it.
+///
+/// # Safety
+/// `p` is a valid, 8-byte-aligned global address.
+#[inline(always)]
+pub unsafe fn st_relaxed_gpu_b64(p: *mut u64, v: u64) {
+    // SAFETY: the caller passes a valid global address.
+    unsafe { asm!("st.relaxed.gpu.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v, options(nostack)) };
+}
+
+/// `%dynamic_smem_size`: the bytes of dynamic shared memory this launch
+/// gave each block (PTX ISA 4.1).
+#[inline(always)]
+pub fn dynamic_smem_size() -> u32 {
+    let v: u32;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe { asm!("mov.u32 {v}, %dynamic_smem_size;", v = out(reg32) v, options(pure, nomem, nostack)) };
+    v
+}
+
 /// `st.release.gpu.u32`: writes `v` at `p`; this thread's earlier accesses
 /// (and those it has observed) are ordered before it at GPU scope.
 ///

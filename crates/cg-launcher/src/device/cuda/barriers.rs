@@ -1,22 +1,36 @@
-//! The watched grid barrier's memory (`cg_kernel::cg::barrier::watched`,
-//! `docs/abi.md`): a block per stream outside a capture, a block per
-//! watched launch inside a graph, so that no two launches in flight share one.
+//! A cooperative launch's own memory (`cg_kernel::cg::barrier::launch_memory`,
+//! `docs/abi.md`): the watched barrier's lines and the grid collectives'
+//! scratch, a block per stream outside a capture, a block per cooperative
+//! launch inside a graph, so that no two launches in flight share one.
 
 use super::*;
+use cg_kernel::cg::barrier::launch_memory;
 
 impl Cuda {
-    /// Zeroed barrier memory for `blocks` launches at once, ready before
-    /// anything queued after this call.
+    /// Bytes of one launch's memory on this device.
+    fn launch_memory_bytes(&self) -> usize {
+        launch_memory::bytes(self.launch_capacity).next_multiple_of(watched::LINE_BYTES as usize)
+    }
+
+    /// Launch memory for `blocks` launches at once, each zeroed with its
+    /// scratch's room in its header, ready before anything queued after
+    /// this call.
     pub(super) fn barrier_memory(&self, blocks: usize) -> Result<cudarc::driver::CudaSlice<u8>> {
-        let m = self.stream.alloc_zeros::<u8>(blocks * watched::BYTES as usize).map_err(Error::driver("cuMemAllocAsync"))?;
-        // Launches on other streams are not ordered after the zeroing: wait for it.
+        let each = self.launch_memory_bytes();
+        let mut m = self.stream.alloc_zeros::<u8>(blocks * each).map_err(Error::driver("cuMemAllocAsync"))?;
+        let room = self.launch_capacity.to_ne_bytes();
+        for b in 0..blocks {
+            let at = b * each + launch_memory::SCRATCH_OFFSET as usize;
+            self.stream.memcpy_htod(&room, &mut m.slice_mut(at..at + 4)).map_err(Error::driver("cuMemcpyHtoDAsync"))?;
+        }
+        // Launches on other streams are not ordered after the writes: wait for them.
         self.finish()?;
         Ok(m)
     }
 
-    /// The watched barrier's memory for a launch now (`cg_kernel::cg::barrier::watched`):
+    /// A cooperative launch's memory now (`cg_kernel::cg::barrier::launch_memory`):
     /// no other launch in flight may use it (see [`GraphBarriers`] and `docs/abi.md`).
-    pub(super) fn watched_barrier(&self) -> Result<u64> {
+    pub(super) fn launch_memory(&self) -> Result<u64> {
         if self.capturing.get().is_some() {
             let mut slab = self.capture_barriers.borrow_mut();
             let slab = slab.as_mut().expect("barrier memory for every capture");
@@ -25,7 +39,7 @@ impl Cuda {
             }
             let (base, _) = slab.memory.device_ptr(&self.stream);
             slab.taken += 1;
-            return Ok(base + ((slab.taken - 1) * watched::BYTES as usize) as u64);
+            return Ok(base + ((slab.taken - 1) * self.launch_memory_bytes()) as u64);
         }
         let stream = self.launch_stream() as usize;
         // Today's bug, kept as a test of the test: every stream's launches on one block.
@@ -56,15 +70,15 @@ impl Cuda {
     }
 }
 
-/// The most watched launches one graph holds ([`GraphBarriers`]).
+/// The most cooperative launches one graph holds ([`GraphBarriers`]).
 pub(super) const GRAPH_BARRIERS: usize = 8;
 
-/// Where the watched barrier's memory comes from (`cg_kernel::cg::barrier::watched`,
+/// Where a cooperative launch's memory comes from (`cg_kernel::cg::barrier::launch_memory`,
 /// `docs/abi.md`): it must not be shared by two launches in flight. Outside
 /// a capture, launches on one stream run one after another and each leaves
 /// its memory at rest, so each stream has one block. A graph's launches may
 /// run beside launches on any stream, and beside each other on parallel
-/// branches, so each watched launch captured gets a block of the graph's
+/// branches, so each cooperative launch captured gets a block of the graph's
 /// own; a graph is never in flight twice (CUDA orders the launches of one
 /// executable graph).
 pub(super) struct GraphBarriers {

@@ -104,7 +104,7 @@ impl Drop for CudaKernel<'_> {
 }
 
 /// The most parameters an entry takes: `#[kernel]`'s limit of 16, and a
-/// watched entry's hidden barrier parameter.
+/// cooperative kernel's hidden launch-memory parameter.
 const MAX_PARAMS: usize = cg_kernel::kernels::MAX_PARAMS + 1;
 
 impl Function for CudaKernel<'_> {
@@ -147,7 +147,7 @@ impl Function for CudaKernel<'_> {
         }
         self.cuda.usable()?;
         self.cuda.last_kernel.set(self.name);
-        let (entry, watched) = match (watched, &self.watched) {
+        let (entry, _) = match (watched, &self.watched) {
             (None, _) => self.entry(shape, cooperative),
             (Some(true), Some(w)) => (w, true),
             (Some(false), _) => (&self.function, false),
@@ -163,9 +163,11 @@ impl Function for CudaKernel<'_> {
             };
         }
         let mut count = args.len();
-        if watched {
-            // The watched entry's last parameter: this launch's barrier memory.
-            bits[count] = self.cuda.watched_barrier()?;
+        if self.watched.is_some() {
+            // Both entries of a cooperative kernel of this project's modules
+            // take this launch's memory last: the watched barrier's lines and
+            // the grid collectives' scratch.
+            bits[count] = self.cuda.launch_memory()?;
             count += 1;
         }
         let mut params = [std::ptr::null_mut::<c_void>(); MAX_PARAMS];

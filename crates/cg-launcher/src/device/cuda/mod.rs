@@ -84,6 +84,9 @@ pub(crate) struct Cuda {
     /// The watched barrier's memory for launches outside a capture: one
     /// block of `watched::BYTES` per stream (see [`GraphBarriers`] and `docs/abi.md`).
     barriers: RefCell<Vec<(usize, cudarc::driver::CudaSlice<u8>)>>,
+    /// The blocks each launch memory's scratch has room for: the most any
+    /// cooperative launch on this device has (blocks per SM times SMs).
+    launch_capacity: u32,
     /// During a capture, the graph's own barrier memory, one block per
     /// captured watched launch.
     capture_barriers: RefCell<Option<GraphBarriers>>,
@@ -156,6 +159,8 @@ impl Cuda {
             sm90_modules: RefCell::default(),
             compute_capability,
             max_shared_per_block: info.sm.max_shared_per_block,
+            // The most blocks a cooperative launch can have on this device.
+            launch_capacity: info.sm.max_blocks.saturating_mul(info.sms),
             last_kernel: Cell::new("(no kernel yet)"),
             stuck: Cell::new(None),
             timeout: Cell::new(super::DEFAULT_TIMEOUT),

@@ -1,0 +1,3 @@
+fn main() {
+    cg_builder::Builder::new().build();
+}
