@@ -669,9 +669,10 @@ fn the_on_chip_shared_memory_is_counted_alike_on_both_sides() {
     }
 }
 
-/// Each mistake the on-chip kernel guards against, named: without its
-/// grid.sync() a block reads the partials before the others wrote them; with
-/// the halo written after the grid.sync() a neighbour reads it first.
+/// Each mistake the on-chip kernel guards against, named: reading the halo
+/// before the grid reduce whose barrier publishes it, a block reads it
+/// before its owner wrote it; with the halo written after that barrier a
+/// neighbour reads it first.
 #[test]
 fn an_on_chip_solver_without_its_grid_sync_or_with_its_halo_late_is_a_named_race() {
     use host::conjugate_gradient::on_chip::{Source, load_kernel};
@@ -680,9 +681,10 @@ fn an_on_chip_solver_without_its_grid_sync_or_with_its_halo_late_is_a_named_race
     let gpu = t4();
     let system = DeviceSystem::upload(&gpu, &a).unwrap();
     let k = host::kernels();
-    for (def, on) in
-        [(k.mutant_conjugate_gradient_on_chip_no_sync, "data race on state["), (k.mutant_conjugate_gradient_on_chip_halo_after_sync, "data race on exchange[")]
-    {
+    for (def, on) in [
+        (k.mutant_conjugate_gradient_on_chip_no_sync, "data race on exchange["),
+        (k.mutant_conjugate_gradient_on_chip_halo_after_sync, "data race on exchange["),
+    ] {
         let mut chip = load_kernel(&gpu, &system, Source::DeviceMemory, def, None).unwrap().unwrap();
         let mut vectors = gpu.upload(&[vec![0.0f32; 1024], vec![1.0; 1024], vec![0.0; 3 * 1024]].concat()).unwrap();
         let err = chip.solve(&gpu, &system, &mut vectors, 3.2e-4, 10_000).unwrap_err().to_string();

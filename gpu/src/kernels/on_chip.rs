@@ -10,7 +10,8 @@
 //! `(b + 1) * slice` for the whole solve. What crosses the chip per
 //! iteration is only what another block needs:
 //! - the block's partial sums of four dot products (and, every
-//!   [`CHECK_EVERY`] iterations, of the true residual), in `state`;
+//!   [`CHECK_EVERY`] iterations, of the true residual), through one
+//!   `grid.reduce_array` of the five, whose grid barrier is the iteration's;
 //! - r at the rows within `2 * band` of the slice's edges, in `exchange`,
 //!   where `band` is the matrix's bandwidth (the largest |row − column| it
 //!   stores: 1 tridiagonal, m for the m x m Poisson grid). A block keeps p
@@ -31,7 +32,7 @@
 //! second product per iteration, from shared memory.
 
 use super::conjugate_gradient::{BREAKDOWN, MAX_ITERATIONS, PARTIALS, TOLERANCE_SQUARED, write_result};
-use crate::cg::{self, Cooperative, GridGroup, Plus, ThreadBlock, ThreadBlockTile, this_grid, this_thread_block, tiled_partition};
+use crate::cg::{Cooperative, GridGroup, Plus, this_grid, this_thread_block};
 use crate::kernel;
 use crate::mem::{DynamicShared, In, Out, dynamic_shared};
 
@@ -44,7 +45,8 @@ pub const RESTARTS: usize = PARTIALS;
 pub const TRUE_RESIDUAL: usize = PARTIALS + 1;
 /// `state[CHECKS]`: true residuals computed.
 pub const CHECKS: usize = PARTIALS + 2;
-/// `state[SUMS_AT..]`: two sets (alternate iterations) of [`SUMS`] partials per block.
+/// The scalars' end: `state` holds `SUMS_AT` values (the partials of the
+/// five sums cross the chip in the grid reduce's own memory).
 pub const SUMS_AT: usize = PARTIALS + 3;
 /// Every this many iterations the kernel computes ‖b − A x‖ (the drift
 /// guard): x's rows near the slice's edges cross with the iteration's
@@ -72,117 +74,21 @@ pub mod source {
 pub mod mistake {
     /// None.
     pub const NONE: u32 = 0;
-    /// No `grid.sync()`: every block reads the partials and the halo before
-    /// the others wrote them.
+    /// The halo read before the grid reduce whose barrier publishes it: a
+    /// block reads a neighbour's rows before the neighbour wrote them.
     pub const NO_SYNC: u32 = 1;
-    /// The halo written after the `grid.sync()` instead of before: a
-    /// neighbour reads it before its owner wrote it.
+    /// The halo written after the grid reduce's barrier instead of before:
+    /// a neighbour reads it before its owner wrote it.
     pub const HALO_AFTER_SYNC: u32 = 2;
 }
 
-/// Bytes of dynamic shared memory for the reduction: [`SUMS`] `f64` per
-/// tile. The slice's vectors, the halo and the matrix come on top
-/// ([`on_chip_bytes`]).
-pub const fn five_f64_per_tile(threads_per_block: u32, tile: u32) -> u32 {
-    threads_per_block.div_ceil(tile) * 8 * SUMS as u32
-}
-
-/// Bytes of dynamic shared memory a block needs past the reduction's: the
-/// slice's four vectors, 4 `band` rows of p and 2 `band` of r around it,
+/// Bytes of dynamic shared memory a block needs: the slice's four vectors, 4 `band` rows of p and 2 `band` of r around it,
 /// and with `nnz` stored values, the slice's CSR rows (offsets, columns,
 /// values); 8 bytes of slack for alignment.
 pub const fn on_chip_bytes(slice: u32, band: u32, nnz: u32) -> u64 {
     let words = SLICE_VECTORS as u64 * slice as u64 + 6 * band as u64;
     let matrix = if nnz == 0 { 0 } else { slice as u64 + 1 + 2 * nnz as u64 };
     4 * (words + matrix) + 8
-}
-
-/// The block's totals of `v`, in every thread.
-///
-/// # Safety
-/// Every thread of the block calls it, outside any branch that splits a
-/// warp; the dynamic shared memory starts with [`SUMS`] `f64` per tile.
-#[inline(always)]
-unsafe fn block_totals<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, v: [f64; SUMS]) -> [f64; SUMS] {
-    let totals = dynamic_shared::<f64>();
-    let tiles = tile.meta_group_size() as usize;
-    let mut t = [0.0f64; SUMS];
-    let mut k = 0;
-    while k < SUMS {
-        t[k] = cg::reduce(tile, v[k], Plus);
-        k += 1;
-    }
-    if tile.thread_rank() == 0 {
-        let mut k = 0;
-        while k < SUMS {
-            // SAFETY: SUMS f64 per tile, each tile writing its own.
-            unsafe { totals.write(k * tiles + tile.meta_group_rank() as usize, t[k]) };
-            k += 1;
-        }
-    }
-    // SAFETY (both barriers): the caller's contract; the branch above has closed.
-    unsafe { block.sync_aligned() };
-    let mut out = [0.0f64; SUMS];
-    let mut i = 0;
-    while i < tiles {
-        let mut k = 0;
-        while k < SUMS {
-            // SAFETY: written before the barrier.
-            out[k] += unsafe { totals.read(k * tiles + i) };
-            k += 1;
-        }
-        i += 1;
-    }
-    unsafe { block.sync_aligned() };
-    out
-}
-
-/// The grid's totals of the [`SUMS`] partials of every block, from
-/// `state[first..]` (value `k` of block `b` at `first + k * blocks + b`),
-/// in every thread: the block's first tile adds them (each lane its share,
-/// then the tile's reduction) and leaves them in shared memory, one block
-/// barrier. Every block adds in the same order, so every block decides alike.
-///
-/// # Safety
-/// As [`block_totals`]; the partials lie in `state` and were written
-/// before a barrier that this read follows; no thread reads the reduction's
-/// shared memory from [`block_totals`] after this call begins.
-#[inline(always)]
-unsafe fn grid_totals<const TILE: u32>(block: &ThreadBlock, tile: &ThreadBlockTile<TILE>, state: Out<f64>, first: usize, blocks: usize) -> [f64; SUMS] {
-    let totals = dynamic_shared::<f64>();
-    if tile.meta_group_rank() == 0 {
-        let mut mine = [0.0f64; SUMS];
-        let mut b = tile.thread_rank() as usize;
-        while b < blocks {
-            let mut k = 0;
-            while k < SUMS {
-                // SAFETY: the caller's contract.
-                mine[k] += unsafe { state.read(first + k * blocks + b) };
-                k += 1;
-            }
-            b += TILE as usize;
-        }
-        let mut k = 0;
-        while k < SUMS {
-            let t = cg::reduce(tile, mine[k], Plus);
-            if tile.thread_rank() == 0 {
-                // SAFETY: the first SUMS f64 of the reduction's memory; the
-                // caller's contract keeps every other thread off them.
-                unsafe { totals.write(k, t) };
-            }
-            k += 1;
-        }
-    }
-    // SAFETY: the caller's contract; the branch above (a whole tile's) has closed.
-    unsafe { block.sync_aligned() };
-    let mut out = [0.0f64; SUMS];
-    let mut k = 0;
-    while k < SUMS {
-        // SAFETY: written before the barrier.
-        out[k] = unsafe { totals.read(k) };
-        k += 1;
-    }
-    out
 }
 
 /// One block's part of the solve: where its rows are, in the matrix and in
@@ -292,14 +198,15 @@ fn next_r(r: f32, s: f32, alpha: f32) -> f32 {
 
 /// The whole solve in one launch, with [`mistake`] `MISTAKE` made on purpose.
 ///
-/// Per iteration, with `exchange` and the partials in `state` used by
-/// alternate iterations (a block may be one iteration ahead of another,
-/// never two: the barrier between holds it):
+/// Per iteration, with `exchange` used by alternate iterations (a block
+/// may be one iteration ahead of another, never two: the barrier between
+/// holds it):
 /// 1. w = A r over the slice (r around it from the halo), and the partials
 ///    of r·r, w·r, r·s, p·s; r and p at the rows within 2 `band` of the
 ///    slice's edges to `exchange` (and x within `band`, every
 ///    [`CHECK_EVERY`] iterations);
-/// 2. `grid.sync()`;
+/// 2. `grid.reduce_array` of the five sums: its grid barrier is the
+///    iteration's one, and publishes the halo too;
 /// 3. the totals; gamma = r·r; the stop test; beta = gamma / gamma before,
 ///    p·A p = w·r + 2 beta r·s + beta² p·s, alpha = gamma / p·A p;
 /// 4. p = r + beta p over the slice and the 2 `band` rows each side (those
@@ -324,14 +231,11 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     nnz: u32,
 ) {
     let block = this_thread_block();
-    let tile = tiled_partition::<TILE>(&block);
-    let blocks = grid.num_blocks();
     let rows = n as u32;
     let lo = (grid.block_rank() as u32).saturating_mul(slice).min(rows);
     let hi = lo.saturating_add(slice).min(rows);
     let (me, threads) = (block.thread_rank(), block.size());
-    let tiles = tile.meta_group_size() as usize;
-    let x = dynamic_shared::<f64>().after::<f32>(SUMS * tiles);
+    let x = dynamic_shared::<f32>();
     let s_len = slice as usize;
     let (r, p, s) = (x.after::<f32>(s_len), x.after::<f32>(2 * s_len), x.after::<f32>(3 * s_len));
     let p_halo = x.after::<f32>(4 * s_len);
@@ -339,7 +243,7 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
     let offsets = r_halo.after::<u32>(2 * band as usize);
     let columns = offsets.after::<u32>(s_len + 1);
     let values = columns.after::<f32>(nnz as usize);
-    // Shared memory: the reduction's f64, then x, r, p and s over the slice,
+    // Shared memory: x, r, p and s over the slice,
     // p over 4 band rows around it (2 band below lo, 2 band from hi), r over
     // 2 band, and the slice's CSR rows.
     let sl = Slice { n: rows, lo, hi, side, offsets, columns, values };
@@ -431,18 +335,25 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
             }
             i += threads;
         }
-        let sums = unsafe { block_totals(&block, &tile, sums) };
-        let first = SUMS_AT + (par as usize) * SUMS * blocks;
-        if me == 0 {
-            let mut v = 0;
-            while v < SUMS {
-                unsafe { state.write(first + v * blocks + grid.block_rank(), sums[v]) };
-                v += 1;
+        // r at the halo's outer band (rows band + 1 to 2 band away, which
+        // this block does not keep), its first STASH positions per thread.
+        let mut stash = [0.0f32; STASH];
+        let mut load_stash = || {
+            let mut j = 0;
+            while j < STASH {
+                let h = me + j as u32 * threads;
+                if let Some(c) = outer(h) {
+                    stash[j] = unsafe { exchange.read(slot(par, 0) + c as usize) };
+                }
+                j += 1;
             }
+        };
+        if MISTAKE == mistake::NO_SYNC {
+            load_stash(); // before the barrier that publishes it: a race
         }
-        if MISTAKE != mistake::NO_SYNC {
-            grid.sync(); // partials and halo from every block
-        }
+        // 2 and 3. The totals, the same in every block: the grid's reduce of
+        // the five sums, whose grid barrier also publishes the halo.
+        let [g, wr, rs, ps, true_squared] = grid.reduce_array(sums, Plus);
         if MISTAKE == mistake::HALO_AFTER_SYNC {
             let mut i = lo + me;
             while i < hi {
@@ -452,20 +363,9 @@ unsafe fn solve_on_chip<const TILE: u32, const MATRIX: u32, const MISTAKE: u32>(
                 i += threads;
             }
         }
-        // r at the halo's outer band (rows band + 1 to 2 band away, which
-        // this block does not keep), its first STASH positions per thread
-        // loaded now, so that their wait overlaps the partials'.
-        let mut stash = [0.0f32; STASH];
-        let mut j = 0;
-        while j < STASH {
-            let h = me + j as u32 * threads;
-            if let Some(c) = outer(h) {
-                stash[j] = unsafe { exchange.read(slot(par, 0) + c as usize) };
-            }
-            j += 1;
+        if MISTAKE != mistake::NO_SYNC {
+            load_stash();
         }
-        // 3. The totals, the same in every block.
-        let [g, wr, rs, ps, true_squared] = unsafe { grid_totals(&block, &tile, state, first, blocks) };
         gamma = g;
         true_part = 0.0;
         if k > 0 && (k - 1) % CHECK_EVERY == CHECK_EVERY - 1 {
@@ -615,13 +515,13 @@ macro_rules! on_chip_kernel {
         /// `n = side²`, the matrix unread); `vectors` five vectors of `n`
         /// (x written at the end, b read from the second); `exchange`
         /// [`EXCHANGE_VECTORS`] vectors of `n`; `state` the scalars and
-        /// `SUMS_AT + 2 SUMS` partials per block; `slice` times the grid's
-        /// blocks at least `n`; the launch's dynamic shared memory at least
-        /// [`five_f64_per_tile`] plus [`on_chip_bytes`]`(slice, band, nnz)`,
+        /// `SUMS_AT` values; `slice` times the grid's blocks at least `n`;
+        /// the kernel's dynamic shared memory (before the fixed end every
+        /// cooperative kernel has) at least [`on_chip_bytes`]`(slice, band, nnz)`,
         /// where `nnz` (shared-memory source only, else 0) is at least the
         /// stored values of any block's rows. The kernel indexes in 32 bits:
         /// 6 `n` and `matrix`'s length are at most `u32::MAX`.
-        #[kernel(cooperative, $($attr,)* launch_bounds(512, 1), shared_memory = five_f64_per_tile)]
+        #[kernel(cooperative, $($attr,)* launch_bounds(512, 1))]
         #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name<const TILE: u32 = 32>(
             matrix: In<u32>,
@@ -656,13 +556,14 @@ on_chip_kernel!(
     conjugate_gradient_on_chip_stencil, ; source::STENCIL, mistake::NONE
 );
 on_chip_kernel!(
-    /// [`conjugate_gradient_on_chip`] without its `grid.sync()`: a race the
-    /// emulator names. Emulator only.
+    /// [`conjugate_gradient_on_chip`] reading its halo before the grid
+    /// barrier (its reduce's) that publishes it: a race the emulator names.
+    /// Emulator only.
     mutant_conjugate_gradient_on_chip_no_sync, emulator; source::GLOBAL, mistake::NO_SYNC
 );
 on_chip_kernel!(
-    /// [`conjugate_gradient_on_chip`] writing its halo after the
-    /// `grid.sync()`: a neighbour reads it first, a race the emulator names.
+    /// [`conjugate_gradient_on_chip`] writing its halo after the grid
+    /// reduce's barrier: a neighbour reads it first, a race the emulator names.
     /// Emulator only.
     mutant_conjugate_gradient_on_chip_halo_after_sync, emulator; source::GLOBAL, mistake::HALO_AFTER_SYNC
 );

@@ -6,7 +6,7 @@ use crate::device::{Buffer, Gpu};
 use crate::error::Result;
 use crate::kernels::OnChipParams;
 use crate::launch::CooperativeKernel;
-use crate::launch::conjugate_gradient::{DeviceSystem, OnChipShape, SolveOnChip, on_chip_bytes, on_chip_reduction_bytes};
+use crate::launch::conjugate_gradient::{DeviceSystem, OnChipShape, SolveOnChip, on_chip_bytes};
 use cg_kernel::kernels::{GridSync, KernelDef};
 use serde::Serialize;
 
@@ -114,7 +114,9 @@ pub fn load_kernel<'g>(
     let mut threads = slice.next_power_of_two().clamp(32, most_threads);
     let mut why = String::new();
     while threads >= 32 {
-        let needed = on_chip_reduction_bytes(threads) + extra;
+        // The whole allocation: the slice, the halo and the matrix, then the
+        // fixed end every cooperative kernel has (the grid reduce's).
+        let needed = u32::try_from(extra).ok().and_then(|e| def.with_extra_shared(e)).map_or(u64::MAX, |d| d.shared_bytes(threads) as u64);
         let most = match gpu.cooperative_kernel(&def)?.limits(threads) {
             Ok(limits) => limits.sm.max_shared_per_block as u64,
             // This block size needs more registers than an SM has: try a smaller one.

@@ -199,11 +199,6 @@ pub fn on_chip_bytes(slice: u32, band: u32, nnz: u32) -> u64 {
     4 * (words + matrix) + 8
 }
 
-/// The reduction's shared memory of an on-chip kernel: one `f64` per sum per tile of 32.
-pub fn on_chip_reduction_bytes(threads_per_block: u32) -> u64 {
-    threads_per_block.div_ceil(32) as u64 * 8 * crate::kernels().solver_state.on_chip.sums as u64
-}
-
 /// Each block's share of an on-chip solve.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct OnChipShape {
@@ -261,8 +256,10 @@ impl SolveOnChip for CooperativeLaunch<'_, '_, OnChipParams> {
             return bad(format!("the stencil's grid of side {} is not the matrix's (N = {n}, bandwidth {})", shape.side, system.band));
         }
         let nnz = if matrix_kernel { shape.nnz } else { 0 };
-        let needed = on_chip_reduction_bytes(self.threads_per_block()) + on_chip_bytes(shape.slice, system.band, nnz);
-        let given = self.def().shared_bytes(self.threads_per_block()) as u64;
+        let needed = on_chip_bytes(shape.slice, system.band, nnz);
+        // What the kernel carves from `dynamic_shared()`: the launch's
+        // shared memory less the fixed end every cooperative kernel has.
+        let given = self.def().dynamic_shared_bytes(self.threads_per_block()) as u64;
         if given < needed {
             return bad(format!("{given} bytes of shared memory per block, fewer than the {needed} a slice of {} rows needs", shape.slice));
         }

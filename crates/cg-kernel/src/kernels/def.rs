@@ -192,18 +192,29 @@ impl<P: Params, C> KernelDef<P, C> {
     /// `u32::MAX`, more than any GPU holds, so that a launcher refuses it as a
     /// block that does not fit rather than launch a size that wrapped.
     pub fn shared_bytes(&self, threads_per_block: u32) -> u32 {
-        let own = match (self.tile, self.block_shared) {
-            (Some(t), _) => t.shared_memory.map_or(0, |f| f(threads_per_block, t.tile)),
-            (None, Some(f)) => f(threads_per_block),
-            (None, None) => 0,
-        };
-        let front = own.saturating_add(self.extra_shared);
+        let front = self.dynamic_shared_bytes(threads_per_block);
         match self.tail_shared {
             0 => front,
             // The tail starts on a 16-byte boundary; u32::MAX stays the
             // saturated size, which no launch accepts.
             tail => front.checked_next_multiple_of(16).unwrap_or(u32::MAX).saturating_add(tail),
         }
+    }
+
+    /// Bytes of dynamic shared memory the kernel's own `dynamic_shared()`
+    /// may address per block of `threads_per_block`: its own part and any
+    /// [extra](Self::with_extra_shared). A launch gives
+    /// [`shared_bytes`](Self::shared_bytes), which adds the fixed regions at
+    /// the end (`shared_array!`s, the grid collectives') that the kernel
+    /// finds for itself; a safe launcher checks what its kernel's body
+    /// carves from `dynamic_shared()` against this, not against that.
+    pub fn dynamic_shared_bytes(&self, threads_per_block: u32) -> u32 {
+        let own = match (self.tile, self.block_shared) {
+            (Some(t), _) => t.shared_memory.map_or(0, |f| f(threads_per_block, t.tile)),
+            (None, Some(f)) => f(threads_per_block),
+            (None, None) => 0,
+        };
+        own.saturating_add(self.extra_shared)
     }
 
     /// The same kernel asking for `bytes` more dynamic shared memory per
