@@ -34,9 +34,13 @@ pub enum Command {
     /// Benchmark the sums over n = 2^10 .. 2^max-log2 against a device-to-device
     /// copy, and against C++ and CUB where nvcc is on PATH (needs a GPU).
     Bench(BenchArgs),
-    /// Solve A x = b by conjugate gradient three ways (a launch per step, a
-    /// CUDA graph, one persistent cooperative kernel), each checked against
-    /// the CPU; with --bench, time them over N.
+    /// Solve A x = b by conjugate gradient on every path, each checked
+    /// against the CPU: a launch per step; a CUDA graph; one persistent
+    /// cooperative kernel (three grid.sync() an iteration); fused (one
+    /// reduction, two grid.sync()) and fused-resident; on chip (the vectors
+    /// in shared memory, one grid.reduce_array an iteration), on-chip
+    /// stencil (Poisson) and on-chip streamed; and with nvcc, the C++ twins
+    /// of the persistent and fused kernels. With --bench, time them over N.
     ConjugateGradient(ConjugateGradientArgs),
     /// Draw where and when each block ran (SVG): the cooperative launch, the
     /// two launches, an ordinary launch sized to n, and (emulator only) an

@@ -135,6 +135,7 @@ launched! {
     exercise_sum: SumParams, GridSync;
     exercise_sum_bounds_bug: SumParams, GridSync;
     exercise_sum_partials_if: SumParams, GridSync;
+    exercise_sum_grid_reduce: SumParams, GridSync;
     reduce_cooperative_fast: SumParams, GridSync;
     reduce_last_block: LastBlockParams, NoGridSync;
     reduce_single_block: StageParams, NoGridSync;

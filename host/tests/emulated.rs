@@ -89,6 +89,8 @@ fn the_exercise_and_its_mistakes_fail_exactly_where_the_lesson_says() {
         (Variant::PartialsIf, vec![]),
         // 4 blocks, one SM's worth: right sums, and too few blocks from 4,096 up.
         (Variant::PerSm, vec![4096, 40960, 4_194_915]),
+        // The next step: the second stage as one grid.reduce.
+        (Variant::GridReduce, vec![]),
     ] {
         let r = exercise::run_sizes(&gpu, variant, solve::solve, sizes, &mut |_| {}).unwrap();
         let failing: Vec<u64> = r.cases.iter().filter(|c| !c.pass()).map(|c| c.n).collect();

@@ -123,6 +123,7 @@ fn the_exercise_solution_passes_and_each_mistake_fails_exactly_the_cases_the_les
         (Variant::RoundDown, vec![1, 31, 611]),
         (Variant::BoundsBug, vec![1, 31, 611, 4_194_915]),
         (Variant::PerSm, vec![4096, 40960, 4_194_915, 67_108_864]),
+        (Variant::GridReduce, vec![]),
     ] {
         let r = exercise::run_sizes(&gpu, variant, solve::solve, &LADDER, &mut |_| {}).unwrap();
         print!("{}", exercise::render(&r));

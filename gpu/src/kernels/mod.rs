@@ -12,6 +12,7 @@
 pub mod atomics;
 mod broken;
 mod checks;
+mod deeper;
 #[cfg(feature = "probes")]
 pub mod collectives;
 pub mod conjugate_gradient;
@@ -35,6 +36,7 @@ pub use atomics::HISTOGRAM_BYTES;
 pub use atomics::{HISTOGRAM_BINS, histogram_bytes, histogram_shared_bytes};
 pub use broken::*;
 pub use checks::*;
+pub use deeper::*;
 pub use fast::{FAST_FLOATS_PER_TRIP, one_f32_per_tile_and_a_flag, reduce_cooperative_fast, reduce_last_block, reduce_single_block};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use fast::{REDUCE_COOPERATIVE_FAST, REDUCE_LAST_BLOCK, REDUCE_SINGLE_BLOCK};
@@ -92,10 +94,12 @@ mod tests {
         assert_eq!(REDUCE_COOPERATIVE_GRID.name(), "reduce_cooperative_grid");
         assert_eq!(REDUCE_COOPERATIVE_GRID.param_names(), ["input", "partials", "out", "n"]);
         assert_eq!(REDUCE_COOPERATIVE_GRID.tile(), Some(32));
-        assert_eq!(REDUCE_COOPERATIVE_GRID.shared_bytes(256), 32);
+        assert_eq!(REDUCE_COOPERATIVE_GRID.dynamic_shared_bytes(256), 32);
+        // Then, as in every cooperative kernel, the grid collectives' bytes.
+        assert_eq!(REDUCE_COOPERATIVE_GRID.shared_bytes(256), 32 + crate::cg::GRID_SHARED_BYTES);
         let t16 = REDUCE_COOPERATIVE_GRID.with_tile(16).unwrap();
-        assert_eq!((t16.tile(), t16.shared_bytes(256), t16.in_ptx()), (Some(16), 64, false));
-        assert_eq!(REDUCE_COOPERATIVE_GRID.with_tile(1).unwrap().shared_bytes(256), 1024);
+        assert_eq!((t16.tile(), t16.dynamic_shared_bytes(256), t16.in_ptx()), (Some(16), 64, false));
+        assert_eq!(REDUCE_COOPERATIVE_GRID.with_tile(1).unwrap().dynamic_shared_bytes(256), 1024);
         assert!(REDUCE_COOPERATIVE_GRID.with_tile(3).is_none());
         assert!(REDUCE_COOPERATIVE_GRID.with_tile(32).unwrap().in_ptx());
         assert_eq!(PROBE_COOPERATIVE.shared_bytes(1024), 0);

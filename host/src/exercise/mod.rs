@@ -42,6 +42,9 @@ pub enum Variant {
     /// The grid is blocks per SM alone, the SM count forgotten: every sum is
     /// right, on too few blocks.
     PerSm,
+    /// Our solution's grid, its kernel's second stage one `grid.reduce`
+    /// (`exercise_sum_grid_reduce`): the lesson's next step.
+    GridReduce,
 }
 
 impl Variant {
@@ -199,10 +202,11 @@ pub fn unwritten(_: &Gpu, _: &DeviceInput, _: &mut Buffer<f32>) -> Result<Solved
     Err(Error::SolveUnwritten)
 }
 
-/// The kernels the exercise may launch: `exercise_sum` and its two mutants.
-fn exercise_kernels() -> [KernelDef<SumParams, GridSync>; 3] {
+/// The kernels the exercise may launch: `exercise_sum`, its two mutants,
+/// and its second stage as one grid reduce.
+fn exercise_kernels() -> [KernelDef<SumParams, GridSync>; 4] {
     let k = crate::kernels();
-    [k.exercise_sum, k.exercise_sum_bounds_bug, k.exercise_sum_partials_if]
+    [k.exercise_sum, k.exercise_sum_bounds_bug, k.exercise_sum_partials_if, k.exercise_sum_grid_reduce]
 }
 
 /// What a case reports for a solver's error: an emulator fault in full, a
@@ -742,6 +746,7 @@ pub fn run_sizes_skipping(gpu: &Gpu, variant: Variant, yours: Solver, sizes: &[u
         Variant::BoundsBug => variants::bounds_bug,
         Variant::PartialsIf => variants::partials_if,
         Variant::PerSm => variants::per_sm,
+        Variant::GridReduce => variants::grid_reduce,
     };
     let tile = crate::kernels().exercise_sum.tile().unwrap_or(32);
     let mut d = Diagnosis::default();

@@ -109,6 +109,12 @@ pub fn per_sm(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result
     Ok(solved)
 }
 
+/// `grid-reduce`: the reference's grid (and no launch for n = 0), the kernel
+/// whose second stage is one `grid.reduce`.
+pub fn grid_reduce(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
+    launch_unless_empty(gpu, &crate::kernels().exercise_sum_grid_reduce, zero_grid_blocks, input, total)
+}
+
 /// `bounds-bug`: the right grid (and no launch for n = 0), the kernel whose
 /// loop runs past n to a whole number of blocks.
 pub fn bounds_bug(gpu: &Gpu, input: &DeviceInput, total: &mut Buffer<f32>) -> Result<Solved> {
