@@ -309,6 +309,16 @@ pub enum Error {
         /// What was done.
         what: &'static str,
     },
+    /// Two arguments of one launch that name the same bytes, one of them
+    /// written (an `Out`): one `Shared` passed twice, say.
+    ArgumentsOverlap {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// The first argument, as the kernel names it.
+        first: String,
+        /// The second.
+        second: String,
+    },
     /// A buffer made in one branch of `in_parallel`, used in another.
     OtherBranch {
         /// The branch that allocated it.
@@ -575,6 +585,10 @@ impl fmt::Display for Error {
             },
             Error::NotOnEmulator(what) => write!(f, "{what} needs a CUDA GPU, and this device is the emulated one"),
             Error::OtherDevice { what } => write!(f, "{what} was made by another device than the one it was given to: use it on the device that made it"),
+            Error::ArgumentsOverlap { kernel, first, second } => write!(
+                f,
+                "{kernel}'s `{first}` and `{second}` name the same memory, and the kernel writes it: two arguments of one launch may share memory only if both are read (In); pass each its own buffer, or one argument"
+            ),
             Error::OtherBranch { made_in, used_in } => write!(
                 f,
                 "a buffer allocated in branch {made_in} of in_parallel was given to a launch in branch {used_in}, whose stream does not wait for branch {made_in}: allocate it before in_parallel, or in the branch that uses it"

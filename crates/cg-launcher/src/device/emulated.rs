@@ -419,7 +419,9 @@ impl Emulated {
         let options = emu::Options { on_runaway: options.on_runaway.or(Some(runaway)), ..options };
         // SAFETY: the caller's contract (`Function::launch`): each buffer
         // argument addresses its `len` elements of live memory that nothing
-        // else touches while the launch runs (the host is in this call).
+        // else touches while the launch runs (the host is in this call); no
+        // two arguments overlap where one is written, which
+        // `Gpu::check_args` refused before any launch reached here.
         let result = unsafe { self.device.launch(&launch, &options) };
         self.last_atomics.set(result.as_ref().ok().map(|s| s.most_atomics_on_one_word));
         if self.tracing.get() {

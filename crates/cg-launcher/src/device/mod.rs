@@ -408,7 +408,27 @@ impl Gpu {
 
     /// [`check_use`](Self::check_use) for every buffer of a launch of
     /// `kernel`, whose parameters are named `params` where known.
-    pub(crate) fn check_args(&self, kernel: &str, params: &[&str], args: &[ArgRepr]) -> Result<()> {
+    pub(crate) fn check_args(&self, kernel: &'static str, params: &[&str], args: &[ArgRepr]) -> Result<()> {
+        // No two arguments on the same bytes where one is written: the
+        // kernel's `Out` is its own (the emulator keys each argument's
+        // shadow by its slot, and a GPU gives either write).
+        let memory = |a: &ArgRepr| match *a {
+            ArgRepr::In { origin, bytes, .. } => Some((origin, bytes, false)),
+            ArgRepr::Out { origin, bytes, .. } => Some((origin, bytes, true)),
+            ArgRepr::Value(..) => None,
+        };
+        let name = |k: usize| params.get(k).map_or_else(|| format!("argument {k}"), |n| n.to_string());
+        for (i, a) in args.iter().enumerate() {
+            let Some((origin, bytes, writes)) = memory(a) else { continue };
+            for (j, b) in args.iter().enumerate().skip(i + 1) {
+                let Some((other, other_bytes, other_writes)) = memory(b) else { continue };
+                let same = origin.device == other.device && origin.allocation == other.allocation;
+                let overlap = bytes.0 < other_bytes.1 && other_bytes.0 < bytes.1;
+                if (writes || other_writes) && same && overlap {
+                    return Err(Error::ArgumentsOverlap { kernel, first: name(i), second: name(j) });
+                }
+            }
+        }
         args.iter().enumerate().try_for_each(|(k, a)| {
             let what = || match params.get(k) {
                 Some(name) => format!("{kernel}'s `{name}`"),
