@@ -242,14 +242,31 @@ pub(crate) fn declared_body(f: &ItemFn, o: &Options, entry: Entry) -> (Tokens, T
 }
 
 /// `tokens` with each bare `shared_array!(T, N)` replaced by
-/// `array(k, T, N, shared_array)` for the k-th, and the `(T, N)` of each in order.
+/// `array(k, T, N, shared_array)` for the k-th, and the `(T, N)` of each in
+/// order. One inside an item declared in the body (a nested `fn`, an
+/// `impl`, a `trait` or a `mod`) is an error: such an item can be called
+/// from elsewhere, from a kernel whose shared memory does not hold the array.
 pub(crate) fn rewrite_shared_arrays(
     tokens: Tokens,
     found: &mut Vec<(Tokens, Tokens)>,
     array: &dyn Fn(usize, &Tokens, &Tokens, &proc_macro2::Ident) -> Tokens,
 ) -> Result<Tokens> {
+    rewrite_arrays_in(tokens, found, array, None)
+}
+
+/// [`rewrite_shared_arrays`] at one level of the token tree; `nested` names
+/// the item declared in the body that these tokens are inside, if any.
+fn rewrite_arrays_in(
+    tokens: Tokens,
+    found: &mut Vec<(Tokens, Tokens)>,
+    array: &dyn Fn(usize, &Tokens, &Tokens, &proc_macro2::Ident) -> Tokens,
+    nested: Option<&str>,
+) -> Result<Tokens> {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Tokens::new();
+    // An item keyword seen at this level whose body (the next brace group
+    // here) is an item of its own: `fn name`, `impl`, `trait name`, `mod name`.
+    let mut item: Option<&'static str> = None;
     let mut i = 0;
     while i < trees.len() {
         let call = match (&trees[i], trees.get(i + 1), trees.get(i + 2)) {
@@ -263,6 +280,14 @@ pub(crate) fn rewrite_shared_arrays(
             _ => None,
         };
         if let Some((macro_name, args)) = call {
+            if let Some(kind) = nested {
+                return Err(Error::new(
+                    macro_name.span(),
+                    format!(
+                        "`shared_array!` inside {kind} declared in the kernel's body: that item can be called from another kernel, whose shared memory holds no such array; declare the array in the kernel's own body and pass it to the item as a `DynamicShared<T>`"
+                    ),
+                ));
+            }
             let parts: Vec<TokenTree> = args.stream().into_iter().collect();
             let comma = parts.iter().position(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','));
             let Some(comma) = comma.filter(|&c| c > 0 && c + 1 < parts.len()) else {
@@ -276,11 +301,28 @@ pub(crate) fn rewrite_shared_arrays(
             continue;
         }
         match &trees[i] {
+            TokenTree::Ident(id) => {
+                let named = matches!(trees.get(i + 1), Some(TokenTree::Ident(_)));
+                match id.to_string().as_str() {
+                    "fn" if named => item = Some("a `fn`"),
+                    "impl" => item = Some("an `impl`"),
+                    "trait" if named => item = Some("a `trait`"),
+                    "mod" if named => item = Some("a `mod`"),
+                    _ => {}
+                }
+                out.extend([trees[i].clone()]);
+            }
             TokenTree::Group(g) => {
-                let inner = rewrite_shared_arrays(g.stream(), found, array)?;
+                let body_of = if g.delimiter() == Delimiter::Brace { item.take() } else { None };
+                let inner = rewrite_arrays_in(g.stream(), found, array, body_of.or(nested))?;
                 let mut group = proc_macro2::Group::new(g.delimiter(), inner);
                 group.set_span(g.span());
                 out.extend([TokenTree::Group(group)]);
+            }
+            TokenTree::Punct(p) if p.as_char() == ';' => {
+                // `fn name(..);` in a trait, say: no body at this level.
+                item = None;
+                out.extend([trees[i].clone()]);
             }
             t => out.extend([t.clone()]),
         }

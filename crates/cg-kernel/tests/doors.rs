@@ -12,4 +12,5 @@ fn the_instructions_and_unsound_uses_are_closed_to_safe_code() {
     t.compile_fail("tests/doors/shared_array_shadowed_in_the_body.rs");
     t.compile_fail("tests/doors/an_element_that_is_not_a_word.rs");
     t.compile_fail("tests/doors/an_operator_that_calls_a_barrier.rs");
+    t.compile_fail("tests/doors/shared_array_in_a_nested_item.rs");
 }

@@ -91,8 +91,10 @@ pub fn dynamic_shared<T: Word>() -> DynamicShared<T> {
 /// what a helper function carves from it never overlap them. `N` is a
 /// constant expression, whose names mean the same inside the body as
 /// outside it (a shadowed one is a compile error). Outside the kernel's own
-/// body (a helper function, a path such as `cg_kernel::shared_array!`) it
-/// is a compile error that says so. The emulator checks each access against
+/// body (a helper function, a path such as `cg_kernel::shared_array!`), and
+/// inside an item declared in the body (a nested `fn`, an `impl`'s method,
+/// a `trait` or a `mod`, which another kernel could call), it is a compile
+/// error that says so. The emulator checks each access against
 /// the array's own `N` (an index past it, into the next array, is a fault
 /// that names the line). Why this
 /// design and not a `static` in the shared address space: rustc's nvptx
