@@ -379,6 +379,13 @@ fn flags_with_values() -> &'static [String] {
     })
 }
 
+/// Whether `--name` is a flag of the program or of any subcommand.
+fn known_flag(name: &str) -> bool {
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    std::iter::once(&cli).chain(cli.get_subcommands()).any(|cmd| cmd.get_arguments().any(|a| a.get_long() == Some(name)))
+}
+
 /// Where the subcommand is in `args` (which start with the program's name):
 /// the first word that is not a flag or a flag's value; with it, whether it
 /// is a subcommand.
@@ -486,6 +493,25 @@ pub fn explain_misuse_as(runner: Runner, args: &[String]) -> Option<String> {
                 "{flag} is cargo's, and what follows `cargo emulate` goes to the program, which takes no {flag} (the alias, in .cargo/config.toml, ends in `--` and chooses the build): drop it (`{again}`)"
             ),
         });
+    }
+    // A word after a flag the program does not have (`--tile 16`): the flag
+    // is the mistake, not the word taken for a subcommand.
+    if let Some((k, false)) = subcommand_at(args)
+        && k > 1
+        && let Some(flag) = args[k - 1].strip_prefix("--").filter(|f| !f.contains('=') && !known_flag(f))
+    {
+        return Some(format!(
+            "unknown flag '--{flag}' (with '{}' after it): `{}` lists the flags{}",
+            args[k],
+            runner.again(
+                &[typed.first().cloned().filter(|s| SUBCOMMANDS.contains(&s.as_str())).unwrap_or_default(), "--help".into()]
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>(),
+                args.iter().any(|a| a == "--emulate")
+            ),
+            if flag == "tile" { "; the tile size is the kernels' own, set in their source (`<const TILE: u32 = 32>`, docs/kernels.md)" } else { "" }
+        ));
     }
     let args = &flags_after_the_subcommand(args.to_vec());
     if let Some((k, false)) = subcommand_at(args) {
@@ -843,6 +869,12 @@ mod tests {
         assert_eq!(explain(&["--emulate", "--gpu", "h200", "trace"]), None);
         let unknown = explain(&["--emulate", "frobnicate"]).unwrap();
         assert_eq!(unknown, "unknown subcommand 'frobnicate': the subcommands are exercise, bench, conjugate-gradient, trace, occupancy, multi-gpu");
+        // A value after a flag the program does not have: the flag is named.
+        let tile = explain_misuse_as(Runner::CargoEmulate, &line(&["--emulate", "--tile", "16"])).unwrap();
+        assert!(
+            tile.starts_with("unknown flag '--tile' (with '16' after it): `cargo emulate --help` lists the flags; the tile size is the kernels' own"),
+            "{tile}"
+        );
         // A flag's value is not a subcommand; help is clap's to print.
         assert_eq!(explain(&["--emulate", "--gpu", "h200"]), None);
         assert_eq!(explain(&["--emulate", "bench", "--help"]), None);
