@@ -238,7 +238,13 @@ pub struct DeviceCounts {
 /// device says of the kernel it launched.
 pub fn grid_problem(n: u64, solved: Solved, launched: &[Launched], counts: Option<DeviceCounts>) -> Option<String> {
     let launch = match launched {
-        [] if n == 0 => return None,
+        [] if n == 0 && solved.blocks == 0 => return None,
+        [] if n == 0 => {
+            return Some(format!(
+                "solve() returned Solved {{ blocks: {}, .. }} but launched nothing: for n = 0 return without launching, and return what you launched, 0 blocks",
+                solved.blocks
+            ));
+        }
         [] => {
             return Some(
                 "solve() launched nothing: the exercise is one cooperative launch of exercise_sum for every n above 0 (a block count computed as n / threads per block is 0 below one block's threads: round the division up, n.div_ceil(threads))"
@@ -1077,6 +1083,9 @@ mod tests {
             }
         }
         assert_eq!(grid_problem(0, Solved { blocks: 0, threads_per_block: 256, blocks_per_sm: 4, sms: 40 }, &[], None), None);
+        // Nothing launched at n = 0, but a block reported: the returned value is checked too.
+        let one = grid_problem(0, Solved { blocks: 1, threads_per_block: 256, blocks_per_sm: 4, sms: 40 }, &[], None).unwrap();
+        assert!(one.starts_with("solve() returned Solved { blocks: 1, .. } but launched nothing"), "{one}");
     }
 
     #[test]
