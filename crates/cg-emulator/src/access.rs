@@ -100,11 +100,24 @@ impl Block {
     }
 
     pub(crate) fn shared_word_range(&self, index: usize, size: usize, access: Access, site: Site) -> std::ops::Range<usize> {
+        self.shared_word_range_within(index, size, access, site, self.shared.bytes)
+    }
+
+    /// Faults an access of element `index` (of `size` bytes) that ends past
+    /// the launch's dynamic part: the shared memory less the fixed regions at
+    /// its end (`Launch::shared_tail`), which `dynamic_shared()` never addresses.
+    pub(crate) fn dynamic_part_bound(&self, index: usize, size: usize, access: Access, site: Site) {
+        let front = self.shared.bytes.saturating_sub(self.info().launch.shared_tail as usize);
+        self.shared_word_range_within(index, size, access, site, front);
+    }
+
+    /// [`shared_word_range`](Self::shared_word_range) against the first `limit` bytes.
+    fn shared_word_range_within(&self, index: usize, size: usize, access: Access, site: Site, limit: usize) -> std::ops::Range<usize> {
         let start = index.checked_mul(size);
         match start.and_then(|s| s.checked_add(size)) {
-            Some(end) if end <= self.shared.bytes => start.unwrap() / 4..end.div_ceil(4),
+            Some(end) if end <= limit => start.unwrap() / 4..end.div_ceil(4),
             _ => {
-                let len = self.shared.bytes / size;
+                let len = limit / size;
                 let threads = self.info().launch.threads as usize;
                 let tile = self.smallest_tile.get() as usize;
                 let tiles = if tile > 0 { threads.div_ceil(tile) } else { 0 };
@@ -117,7 +130,7 @@ impl Block {
                         ": this block was cut into tiles of {tile} (tiled_partition::<{tile}>), {} of them, but the shared memory holds one element per {per} threads, as the kernel's TILE sized it; cut the block with tiled_partition::<TILE>, so that the two agree",
                         threads / tile
                     )
-                } else if size > 1 && tiles > 0 && self.shared.bytes == tiles {
+                } else if size > 1 && tiles > 0 && limit == tiles {
                     // A sizing function that returned the count of elements,
                     // one per tile, where the launch takes bytes.
                     format!(
@@ -135,7 +148,7 @@ impl Block {
                     access,
                     note: Some(format!(
                         "{size}-byte elements; the launch gave {} bytes, as the kernel's #[kernel(shared_memory = ...)] function sized it{mismatch}",
-                        self.shared.bytes
+                        limit
                     )),
                 })
             }

@@ -201,6 +201,13 @@ pub struct Launch<'a> {
     pub threads: u32,
     /// Dynamic shared memory per block, in bytes.
     pub shared_bytes: u32,
+    /// Of those, the bytes at the end that the kernel's `dynamic_shared()`
+    /// does not address: its `shared_array!`s and, in a cooperative kernel,
+    /// the grid collectives', with the padding before them (cg-kernel's
+    /// `KernelDef::shared_bytes` less `dynamic_shared_bytes`); 0 where there
+    /// are none. An access through `dynamic_shared()` past the rest is named
+    /// as past the bytes the kernel's sizing function gave.
+    pub shared_tail: u32,
     /// Registers each thread uses (ptxas's count), where known: they limit
     /// the blocks an SM holds as shared memory does.
     pub registers_per_thread: Option<u32>,

@@ -62,6 +62,16 @@ pub fn block_idx() -> [u32; 3] {
 pub fn grid_dim() -> [u32; 3] {
     [block().info().launch.grid, 1, 1]
 }
+/// Faults an access of element `index` (of `size` bytes) through the
+/// kernel's `dynamic_shared()` that ends past the launch's dynamic part
+/// (its shared memory less `Launch::shared_tail`), named as past the bytes
+/// the kernel's sizing function gave.
+#[track_caller]
+pub fn dynamic_shared_bound(index: usize, size: usize, access: Access) {
+    let b = block();
+    b.dynamic_part_bound(index, size, access, site());
+}
+
 /// `%dynamic_smem_size`: the launch's dynamic shared memory, in bytes.
 pub fn dynamic_smem_size() -> u32 {
     block().info().launch.shared_bytes

@@ -143,6 +143,7 @@ fn a_cooperative_kernel_that_names_cg_kernel_by_another_path_runs_its_grid_barri
         grid,
         threads,
         shared_bytes: 0,
+        shared_tail: 0,
         registers_per_thread: None,
         cooperative: true,
         grid_sync: RANKS_THEN_TOTAL.grid_sync(),

@@ -82,6 +82,7 @@ fn a_kernel_of_sixteen_parameters_gets_each_argument_in_its_place_on_the_emulato
         grid,
         threads,
         shared_bytes: 0,
+        shared_tail: 0,
         registers_per_thread: None,
         cooperative: false,
         grid_sync: false,

@@ -84,6 +84,7 @@ fn run(name: &'static str, entry: unsafe fn(Out<u32>)) -> (Option<Fault>, Vec<u3
         grid: 1,
         threads: 32,
         shared_bytes: 0,
+        shared_tail: 0,
         registers_per_thread: None,
         cooperative: false,
         grid_sync: false,

@@ -58,6 +58,7 @@ pub fn launch_shaped<P: Params, C: Contract>(dev: &Device, def: &KernelDef<P, C>
         grid: shape.grid,
         threads: shape.threads,
         shared_bytes: def.shared_bytes(shape.threads),
+        shared_tail: 0,
         registers_per_thread: None,
         cooperative: shape.cooperative,
         grid_sync: def.grid_sync(),

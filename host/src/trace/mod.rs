@@ -188,6 +188,7 @@ fn deadlock(dev: &cg_emulator::Device, options: cg_emulator::Options, xs: &[f32]
         grid: blocks,
         threads: tpb,
         shared_bytes: def.shared_bytes(tpb),
+        shared_tail: def.shared_bytes(tpb) - def.dynamic_shared_bytes(tpb),
         registers_per_thread: crate::kernels().ptx.registers_sm75(def.name()),
         cooperative: false,
         grid_sync: true,

@@ -8,6 +8,7 @@ fn main() {
         grid: 1,
         threads: 32,
         shared_bytes: 0,
+        shared_tail: 0,
         registers_per_thread: None,
         cooperative: false,
         grid_sync: false,

@@ -201,6 +201,14 @@ impl<P: Params, C> KernelDef<P, C> {
         }
     }
 
+    /// Bytes at the end of the kernel's shared memory that its
+    /// `dynamic_shared()` does not address: its `shared_array!`s and, in a
+    /// cooperative kernel, the grid collectives' (each launch gives them
+    /// after the dynamic part; see [`shared_bytes`](Self::shared_bytes)).
+    pub const fn tail_shared_bytes(&self) -> u32 {
+        self.tail_shared
+    }
+
     /// Bytes of dynamic shared memory the kernel's own `dynamic_shared()`
     /// may address per block of `threads_per_block`: its own part and any
     /// [extra](Self::with_extra_shared). A launch gives
@@ -209,12 +217,20 @@ impl<P: Params, C> KernelDef<P, C> {
     /// finds for itself; a safe launcher checks what its kernel's body
     /// carves from `dynamic_shared()` against this, not against that.
     pub fn dynamic_shared_bytes(&self, threads_per_block: u32) -> u32 {
+        self.dynamic_sizing().bytes(threads_per_block)
+    }
+
+    /// [`dynamic_shared_bytes`](Self::dynamic_shared_bytes) as a value of
+    /// its own, without the kernel's parameter types: for a launcher that
+    /// keeps it beside the loaded kernel.
+    #[doc(hidden)]
+    pub fn dynamic_sizing(&self) -> DynamicSizing {
         let own = match (self.tile, self.block_shared) {
-            (Some(t), _) => t.shared_memory.map_or(0, |f| f(threads_per_block, t.tile)),
-            (None, Some(f)) => f(threads_per_block),
-            (None, None) => 0,
+            (Some(t), _) => t.shared_memory.map(|f| Sizing::Tile(f, t.tile)),
+            (None, Some(f)) => Some(Sizing::Block(f)),
+            (None, None) => None,
         };
-        own.saturating_add(self.extra_shared)
+        DynamicSizing { own, extra: self.extra_shared }
     }
 
     /// The same kernel asking for `bytes` more dynamic shared memory per
@@ -268,6 +284,32 @@ impl<P: Params, C: Contract> KernelDef<P, C> {
     /// `this_cluster()` (and is only in the sm_90 PTX module).
     pub const fn cluster(&self) -> bool {
         C::CLUSTER
+    }
+}
+
+/// A kernel's dynamic shared memory by block size ([`KernelDef::dynamic_sizing`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct DynamicSizing {
+    own: Option<Sizing>,
+    extra: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sizing {
+    Tile(fn(u32, u32) -> u32, u32),
+    Block(fn(u32) -> u32),
+}
+
+impl DynamicSizing {
+    /// The bytes at blocks of `threads_per_block` (saturating at `u32::MAX`).
+    pub fn bytes(&self, threads_per_block: u32) -> u32 {
+        let own = match self.own {
+            Some(Sizing::Tile(f, tile)) => f(threads_per_block, tile),
+            Some(Sizing::Block(f)) => f(threads_per_block),
+            None => 0,
+        };
+        own.saturating_add(self.extra)
     }
 }
 

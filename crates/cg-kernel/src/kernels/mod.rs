@@ -44,7 +44,7 @@ impl<C: Contract> Contract for Cluster<C> {
 #[cfg(not(target_arch = "nvptx64"))]
 mod def;
 #[cfg(not(target_arch = "nvptx64"))]
-pub use def::{KernelDef, MAX_PARAMS, Param, Params, TileInfo, no_overread};
+pub use def::{DynamicSizing, KernelDef, MAX_PARAMS, Param, Params, TileInfo, no_overread};
 #[cfg(not(target_arch = "nvptx64"))]
 mod registry;
 #[cfg(not(target_arch = "nvptx64"))]

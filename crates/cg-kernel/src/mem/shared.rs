@@ -274,7 +274,10 @@ impl<T: Word> DynamicShared<T> {
     #[inline(always)]
     #[track_caller]
     pub(super) fn bound(self, i: usize, access: emu::Access) {
-        if i >= self.len {
+        if self.len == usize::MAX {
+            // The dynamic part, which the launch's fixed end does not belong to.
+            emu::dynamic_shared_bound(self.first.saturating_add(i), core::mem::size_of::<T>(), access);
+        } else if i >= self.len {
             emu::out_of_bounds("a shared_array!", i, self.len, access);
         }
     }

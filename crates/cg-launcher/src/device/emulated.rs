@@ -406,6 +406,7 @@ impl Emulated {
             grid: shape.blocks,
             threads: shape.threads_per_block,
             shared_bytes: shape.shared_bytes,
+            shared_tail: shape.shared_bytes.saturating_sub((spec.dynamic_shared)(shape.threads_per_block)),
             registers_per_thread: spec.registers(),
             cooperative,
             grid_sync: spec.grid_sync,

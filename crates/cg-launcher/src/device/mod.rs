@@ -143,6 +143,11 @@ pub(crate) struct KernelSpec {
     /// Whether the PTX module holds it (false for a tile made only for the emulator).
     pub in_ptx: bool,
     pub tile: Option<u32>,
+    /// The bytes of its shared memory its `dynamic_shared()` addresses, by
+    /// block size (`KernelDef::dynamic_shared_bytes`): a launch's shared
+    /// memory past them is its fixed end (`shared_array!`s, the grid
+    /// collectives'), which the emulator does not let `dynamic_shared()` reach.
+    pub dynamic_shared: Arc<dyn Fn(u32) -> u32 + Send + Sync>,
     /// The kernel for the emulator.
     pub emulated: EmulatedEntry,
 }

@@ -171,6 +171,10 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             in_ptx: def.in_ptx(),
             // No tile to blame for a kernel that has no GPU entry at any tile.
             tile: if def.is_emulator_only() { None } else { def.tile() },
+            dynamic_shared: {
+                let sizing = def.dynamic_sizing();
+                Arc::new(move |threads| sizing.bytes(threads))
+            },
             // SAFETY (of the call): the emulator passes one argument per
             // parameter, each of its kind, built from a checked launch.
             emulated: Arc::new(move |args: &[cg_emulator::Arg]| unsafe { P::call(entry, args) }),
@@ -498,6 +502,7 @@ impl Gpu {
             cluster: false,
             in_ptx: false,
             tile: None,
+            dynamic_shared: Arc::new(|_| u32::MAX),
             emulated: Arc::new(|_: &[cg_emulator::Arg]| unreachable!("a module from a file is refused on the emulator")),
         };
         Ok(RawKernel { gpu: self, name, function: self.load(&spec, Some(module))? })
