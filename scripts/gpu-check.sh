@@ -85,8 +85,8 @@ pack
 E="$RESULTS/exercise.txt"
 # The shipped solve() is the learner's to write (it fails); `reference` is
 # ours; every other variant is a mistake the harness must fail by name.
-for v in solve reference grid-from-n zero-grid round-down bounds-bug partials-if; do
-  want=nonzero; [ "$v" = reference ] && want=0
+for v in solve reference grid-from-n zero-grid round-down bounds-bug partials-if grid-reduce; do
+  want=nonzero; [ "$v" = reference ] || [ "$v" = grid-reduce ] && want=0
   run "$E" "$want" "$B" exercise --variant "$v"
 done
 grep -E "^===|rc=|smallest|checks" "$E"
@@ -112,7 +112,7 @@ pack
 # grid-barrier ones and the one-pass look-back, cg-algorithms') and the program of
 # docs/your-own-kernel.md, each built on the three library crates alone.
 K="$RESULTS/toolkit.txt"
-for program in scan compact histogram algorithms bfs my-app; do
+for program in scan compact histogram algorithms bfs grid-costs my-app; do
   [ -x "$D/$program" ] || fail "$program is not staged (scripts/stage-gpu-run.sh builds it)"
 done
 run "$K" 0 "$D/scan"
@@ -127,6 +127,7 @@ run "$K" 0 "$D/histogram" --library
 run "$K" nonzero "$D/histogram" --n 0
 run "$K" 0 "$D/algorithms"
 run "$K" 0 "$D/bfs"
+run "$K" 0 "$D/grid-costs" --calls 50 --rounds 2 --runs 1
 run "$K" 0 "$D/my-app"
 if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck synccheck; do
@@ -137,6 +138,8 @@ if [ -n "${SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null; then
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/histogram" --n 5,4097,1048583
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/algorithms" --n 33,4097,100003
     run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/bfs" --n 100000
+    # The grid collectives, each form, on grids to 1,000 blocks.
+    run "$K" 0 compute-sanitizer --tool "$tool" --error-exitcode 1 "$D/tests/grid_collectives" --include-ignored --test-threads=1 grid_select_and_histogram_are_right_on_the_gpu
   done
 fi
 grep -E "^===|rc=|pass|FAIL|error" "$K" | grep -v "^ *[0-9]* .*pass$"
@@ -178,6 +181,17 @@ if [ -n "${EXAMPLES_BENCH:-}" ]; then
     tail -12 "$RESULTS/$program-library-bench.txt"
     pack
   done
+  # The grid collectives against one grid.sync(), and the BFS in one launch
+  # (grid.select_items) against a launch per level (select_flagged).
+  "$D/grid-costs" --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/grid-costs.txt" 2>&1; rc=$?
+  echo "grid-costs rc=$rc" >> "$RESULTS/grid-costs.txt"
+  expect "grid-costs" 0 "$rc"
+  tail -20 "$RESULTS/grid-costs.txt"
+  "$D/bfs" --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/bfs-bench.txt" 2>&1; rc=$?
+  echo "bfs --bench rc=$rc" >> "$RESULTS/bfs-bench.txt"
+  expect "bfs --bench" 0 "$rc"
+  tail -4 "$RESULTS/bfs-bench.txt"
+  pack
   # The scan that reads its input once, against CUB in the same way.
   "$D/scan" --once --n 1 --bench --rounds "${EXAMPLES_ROUNDS:-15}" > "$RESULTS/scan-once-bench.txt" 2>&1; rc=$?
   echo "scan --once --bench rc=$rc" >> "$RESULTS/scan-once-bench.txt"

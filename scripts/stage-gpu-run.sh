@@ -46,8 +46,8 @@ fi
 # The toolkit's two programs: the grid-wide scan, and the program of
 # docs/your-own-kernel.md, built from the chapter's own files in a folder
 # outside this repository.
-cargo build --release -p scan -p compact -p histogram -p algorithms -p bfs
-cp target/release/scan target/release/compact target/release/histogram target/release/algorithms target/release/bfs .device/
+cargo build --release -p scan -p compact -p histogram -p algorithms -p bfs -p grid-costs
+cp target/release/scan target/release/compact target/release/histogram target/release/algorithms target/release/bfs target/release/grid-costs .device/
 walk=$(mktemp -d)
 ln -s "$PWD" "$walk/cg-lesson"
 python3 - "$walk" docs/your-own-kernel.md <<'PY'

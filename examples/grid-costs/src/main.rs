@@ -8,7 +8,8 @@
 //! barriers, a scan at most 2.
 //!
 //! On the emulator (`--emulate`) it runs each loop once and checks that it
-//! finishes, and times nothing.
+//! finishes, and times nothing. A target missed is printed (`MISSED`), and
+//! the run still exits 0: it is a measurement.
 
 use cg_kernel::mem::Out;
 use cg_launcher::device::Gpu;
@@ -83,7 +84,6 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         "grid collectives against grid.sync() on {} ({sms} SMs): {} calls per launch, median of {} launches, {} paired rounds; µs per call, ratio to grid.sync() with its 95% interval",
         gpu.info.name, args.calls, args.runs, args.rounds
     );
-    let mut missed = false;
     let capacity = sync.limits(256).map_err(e)?.capacity();
     for (blocks, threads, one_per_sm) in [(sms, 256, true), (2 * sms, 256, false), (capacity, 256, false), (sms, 1024, false)] {
         let sync_us = per_call(&gpu, &sync, blocks, threads, args.calls, args.runs).map_err(e)?;
@@ -95,17 +95,14 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
             .map_err(e)?;
             let (ratio, lo, hi) = p.ratio;
             let verdict = match l.target.filter(|_| one_per_sm) {
-                Some(t) => {
-                    let (v, m) = p.verdict(t);
-                    missed |= m;
-                    v
-                }
+                Some(t) => p.verdict(t).0,
                 None => "no target here".to_string(),
             };
             println!("  {:<34} {:>7.3} µs  {ratio:.3}x grid.sync() [{lo:.3}, {hi:.3}]  {verdict}", l.name, p.ours_ms);
         }
     }
-    Ok(!missed)
+    // A missed target is a measurement, printed, not a failed run.
+    Ok(true)
 }
 
 fn main() -> ExitCode {
