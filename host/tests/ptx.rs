@@ -281,25 +281,28 @@ fn entry_params<'p>(ptx: &'p str, name: &str) -> Vec<&'p str> {
 }
 
 #[test]
-fn every_watched_entry_takes_its_barrier_memory_last_and_no_barrier_state_is_module_wide() {
-    // docs/abi.md: a cooperative kernel's watched entry takes the plain
-    // entry's parameters, then a pointer to its launch's barrier memory.
+fn both_entries_of_a_cooperative_kernel_take_the_launch_memory_last_and_no_barrier_state_is_module_wide() {
+    // docs/abi.md: both entries of a cooperative kernel take the kernel's
+    // own parameters, then a pointer to the launch's memory (the watched
+    // barrier's lines and the grid collectives' scratch).
     for (module, ptx) in built_modules() {
         let mut watched = 0;
         for line in ptx.lines().filter(|l| l.starts_with(".visible .entry ")) {
             let name = line.trim_start_matches(".visible .entry ").trim_end_matches('(');
             let Some(plain) = name.strip_suffix(WATCHED_ENTRY_SUFFIX) else { continue };
             let (w, p) = (entry_params(ptx, name), entry_params(ptx, plain));
-            assert_eq!(w.len(), p.len() + 1, "{module}: {name} takes one parameter more than {plain}");
+            assert_eq!(w.len(), p.len(), "{module}: {name} takes the parameters of {plain}");
             // A parameter's type: its line without the name.
             let kind = |line: &str| {
                 let words: Vec<&str> = line.trim_end_matches(',').split_whitespace().collect();
                 words[..words.len() - 1].join(" ")
             };
             for (a, b) in w.iter().zip(&p) {
-                assert_eq!(kind(a), kind(b), "{module}: {name} and {plain} differ before the last parameter");
+                assert_eq!(kind(a), kind(b), "{module}: {name} and {plain} differ");
             }
-            assert!(w.last().unwrap().starts_with(".param .u64 .ptr"), "{module}: {name}'s last parameter is a pointer: {:?}", w.last());
+            for entry in [&w, &p] {
+                assert!(entry.last().unwrap().starts_with(".param .u64 .ptr"), "{module}: {name}'s last parameter is a pointer: {:?}", entry.last());
+            }
             watched += 1;
         }
         assert!(watched >= 8, "{module}: only {watched} watched entries");
