@@ -44,6 +44,7 @@ pub mod reduce;
 pub mod run_length;
 pub mod scan;
 pub mod select;
+pub mod sort;
 
 use cg_kernel::cg::ShuffleValue;
 use cg_kernel::mem::{In, Out, Word};

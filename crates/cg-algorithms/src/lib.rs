@@ -61,11 +61,13 @@ mod reduce;
 mod run_length;
 mod scan;
 mod select;
+mod sort;
 
 pub use cg_algorithms_kernels::operator::OperatorKernels;
 pub use element::{Element, Level, Op, Sample};
 pub use error::Error;
 pub use select::Rule;
+pub use sort::{DoubleBuffer, Key, Order};
 
 use cg_launcher::device::{Buffer, Gpu};
 
@@ -115,6 +117,8 @@ pub(crate) struct Scratch {
     heads: Option<Buffer<u32>>,
     /// The reductions' partial results and results, per element type.
     pub(crate) partials: element::PerType,
+    /// The radix sort's storage.
+    sort: sort::SortScratch,
     /// The cooperative kernels' capacity in blocks, and the resident blocks
     /// of the persistent scans, by kernel crate and name.
     capacity: std::collections::HashMap<(&'static str, &'static str), u32>,

@@ -1,12 +1,15 @@
 //! cg-algorithms' calls checked and timed against CUB's on the same GPU:
 //! `DeviceReduce::Sum`, `DeviceScan::InclusiveSum` and `ExclusiveSum`,
 //! `DeviceSelect::If` (x > 0), `DeviceHistogram::HistogramEven` (256
-//! bins of bytes) and `DeviceRunLengthEncode::Encode`. Without `--bench` it checks each call against the CPU
-//! (on the emulator with `--emulate`); with it, it also times each against
-//! CUB in paired, alternating rounds and compares the outputs.
+//! bins of bytes), `DeviceRunLengthEncode::Encode`, and
+//! `DeviceRadixSort::SortKeys` (`u32`, `u64` and `f32` keys) and
+//! `SortPairs` (`u32` keys and values). Without `--bench` it checks each
+//! call against the CPU (on the emulator with `--emulate`); with it, it also
+//! times each against CUB in paired, alternating rounds and compares the
+//! outputs.
 
-use cg_algorithms::{Algorithms, Op, Rule};
-use cg_launcher::device::Gpu;
+use cg_algorithms::{Algorithms, Key, Op, Order, Rule};
+use cg_launcher::device::{Buffer, Gpu};
 use clap::Parser;
 use example_bench::program;
 use std::process::ExitCode;
@@ -27,7 +30,7 @@ struct Args {
     /// 2^20, 2^22, 2^23, 2^24 and 2^26).
     #[arg(long, value_delimiter = ',')]
     n: Vec<usize>,
-    /// Only these calls (all five unless given).
+    /// Only these calls (all unless given); `sort-keys,sort-pairs,sort-keys-u64,sort-keys-f32` the sorts.
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Algo>,
 }
@@ -42,9 +45,30 @@ enum Algo {
     Histogram = 4,
     #[value(name = "run-length")]
     RunLength = 5,
+    /// `sort_keys` of `u32` keys.
+    SortKeys = 6,
+    /// `sort_pairs` of `u32` keys and `u32` values.
+    SortPairs = 7,
+    /// `sort_keys` of `u64` keys.
+    #[value(name = "sort-keys-u64")]
+    SortKeysU64 = 8,
+    /// `sort_keys` of `f32` keys.
+    #[value(name = "sort-keys-f32")]
+    SortKeysF32 = 9,
 }
 
-const ALGOS: [Algo; 6] = [Algo::Reduce, Algo::Inclusive, Algo::Exclusive, Algo::Select, Algo::RunLength, Algo::Histogram];
+const ALGOS: [Algo; 10] = [
+    Algo::Reduce,
+    Algo::Inclusive,
+    Algo::Exclusive,
+    Algo::Select,
+    Algo::RunLength,
+    Algo::Histogram,
+    Algo::SortKeys,
+    Algo::SortPairs,
+    Algo::SortKeysU64,
+    Algo::SortKeysF32,
+];
 
 impl Algo {
     fn name(self) -> &'static str {
@@ -55,6 +79,10 @@ impl Algo {
             Algo::Select => "select_if (x > 0)",
             Algo::Histogram => "histogram_even (u8)",
             Algo::RunLength => "run_length_encode",
+            Algo::SortKeys => "sort_keys (u32)",
+            Algo::SortPairs => "sort_pairs (u32, u32)",
+            Algo::SortKeysU64 => "sort_keys (u64)",
+            Algo::SortKeysF32 => "sort_keys (f32)",
         }
     }
 
@@ -80,7 +108,14 @@ impl Algo {
             Algo::Select => "DeviceSelect::If",
             Algo::Histogram => "DeviceHistogram::HistogramEven",
             Algo::RunLength => "DeviceRunLengthEncode::Encode",
+            Algo::SortKeys | Algo::SortKeysU64 | Algo::SortKeysF32 => "DeviceRadixSort::SortKeys",
+            Algo::SortPairs => "DeviceRadixSort::SortPairs",
         }
+    }
+
+    /// Whether it is one of the sorts.
+    fn sort(self) -> bool {
+        matches!(self, Algo::SortKeys | Algo::SortPairs | Algo::SortKeysU64 | Algo::SortKeysF32)
     }
 
     /// Bytes each must move at `n`: reads and writes of the data.
@@ -92,13 +127,28 @@ impl Algo {
             Algo::Select => 4.0 * n + 4.0 * n / 2.0, // about half kept
             Algo::Histogram => n,
             Algo::RunLength => 4.0 * n + 8.0 * n / RUN as f64, // runs of RUN on average: a value and a length each
+            // A radix sort of 8-bit digits: the keys read once to count
+            // their digits, then read and written once per pass (and the
+            // values with them).
+            Algo::SortKeys | Algo::SortKeysF32 => 4.0 * n + 4.0 * 8.0 * n,
+            Algo::SortPairs => 4.0 * n + 4.0 * 16.0 * n,
+            Algo::SortKeysU64 => 8.0 * n + 8.0 * 16.0 * n,
         }
     }
 }
 
-/// Issue 62's targets at `n`: at most CUB's time from 2^20 to 2^23, 1.10
-/// times from 2^24, 1.5 times anywhere.
-fn target(n: usize) -> f64 {
+/// The targets at `n`: issue 62's for the others (at most CUB's time from
+/// 2^20 to 2^23, 1.10 times from 2^24, 1.5 times anywhere); issue 75's for
+/// the sorts (at most CUB's time from 2^20 for `u32` keys and pairs, 1.10
+/// times for `u64` and `f32` keys, 1.5 times at 2^16).
+fn target(algo: Algo, n: usize) -> f64 {
+    if algo.sort() {
+        return match (n >= 1 << 20, algo) {
+            (false, _) => 1.5,
+            (true, Algo::SortKeys | Algo::SortPairs) => 1.00,
+            (true, _) => 1.10,
+        };
+    }
     if n >= 1 << 24 {
         1.10
     } else if n >= 1 << 20 {
@@ -153,6 +203,142 @@ fn bytes(n: usize) -> Vec<u8> {
     (0..n).map(|i| ((i as u64).wrapping_mul(0x9E3779B97F4A7C15) >> 56) as u8).collect()
 }
 
+/// SplitMix64 of `i`: the sorts' random keys.
+fn mix(i: u64) -> u64 {
+    let mut z = i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Random `f32` bits (NaNs and infinities among them, where the bits fall
+/// so), with `-0.0` at every 997th and `+0.0` at every 991st: CUB's order
+/// of each is held to ours by the bench's comparison.
+fn float_keys(n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| match (i % 997, i % 991) {
+            (0, _) => -0.0,
+            (_, 0) => 0.0,
+            _ => f32::from_bits(mix(i as u64) as u32),
+        })
+        .collect()
+}
+
+/// The bits a key sorts by, as the sort orders them ([`Key`]): signed
+/// integers' sign flipped, floats' (CUB's order, `-0.0` as `+0.0`).
+fn ordered<K: Sortable>(k: K) -> u64 {
+    k.ordered()
+}
+
+/// The sorts' key types, as the CPU's reference orders them.
+trait Sortable: Key + PartialEq {
+    fn ordered(self) -> u64;
+}
+impl Sortable for u32 {
+    fn ordered(self) -> u64 {
+        self as u64
+    }
+}
+impl Sortable for u64 {
+    fn ordered(self) -> u64 {
+        self
+    }
+}
+impl Sortable for f32 {
+    fn ordered(self) -> u64 {
+        let b = if self == 0.0 { 0 } else { self.to_bits() };
+        (if b >> 31 == 1 { !b } else { b | 1 << 31 }) as u64
+    }
+}
+
+/// The CPU's stable sort of `keys` (each key's value its index).
+fn cpu_sorted<K: Sortable>(keys: &[K]) -> Vec<(K, u32)> {
+    let mut v: Vec<(K, u32)> = keys.iter().copied().zip(0..).collect();
+    v.sort_by_key(|&(k, _)| ordered(k));
+    v
+}
+
+/// `sort_keys` of `keys`, against the CPU's stable sort, bit for bit.
+fn check_sort<K: Sortable>(alg: &mut Algorithms<'_>, keys: &[K]) -> Result<bool, cg_algorithms::Error> {
+    let gpu = alg.gpu();
+    let x = gpu.upload(keys)?;
+    let mut y = gpu.zeros::<K>(keys.len())?;
+    alg.sort_keys(&x, &mut y, Order::ASCENDING)?;
+    let want = cpu_sorted(keys);
+    Ok(gpu.read(&y)?.iter().zip(&want).all(|(g, (w, _))| bytes_of(g) == bytes_of(w)))
+}
+
+/// A key's bytes, so that NaNs compare by their bits.
+fn bytes_of<K: Key>(k: &K) -> Vec<u8> {
+    // SAFETY: a Key is plain old data: integers and floats.
+    unsafe { std::slice::from_raw_parts(k as *const K as *const u8, size_of::<K>()) }.to_vec()
+}
+
+/// The sorts' inputs and outputs on the device.
+#[allow(clippy::large_enum_variant)] // one at a time, made once per size
+enum SortData {
+    Keys(Buffer<u32>, Buffer<u32>),
+    Pairs(Buffer<u32>, Buffer<u32>, Buffer<u32>, Buffer<u32>),
+    KeysU64(Buffer<u64>, Buffer<u64>),
+    KeysF32(Buffer<f32>, Buffer<f32>),
+}
+
+impl SortData {
+    /// The input of `algo` at `n`, uploaded, and its host bytes as CUB's
+    /// setup takes them (the keys, then for pairs the values).
+    fn new(gpu: &Gpu, algo: Algo, n: usize) -> cg_launcher::error::Result<(SortData, Vec<u8>)> {
+        let u32s = || (0..n).map(|i| (mix(i as u64) >> 32) as u32).collect::<Vec<u32>>();
+        let bytes = |v: &[u8]| v.to_vec();
+        Ok(match algo {
+            Algo::SortPairs => {
+                let (k, v) = (u32s(), (0..n as u32).collect::<Vec<u32>>());
+                let host = [bytemuck_u32(&k), bytemuck_u32(&v)].concat();
+                (SortData::Pairs(gpu.upload(&k)?, gpu.zeros(n)?, gpu.upload(&v)?, gpu.zeros(n)?), host)
+            }
+            Algo::SortKeysU64 => {
+                let k: Vec<u64> = (0..n).map(|i| mix(i as u64)).collect();
+                let host = k.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                (SortData::KeysU64(gpu.upload(&k)?, gpu.zeros(n)?), host)
+            }
+            Algo::SortKeysF32 => {
+                let k = float_keys(n);
+                let host = k.iter().flat_map(|v| v.to_ne_bytes()).collect();
+                (SortData::KeysF32(gpu.upload(&k)?, gpu.zeros(n)?), host)
+            }
+            _ => {
+                let k = u32s();
+                let host = bytes(&bytemuck_u32(&k));
+                (SortData::Keys(gpu.upload(&k)?, gpu.zeros(n)?), host)
+            }
+        })
+    }
+
+    /// Ours, once.
+    fn sort(&mut self, alg: &mut Algorithms<'_>) -> Result<(), cg_algorithms::Error> {
+        match self {
+            SortData::Keys(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
+            SortData::Pairs(kx, ky, vx, vy) => alg.sort_pairs(kx, ky, vx, vy, Order::ASCENDING),
+            SortData::KeysU64(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
+            SortData::KeysF32(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
+        }
+    }
+
+    /// Our output's bytes, as CUB's result gives its own (the keys, then
+    /// for pairs the values).
+    fn output(&self, gpu: &Gpu) -> cg_launcher::error::Result<Vec<u8>> {
+        Ok(match self {
+            SortData::Keys(_, y) => bytemuck_u32(&gpu.read(y)?),
+            SortData::Pairs(_, ky, _, vy) => [bytemuck_u32(&gpu.read(ky)?), bytemuck_u32(&gpu.read(vy)?)].concat(),
+            SortData::KeysU64(_, y) => gpu.read(y)?.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+            SortData::KeysF32(_, y) => gpu.read(y)?.iter().flat_map(|v| v.to_ne_bytes()).collect(),
+        })
+    }
+}
+
+fn bytemuck_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
 /// Ours once, checked against the CPU; whether it was right.
 fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algorithms::Error> {
     let gpu = alg.gpu();
@@ -198,6 +384,20 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
             bs.iter().for_each(|&v| want[v as usize] += 1);
             gpu.read(&bins)? == want
         }
+        Algo::SortKeys => check_sort(alg, &(0..n).map(|i| (mix(i as u64) >> 32) as u32).collect::<Vec<_>>())?,
+        Algo::SortKeysU64 => check_sort(alg, &(0..n).map(|i| mix(i as u64)).collect::<Vec<_>>())?,
+        Algo::SortKeysF32 => check_sort(alg, &float_keys(n))?,
+        Algo::SortPairs => {
+            // Keys of 12 bits, so that many are equal: their values (each
+            // its index) must keep their order.
+            let keys: Vec<u32> = (0..n).map(|i| (mix(i as u64) >> 52) as u32).collect();
+            let values: Vec<u32> = (0..n as u32).collect();
+            let (kx, vx) = (gpu.upload(&keys)?, gpu.upload(&values)?);
+            let (mut ky, mut vy) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+            alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, Order::ASCENDING)?;
+            let (want_keys, want_values): (Vec<u32>, Vec<u32>) = cpu_sorted(&keys).into_iter().unzip();
+            gpu.read(&ky)? == want_keys && gpu.read(&vy)? == want_values
+        }
     })
 }
 
@@ -228,8 +428,15 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
             let mut y = gpu.zeros::<f32>(n).map_err(|e| e.to_string())?;
             let mut lengths = gpu.zeros::<u32>(n).map_err(|e| e.to_string())?;
             let mut bins = gpu.zeros::<u32>(256).map_err(|e| e.to_string())?;
-            let input = if algo == Algo::Histogram { bs.as_ptr() } else { xs.as_ptr() as *const u8 };
-            // SAFETY: input holds n floats, or n bytes for the histogram.
+            // A sort's input and output, and its host bytes for CUB.
+            let mut sorting = if algo.sort() { Some(SortData::new(gpu, algo, n).map_err(|e| e.to_string())?) } else { None };
+            let input = match (&sorting, algo) {
+                (Some((_, host)), _) => host.as_ptr(),
+                (None, Algo::Histogram) => bs.as_ptr(),
+                (None, _) => xs.as_ptr() as *const u8,
+            };
+            // SAFETY: input holds n floats, n bytes for the histogram, and
+            // for a sort n keys (then n values for pairs).
             if unsafe { (cub.setup)(algo.cub_index(), input, n as i32) } != 0 {
                 return Err(format!("CUB's setup failed at n = {n}"));
             }
@@ -241,6 +448,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
                     Algo::RunLength => alg.run_length_encode_on_device(&x, &mut y, &mut lengths).map(|_| ()),
+                    _ => sorting.as_mut().expect("made for a sort").0.sort(&mut alg),
                 };
                 r.map_err(Into::into)
             };
@@ -253,8 +461,12 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
             .map_err(|e| e.to_string())?;
             // The outputs compared: ours (last timed run) against CUB's.
             let len = if algo == Algo::Histogram { 256 } else { n };
-            // The run-length encoding's values, then its lengths.
+            // The run-length encoding's values, then its lengths; a sort's
+            // keys, then its values.
             let mut theirs = vec![0u8; if algo == Algo::RunLength { 8 * len } else { 4 * len }];
+            if let Some((_, host)) = &sorting {
+                theirs = vec![0u8; host.len()];
+            }
             let mut selected = 0i32;
             // SAFETY: theirs holds len 4-byte elements.
             unsafe { (cub.result)(theirs.as_mut_ptr(), len as i32, &mut selected) };
@@ -279,10 +491,11 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                         && gpu.read(&y).map_err(|e| e.to_string())?[..count].iter().flat_map(|v| v.to_ne_bytes()).eq(values[..4 * count].iter().copied())
                         && gpu.read(&lengths).map_err(|e| e.to_string())?[..count].iter().flat_map(|v| v.to_ne_bytes()).eq(lens[..4 * count].iter().copied())
                 }
+                _ => sorting.as_ref().expect("made for a sort").0.output(gpu).map_err(|e| e.to_string())? == theirs,
             };
             all &= agree;
             let (r, lo, hi) = paired.ratio;
-            let (verdict, _) = paired.verdict(target(n));
+            let (verdict, _) = paired.verdict(target(algo, n));
             println!(
                 "{n:>10}  {:>10.1}  {:>10.1}  {:>8.3} [{:.3}, {:.3}]  {:>9.0}  {:>8.0}  {verdict}{}",
                 paired.ours_ms * 1e3,
@@ -297,7 +510,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
         }
     }
     println!(
-        "GB/s counts the bytes each must move: reduce n floats; scans 2n; select n read and about n/2 written; run-length n read and a value and a length per run of 8 on average; histogram n bytes."
+        "GB/s counts the bytes each must move: reduce n floats; scans 2n; select n read and about n/2 written; run-length n read and a value and a length per run of 8 on average; histogram n bytes; a sort its keys read once to count digits, then read and written once per 8 bits (4 passes of u32 and f32 keys, 8 of u64), values with their keys."
     );
     Ok(all)
 }
