@@ -48,17 +48,21 @@ pub const RADIX: usize = 1 << RADIX_BITS;
 
 /// Threads per block of the passes: 12 warps, as CUB's onesweep on sm_90.
 pub const PASS_THREADS: u32 = 384;
+/// Warps per block of the passes.
+const PASS_WARPS: usize = PASS_THREADS as usize / 32;
 /// Threads per block of the histogram.
 pub const HISTOGRAM_THREADS: u32 = 256;
 
 /// Keys each thread of a pass sorts: 20 for keys of up to 4 bytes (CUB's
 /// sm_90 tuning for 4-byte keys), 15 for 8-byte ones (CUB's 30 "nominal
-/// 4-byte items" scaled by the key's size); with values, 23 and 15.
+/// 4-byte items" scaled by the key's size); with values, 20 and 13, so that
+/// a tile's keys and values fit the 64 KiB of shared memory a block of
+/// sm_75 may have (CUB takes 23 with 4-byte keys on sm_90).
 pub const fn items_per_thread(key_bytes: usize, pairs: bool) -> usize {
     match (key_bytes > 4, pairs) {
-        (false, false) => 20,
-        (false, true) => 23,
-        (true, _) => 15,
+        (false, _) => 20,
+        (true, false) => 15,
+        (true, true) => 13,
     }
 }
 
@@ -212,17 +216,23 @@ macro_rules! unroll32 {
 
 /// Dynamic shared memory of a pass: the look-back's words, the block
 /// scan's scratch (one `u64` per warp), each digit's place in the output
-/// (`u32`), then one region that holds each warp's digit counters while the
-/// keys are ranked, then the tile's keys in their sorted order, then its
-/// values.
-pub const fn pass_shared_bytes<K, const ITEMS: usize>(threads_per_block: u32) -> u32 {
-    let warps = threads_per_block.div_ceil(32) as usize;
-    let counters = warps * RADIX * 4;
+/// (`u32`), then a region that holds each warp's digit counters while the
+/// keys are ranked and the tile's values in their sorted order after, then
+/// (with values; else in the same region) the tile's keys in their sorted
+/// order.
+pub const fn pass_shared_bytes<K, const ITEMS: usize, const PAIRS: bool>(threads_per_block: u32) -> u32 {
+    let counters = threads_per_block.div_ceil(32) as usize * RADIX * 4;
     let keys = threads_per_block as usize * ITEMS * size_of::<K>();
-    let values = threads_per_block as usize * ITEMS * 4;
-    let region = if counters > keys { counters } else { keys };
-    let region = if region > values { region } else { values };
-    (8 + block_scratch_bytes::<u64>(threads_per_block, 32) as usize + RADIX * 4 + region) as u32
+    let values = if PAIRS { threads_per_block as usize * ITEMS * 4 } else { 0 };
+    let first = if counters > values { counters } else { values };
+    let regions = if PAIRS {
+        first.next_multiple_of(8) + keys
+    } else if first > keys {
+        first
+    } else {
+        keys
+    };
+    (8 + block_scratch_bytes::<u64>(threads_per_block, 32) as usize + RADIX * 4 + regions) as u32
 }
 
 /// A pass's shared memory, laid out as [`pass_shared_bytes`] sizes it.
@@ -235,19 +245,22 @@ struct PassShared<K> {
     offsets: DynamicShared<u32>,
     /// Warp `w`'s counter of digit `d` at `w * RADIX + d`, while ranking.
     counters: DynamicShared<u32>,
+    /// The tile's values in their sorted order, after ranking.
+    values: DynamicShared<u32>,
     /// The tile's keys in their sorted order, after ranking.
     sorted: DynamicShared<K>,
-    /// The tile's values in their sorted order, after the keys are written.
-    values: DynamicShared<u32>,
 }
 
 impl<K: SortKey> PassShared<K> {
+    /// The layout for `ITEMS` keys a thread, with values or without.
     #[inline(always)]
-    fn new(warps: usize) -> PassShared<K> {
+    fn new<const ITEMS: usize>(pairs: bool) -> PassShared<K> {
         let words = dynamic_shared::<u32>();
         let scratch = words.after::<u64>(2);
-        let offsets = scratch.after::<u32>(warps);
-        PassShared { words, scratch, offsets, counters: offsets.after::<u32>(RADIX), sorted: offsets.after::<K>(RADIX), values: offsets.after::<u32>(RADIX) }
+        let offsets = scratch.after::<u32>(PASS_WARPS);
+        let counters = offsets.after::<u32>(RADIX);
+        let first = if pairs { (PASS_WARPS * RADIX).max(PASS_THREADS as usize * ITEMS) } else { 0 };
+        PassShared { words, scratch, offsets, counters, values: counters, sorted: counters.after::<K>(first) }
     }
 }
 
@@ -298,10 +311,9 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
     let block = this_thread_block();
     let warp = tiled_partition::<32>(&block);
     let t = block.thread_rank() as usize;
-    let threads = block.num_threads() as usize;
-    let warps = threads / 32;
+    let threads = PASS_THREADS as usize;
     let (w, lane) = (t / 32, warp.thread_rank());
-    let s = PassShared::<K>::new(warps);
+    let s = PassShared::<K>::new::<ITEMS>(values.is_some());
     let twiddle = Twiddle::<K>::new(control);
     let shift = control & 0x7f;
     let mask = (1u32 << (control >> 8 & 0xf)) - 1;
@@ -337,8 +349,12 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
     }
 
     // The tile's keys, warp-striped, as ordered bits; past n, all ones,
-    // whose digit is the last, so that they rank after every key.
+    // whose digit is the last, so that they rank after every key. In the
+    // last tile, a warp's step whose every lane is past n (`active`, the
+    // same in every lane of the warp) is left out of the counts and ranks.
     let first = start + w * 32 * ITEMS + lane as usize;
+    let warp_first = first - lane as usize;
+    let active = |u: usize| full || warp_first + 32 * u < n;
     let mut keys = [K::ONES; ITEMS];
     unroll32!(ITEMS, u => {
         let i = first + 32 * u;
@@ -348,29 +364,26 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
         }
     });
 
-    // Each warp counts its keys' digits (the fill too, so that it ranks).
+    // Each warp counts its keys' digits.
     unroll32!(ITEMS, u => {
-        // SAFETY: warp w's counter of a digit below RADIX; touched only
-        // atomically until the barrier.
-        unsafe { s.counters.atomic_add(w * RADIX + digit(keys[u]) as usize, 1) };
+        if full || first + 32 * u < n {
+            // SAFETY: warp w's counter of a digit below RADIX; touched only
+            // atomically until the barrier.
+            unsafe { s.counters.atomic_add(w * RADIX + digit(keys[u]) as usize, 1) };
+        }
     });
     block.sync();
 
-    // Each digit's thread: the tile's count of its digit, each warp's
-    // counter made the count of the digit in the warps before it, and the
-    // count published at once, before the keys are ranked.
+    // Each digit's thread: the tile's count of its digit, the count of the
+    // digit in the warps before each warp, and the count published at once,
+    // before the keys are ranked.
     let mut count = 0u32;
+    let mut before_warp = [0u32; PASS_WARPS];
     if is_digit {
-        for v in 0..warps {
+        for (v, before) in before_warp.iter_mut().enumerate() {
+            *before = count;
             // SAFETY: column t of the counters, this thread's alone after the barrier.
-            unsafe {
-                let c = s.counters.read(v * RADIX + t);
-                s.counters.write(v * RADIX + t, count);
-                count += c;
-            }
-        }
-        if !full && t as u32 == mask {
-            count -= (tile - len) as u32; // the fill is not the launch's
+            count += unsafe { s.counters.read(v * RADIX + t) };
         }
         let kind = if k == 0 { INCLUSIVE } else { PARTIAL };
         // SAFETY: tile k's word of digit t, inside `status` (the contract),
@@ -393,36 +406,57 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
             // SAFETY: carry_in holds RADIX counts where CARRY_IN is set.
             in_output = in_output.wrapping_add(unsafe { carry_in.read(t) });
         }
-        for v in 0..warps {
+        for (v, before) in before_warp.iter().enumerate() {
             // SAFETY: column t, this thread's alone.
-            unsafe { s.counters.write(v * RADIX + t, s.counters.read(v * RADIX + t) + in_tile) };
+            unsafe { s.counters.write(v * RADIX + t, in_tile + before) };
         }
     }
     block.sync();
 
     // Each key's rank in the tile: its digit's start, its warp's keys of
-    // the digit before it, then the lanes before it in this step.
+    // the digit before it, then the lanes before it in this step. The fill
+    // of the one step that is part keys, part fill, ranks after the tile's
+    // every key (its digit is the last, and no later warp has a key).
     let mut ranks = [0u32; ITEMS];
     let lanes_to_me = u32::MAX >> (31 - lane);
     unroll32!(ITEMS, u => {
-        let d = digit(keys[u]);
-        let same = peers(&warp, d);
-        let leader = 31 - same.leading_zeros();
-        let up_to_me = (same & lanes_to_me).count_ones();
-        let mut base = 0;
-        if lane == leader {
-            // SAFETY: warp w's counter of digit d; atomics alone until the barrier.
-            base = unsafe { s.counters.atomic_add(w * RADIX + d as usize, up_to_me) };
+        if active(u) {
+            let d = digit(keys[u]);
+            let same = peers(&warp, d);
+            let leader = 31 - same.leading_zeros();
+            let up_to_me = (same & lanes_to_me).count_ones();
+            let mut base = 0;
+            if lane == leader {
+                // SAFETY: warp w's counter of digit d; atomics alone until the barrier.
+                base = unsafe { s.counters.atomic_add(w * RADIX + d as usize, up_to_me) };
+            }
+            ranks[u] = warp.shfl(base, leader) + up_to_me - 1;
         }
-        ranks[u] = warp.shfl(base, leader) + up_to_me - 1;
     });
+    // The values' loads, in flight during the barrier.
+    let mut v = [0u32; ITEMS];
+    if let Some(Values { values_in, .. }) = values {
+        unroll32!(ITEMS, u => {
+            let i = first + 32 * u;
+            if full || i < n {
+                // SAFETY: i < n, which values_in holds.
+                v[u] = unsafe { values_in.read(i) };
+            }
+        });
+    }
     block.sync();
 
-    // The keys in their sorted order, in shared memory.
+    // The keys, and the values, in their sorted order in shared memory.
     unroll32!(ITEMS, u => {
-        // SAFETY: ranks are a permutation of the tile's places, inside
-        // pass_shared_bytes; the counters are done with (the barrier).
-        unsafe { s.sorted.write(ranks[u] as usize, keys[u]) };
+        if full || first + 32 * u < n {
+            // SAFETY: the keys' ranks are a permutation of 0..len, inside
+            // pass_shared_bytes; the counters are done with (the barrier).
+            unsafe { s.sorted.write(ranks[u] as usize, keys[u]) };
+            if values.is_some() {
+                // SAFETY: as above, in the values' region.
+                unsafe { s.values.write(ranks[u] as usize, v[u]) };
+            }
+        }
     });
 
     // Each digit's thread: its keys in the tiles before this one, by
@@ -459,51 +493,25 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
     }
     block.sync();
 
-    // The keys written in their sorted order, neighbouring threads to
-    // neighbouring places within each digit.
-    let mut digits = [0u32; ITEMS];
+    // The keys (and values) written in their sorted order, neighbouring
+    // threads to neighbouring places within each digit.
     unroll32!(ITEMS, u => {
         let i = t + u * threads;
         if full || i < len {
             // SAFETY: i < len, a sorted place written before the barrier;
             // offsets written before it too; the output index is the key's
-            // place in the pass's output, below n, and this thread's alone.
+            // place in the pass's output, below the pass's keys, and this
+            // thread's alone.
             unsafe {
                 let bits = s.sorted.read(i);
-                digits[u] = digit(bits);
-                keys_out.write(s.offsets.read(digits[u] as usize).wrapping_add(i as u32) as usize, twiddle.original(bits));
+                let to = s.offsets.read(digit(bits) as usize).wrapping_add(i as u32) as usize;
+                keys_out.write(to, twiddle.original(bits));
+                if let Some(Values { values_out, .. }) = values {
+                    values_out.write(to, s.values.read(i));
+                }
             }
         }
     });
-
-    // The values, the same way: loaded as the keys were, placed by the
-    // keys' ranks, written after their keys.
-    if let Some(Values { values_in, values_out }) = values {
-        let mut v = [0u32; ITEMS];
-        unroll32!(ITEMS, u => {
-            let i = first + 32 * u;
-            if full || i < n {
-                // SAFETY: i < n, which values_in holds.
-                v[u] = unsafe { values_in.read(i) };
-            }
-        });
-        block.sync();
-        unroll32!(ITEMS, u => {
-            if full || first + 32 * u < n {
-                // SAFETY: the ranks of the tile's keys, distinct, below len;
-                // the sorted keys are done with (the barrier).
-                unsafe { s.values.write(ranks[u] as usize, v[u]) };
-            }
-        });
-        block.sync();
-        unroll32!(ITEMS, u => {
-            let i = t + u * threads;
-            if full || i < len {
-                // SAFETY: as for the keys.
-                unsafe { values_out.write(s.offsets.read(digits[u] as usize).wrapping_add(i as u32) as usize, s.values.read(i)) };
-            }
-        });
-    }
 }
 
 /// Dynamic shared memory of the histogram: one counter per digit of each
@@ -623,7 +631,7 @@ macro_rules! sort_kernels {
         /// per tile, all 0, and `clear` `clear_len` words, neither used by
         /// any other launch meanwhile; `ticket[0]` is 0, and no other launch
         /// uses it meanwhile.
-        #[kernel(shared_memory = pass_shared_bytes::<$t, { items_per_thread(size_of::<$t>(), false) }>)]
+        #[kernel(launch_bounds(384, 2), shared_memory = pass_shared_bytes::<$t, { items_per_thread(size_of::<$t>(), false) }, false>)]
         pub unsafe fn $keys(keys_in: In<$t>, keys_out: Out<$t>, hist: In<u32>, carry_in: In<u32>, carry_out: Out<u32>, status: Out<u32>, clear: Out<u32>, ticket: Out<u32>, n: usize, clear_len: usize, control: u32) {
             // SAFETY: the kernel's contract.
             unsafe {
@@ -635,7 +643,7 @@ macro_rules! sort_kernels {
         ///
         /// # Safety
         #[doc = concat!("As [`", stringify!($keys), "`]'s, with the tiles of this kernel; `values_in` holds `n` values and `values_out` as many as `keys_out` keys.")]
-        #[kernel(shared_memory = pass_shared_bytes::<$t, { items_per_thread(size_of::<$t>(), true) }>)]
+        #[kernel(launch_bounds(384, 2), shared_memory = pass_shared_bytes::<$t, { items_per_thread(size_of::<$t>(), true) }, true>)]
         pub unsafe fn $pairs(keys_in: In<$t>, keys_out: Out<$t>, values_in: In<u32>, values_out: Out<u32>, hist: In<u32>, carry_in: In<u32>, carry_out: Out<u32>, status: Out<u32>, clear: Out<u32>, ticket: Out<u32>, n: usize, clear_len: usize, control: u32) {
             // SAFETY: the kernel's contract.
             unsafe {

@@ -571,23 +571,24 @@ mod tests {
     use super::*;
     use cg_launcher::device::{EmulatedDevice, EmulatorOptions, Gpu};
 
-    /// Several portions per pass (each launch two tiles), with values and
-    /// descending, against the CPU's stable sort: the carry from one
-    /// portion to the next, and the look-back words each launch clears.
+    /// Several portions per pass (each launch two tiles, the last 77
+    /// keys), with values, descending, by 16 bits (two passes), against the
+    /// CPU's stable sort: the counts each portion hands the next, and the
+    /// look-back words each launch clears for the next.
     #[test]
     fn portions_chain_their_counts_from_one_launch_to_the_next() {
         let gpu = Gpu::emulated(EmulatedDevice::T4, EmulatorOptions { seed: Some(2), ..Default::default() });
         let mut alg = Algorithms::new(&gpu);
         let tile = k::tile_len(4, true);
         set_portion(&mut alg, Some(2 * tile));
-        let n = 5 * tile + 77;
-        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) >> 9).collect();
+        let n = 4 * tile + 77;
+        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
         let values: Vec<u32> = (0..n as u32).collect();
         let (kx, vx) = (gpu.upload(&keys).unwrap(), gpu.upload(&values).unwrap());
         let (mut ky, mut vy) = (gpu.zeros::<u32>(n).unwrap(), gpu.zeros::<u32>(n).unwrap());
-        alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, Order::DESCENDING).unwrap();
+        alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, Order::DESCENDING.bits(4..20)).unwrap();
         let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-        want.sort_by_key(|&(k, _)| std::cmp::Reverse(k));
+        want.sort_by_key(|&(k, _)| std::cmp::Reverse(k >> 4 & 0xffff));
         let got: Vec<(u32, u32)> = gpu.read(&ky).unwrap().into_iter().zip(gpu.read(&vy).unwrap()).collect();
         assert_eq!(got.iter().zip(&want).position(|(g, w)| g != w), None, "first difference (of {n})");
     }
