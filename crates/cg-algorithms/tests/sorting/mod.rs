@@ -1,4 +1,4 @@
-//! The radix sort against the CPU's stable sort (`sort_by_key`), for the
+//! The radix sort against a stable sort on the CPU (by key, then index), for the
 //! emulator's tests and the GPU's: each key type's order as CUB has it,
 //! inputs of each shape, and checks of the keys, the values, the input
 //! left as it was and the output past `n` left as it was.
@@ -137,21 +137,22 @@ impl TestValue for f32 {
     }
 }
 
-/// The order in which the CPU's stable sort puts `keys` by `order`: the
-/// index of each output element's key in `keys`.
+/// The order in which a stable sort puts `keys` by `order`: the index of
+/// each output element's key in `keys`.
 pub fn reference<K: TestKey>(keys: &[K], order: &Order) -> Vec<usize> {
     let bits = order.bit_range().unwrap_or(0..K::BITS);
     let width = bits.end - bits.start;
     let mask = if width == 64 { u64::MAX } else { (1 << width) - 1 };
     let descending = order.is_descending();
-    let by = |i: &usize| (keys[*i].rank_bits(descending) >> bits.start) & mask;
-    let mut index: Vec<usize> = (0..keys.len()).collect();
+    // A stable sort, written as an unstable one by (key, index), which is
+    // several times faster at the GPU tests' 2^26.
+    let mut by: Vec<(u64, usize)> = keys.iter().enumerate().map(|(i, k)| ((k.rank_bits(descending) >> bits.start) & mask, i)).collect();
     if descending {
-        index.sort_by_key(|i| Reverse(by(i)));
+        by.sort_unstable_by_key(|&(k, i)| (Reverse(k), i));
     } else {
-        index.sort_by_key(by);
+        by.sort_unstable();
     }
-    index
+    by.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The first place where `got` differs from `keys` in the order `index`
