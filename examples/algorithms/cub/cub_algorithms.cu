@@ -3,16 +3,15 @@
 // bytes), DeviceRunLengthEncode::Encode, and DeviceRadixSort::SortKeys
 // (unsigned, unsigned long long and float keys) and SortPairs (unsigned
 // keys and values), each on the same input as cg-algorithms' call, timed
-// with CUDA
-// events on its own stream: the baselines of `algorithms --bench`. Built
-// by nvcc at run time into a shared library.
+// with CUDA events on its own stream: the baselines of `algorithms
+// --bench`. Built by nvcc at run time into a shared library.
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
 #include <cstdio>
 
 enum { REDUCE = 0, INCLUSIVE = 1, EXCLUSIVE = 2, SELECT = 3, HISTOGRAM = 4, RUN_LENGTH = 5, SORT_KEYS = 6, SORT_PAIRS = 7, SORT_KEYS_U64 = 8, SORT_KEYS_F32 = 9 };
 
-static int algo = 0, count = 0;
+static int algo = 0, count = 0, begin_bit = 0, end_bit = 0;
 static void *d_in = nullptr, *d_out = nullptr, *d_temp = nullptr;
 static unsigned *d_values_in = nullptr, *d_values_out = nullptr;
 static int *d_count = nullptr, *d_lengths = nullptr;
@@ -54,15 +53,22 @@ static void run(void *temp) {
         break;
     case RUN_LENGTH: cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, in, out, d_lengths, d_count, count, stream); break;
     // The sorts' simple forms, as cg-algorithms' sort_keys and sort_pairs:
-    // the input left as it was, the output in d_out, every bit.
-    case SORT_KEYS: cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const unsigned *)d_in, (unsigned *)d_out, count, 0, 32, stream); break;
+    // the input left as it was, the output in d_out; by begin_bit..end_bit
+    // (every bit where end_bit is 0).
+    case SORT_KEYS:
+        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const unsigned *)d_in, (unsigned *)d_out, count, begin_bit, end_bit ? end_bit : 32, stream);
+        break;
     case SORT_PAIRS:
-        cub::DeviceRadixSort::SortPairs(temp, temp_bytes, (const unsigned *)d_in, (unsigned *)d_out, d_values_in, d_values_out, count, 0, 32, stream);
+        cub::DeviceRadixSort::SortPairs(temp, temp_bytes, (const unsigned *)d_in, (unsigned *)d_out, d_values_in, d_values_out, count, begin_bit,
+                                        end_bit ? end_bit : 32, stream);
         break;
     case SORT_KEYS_U64:
-        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const unsigned long long *)d_in, (unsigned long long *)d_out, count, 0, 64, stream);
+        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const unsigned long long *)d_in, (unsigned long long *)d_out, count, begin_bit,
+                                       end_bit ? end_bit : 64, stream);
         break;
-    case SORT_KEYS_F32: cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const float *)d_in, (float *)d_out, count, 0, 32, stream); break;
+    case SORT_KEYS_F32:
+        cub::DeviceRadixSort::SortKeys(temp, temp_bytes, (const float *)d_in, (float *)d_out, count, begin_bit, end_bit ? end_bit : 32, stream);
+        break;
     }
 }
 
@@ -71,9 +77,13 @@ static void run(void *temp) {
 static size_t element_bytes(int a) { return a == HISTOGRAM ? 1 : a == SORT_KEYS_U64 ? 8 : 4; }
 
 // `x` holds n floats, n bytes for the histogram, n keys for a sort (then
-// n unsigned values for SortPairs).
+// n unsigned values for SortPairs). `a` is the algorithm, and for a sort
+// its begin_bit in bits 8-15 and end_bit in bits 16-23 (0: every bit).
 extern "C" int cub_setup(int a, const void *x, int n) {
-    algo = a;
+    algo = a & 0xff;
+    begin_bit = (a >> 8) & 0xff;
+    end_bit = (a >> 16) & 0xff;
+    a = algo;
     count = n;
     size_t in_bytes = element_bytes(a) * (size_t)n;
     size_t out_bytes = a == HISTOGRAM ? 256 * sizeof(unsigned) : element_bytes(a) * (size_t)n;

@@ -12,6 +12,7 @@ use cg_algorithms::{Algorithms, Key, Op, Order, Rule};
 use cg_launcher::device::{Buffer, Gpu};
 use clap::Parser;
 use example_bench::program;
+use std::ops::Range;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -33,6 +34,25 @@ struct Args {
     /// Only these calls (all unless given); `sort-keys,sort-pairs,sort-keys-u64,sort-keys-f32` the sorts.
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Algo>,
+    /// The sorts by these bits of the key alone (`BEGIN..END`, CUB's
+    /// `begin_bit` and `end_bit`; ours and CUB's alike), a pass per 8 bits:
+    /// `--bits 0..8` times the digit counts and one pass.
+    #[arg(long, value_parser = parse_bits)]
+    bits: Option<Range<u32>>,
+}
+
+/// `BEGIN..END`, as `--bits` takes it.
+fn parse_bits(s: &str) -> Result<Range<u32>, String> {
+    let (a, b) = s.split_once("..").ok_or("write the bits as BEGIN..END, such as 0..8")?;
+    Ok(a.parse().map_err(|e| format!("{a}: {e}"))?..b.parse().map_err(|e| format!("{b}: {e}"))?)
+}
+
+/// The sorts' order: ascending, by `bits` where given.
+fn order(bits: &Option<Range<u32>>) -> Order {
+    match bits {
+        Some(b) => Order::ASCENDING.bits(b.clone()),
+        None => Order::ASCENDING,
+    }
 }
 
 /// The algorithms timed, in CUB's numbering (`cub/cub_algorithms.cu`).
@@ -86,9 +106,11 @@ impl Algo {
         }
     }
 
-    /// Its number in `cub/cub_algorithms.cu`.
-    fn cub_index(self) -> i32 {
-        self as i32
+    /// Its number in `cub/cub_algorithms.cu`, and for a sort the bits
+    /// `begin` (bits 8-15) and `end` (16-23; 0 for every bit of the key).
+    fn cub_index(self, bits: &Option<Range<u32>>) -> i32 {
+        let (begin, end) = bits.as_ref().map_or((0, 0), |b| (b.start, b.end));
+        self as i32 | (begin as i32) << 8 | (end as i32) << 16
     }
 
     /// Whether it is an inclusive scan; `None` for the rest.
@@ -118,9 +140,12 @@ impl Algo {
         matches!(self, Algo::SortKeys | Algo::SortPairs | Algo::SortKeysU64 | Algo::SortKeysF32)
     }
 
-    /// Bytes each must move at `n`: reads and writes of the data.
-    fn bytes(self, n: usize) -> f64 {
+    /// Bytes each must move at `n` (a sort by `bits` where given): reads
+    /// and writes of the data.
+    fn bytes(self, n: usize, bits: &Option<Range<u32>>) -> f64 {
         let n = n as f64;
+        let key_bits = if self == Algo::SortKeysU64 { 64 } else { 32 };
+        let passes = bits.as_ref().map_or(key_bits, |b| b.end.saturating_sub(b.start)).div_ceil(8) as f64;
         match self {
             Algo::Reduce => 4.0 * n,
             Algo::Inclusive | Algo::Exclusive => 8.0 * n,
@@ -130,9 +155,9 @@ impl Algo {
             // A radix sort of 8-bit digits: the keys read once to count
             // their digits, then read and written once per pass (and the
             // values with them).
-            Algo::SortKeys | Algo::SortKeysF32 => 4.0 * n + 4.0 * 8.0 * n,
-            Algo::SortPairs => 4.0 * n + 4.0 * 16.0 * n,
-            Algo::SortKeysU64 => 8.0 * n + 8.0 * 16.0 * n,
+            Algo::SortKeys | Algo::SortKeysF32 => 4.0 * n + passes * 8.0 * n,
+            Algo::SortPairs => 4.0 * n + passes * 16.0 * n,
+            Algo::SortKeysU64 => 8.0 * n + passes * 16.0 * n,
         }
     }
 }
@@ -251,20 +276,23 @@ impl Sortable for f32 {
     }
 }
 
-/// The CPU's stable sort of `keys` (each key's value its index).
-fn cpu_sorted<K: Sortable>(keys: &[K]) -> Vec<(K, u32)> {
+/// The CPU's stable sort of `keys` (each key's value its index), by
+/// `bits` of the ordered bits where given.
+fn cpu_sorted<K: Sortable>(keys: &[K], bits: &Option<Range<u32>>) -> Vec<(K, u32)> {
+    let (begin, end) = bits.as_ref().map_or((0, K::BITS), |b| (b.start, b.end));
+    let mask = if end - begin == 64 { u64::MAX } else { (1 << (end - begin)) - 1 };
     let mut v: Vec<(K, u32)> = keys.iter().copied().zip(0..).collect();
-    v.sort_by_key(|&(k, _)| ordered(k));
+    v.sort_by_key(|&(k, _)| ordered(k) >> begin & mask);
     v
 }
 
 /// `sort_keys` of `keys`, against the CPU's stable sort, bit for bit.
-fn check_sort<K: Sortable>(alg: &mut Algorithms<'_>, keys: &[K]) -> Result<bool, cg_algorithms::Error> {
+fn check_sort<K: Sortable>(alg: &mut Algorithms<'_>, keys: &[K], bits: &Option<Range<u32>>) -> Result<bool, cg_algorithms::Error> {
     let gpu = alg.gpu();
     let x = gpu.upload(keys)?;
     let mut y = gpu.zeros::<K>(keys.len())?;
-    alg.sort_keys(&x, &mut y, Order::ASCENDING)?;
-    let want = cpu_sorted(keys);
+    alg.sort_keys(&x, &mut y, order(bits))?;
+    let want = cpu_sorted(keys, bits);
     Ok(gpu.read(&y)?.iter().zip(&want).all(|(g, (w, _))| bytes_of(g) == bytes_of(w)))
 }
 
@@ -314,12 +342,12 @@ impl SortData {
     }
 
     /// Ours, once.
-    fn sort(&mut self, alg: &mut Algorithms<'_>) -> Result<(), cg_algorithms::Error> {
+    fn sort(&mut self, alg: &mut Algorithms<'_>, order: &Order) -> Result<(), cg_algorithms::Error> {
         match self {
-            SortData::Keys(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
-            SortData::Pairs(kx, ky, vx, vy) => alg.sort_pairs(kx, ky, vx, vy, Order::ASCENDING),
-            SortData::KeysU64(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
-            SortData::KeysF32(x, y) => alg.sort_keys(x, y, Order::ASCENDING),
+            SortData::Keys(x, y) => alg.sort_keys(x, y, order.clone()),
+            SortData::Pairs(kx, ky, vx, vy) => alg.sort_pairs(kx, ky, vx, vy, order.clone()),
+            SortData::KeysU64(x, y) => alg.sort_keys(x, y, order.clone()),
+            SortData::KeysF32(x, y) => alg.sort_keys(x, y, order.clone()),
         }
     }
 
@@ -340,7 +368,7 @@ fn bytemuck_u32(v: &[u32]) -> Vec<u8> {
 }
 
 /// Ours once, checked against the CPU; whether it was right.
-fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algorithms::Error> {
+fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize, bits: &Option<Range<u32>>) -> Result<bool, cg_algorithms::Error> {
     let gpu = alg.gpu();
     let xs = floats(n);
     let x = gpu.upload(&xs)?;
@@ -384,9 +412,9 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
             bs.iter().for_each(|&v| want[v as usize] += 1);
             gpu.read(&bins)? == want
         }
-        Algo::SortKeys => check_sort(alg, &(0..n).map(|i| (mix(i as u64) >> 32) as u32).collect::<Vec<_>>())?,
-        Algo::SortKeysU64 => check_sort(alg, &(0..n).map(|i| mix(i as u64)).collect::<Vec<_>>())?,
-        Algo::SortKeysF32 => check_sort(alg, &float_keys(n))?,
+        Algo::SortKeys => check_sort(alg, &(0..n).map(|i| (mix(i as u64) >> 32) as u32).collect::<Vec<_>>(), bits)?,
+        Algo::SortKeysU64 => check_sort(alg, &(0..n).map(|i| mix(i as u64)).collect::<Vec<_>>(), bits)?,
+        Algo::SortKeysF32 => check_sort(alg, &float_keys(n), bits)?,
         Algo::SortPairs => {
             // Keys of 12 bits, so that many are equal: their values (each
             // its index) must keep their order.
@@ -394,8 +422,8 @@ fn check(alg: &mut Algorithms<'_>, algo: Algo, n: usize) -> Result<bool, cg_algo
             let values: Vec<u32> = (0..n as u32).collect();
             let (kx, vx) = (gpu.upload(&keys)?, gpu.upload(&values)?);
             let (mut ky, mut vy) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-            alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, Order::ASCENDING)?;
-            let (want_keys, want_values): (Vec<u32>, Vec<u32>) = cpu_sorted(&keys).into_iter().unzip();
+            alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, order(bits))?;
+            let (want_keys, want_values): (Vec<u32>, Vec<u32>) = cpu_sorted(&keys, bits).into_iter().unzip();
             gpu.read(&ky)? == want_keys && gpu.read(&vy)? == want_values
         }
     })
@@ -405,7 +433,7 @@ type Cub = example_bench::Baseline<unsafe extern "C" fn(i32, *const u8, i32) -> 
 
 /// Times ours and CUB's at each size; prints the table; whether every
 /// output agreed (the targets are reported, not asserted).
-fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bool, String> {
+fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo], bits: &Option<Range<u32>>) -> Result<bool, String> {
     // SAFETY: cub/cub_algorithms.cu exports these signatures.
     let cub: Cub = unsafe { example_bench::baseline("cub_algorithms", include_str!("../cub/cub_algorithms.cu"))? };
     let mut alg = Algorithms::new(gpu);
@@ -414,8 +442,12 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
     for &algo in algos {
         println!();
         println!(
-            "{} against CUB's {} on {}: {rounds} rounds, each timing both ({RUNS} runs each, by events, after as many warm-ups), in alternating order",
+            "{}{} against CUB's {} on {}: {rounds} rounds, each timing both ({RUNS} runs each, by events, after as many warm-ups), in alternating order",
             algo.name(),
+            match bits {
+                Some(b) if algo.sort() => format!(" by bits {}..{}", b.start, b.end),
+                _ => String::new(),
+            },
             algo.cub(),
             gpu.info.name
         );
@@ -437,7 +469,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
             };
             // SAFETY: input holds n floats, n bytes for the histogram, and
             // for a sort n keys (then n values for pairs).
-            if unsafe { (cub.setup)(algo.cub_index(), input, n as i32) } != 0 {
+            if unsafe { (cub.setup)(algo.cub_index(bits), input, n as i32) } != 0 {
                 return Err(format!("CUB's setup failed at n = {n}"));
             }
             let mut ours = || -> cg_launcher::error::Result<()> {
@@ -448,7 +480,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
                     Algo::RunLength => alg.run_length_encode_on_device(&x, &mut y, &mut lengths).map(|_| ()),
-                    _ => sorting.as_mut().expect("made for a sort").0.sort(&mut alg),
+                    _ => sorting.as_mut().expect("made for a sort").0.sort(&mut alg, &order(bits)),
                 };
                 r.map_err(Into::into)
             };
@@ -503,8 +535,8 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo]) -> Result<bo
                 r,
                 lo,
                 hi,
-                algo.bytes(n) / (paired.ours_ms * 1e-3) / 1e9,
-                algo.bytes(n) / (paired.theirs_ms * 1e-3) / 1e9,
+                algo.bytes(n, bits) / (paired.ours_ms * 1e-3) / 1e9,
+                algo.bytes(n, bits) / (paired.theirs_ms * 1e-3) / 1e9,
                 if agree { "" } else { "  (outputs DIFFER)" }
             );
         }
@@ -530,14 +562,14 @@ fn run(args: &Args) -> Result<bool, String> {
     let mut all = true;
     for &algo in algos {
         for &n in ladder {
-            let ok = check(&mut alg, algo, n).map_err(|e| e.to_string())?;
+            let ok = check(&mut alg, algo, n, &args.bits).map_err(|e| e.to_string())?;
             println!("{:<22} n = {n:>8}: {}", algo.name(), if ok { "pass" } else { "FAIL" });
             all &= ok;
         }
     }
     if args.bench {
         let sizes = if args.n.is_empty() { vec![1 << 16, 1 << 20, 1 << 22, 1 << 23, 1 << 24, 1 << 26] } else { args.n.clone() };
-        all &= bench(&gpu, args.rounds, &sizes, algos)?;
+        all &= bench(&gpu, args.rounds, &sizes, algos, &args.bits)?;
     }
     Ok(all)
 }
