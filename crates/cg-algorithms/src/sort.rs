@@ -592,4 +592,29 @@ mod tests {
         let got: Vec<(u32, u32)> = gpu.read(&ky).unwrap().into_iter().zip(gpu.read(&vy).unwrap()).collect();
         assert_eq!(got.iter().zip(&want).position(|(g, w)| g != w), None, "first difference (of {n})");
     }
+
+    /// Every word of both look-back arrays poisoned (each reads as an
+    /// inclusive count) between two sorts of three tiles by two passes: the
+    /// second is still right, since the histogram launch clears the first
+    /// pass's array and each pass launch the next one's.
+    #[test]
+    fn each_launch_clears_the_look_back_words_of_the_next_whatever_was_there() {
+        let gpu = Gpu::emulated(EmulatedDevice::T4, EmulatorOptions { seed: Some(4), ..Default::default() });
+        let mut alg = Algorithms::new(&gpu);
+        let n = 3 * k::tile_len(4, false) + 11;
+        let keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        let x = gpu.upload(&keys).unwrap();
+        let mut y = gpu.zeros::<u32>(n).unwrap();
+        let mut want = keys.clone();
+        want.sort_by_key(|k| k & 0xffff);
+        for poison in [false, true] {
+            if poison {
+                for status in &mut alg.scratch.sort.status {
+                    gpu.fill(status.as_mut().expect("made by the first sort"), u32::MAX).unwrap();
+                }
+            }
+            alg.sort_keys(&x, &mut y, Order::ASCENDING.bits(0..16)).unwrap();
+            assert!(gpu.read(&y).unwrap() == want, "poisoned: {poison}");
+        }
+    }
 }
