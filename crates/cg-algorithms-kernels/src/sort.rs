@@ -1,10 +1,10 @@
 //! Stable least-significant-digit radix sort, CUB's `DeviceRadixSort`, the
 //! way CUB's "onesweep" does it (Adinets and Merrill 2022): one cooperative
-//! launch reads the keys once and counts every pass's digits
-//! ([`histogram`](self)'s kernels), then one launch per pass of 8 bits
-//! sorts every tile by its digit and chains the tiles by decoupled
-//! look-back on each digit's count ([`pass`](self)'s kernels), scattering
-//! each key (and its value) straight to its place in the output.
+//! launch reads the keys once and counts every pass's digits (the
+//! `sort_histogram_*` kernels), then one launch per pass of 8 bits sorts
+//! every tile by its digit and chains the tiles by decoupled look-back on
+//! each digit's count (the `sort_pass_*` kernels), scattering each key (and
+//! its value) straight to its place in the output.
 //!
 //! **One pass, one tile.** A block takes its tile by ticket
 //! ([`take_tile`]), loads its keys warp-striped (lane `l` of warp `w` holds
@@ -21,14 +21,16 @@
 //! its digit's keys before this tile, and the block writes each key to the
 //! digit's start in the output (from the pass's histogram), plus the keys of
 //! its digit in the tiles before, plus its rank among the tile's keys of its
-//! digit. The keys go through shared memory in their sorted order first, so
-//! that neighbouring threads write neighbouring places.
+//! digit. The keys (and values) go through shared memory in their sorted
+//! order first, so that neighbouring threads write neighbouring places. The
+//! scan of the pass's counts, which CUB makes in a launch of its own, each
+//! tile makes with its own (one 64-bit scan carries both).
 //!
 //! **The look-back's words** are 32 bits, one per digit and tile: a flag in
 //! the top two bits ([`PARTIAL`]: the tile's own count; [`INCLUSIVE`]: the
 //! count of the digit's keys in this tile and every tile before it), the
 //! count below, 0 while the tile has published nothing. A count must fit
-//! in 30 bits, so one launch takes at most [`PORTION`] elements; a longer
+//! in 30 bits, so one launch takes at most [`portion_len`] elements; a longer
 //! input is sorted a portion at a time within each pass, each portion's last
 //! tile handing its counts to the next ([`CARRY_IN`], [`CARRY_OUT`]). A
 //! word of 0 is "not yet", so the words must be 0 at a launch's start: the
