@@ -516,6 +516,9 @@ unsafe fn sort_tile<K: SortKey, const ITEMS: usize>(
     });
 }
 
+/// Vectors each thread of the histogram loads before counting them.
+const HISTOGRAM_UNROLL: usize = 4;
+
 /// Dynamic shared memory of the histogram: one counter per digit of each
 /// of up to 8 passes.
 pub const fn histogram_shared_bytes(_threads_per_block: u32) -> u32 {
@@ -572,6 +575,22 @@ unsafe fn count_digits<K: SortKey, const V: usize>(grid: &GridGroup, keys: In<K>
     };
     let vectors = n / V;
     let mut v = rank;
+    // HISTOGRAM_UNROLL vectors loaded before any is counted, so that more
+    // bytes are in flight per thread than one 16-byte load.
+    while v + (HISTOGRAM_UNROLL - 1) * stride < vectors {
+        let mut loaded = [[K::ZERO; V]; HISTOGRAM_UNROLL];
+        unroll32!(HISTOGRAM_UNROLL, u => {
+            // SAFETY: vector v + u * stride < n / V, 16 bytes from a
+            // 16-byte-aligned start.
+            loaded[u] = unsafe { keys.read_vector::<V>((v + u * stride) * V) };
+        });
+        unroll32!(HISTOGRAM_UNROLL, u => {
+            unroll32!(V, j => {
+                count(loaded[u][j]);
+            });
+        });
+        v += HISTOGRAM_UNROLL * stride;
+    }
     while v < vectors {
         // SAFETY: vector v < n / V, 16 bytes from a 16-byte-aligned start.
         let keys: [K; V] = unsafe { keys.read_vector::<V>(v * V) };
