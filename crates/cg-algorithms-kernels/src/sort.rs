@@ -274,7 +274,7 @@ impl<K: SortKey> PassShared<K> {
 fn peers(warp: &ThreadBlockTile<32>, digit: u32) -> u32 {
     let mut peers = u32::MAX;
     for b in 0..RADIX_BITS {
-        let set = digit >> b & 1 != 0;
+        let set = digit & 1 << b != 0;
         let voted = warp.ballot(set);
         peers &= if set { voted } else { !voted };
     }

@@ -617,4 +617,17 @@ mod tests {
             assert!(gpu.read(&y).unwrap() == want, "poisoned: {poison}");
         }
     }
+
+    /// 2^32 keys are one more than the sorts take (the launches count in
+    /// `u32`): refused by name before anything is made. (A buffer that long
+    /// is more than the tests allocate, so the check itself is called.)
+    #[test]
+    fn more_keys_than_u32_counts_are_refused_by_name() {
+        let gpu = Gpu::emulated(EmulatedDevice::T4, EmulatorOptions::default());
+        let alg = Algorithms::new(&gpu);
+        let e = alg.sort_checks::<u8>(1 << 32, None).unwrap_err();
+        assert!(matches!(e, Error::TooLong { n: 4_294_967_296, most: 4_294_967_295 }), "{e}");
+        assert_eq!(alg.sort_checks::<u8>((1 << 32) - 1, None).unwrap(), 0..8);
+        assert!(alg.scratch.sort.hist.is_none(), "made storage before refusing");
+    }
 }
