@@ -101,8 +101,10 @@ const THREADS: u32 = cg_algorithms_kernels::THREADS;
 
 /// The algorithms on one [`Gpu`], and their temporary storage: the
 /// look-back's status words, ticket and epoch, the blocks' partial results
-/// and the one-element results, each grown when a call needs more and kept
-/// for the next.
+/// and the one-element results, and the sorts' digit counts, look-back
+/// words and other buffer of keys and of values (as long as the longest
+/// simple-form sort's), each grown when a call needs more and kept for the
+/// next.
 ///
 /// Calls on one `Algorithms` run one after another on the device's stream:
 /// one `Algorithms` per stream of work (its storage is what a call in
