@@ -21,10 +21,11 @@ use std::ops::Range;
 /// assert_eq!(by_low_bytes.bit_range(), Some(0..16));
 /// assert!(Order::DESCENDING.is_descending());
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Order {
     descending: bool,
-    bits: Option<Range<u32>>,
+    /// `begin..end`, where given.
+    bits: Option<(u32, u32)>,
 }
 
 impl Order {
@@ -41,7 +42,7 @@ impl Order {
     /// bits keep their order. An empty range, or one past the key's bits,
     /// is refused by the sort ([`Error::BitRange`]).
     pub const fn bits(self, bits: Range<u32>) -> Order {
-        Order { descending: self.descending, bits: Some(bits) }
+        Order { descending: self.descending, bits: Some((bits.start, bits.end)) }
     }
 
     /// Whether the largest key comes first.
@@ -52,7 +53,7 @@ impl Order {
     /// The bits it sorts by, where [`bits`](Self::bits) gave them (every
     /// bit of the key where not).
     pub fn bit_range(&self) -> Option<Range<u32>> {
-        self.bits.clone()
+        self.bits.map(|(begin, end)| begin..end)
     }
 }
 
@@ -284,7 +285,7 @@ impl Algorithms<'_> {
     /// keys order).
     pub fn sort_keys<K: Key>(&mut self, keys_in: &Buffer<K>, keys_out: &mut Buffer<K>, order: Order) -> Result<()> {
         let n = keys_in.len();
-        let bits = self.sort_checks::<K>(n, order.bits.clone())?;
+        let bits = self.sort_checks::<K>(n, order.bit_range())?;
         ensure_len("sort_keys", "keys_out", n, keys_out.len())?;
         if n == 0 {
             // Nothing to sort, but the buffers must still be this device's.
@@ -312,7 +313,7 @@ impl Algorithms<'_> {
         order: Order,
     ) -> Result<()> {
         let n = keys_in.len();
-        let bits = self.sort_checks::<K>(n, order.bits.clone())?;
+        let bits = self.sort_checks::<K>(n, order.bit_range())?;
         ensure_len("sort_pairs", "keys_out", n, keys_out.len())?;
         ensure_len("sort_pairs", "values_in", n, values_in.len())?;
         ensure_len("sort_pairs", "values_out", n, values_out.len())?;
@@ -338,7 +339,7 @@ impl Algorithms<'_> {
     /// `keys.current()`. The alternate holds at least as many keys.
     pub fn sort_keys_double_buffer<K: Key>(&mut self, keys: &mut DoubleBuffer<K>, order: Order) -> Result<()> {
         let n = keys.current().len();
-        let bits = self.sort_checks::<K>(n, order.bits.clone())?;
+        let bits = self.sort_checks::<K>(n, order.bit_range())?;
         ensure_len("sort_keys_double_buffer", "keys.alternate()", n, keys.alternate().len())?;
         let current = keys.current;
         let [a, b] = &mut keys.buffers;
@@ -361,7 +362,7 @@ impl Algorithms<'_> {
     pub fn sort_pairs_double_buffer<K: Key, V: Element>(&mut self, keys: &mut DoubleBuffer<K>, values: &mut DoubleBuffer<V>, order: Order) -> Result<()> {
         let call = "sort_pairs_double_buffer";
         let n = keys.current().len();
-        let bits = self.sort_checks::<K>(n, order.bits.clone())?;
+        let bits = self.sort_checks::<K>(n, order.bit_range())?;
         ensure_len(call, "keys.alternate()", n, keys.alternate().len())?;
         ensure_len(call, "values.current()", n, values.current().len())?;
         ensure_len(call, "values.alternate()", n, values.alternate().len())?;

@@ -75,7 +75,7 @@ fn floats_order_nans_zeros_and_infinities_as_cub_does() {
     let specials = f32::specials();
     let alone: Vec<f32> = (0..200).map(|i| specials[(mix(i) % specials.len() as u64) as usize]).collect();
     for order in [Order::ASCENDING, Order::DESCENDING] {
-        check_keys(&mut alg, &alone, order.clone(), "specials alone");
+        check_keys(&mut alg, &alone, order, "specials alone");
         check_pairs::<f32, u32>(&mut alg, &alone, order, "specials alone");
     }
     // Both zeros, in turn: one key, in their input order either way.

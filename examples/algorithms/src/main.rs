@@ -342,12 +342,12 @@ impl SortData {
     }
 
     /// Ours, once.
-    fn sort(&mut self, alg: &mut Algorithms<'_>, order: &Order) -> Result<(), cg_algorithms::Error> {
+    fn sort(&mut self, alg: &mut Algorithms<'_>, order: Order) -> Result<(), cg_algorithms::Error> {
         match self {
-            SortData::Keys(x, y) => alg.sort_keys(x, y, order.clone()),
-            SortData::Pairs(kx, ky, vx, vy) => alg.sort_pairs(kx, ky, vx, vy, order.clone()),
-            SortData::KeysU64(x, y) => alg.sort_keys(x, y, order.clone()),
-            SortData::KeysF32(x, y) => alg.sort_keys(x, y, order.clone()),
+            SortData::Keys(x, y) => alg.sort_keys(x, y, order),
+            SortData::Pairs(kx, ky, vx, vy) => alg.sort_pairs(kx, ky, vx, vy, order),
+            SortData::KeysU64(x, y) => alg.sort_keys(x, y, order),
+            SortData::KeysF32(x, y) => alg.sort_keys(x, y, order),
         }
     }
 
@@ -480,7 +480,7 @@ fn bench(gpu: &Gpu, rounds: usize, sizes: &[usize], algos: &[Algo], bits: &Optio
                     Algo::Select => alg.select_if_on_device(&x, &mut y, Rule::Greater(0.0)).map(|_| ()),
                     Algo::Histogram => alg.histogram_even(&b, &mut bins, 0, 256),
                     Algo::RunLength => alg.run_length_encode_on_device(&x, &mut y, &mut lengths).map(|_| ()),
-                    _ => sorting.as_mut().expect("made for a sort").0.sort(&mut alg, &order(bits)),
+                    _ => sorting.as_mut().expect("made for a sort").0.sort(&mut alg, order(bits)),
                 };
                 r.map_err(Into::into)
             };

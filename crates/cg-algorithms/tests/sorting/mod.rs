@@ -197,7 +197,7 @@ pub fn check_keys<K: TestKey>(alg: &mut Algorithms<'_>, keys: &[K], order: Order
     let x = gpu.upload(keys).unwrap();
     let fill = K::random(0x5555_5555_5555_5555);
     let mut y = gpu.upload(&vec![fill; n + 3]).unwrap();
-    alg.sort_keys(&x, &mut y, order.clone()).unwrap_or_else(|e| panic!("sort_keys of {n} {} ({what}): {e}", std::any::type_name::<K>()));
+    alg.sort_keys(&x, &mut y, order).unwrap_or_else(|e| panic!("sort_keys of {n} {} ({what}): {e}", std::any::type_name::<K>()));
     let got = gpu.read(&y).unwrap();
     let index = reference(keys, &order);
     if let Some(d) = first_difference(&got[..n], keys, &index) {
@@ -217,7 +217,7 @@ pub fn check_pairs<K: TestKey, V: TestValue>(alg: &mut Algorithms<'_>, keys: &[K
     let (kx, vx) = (gpu.upload(keys).unwrap(), gpu.upload(&values).unwrap());
     let (mut ky, mut vy) = (gpu.zeros::<K>(n).unwrap(), gpu.upload(&vec![V::of(7); n + 2]).unwrap());
     let name = || format!("sort_pairs of {n} {} and {} ({what}, {order:?})", std::any::type_name::<K>(), std::any::type_name::<V>());
-    alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, order.clone()).unwrap_or_else(|e| panic!("{}: {e}", name()));
+    alg.sort_pairs(&kx, &mut ky, &vx, &mut vy, order).unwrap_or_else(|e| panic!("{}: {e}", name()));
     let index = reference(keys, &order);
     if let Some(d) = first_difference(&gpu.read(&ky).unwrap(), keys, &index) {
         panic!("{}: keys {d}", name());
@@ -240,7 +240,7 @@ pub fn check_double_buffers<K: TestKey>(alg: &mut Algorithms<'_>, keys: &[K], or
     let n = keys.len();
     let index = reference(keys, &order);
     let mut kb = DoubleBuffer::new(gpu.upload(keys).unwrap(), gpu.zeros::<K>(n + 1).unwrap());
-    alg.sort_keys_double_buffer(&mut kb, order.clone()).unwrap();
+    alg.sort_keys_double_buffer(&mut kb, order).unwrap();
     let moved = passes % 2 == 1;
     assert_eq!(kb.current().len(), if moved { n + 1 } else { n }, "sort_keys_double_buffer of {n} by {order:?}: {passes} passes");
     assert_eq!(first_difference(&gpu.read(kb.current()).unwrap()[..n], keys, &index), None, "sort_keys_double_buffer of {n} by {order:?}");
@@ -248,7 +248,7 @@ pub fn check_double_buffers<K: TestKey>(alg: &mut Algorithms<'_>, keys: &[K], or
     let values: Vec<u32> = (0..n as u32).collect();
     let mut kb = DoubleBuffer::new(gpu.upload(keys).unwrap(), gpu.zeros::<K>(n + 1).unwrap());
     let mut vb = DoubleBuffer::new(gpu.upload(&values).unwrap(), gpu.zeros::<u32>(n + 1).unwrap());
-    alg.sort_pairs_double_buffer(&mut kb, &mut vb, order.clone()).unwrap();
+    alg.sort_pairs_double_buffer(&mut kb, &mut vb, order).unwrap();
     assert_eq!(vb.current().len(), if moved { n + 1 } else { n }, "sort_pairs_double_buffer of {n}: the values' current buffer");
     assert_eq!(first_difference(&gpu.read(kb.current()).unwrap()[..n], keys, &index), None, "sort_pairs_double_buffer of {n} by {order:?}");
     let got = gpu.read(vb.current()).unwrap();
@@ -267,7 +267,7 @@ pub fn mixed<K: TestKey>(per: usize, seed: u64) -> Vec<K> {
 pub fn check_mixed<K: TestKey>(alg: &mut Algorithms<'_>, per: usize, pairs: bool) {
     let keys = mixed::<K>(per, per as u64);
     for order in [Order::ASCENDING, Order::DESCENDING] {
-        check_keys(alg, &keys, order.clone(), "every shape, one after another");
+        check_keys(alg, &keys, order, "every shape, one after another");
         if pairs {
             check_pairs::<K, u32>(alg, &keys, order, "every shape, one after another");
         }
