@@ -57,10 +57,11 @@ for t in "$D"/tests/*; do
   # reads the source tree, as the docs tests do), the quoted outputs (which
   # build a copy of the repository with cargo), the scan's ladder on the
   # emulator, the walk of your-own-kernel.md (which needs cargo) and the
-  # written solve() (the emulator, and a file of the source tree), and
-  # cg-algorithms' chapter (which runs its example with cargo); the GPU
+  # written solve() (the emulator, and a file of the source tree),
+  # cg-algorithms' chapter (which runs its example with cargo) and the
+  # sort's emulator tests (sort_emulator, sort_kernels); the GPU
   # machine runs the ones that need a GPU.
-  case "$(basename "$t")" in chapter|cli|clusters|doc_quotes|emulated|emulator|emulator_clusters|emulator_watchdog|emu_layers|barrier_model|guard|doors|params|crate_path|emulated_reports|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|written_solve|algorithms_emulator|*-unit) continue ;; esac
+  case "$(basename "$t")" in chapter|cli|clusters|doc_quotes|emulated|emulator|emulator_clusters|emulator_watchdog|emu_layers|barrier_model|guard|doors|params|crate_path|emulated_reports|ptx|layers|docs|doc_commands|multi|multi_gpu|multi_gpu_stranded|ladder|your_own_kernel|written_solve|algorithms_emulator|sort_emulator|sort_kernels|*-unit) continue ;; esac
   echo "=== $(basename "$t")" >> "$RESULTS/tests.txt"
   # The status first: a $(...) in an argument before `$?` would reset it
   # to the substitution's 0 (how every test binary's failure went unseen

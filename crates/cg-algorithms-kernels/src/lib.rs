@@ -1,7 +1,7 @@
-//! The kernels behind `cg-algorithms`: device-wide reduce, scan, select and
-//! histogram, written with `cg-kernel` and compiled to PTX by `cg-builder`
-//! (CUB's `DeviceReduce`, `DeviceScan`, `DeviceSelect` and
-//! `DeviceHistogram`). Launch them through `cg-algorithms`, which owns
+//! The kernels behind `cg-algorithms`: device-wide reduce, scan, select,
+//! histogram and radix sort, written with `cg-kernel` and compiled to PTX by
+//! `cg-builder` (CUB's `DeviceReduce`, `DeviceScan`, `DeviceSelect`,
+//! `DeviceHistogram` and `DeviceRadixSort`). Launch them through `cg-algorithms`, which owns
 //! their temporary storage and checks every argument; each kernel's
 //! `# Safety` is what that crate keeps.
 //!
@@ -13,12 +13,15 @@
 //! | [`select`] | one ordinary launch, decoupled look-back; `persistent_*` blocks that loop | the same: a scan of the kept counts, each element read once; `cg-algorithms` launches the persistent kernels where there are more tiles than resident blocks, where on an H100 they took 0.92 to 1.06 times CUB's time from 2^22 to 2^26 against 1.01 to 1.09 for a block per tile (the repository's `records/2026-12-07-h100-persistent-select`) |
 //! | [`run_length`] | two ordinary launches | the heads' indices selected by look-back, as [`select`]; then each run's value and length from its head and the next (a run's length needs the next run's head, which a later tile may find) |
 //! | [`histogram`] | one cooperative launch, one `grid.sync()` | the barrier orders the zeroing of the bins before every block's adds, so one launch does both |
+//! | [`sort`] | one cooperative launch, then one ordinary launch per 8-bit pass, decoupled look-back on each digit's count | CUB's onesweep: the keys read once to count every pass's digits (the barrier orders the zeroing before the adds), then each pass reads and writes them once, each tile ranked within its block and placed by the counts of the tiles before it |
 //!
 //! The reduce, scan and select kernels take 4-byte elements (`f32`, `i32`,
 //! `u32`) with [`Sum`](cg_kernel::cg::Plus), minimum and maximum, and the
 //! reduce and scans any operator of yours ([`operator_kernels!`](crate::operator_kernels), stamped
 //! in your own kernel crate); the
-//! histogram takes `u8`, `u16`, `i32` and `f32` samples. Each kernel is one
+//! histogram takes `u8`, `u16`, `i32` and `f32` samples; the sort keys of
+//! 1, 2, 4 and 8 bytes (signed and float keys as their bits, transformed)
+//! and 4-byte values. Each kernel is one
 //! `#[kernel]` per type and operator, stamped from one generic body, whose
 //! loads are one 16-byte vector (`read_vector`) per thread and step.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
@@ -45,6 +48,7 @@ pub mod reduce;
 pub mod run_length;
 pub mod scan;
 pub mod select;
+pub mod sort;
 
 use cg_kernel::cg::ShuffleValue;
 use cg_kernel::mem::{In, Out, Word};

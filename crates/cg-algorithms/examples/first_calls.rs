@@ -1,7 +1,7 @@
 //! Each of cg-algorithms' calls once, on the emulated GPU (or on CUDA
 //! device 0 with `--gpu`): `cargo run -p cg-algorithms --example first_calls`.
 
-use cg_algorithms::{Algorithms, Op, Rule};
+use cg_algorithms::{Algorithms, Op, Order, Rule};
 use cg_launcher::device::{EmulatedDevice, Gpu};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -23,5 +23,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut bins = gpu.zeros::<u32>(4)?;
     alg.histogram_even(&bytes, &mut bins, 0, 256)?;
     println!("bytes in 4 bins of 64 values: {:?}", gpu.read(&bins)?);
+
+    let keys = gpu.upload(&[2.5f32, -1.0, 0.0, 7.0, -0.0, -3.5])?;
+    let mut sorted = gpu.zeros::<f32>(6)?;
+    alg.sort_keys(&keys, &mut sorted, Order::ASCENDING)?;
+    println!("sorted: {:?}", gpu.read(&sorted)?);
     Ok(())
 }

@@ -35,6 +35,16 @@ pub enum Error {
         /// The upper level, as written.
         upper: String,
     },
+    /// A sort's bit range that is empty or inverted, or that ends past the
+    /// key's bits.
+    BitRange {
+        /// The first bit asked for.
+        begin: u32,
+        /// The bit after the last asked for.
+        end: u32,
+        /// The key's bits.
+        key_bits: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -46,6 +56,10 @@ impl fmt::Display for Error {
             Error::EmptyRange { lower, upper } => {
                 write!(f, "a histogram's levels must satisfy lower < upper; got lower {lower}, upper {upper}")
             }
+            Error::BitRange { begin, end, key_bits } => write!(
+                f,
+                "a sort's bit range {begin}..{end} is empty or past the key's {key_bits} bits: give begin < end <= {key_bits}, or no range to sort by every bit"
+            ),
             Error::RangeTooWide { lower, upper } => write!(
                 f,
                 "a histogram's range from {lower} to {upper} is wider than f32 counts (upper - lower, or bins over it, is out of f32's normal range, so every sample would fall in one bin): split it, or shift and scale the samples first"

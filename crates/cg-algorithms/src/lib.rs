@@ -1,7 +1,7 @@
 //! Device-wide algorithms on a [`Gpu`] (a CUDA GPU or the emulator): what
-//! CUB's `DeviceReduce`, `DeviceScan`, `DeviceSelect` and
-//! `DeviceHistogram` do, each one call, with the temporary storage owned by
-//! an [`Algorithms`] and kept between calls.
+//! CUB's `DeviceReduce`, `DeviceScan`, `DeviceSelect`, `DeviceHistogram`
+//! and `DeviceRadixSort` do, each one call, with the temporary storage
+//! owned by an [`Algorithms`] and kept between calls.
 //!
 //! | call | CUB | launch |
 //! |---|---|---|
@@ -11,6 +11,7 @@
 //! | [`Algorithms::select_if`], [`Algorithms::select_flagged`] | `DeviceSelect::If`, `Flagged` | one launch, decoupled look-back |
 //! | [`Algorithms::run_length_encode`] | `DeviceRunLengthEncode::Encode` | two launches: the heads by decoupled look-back, then the runs |
 //! | [`Algorithms::histogram_even`] | `DeviceHistogram::HistogramEven` | one cooperative launch, one `grid.sync()` |
+//! | [`Algorithms::sort_keys`], [`Algorithms::sort_pairs`], [`Algorithms::sort_keys_double_buffer`], [`Algorithms::sort_pairs_double_buffer`] | `DeviceRadixSort::SortKeys`, `SortPairs` (descending, `begin_bit`, `end_bit`: [`Order`]; [`DoubleBuffer`]) | one cooperative launch counts every pass's digits, then a launch per 8 bits by decoupled look-back on each digit's count |
 //!
 //! Reduce, scan and select take `f32`, `i32` and `u32` ([`Element`]) with
 //! [`Op::Sum`], [`Op::Min`] and [`Op::Max`]; reduce and scan also take an
@@ -18,7 +19,9 @@
 //! [`Algorithms::inclusive_scan_with`], [`Algorithms::exclusive_scan_with`]),
 //! whose kernels `cg_algorithms_kernels::operator_kernels!` stamps in a
 //! kernel crate of yours; the histogram takes `u8`,
-//! `u16`, `i32` and `f32` samples ([`Sample`]). Every call is safe: it checks
+//! `u16`, `i32` and `f32` samples ([`Sample`]); the sorts take keys of
+//! `u8` to `u64`, `i8` to `i64`, `f32` and `f64` ([`Key`], which says how
+//! signed and float keys order), with values of any [`Element`]. Every call is safe: it checks
 //! the buffers' lengths and the arguments, sizes the grid (a cooperative one
 //! from the kernel's own occupancy, so its `grid.sync()` always completes),
 //! and makes the one `unsafe` launch whose contract those checks keep.
@@ -27,7 +30,7 @@
 //! the repository's `docs/algorithms.md`.
 //!
 //! ```
-//! use cg_algorithms::{Algorithms, Op, Rule};
+//! use cg_algorithms::{Algorithms, Op, Order, Rule};
 //! use cg_launcher::device::{EmulatedDevice, EmulatorOptions, Gpu};
 //!
 //! # fn main() -> Result<(), cg_algorithms::Error> {
@@ -48,6 +51,13 @@
 //! let mut bins = gpu.zeros::<u32>(4)?;
 //! alg.histogram_even(&bytes, &mut bins, 0, 256)?; // 4 bins of 64 values
 //! assert_eq!(gpu.read(&bins)?, [3, 0, 0, 1]);
+//!
+//! let keys = gpu.upload(&[30u32, 10, 20, 10])?;
+//! let values = gpu.upload(&[0i32, 1, 2, 3])?;
+//! let (mut sorted, mut moved) = (gpu.zeros::<u32>(4)?, gpu.zeros::<i32>(4)?);
+//! alg.sort_pairs(&keys, &mut sorted, &values, &mut moved, Order::ASCENDING)?;
+//! assert_eq!(gpu.read(&sorted)?, [10, 10, 20, 30]);
+//! assert_eq!(gpu.read(&moved)?, [1, 3, 2, 0]); // the two 10s in their order
 //! # Ok(())
 //! # }
 //! ```
@@ -61,11 +71,13 @@ mod reduce;
 mod run_length;
 mod scan;
 mod select;
+mod sort;
 
 pub use cg_algorithms_kernels::operator::OperatorKernels;
 pub use element::{Element, Level, Op, Sample};
 pub use error::Error;
 pub use select::Rule;
+pub use sort::{DoubleBuffer, Key, Order};
 
 use cg_launcher::device::{Buffer, Gpu};
 
@@ -89,8 +101,10 @@ const THREADS: u32 = cg_algorithms_kernels::THREADS;
 
 /// The algorithms on one [`Gpu`], and their temporary storage: the
 /// look-back's status words, ticket and epoch, the blocks' partial results
-/// and the one-element results, each grown when a call needs more and kept
-/// for the next.
+/// and the one-element results, and the sorts' digit counts, look-back
+/// words and other buffer of keys and of values (as long as the longest
+/// simple-form sort's), each grown when a call needs more and kept for the
+/// next.
 ///
 /// Calls on one `Algorithms` run one after another on the device's stream:
 /// one `Algorithms` per stream of work (its storage is what a call in
@@ -115,6 +129,8 @@ pub(crate) struct Scratch {
     heads: Option<Buffer<u32>>,
     /// The reductions' partial results and results, per element type.
     pub(crate) partials: element::PerType,
+    /// The radix sort's storage.
+    sort: sort::SortScratch,
     /// The cooperative kernels' capacity in blocks, and the resident blocks
     /// of the persistent scans, by kernel crate and name.
     capacity: std::collections::HashMap<(&'static str, &'static str), u32>,
