@@ -2,7 +2,9 @@
 //! `grid.sync()` timed in the same process: a launch of `--calls` calls
 //! back to back less a launch of none, over `--calls`, for `grid.sync()`,
 //! `grid.reduce` of one `f32` per thread, `grid.exclusive_scan` of one
-//! `u32` and `grid.select` of one flag; each collective's ratio to the
+//! `u32`, `grid.select` of one flag and `grid.reduce_array` of five `f64`
+//! (the on-chip conjugate-gradient iteration's floor: its one grid-wide
+//! step, with no matrix work); each collective's ratio to the
 //! barrier from paired rounds in alternating order, with its 95% interval.
 //! The targets are at one block of 256 per SM: a reduce at most 1.3
 //! barriers, a scan at most 2.
@@ -17,7 +19,7 @@ use cg_launcher::error::Result;
 use cg_launcher::launch::CooperativeKernel;
 use clap::Parser;
 use example_bench::{median_ms, paired, program};
-use grid_costs_kernels::{REDUCE_LOOP, SCAN_LOOP, SELECT_LOOP, SYNC_LOOP};
+use grid_costs_kernels::{REDUCE_LOOP, REDUCE5_LOOP, SCAN_LOOP, SELECT_LOOP, SYNC_LOOP};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -68,6 +70,7 @@ fn run(args: &Args) -> std::result::Result<bool, String> {
         Loop { name: "grid.reduce (f32, Plus)", kernel: load(&REDUCE_LOOP)?, target: Some(1.3) },
         Loop { name: "grid.exclusive_scan (u32, Plus)", kernel: load(&SCAN_LOOP)?, target: Some(2.0) },
         Loop { name: "grid.select (one flag)", kernel: load(&SELECT_LOOP)?, target: None },
+        Loop { name: "grid.reduce_array (5 f64)", kernel: load(&REDUCE5_LOOP)?, target: None },
     ];
     let sms = gpu.info.sms;
     if gpu.info.emulated {

@@ -49,6 +49,28 @@ pub unsafe fn reduce_loop(rounds: u32, out: Out<u32>) {
     }
 }
 
+/// `rounds` reductions of five `f64` per thread in one call, each of the
+/// last's result: the on-chip conjugate-gradient iteration's one grid-wide
+/// step (its five sums, one barrier), with no matrix and no vector work, so
+/// its floor.
+///
+/// # Safety
+/// `out` holds one `u32`.
+#[kernel(cooperative)]
+pub unsafe fn reduce5_loop(rounds: u32, out: Out<u32>) {
+    let grid = this_grid();
+    let mut v = [grid.thread_rank() as f64 * 1e-6; 5];
+    let mut k = 0;
+    while k < rounds {
+        v = grid.reduce_array(v, Plus).map(|s| s * 1e-9);
+        k += 1;
+    }
+    if grid.thread_rank() == 0 {
+        // SAFETY: one value.
+        unsafe { out.write(0, v[4].to_bits() as u32) };
+    }
+}
+
 /// `rounds` exclusive scans of one `u32` per thread, each of the last's result.
 ///
 /// # Safety
