@@ -10,6 +10,15 @@ fn grid_sync_outside_a_cooperative_kernel_does_not_compile_and_names_the_attribu
     t.pass("tests/guard/cooperative_kernels_compile.rs");
 }
 
+/// The same guard on the grid collectives, each of which contains a grid
+/// barrier: in a kernel declared without `cooperative`, a compile error that
+/// names the attribute.
+#[test]
+fn a_grid_collective_outside_a_cooperative_kernel_does_not_compile_and_names_the_attribute() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/guard/grid_collective_undeclared.rs");
+}
+
 /// The same guard on `this_cluster()`: outside a `#[kernel(cluster)]` kernel
 /// it has no methods, and the error names the attribute.
 #[test]

@@ -408,6 +408,27 @@ fn a_grid_reduce_with_another_operator_in_some_blocks_is_named() {
 }
 
 #[test]
+fn two_operators_of_one_name_from_two_modules_are_told_apart() {
+    let gpu = t4();
+    let kernel = gpu.cooperative_kernel(&k::GRID_REDUCE_WITH_TWO_OPS_OF_ONE_NAME).unwrap();
+    let mut out = gpu.zeros::<u32>(3).unwrap();
+    // SAFETY: one element per block.
+    let e = unsafe { kernel.configure(3, 64).unwrap().launch((out.slice_mut(..),)) }.and_then(|_| gpu.finish()).expect_err("named").to_string();
+    println!("{e}");
+    assert!(e.contains("first::Op") && e.contains("second::Op"), "{e}");
+}
+
+#[test]
+fn one_collective_written_in_two_branches_that_every_thread_chooses_between_is_not_a_mistake() {
+    let gpu = t4();
+    let kernel = gpu.cooperative_kernel(&k::GRID_REDUCE_FROM_TWO_BRANCHES).unwrap();
+    let mut out = gpu.zeros::<u32>(4 * 64).unwrap();
+    // SAFETY: one element per thread.
+    unsafe { kernel.configure(4, 64).unwrap().launch((out.slice_mut(..),)).unwrap() };
+    assert!(gpu.read(&out).unwrap().iter().all(|&t| t == 256));
+}
+
+#[test]
 fn a_grid_select_of_other_item_counts_in_some_blocks_is_named() {
     let gpu = t4();
     let kernel = gpu.cooperative_kernel(&k::GRID_SELECT_ITEMS_OF_OTHER_SIZES).unwrap();

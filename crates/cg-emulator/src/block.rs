@@ -264,7 +264,7 @@ impl Block {
             return false;
         }
         let sites: Vec<Site> = waiting.iter().filter_map(|&t| self.threads[t as usize].site.get()).collect();
-        if sites.iter().any(|s| s.location != sites[0].location) {
+        if sites.iter().any(|s| s.apart(&sites[0])) {
             self.set_fault(Fault::DivergentBarrier { block: self.id, what: self.describe_groups(&waiting, false) });
         } else if let Some(&site) = sites.first().filter(|s| s.is_grid_collective())
             && waiting.len() < self.threads.len()

@@ -217,7 +217,7 @@ impl BlockRun {
                 .filter(|&t| states[t as usize] == Wait::Grid)
                 .filter_map(|t| b.threads[t as usize].site.get().map(|s| (t, s)))
                 .collect();
-            if sites.iter().any(|(_, s)| s.location != sites[0].1.location) {
+            if sites.iter().any(|(_, s)| s.apart(&sites[0].1)) {
                 let tids: Vec<u32> = sites.iter().map(|(t, _)| *t).collect();
                 return Outcome::Faulted(Fault::DivergentBarrier { block: b.id, what: b.describe_groups(&tids, false) });
             }

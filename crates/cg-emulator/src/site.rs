@@ -23,6 +23,14 @@ impl Site {
     pub fn is_grid_collective(&self) -> bool {
         self.call.starts_with("grid.") && self.call != "grid.sync()"
     }
+
+    /// Whether threads at `self` and at `other` are at different barriers:
+    /// different places in the source, except for two calls of one grid
+    /// collective (its name carries its types, operator and sizes), which
+    /// may be written in two branches that every thread chooses between.
+    pub(crate) fn apart(&self, other: &Site) -> bool {
+        if self.is_grid_collective() && other.is_grid_collective() { self.call != other.call } else { self.location != other.location }
+    }
 }
 
 impl fmt::Display for Site {

@@ -174,6 +174,18 @@ pub fn active_mask() -> u32 {
 /// `grid.sync()`; `valid` is `is_valid()` of the grid group.
 #[track_caller]
 pub fn grid_sync(valid: bool) {
+    grid_barrier_allowed(valid);
+    let b = block();
+    b.grid_sync(site());
+}
+
+/// What a grid barrier needs before anything else (`grid.sync()`, and the
+/// grid collectives at their start, whose first step is not yet their
+/// barrier): a kernel declared `#[kernel(cooperative)]`, launched
+/// cooperatively (`valid`, `is_valid()` of the grid group). Either missing
+/// is a fault of the launch, named at the call.
+#[track_caller]
+pub fn grid_barrier_allowed(valid: bool) {
     let b = block();
     let s = site();
     let launch = b.info().launch;
@@ -183,7 +195,6 @@ pub fn grid_sync(valid: bool) {
     if !valid {
         b.fail(Fault::GridSyncNotCooperative { thread: b.thread_id(), site: s });
     }
-    b.grid_sync(s);
 }
 
 /// The grid collectives' word of this thread's block for the next grid
@@ -244,21 +255,29 @@ pub fn collective_name(kind: &'static str, types: &[&'static str]) -> &'static s
     name
 }
 
-/// `Plus` from `cg_kernel::cg::ops::Plus`, `f32` from `f32`; the generic
-/// arguments of a path too (`Wrap<Plus>` from `my::Wrap<cg_kernel::cg::ops::Plus>`).
+/// A type's name as a collective's name shows it: the library's own types
+/// and the standard library's by their last segment (`Plus` from
+/// `cg_kernel::cg::ops::Plus`), any other by its whole path
+/// (`my_crate::a::Op`), so that two operators of one name in different
+/// modules are two names, which blocks that disagree on them are told by;
+/// the generic arguments alike (`Wrap<Plus>`).
 fn short_type(t: &str) -> String {
+    let shown = |word: &str| -> String {
+        let ours = ["cg_kernel::", "core::", "alloc::", "std::"].iter().any(|p| word.starts_with(p));
+        if ours { word.rsplit("::").next().unwrap_or("").to_string() } else { word.to_string() }
+    };
     let mut out = String::new();
     let mut word = String::new();
     for c in t.chars() {
         if c.is_alphanumeric() || c == '_' || c == ':' {
             word.push(c);
         } else {
-            out.push_str(word.rsplit("::").next().unwrap_or(""));
+            out.push_str(&shown(&word));
             word.clear();
             out.push(c);
         }
     }
-    out.push_str(word.rsplit("::").next().unwrap_or(""));
+    out.push_str(&shown(&word));
     out
 }
 

@@ -305,3 +305,59 @@ pub unsafe fn grid_reduce_array(x: In<f64>, out: Out<f64>) {
         unsafe { out.write(rank * GRID_ARRAY + k, s) };
     }
 }
+
+/// Two operators of one name, in two modules.
+mod first {
+    /// Wrapping addition.
+    #[derive(Clone, Copy)]
+    pub struct Op;
+    impl const crate::cg::ReduceOp<u32> for Op {
+        fn combine(a: u32, b: u32) -> u32 {
+            a.wrapping_add(b)
+        }
+        fn identity() -> u32 {
+            0
+        }
+    }
+}
+mod second {
+    /// Bitwise or.
+    #[derive(Clone, Copy)]
+    pub struct Op;
+    impl const crate::cg::ReduceOp<u32> for Op {
+        fn combine(a: u32, b: u32) -> u32 {
+            a | b
+        }
+        fn identity() -> u32 {
+            0
+        }
+    }
+}
+
+/// A mistake: block 0 reduces with one `Op`, the others with another `Op`
+/// of the same name, from another module.
+///
+/// # Safety
+/// `out` holds one element per block.
+#[kernel(cooperative, emulator)]
+pub unsafe fn grid_reduce_with_two_ops_of_one_name(out: Out<u32>) {
+    let grid = this_grid();
+    let total = if grid.block_rank() == 0 { grid.reduce(5u32, first::Op) } else { grid.reduce(5u32, second::Op) };
+    // SAFETY: one element per block.
+    unsafe { out.write(grid.block_rank(), total) };
+}
+
+/// Not a mistake: every thread makes one `grid.reduce` of the same
+/// operator, written in two branches (odd blocks take the one, even the
+/// other).
+///
+/// # Safety
+/// `out` holds one element per thread.
+#[kernel(cooperative, emulator)]
+pub unsafe fn grid_reduce_from_two_branches(out: Out<u32>) {
+    let grid = this_grid();
+    let rank = grid.thread_rank();
+    let total = if grid.block_rank() % 2 == 1 { grid.reduce(1u32, Plus) } else { grid.reduce(1u32, Plus) };
+    // SAFETY: one element per thread.
+    unsafe { out.write(rank, total) };
+}

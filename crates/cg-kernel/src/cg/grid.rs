@@ -95,6 +95,18 @@ mod sealed {
 pub trait CanSync: LaunchKind {}
 impl CanSync for Cooperative {}
 
+/// The launch kinds whose grids may call the grid collectives
+/// (`grid.reduce`, the scans, `select`, `histogram_even`): only
+/// [`Cooperative`], as for [`CanSync`], each call containing a grid barrier.
+#[diagnostic::on_unimplemented(
+    message = "the grid collectives (grid.reduce, the scans, grid.select, grid.histogram_even) need a kernel declared `#[kernel(cooperative)]`",
+    label = "this grid comes from `this_grid()` outside a `#[kernel(cooperative)]` kernel",
+    note = "each grid collective contains a grid barrier, which completes only if every block is resident at once: only a cooperative launch arranges that, and `#[kernel(cooperative)]` makes the host launch the kernel only that way",
+    note = "declare the kernel `#[kernel(cooperative)]` and call `this_grid()` in its body; a helper that calls a collective takes the grid as `&GridGroup`"
+)]
+pub trait CanCollect: CanSync {}
+impl CanCollect for Cooperative {}
+
 /// The whole grid (`cg::this_grid()`). In the body of a kernel declared
 /// `#[kernel(cooperative)]` this name is the grid that can synchronize
 /// ([`GridGroup<Cooperative>`]); elsewhere it is [`GridGroup<Ordinary>`].

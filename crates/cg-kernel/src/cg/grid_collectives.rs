@@ -42,7 +42,7 @@
 
 use super::block::{MAX_THREADS_PER_BLOCK, ThreadBlock, this_thread_block};
 use super::block_collectives::block_exclusive_scan;
-use super::grid::{CanSync, GridGroup};
+use super::grid::{CanCollect, GridGroup, LaunchKind};
 use super::ops::{Plus, ReduceOp};
 use super::tile::{ShuffleValue, ThreadBlockTile, tiled_partition};
 use crate::mem::{DynamicShared, Out, Word};
@@ -102,10 +102,15 @@ pub struct SelectedItems<const K: usize> {
 /// A sample [`GridGroup::histogram_even`] bins: `u8`, `u16`, `u32`, `i32`,
 /// `f32` (the types of cg-algorithms' `histogram_even`, and `u32`).
 pub trait Sample: Copy + sealed::Sealed {
+    /// The type of the range's bounds: `i64` for the integers, so that a
+    /// range may end past the type's largest value (`0..256` for bytes, as
+    /// CUB takes an `int` level), `f32` for `f32`.
+    type Level: Copy;
+
     /// The bin of `self` among `bins` even bins from `lower` (included) to
     /// `upper` (excluded), as CUB's `HistogramEven` computes it; `None`
     /// outside the range (and for a NaN).
-    fn bin(self, lower: Self, upper: Self, bins: u32) -> Option<u32>;
+    fn bin(self, lower: Self::Level, upper: Self::Level, bins: u32) -> Option<u32>;
 }
 
 mod sealed {
@@ -116,14 +121,22 @@ macro_rules! integer_sample {
     ($($t:ty),*) => {$(
         impl sealed::Sealed for $t {}
         impl Sample for $t {
+            type Level = i64;
+
             #[inline(always)]
-            fn bin(self, lower: Self, upper: Self, bins: u32) -> Option<u32> {
-                if self < lower || self >= upper {
+            fn bin(self, lower: i64, upper: i64, bins: u32) -> Option<u32> {
+                let x = self as i64;
+                if x < lower || x >= upper {
                     return None;
                 }
-                // In 64 bits: (self - lower) * bins fits for every type here.
-                let (x, width) = ((self as i64 - lower as i64) as u64, (upper as i64 - lower as i64) as u64);
-                Some((x * bins as u64 / width) as u32)
+                // x - lower < upper - lower <= 2^64: both fit a u64.
+                let (offset, width) = (x.wrapping_sub(lower) as u64, upper.wrapping_sub(lower) as u64);
+                Some(if width <= u32::MAX as u64 {
+                    // offset < 2^32 and bins < 2^32: the product fits in 64 bits.
+                    offset * bins as u64 / width
+                } else {
+                    (offset as u128 * bins as u128 / width as u128) as u64
+                } as u32)
             }
         }
     )*};
@@ -132,8 +145,15 @@ integer_sample!(u8, u16, u32, i32);
 
 impl sealed::Sealed for f32 {}
 impl Sample for f32 {
+    type Level = f32;
+
+    /// As CUB computes it, in `f32`: a range whose width overflows `f32`
+    /// (wider than `f32::MAX`) puts every sample in range in bin 0, and
+    /// one too narrow for `bins / (upper - lower)` to be finite, in the
+    /// last. cg-algorithms' host call refuses such a range by name; inside a
+    /// kernel, keep `upper - lower` a normal float.
     #[inline(always)]
-    fn bin(self, lower: Self, upper: Self, bins: u32) -> Option<u32> {
+    fn bin(self, lower: f32, upper: f32, bins: u32) -> Option<u32> {
         // A NaN fails both comparisons' negation: out of range.
         if !(self >= lower && self < upper) {
             return None;
@@ -182,7 +202,7 @@ impl Region {
 #[derive(Clone, Copy)]
 struct Ticket(#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))] u32);
 
-impl<L: CanSync> GridGroup<L> {
+impl<L: LaunchKind> GridGroup<L> {
     /// `v` combined over every thread of the grid, returned to every thread
     /// (the grid-wide `cg::reduce(grid, v, op)`; CUB's `DeviceReduce::Reduce`
     /// called from inside a kernel).
@@ -220,7 +240,10 @@ impl<L: CanSync> GridGroup<L> {
     /// ```
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn reduce<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn reduce<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.reduce", &[core::any::type_name::<T>(), core::any::type_name::<Op>()]));
         self.reduce_in_order([v], op)[0]
     }
@@ -265,7 +288,10 @@ impl<L: CanSync> GridGroup<L> {
     /// ```
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn reduce_array<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, v: [T; K], op: Op) -> [T; K] {
+    pub fn reduce_array<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, v: [T; K], op: Op) -> [T; K]
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.reduce_array", &[core::any::type_name::<T>(), core::any::type_name::<Op>(), items_name::<K>()]));
         self.reduce_in_order(v, op)
     }
@@ -275,7 +301,10 @@ impl<L: CanSync> GridGroup<L> {
     /// combined left to right).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn reduce_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> T {
+    pub fn reduce_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> T
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.reduce_items", &[core::any::type_name::<T>(), core::any::type_name::<Op>(), items_name::<K>()]));
         self.reduce_in_order([fold::<T, Op, K>(items)], op)[0]
     }
@@ -305,7 +334,10 @@ impl<L: CanSync> GridGroup<L> {
     /// ```
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn inclusive_scan<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn inclusive_scan<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.inclusive_scan", &[core::any::type_name::<T>(), core::any::type_name::<Op>()]));
         Op::combine(self.exclusive_in_order(v, op), v)
     }
@@ -336,7 +368,10 @@ impl<L: CanSync> GridGroup<L> {
     /// ```
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn exclusive_scan<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    pub fn exclusive_scan<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.exclusive_scan", &[core::any::type_name::<T>(), core::any::type_name::<Op>()]));
         self.exclusive_in_order(v, op)
     }
@@ -345,7 +380,10 @@ impl<L: CanSync> GridGroup<L> {
     /// (in grid rank order, then item order), itself included.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn inclusive_scan_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> [T; K] {
+    pub fn inclusive_scan_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> [T; K]
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.inclusive_scan_items", &[core::any::type_name::<T>(), core::any::type_name::<Op>(), items_name::<K>()]));
         let mut acc = self.exclusive_in_order(fold::<T, Op, K>(items), op);
         items.map(|x| {
@@ -359,7 +397,10 @@ impl<L: CanSync> GridGroup<L> {
     /// grid's first item.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn exclusive_scan_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> [T; K] {
+    pub fn exclusive_scan_items<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, items: [T; K], op: Op) -> [T; K]
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.exclusive_scan_items", &[core::any::type_name::<T>(), core::any::type_name::<Op>(), items_name::<K>()]));
         let mut acc = self.exclusive_in_order(fold::<T, Op, K>(items), op);
         items.map(|x| {
@@ -405,7 +446,10 @@ impl<L: CanSync> GridGroup<L> {
     /// ```
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn select(&self, keep: bool) -> Selected {
+    pub fn select(&self, keep: bool) -> Selected
+    where
+        L: CanCollect,
+    {
         emu_call!("grid.select()");
         let (before, count) = self.count_in_order(keep as u32);
         Selected { index: keep.then_some(before as usize), count: count as usize }
@@ -417,7 +461,10 @@ impl<L: CanSync> GridGroup<L> {
     /// larger count traps on a GPU and faults on the emulator.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub fn select_items<const K: usize>(&self, keep: [bool; K]) -> SelectedItems<K> {
+    pub fn select_items<const K: usize>(&self, keep: [bool; K]) -> SelectedItems<K>
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.select_items", &[items_name::<K>()]));
         if (self.num_threads() as u64).saturating_mul(K as u64) >= 1 << 32 {
             #[cfg(target_arch = "nvptx64")]
@@ -452,7 +499,7 @@ impl<L: CanSync> GridGroup<L> {
     /// use cg_kernel::kernel;
     /// use cg_kernel::mem::{In, Out};
     ///
-    /// /// 16 bins of the bytes of `x`, one byte per thread.
+    /// /// 16 bins of the bytes of `x` (0 to 255, each bin 16 values), one byte per thread.
     /// ///
     /// /// # Safety
     /// /// `x` holds one byte per thread of the grid; `bins` 16 counts, which
@@ -463,18 +510,22 @@ impl<L: CanSync> GridGroup<L> {
     ///     // SAFETY: one byte per thread.
     ///     let b = unsafe { x.read(grid.thread_rank()) };
     ///     // SAFETY: `bins` holds 16 counts, the kernel's alone.
-    ///     unsafe { grid.histogram_even([Some(b)], bins, 16, 0u8, 255u8) };
+    ///     unsafe { grid.histogram_even([Some(b)], bins, 16, 0, 256) };
     /// }
     /// # assert!(BYTE_HISTOGRAM.grid_sync());
     /// ```
     ///
     /// # Safety
-    /// `bins` holds `num_bins` counts that nothing else reads or writes from
-    /// the call's start to its end (this grid's threads may read them after
-    /// it); `num_bins` is at least 1 and `lower < upper`.
+    /// Every thread of the grid passes the same `bins`, `num_bins`, `lower`
+    /// and `upper`; `bins` holds `num_bins` counts that nothing else reads or
+    /// writes from the call's start to its end (this grid's threads may read
+    /// them after it); `num_bins` is at least 1 and `lower < upper`.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    pub unsafe fn histogram_even<S: Sample, const K: usize>(&self, samples: [Option<S>; K], bins: Out<u32>, num_bins: u32, lower: S, upper: S) {
+    pub unsafe fn histogram_even<S: Sample, const K: usize>(&self, samples: [Option<S>; K], bins: Out<u32>, num_bins: u32, lower: S::Level, upper: S::Level)
+    where
+        L: CanCollect,
+    {
         emu_call!(collective("grid.histogram_even", &[core::any::type_name::<S>(), items_name::<K>()]));
         let (rank, threads) = (self.thread_rank(), self.num_threads());
         let mut b = rank;
@@ -503,10 +554,28 @@ impl<L: CanSync> GridGroup<L> {
         self.sync();
     }
 
+    /// The collectives' shared memory, after what a grid barrier needs: on
+    /// the emulator a collective in a kernel not declared
+    /// `#[kernel(cooperative)]` (reached around the compile-time guard) or
+    /// not launched cooperatively is named here, as `grid.sync()` is.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn region(&self) -> Region
+    where
+        L: CanCollect,
+    {
+        #[cfg(not(target_arch = "nvptx64"))]
+        cg_emulator::thread::grid_barrier_allowed(self.is_valid());
+        Region::here()
+    }
+
     /// Thread 0's early loads of where this call's words go (see [`Ticket`]);
     /// nothing in the other threads, and nothing on the emulator.
     #[inline(always)]
-    fn ticket(&self, block: &ThreadBlock) -> Ticket {
+    fn ticket(&self, block: &ThreadBlock) -> Ticket
+    where
+        L: CanCollect,
+    {
         #[cfg(target_arch = "nvptx64")]
         if block.thread_rank() == 0 {
             return self.scratch_ticket();
@@ -522,7 +591,10 @@ impl<L: CanSync> GridGroup<L> {
     /// is written.
     #[cfg(target_arch = "nvptx64")]
     #[inline(always)]
-    fn scratch_ticket(&self) -> Ticket {
+    fn scratch_ticket(&self) -> Ticket
+    where
+        L: CanCollect,
+    {
         use super::barrier::launch_memory::SCRATCH_OFFSET;
         use super::barrier::watched::{COUNTERS, LINE_BYTES, group};
         use crate::arch;
@@ -552,7 +624,10 @@ impl<L: CanSync> GridGroup<L> {
     /// [`word`](Self::word).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn exchange<const K: usize>(&self, block: &ThreadBlock, ticket: Ticket, mine: [u64; K], region: Region) -> Ticket {
+    fn exchange<const K: usize>(&self, block: &ThreadBlock, ticket: Ticket, mine: [u64; K], region: Region) -> Ticket
+    where
+        L: CanCollect,
+    {
         const { assert!(K <= MAX_GRID_VALUES, "a grid collective sends at most MAX_GRID_VALUES (8) values a block") };
         if block.thread_rank() == 0 {
             #[cfg(target_arch = "nvptx64")]
@@ -591,7 +666,10 @@ impl<L: CanSync> GridGroup<L> {
     /// Block `from`'s word `k` of the last [`exchange`](Self::exchange).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn word(&self, words: Ticket, from: usize, k: usize) -> u64 {
+    fn word(&self, words: Ticket, from: usize, k: usize) -> u64
+    where
+        L: CanCollect,
+    {
         #[cfg(target_arch = "nvptx64")]
         {
             let at = super::barrier::launch_memory::word(words.0 & 1, from as u32, k as u32, words.0 >> 1);
@@ -618,7 +696,10 @@ impl<L: CanSync> GridGroup<L> {
         end: usize,
         op: Op,
         region: Region,
-    ) -> [T; K] {
+    ) -> [T; K]
+    where
+        L: CanCollect,
+    {
         let (t, threads) = (block.thread_rank() as usize, block.num_threads() as usize);
         let mut acc = [Op::identity(); K];
         let mut i = t;
@@ -634,9 +715,12 @@ impl<L: CanSync> GridGroup<L> {
     /// [`reduce_array`](Self::reduce_array) without its name.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn reduce_in_order<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, v: [T; K], op: Op) -> [T; K] {
+    fn reduce_in_order<T: GridValue, Op: const ReduceOp<T>, const K: usize>(&self, v: [T; K], op: Op) -> [T; K]
+    where
+        L: CanCollect,
+    {
         let block = this_thread_block();
-        let region = Region::here();
+        let region = self.region();
         let ticket = self.ticket(&block);
         let totals = block_totals(&block, v, op, region);
         let words = self.exchange(&block, ticket, totals.map(Word::to_bits64), region);
@@ -647,9 +731,12 @@ impl<L: CanSync> GridGroup<L> {
     /// then the words of the blocks before it.
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn exclusive_in_order<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T {
+    fn exclusive_in_order<T: GridValue, Op: const ReduceOp<T>>(&self, v: T, op: Op) -> T
+    where
+        L: CanCollect,
+    {
         let block = this_thread_block();
-        let region = Region::here();
+        let region = self.region();
         let ticket = self.ticket(&block);
         let warp = tiled_partition::<WARP>(&block);
         // SAFETY: every thread of the block makes this call (the collectives'
@@ -667,9 +754,12 @@ impl<L: CanSync> GridGroup<L> {
     /// rest, so one 64-bit sum holds both (each below 2^32: no carry).
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-    fn count_in_order(&self, mine: u32) -> (u32, u32) {
+    fn count_in_order(&self, mine: u32) -> (u32, u32)
+    where
+        L: CanCollect,
+    {
         let block = this_thread_block();
-        let region = Region::here();
+        let region = self.region();
         let ticket = self.ticket(&block);
         let warp = tiled_partition::<WARP>(&block);
         // SAFETY: as in `exclusive_in_order`.

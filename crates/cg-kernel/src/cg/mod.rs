@@ -112,7 +112,7 @@ pub const fn ffs(v: u32) -> u32 {
 pub use block_collectives::{block_exclusive_scan, block_inclusive_scan, block_reduce, block_scratch_bytes};
 pub use cluster::{ArrivalToken, ClusterGroup, ClusterShared, Clustered, InCluster, Unclustered, cluster_kernel, cooperative_cluster_kernel, this_cluster};
 pub use coalesced::{CoalescedGroup, coalesced_threads};
-pub use grid::{CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
+pub use grid::{CanCollect, CanSync, Cooperative, GridGroup, LaunchKind, Ordinary, cooperative_kernel, this_grid};
 pub use grid_collectives::{GRID_SHARED_BYTES, GridValue, MAX_GRID_VALUES, Sample, Selected, SelectedItems};
 pub use multi_grid::{MultiGridGroup, this_multi_grid};
 pub use ops::{BitAnd, BitOr, BitXor, Greater, Less, Plus, ReduceOp, Redux};
