@@ -356,7 +356,7 @@ fn two_in_flight(gpu: &Gpu, blocks: u32, threads: u32) {
     let mut outs_by_branch = [&mut a[0], &mut b[0]];
     gpu.in_parallel(2, &mut |i| {
         // SAFETY: each branch its own input and output.
-        unsafe { launch.launch((&x[i].slice(..), outs_by_branch[i].slice_mut(..))) }.map_err(Into::into)
+        unsafe { launch.launch((&x[i].slice(..), outs_by_branch[i].slice_mut(..))) }
     })
     .unwrap();
     for i in 0..2 {

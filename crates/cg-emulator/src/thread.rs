@@ -243,7 +243,9 @@ pub fn grid_gathered(from: u32, k: u32) -> u64 {
 pub fn collective_name(kind: &'static str, types: &[&'static str]) -> &'static str {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static NAMES: Mutex<Option<HashMap<(&'static str, Vec<&'static str>), &'static str>>> = Mutex::new(None);
+    /// A name's kind and type arguments, and the name made of them.
+    type Names = HashMap<(&'static str, Vec<&'static str>), &'static str>;
+    static NAMES: Mutex<Option<Names>> = Mutex::new(None);
     let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
     let key = (kind, types.to_vec());
     if let Some(name) = names.get_or_insert_with(HashMap::new).get(&key) {

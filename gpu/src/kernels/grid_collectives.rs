@@ -54,9 +54,9 @@ where
     // SAFETY: the caller's contract.
     unsafe {
         out.write(at, r);
-        for j in 0..GRID_ITEMS {
-            out.write(at + 1 + j, inclusive[j]);
-            out.write(at + 1 + GRID_ITEMS + j, exclusive[j]);
+        for (j, (i, e)) in inclusive.into_iter().zip(exclusive).enumerate() {
+            out.write(at + 1 + j, i);
+            out.write(at + 1 + GRID_ITEMS + j, e);
         }
     }
 }
@@ -122,10 +122,10 @@ pub unsafe fn grid_select(x: In<u32>, below: u32, kept: Out<u32>, kept_items: Ou
     // SAFETY: the items, after the values.
     let items: [u32; GRID_ITEMS] = core::array::from_fn(|j| unsafe { x.read(threads + rank * GRID_ITEMS + j) });
     let si = grid.select_items(items.map(|v| v < below));
-    for j in 0..GRID_ITEMS {
-        if let Some(at) = si.index[j] {
+    for (at, item) in si.index.into_iter().zip(items) {
+        if let Some(at) = at {
             // SAFETY: at < si.count <= threads * GRID_ITEMS.
-            unsafe { kept_items.write(at, items[j]) };
+            unsafe { kept_items.write(at, item) };
         }
     }
     // SAFETY: two counts per thread.
@@ -357,6 +357,8 @@ pub unsafe fn grid_reduce_with_two_ops_of_one_name(out: Out<u32>) {
 pub unsafe fn grid_reduce_from_two_branches(out: Out<u32>) {
     let grid = this_grid();
     let rank = grid.thread_rank();
+    // The same call in both arms is the point of this kernel.
+    #[allow(clippy::if_same_then_else)]
     let total = if grid.block_rank() % 2 == 1 { grid.reduce(1u32, Plus) } else { grid.reduce(1u32, Plus) };
     // SAFETY: one element per thread.
     unsafe { out.write(rank, total) };
