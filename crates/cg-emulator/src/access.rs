@@ -103,6 +103,14 @@ impl Block {
         self.shared_word_range_within(index, size, access, site, self.shared.bytes)
     }
 
+    /// What the shared memory at `byte` is, for a report: the dynamic part
+    /// the kernel sized, or its fixed end, which holds its `shared_array!`s
+    /// and, in a cooperative kernel, the grid collectives' memory.
+    pub(crate) fn shared_place(&self, byte: usize) -> &'static str {
+        let front = self.shared.bytes.saturating_sub(self.info().launch.shared_tail as usize);
+        if byte < front { "dynamic shared memory" } else { "static shared memory (a shared_array!, or the grid collectives')" }
+    }
+
     /// Faults an access of element `index` (of `size` bytes) that ends past
     /// the launch's dynamic part: the shared memory less the fixed regions at
     /// its end (`Launch::shared_tail`), which `dynamic_shared()` never addresses.
@@ -172,8 +180,8 @@ impl Block {
             let mut shadow = self.shared.shadow.borrow_mut();
             (start / g..end.div_ceil(g)).find_map(|k| {
                 self.check(&mut shadow[k], access, site, || match g {
-                    4 => format!("dynamic shared memory word {k} (bytes {}..{})", 4 * k, 4 * k + 4),
-                    _ => format!("dynamic shared memory byte {k}"),
+                    4 => format!("{} word {k} (bytes {}..{})", self.shared_place(4 * k), 4 * k, 4 * k + 4),
+                    _ => format!("{} byte {k}", self.shared_place(k)),
                 })
             })
         };
@@ -300,7 +308,7 @@ impl Block {
         let words = self.shared_access(index, size, Access::Read, site);
         self.check_shared_written(index, size, Access::Read, site);
         self.note_own(words.start, Access::Read, site);
-        self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
+        self.note_read(Self::shared_key(words.start), site, || format!("{} word {}", self.shared_place(4 * words.start), words.start));
         self.shared_bits(index, size)
     }
 

@@ -192,7 +192,7 @@ impl Block {
         self.check_shared_written(index, size, if op.is_some() { Access::Atomic } else { Access::Read }, site);
         let Some(op) = op else {
             self.note_own(words.start, Access::Read, site);
-            self.note_read(Self::shared_key(words.start), site, || format!("dynamic shared memory word {}", words.start));
+            self.note_read(Self::shared_key(words.start), site, || format!("{} word {}", self.shared_place(4 * words.start), words.start));
             return self.shared_bits(index, size);
         };
         self.note_own(words.start, Access::Atomic, site);
