@@ -27,6 +27,8 @@
 //! min_blocks`, so ptxas keeps its registers low enough for `min_blocks` blocks of `max_threads` per
 //! SM; the host refuses a larger block by name. Rust has no attribute for these directives: the
 //! macro leaves a `__launch_bounds__<name>` global in the PTX, which `cg-builder` turns into them),
+//! `block_size = N` (the one block size the body is written for, whole warps: a launch of another
+//! is refused by name, and the PTX says `.maxntid N`),
 //! `crate = path` or `crate = "path"` (the path every emitted item names cg-kernel by, `::cg_kernel`
 //! unless given: for a crate that depends on it under another name or re-exports it; `path::cg::this_grid()`
 //! is then one of the spellings the body's rewrite recognizes), `def = NAME` (the definition's name,
@@ -163,6 +165,10 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
     let block_shared = match (&options.shared_memory, tile.is_none()) {
         (Some(f), true) => quote!(.with_shared_memory(#f)),
         _ => quote!(),
+    };
+    let block_size_def = match options.block_size {
+        Some(n) => quote!(.with_block_size(#n)),
+        None => quote!(),
     };
     let (bounds_def, bounds_global) = match options.launch_bounds {
         Some((max, min)) => {
@@ -350,6 +356,7 @@ fn expand_kernel(options: &Options, f: ItemFn) -> Result<Tokens> {
                 )
                 #emulator_only
                 #bounds_def
+                #block_size_def
                 #block_shared
                 .with_tail_shared(#tail)
             }

@@ -16,6 +16,8 @@ pub(crate) struct Options {
     pub(crate) krate: Option<Path>,
     /// `def = NAME`: the definition's name, the function's in capitals if not given.
     pub(crate) def: Option<syn::Ident>,
+    /// `block_size = N`: the one block size the kernel's body is written for.
+    pub(crate) block_size: Option<u32>,
     /// Not an option: the bytes at the end of the kernel's shared memory
     /// (its `shared_array!`s and, if cooperative, the grid collectives'),
     /// as an expression of type `usize`; set by `static_arrays`.
@@ -52,6 +54,12 @@ pub(crate) fn parse_options(attr: Tokens) -> Result<Options> {
                 Some(if value.peek(syn::LitStr) { value.parse::<syn::LitStr>()?.parse_with(Path::parse_mod_style)? } else { Path::parse_mod_style(value)? });
         } else if meta.path.is_ident("def") {
             o.def = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("block_size") {
+            let n = meta.value()?.parse::<syn::LitInt>()?.base10_parse::<u32>()?;
+            if n == 0 || !n.is_multiple_of(32) || n > 1024 {
+                return Err(meta.error("`block_size = N` takes whole warps: a multiple of 32, from 32 to 1024"));
+            }
+            o.block_size = Some(n);
         } else if meta.path.is_ident("launch_bounds") {
             let content;
             syn::parenthesized!(content in meta.input);
@@ -65,13 +73,23 @@ pub(crate) fn parse_options(attr: Tokens) -> Result<Options> {
         } else {
             return Err(
                 meta.error(
-                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)`, `crate = path` or `def = NAME`",
+                    "expected `cooperative`, `cluster`, `emulator`, `shared_memory = f`, `overread = f`, `launch_bounds(max_threads, min_blocks)`, `block_size = N`, `crate = path` or `def = NAME`",
                 )
             );
         }
         Ok(())
     });
     syn::parse::Parser::parse2(parser, attr)?;
+    // A block size is an upper bound too: the PTX's `.maxntid` says so.
+    if let Some(n) = o.block_size {
+        match o.launch_bounds {
+            None => o.launch_bounds = Some((n, 0)),
+            Some((max, _)) if max < n => {
+                return Err(Error::new(proc_macro2::Span::call_site(), format!("`block_size = {n}` is more than `launch_bounds({max}, ..)` allows")));
+            }
+            Some(_) => {}
+        }
+    }
     Ok(o)
 }
 

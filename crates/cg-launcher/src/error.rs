@@ -215,6 +215,15 @@ pub enum Error {
         /// Its launch bounds' most threads per block.
         max_threads: u32,
     },
+    /// A block of another size than the kernel's `block_size`.
+    NotTheBlockSize {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Threads per block.
+        threads_per_block: u32,
+        /// The block size it is declared for.
+        required: u32,
+    },
     /// Not one block of this kernel fits on an SM.
     BlockDoesNotFit {
         /// The kernel's name.
@@ -536,6 +545,10 @@ impl fmt::Display for Error {
             Error::OverLaunchBounds { kernel, threads_per_block, max_threads } => write!(
                 f,
                 "blocks of {threads_per_block} threads refused: {kernel} is declared `launch_bounds({max_threads}, ...)` (C++'s __launch_bounds__), so its PTX runs blocks of at most {max_threads} threads"
+            ),
+            Error::NotTheBlockSize { kernel, threads_per_block, required } => write!(
+                f,
+                "blocks of {threads_per_block} threads refused: {kernel} is declared `block_size = {required}`, its body written for blocks of exactly {required} threads: launch it with {required}"
             ),
             Error::BlockDoesNotFit { kernel, limits } => write!(
                 f,

@@ -45,6 +45,8 @@ pub struct KernelDef<P: Params, C> {
     tail_shared: u32,
     /// `#[kernel(launch_bounds(max_threads, min_blocks))]`, or `(0, 0)`.
     launch_bounds: (u32, u32),
+    /// `#[kernel(block_size = N)]`, or 0.
+    block_size: u32,
     /// The kernel crate that defines it (`CARGO_CRATE_NAME`), whose PTX holds it.
     crate_name: &'static str,
     /// Dynamic shared memory by block size, for a kernel without a tile
@@ -86,6 +88,7 @@ impl<P: Params, C> KernelDef<P, C> {
             extra_shared: 0,
             tail_shared: 0,
             launch_bounds: (0, 0),
+            block_size: 0,
             crate_name: "",
             block_shared: None,
             _contract: PhantomData,
@@ -147,6 +150,19 @@ impl<P: Params, C> KernelDef<P, C> {
     #[doc(hidden)]
     pub const fn with_launch_bounds(self, max_threads: u32, min_blocks: u32) -> Self {
         KernelDef { launch_bounds: (max_threads, min_blocks), ..self }
+    }
+
+    /// The same definition with `block_size` the only block size it runs,
+    /// as `#[kernel(block_size = N)]` emits it.
+    #[doc(hidden)]
+    pub const fn with_block_size(self, block_size: u32) -> Self {
+        KernelDef { block_size, ..self }
+    }
+
+    /// `#[kernel(block_size = N)]`: the one block size the kernel's body is
+    /// written for, which a launch of another is refused for, by name.
+    pub const fn block_size(&self) -> Option<u32> {
+        if self.block_size == 0 { None } else { Some(self.block_size) }
     }
 
     /// `__launch_bounds__(max_threads, min_blocks)`: the most threads a block

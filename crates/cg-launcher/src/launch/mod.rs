@@ -188,6 +188,9 @@ impl<'g, P: Params, C> Loaded<'g, P, C> {
             return Ok(l);
         }
         check_threads_per_block(threads_per_block, self.gpu.info.max_threads_per_block).map_err(|why| Error::BadThreadsPerBlock { threads_per_block, why })?;
+        if let Some(required) = self.def.block_size().filter(|&n| n != threads_per_block) {
+            return Err(Error::NotTheBlockSize { kernel: self.def.name(), threads_per_block, required });
+        }
         if let Some((max_threads, _)) = self.def.launch_bounds().filter(|&(max, _)| threads_per_block > max) {
             return Err(Error::OverLaunchBounds { kernel: self.def.name(), threads_per_block, max_threads });
         }
