@@ -24,14 +24,18 @@ pub enum Runner {
 pub const EMULATOR_FLAGS: [&str; 5] = ["--gpu", "--sms", "--threads-per-sm", "--blocks-per-sm", "--seed"];
 
 impl Runner {
-    /// This process's: the emulator's build by its feature, the repository's
-    /// by a binary under a `target` folder, else an installed one.
+    /// This process's: the emulator's build by its feature; the
+    /// repository's where cargo started it (`cargo run` and `cargo test` set
+    /// `CARGO_MANIFEST_DIR` for what they run, wherever `CARGO_TARGET_DIR`
+    /// puts the binary) or where the binary lies under a `target` folder;
+    /// else an installed one.
     pub fn current() -> Runner {
         if cfg!(feature = "emulator-only") {
             return Runner::CargoEmulate;
         }
+        let by_cargo = std::env::var_os("CARGO_MANIFEST_DIR").is_some();
         let in_target = std::env::current_exe().ok().is_some_and(|p| p.components().any(|c| c.as_os_str() == "target"));
-        if in_target { Runner::CargoRun } else { Runner::Installed }
+        if by_cargo || in_target { Runner::CargoRun } else { Runner::Installed }
     }
 
     /// The command line that runs the program with `args` (the subcommand
