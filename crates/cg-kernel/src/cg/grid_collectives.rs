@@ -737,15 +737,27 @@ impl<L: LaunchKind> GridGroup<L> {
     {
         let block = this_thread_block();
         let region = self.region();
-        let ticket = self.ticket(&block);
-        let warp = tiled_partition::<WARP>(&block);
+        let (in_block, words) = self.scan_and_exchange(&block, v, op, region);
+        let [before] = self.combine_words(&block, words, self.block_rank(), op, region);
+        Op::combine(before, in_block)
+    }
+
+    /// What both in-order collectives start with: the block's exclusive scan
+    /// of `v`, and the block's total sent through the exchange. Returns the
+    /// thread's place in its block and the exchange's words.
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    fn scan_and_exchange<T: GridValue, Op: const ReduceOp<T>>(&self, block: &ThreadBlock, v: T, op: Op, region: Region) -> (T, Ticket)
+    where
+        L: CanCollect,
+    {
+        let ticket = self.ticket(block);
+        let warp = tiled_partition::<WARP>(block);
         // SAFETY: every thread of the block makes this call (the collectives'
         // rule); the region's first MAX_WARPS values hold one per warp, and
         // only these collectives use them, each ending with a block barrier.
-        let (in_block, total) = unsafe { block_exclusive_scan(&block, &warp, v, op, region.warps()) };
-        let words = self.exchange(&block, ticket, [total.to_bits64()], region);
-        let [before] = self.combine_words(&block, words, self.block_rank(), op, region);
-        Op::combine(before, in_block)
+        let (in_block, total) = unsafe { block_exclusive_scan(block, &warp, v, op, region.warps()) };
+        (in_block, self.exchange(block, ticket, [total.to_bits64()], region))
     }
 
     /// Counts before this thread in grid rank order and in the whole grid,
@@ -760,11 +772,7 @@ impl<L: LaunchKind> GridGroup<L> {
     {
         let block = this_thread_block();
         let region = self.region();
-        let ticket = self.ticket(&block);
-        let warp = tiled_partition::<WARP>(&block);
-        // SAFETY: as in `exclusive_in_order`.
-        let (in_block, total) = unsafe { block_exclusive_scan(&block, &warp, mine, Plus, region.warps()) };
-        let words = self.exchange(&block, ticket, [total as u64], region);
+        let (in_block, words) = self.scan_and_exchange(&block, mine, Plus, region);
         let (t, threads, me) = (block.thread_rank() as usize, block.num_threads() as usize, self.block_rank());
         let mut acc = 0u64;
         let mut i = t;
