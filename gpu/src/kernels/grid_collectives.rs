@@ -154,48 +154,6 @@ pub unsafe fn grid_histogram(x: In<f32>, bins: Out<u32>, num_bins: u32, lower: f
     unsafe { seen.write(rank, bins.read(rank % num_bins as usize)) };
 }
 
-/// `rounds` grid reductions of one `f32` per thread back to back, each
-/// depending on the last, and nothing else: what one costs, against
-/// `grid_sync_loop`'s barrier. Thread 0 writes the last sum.
-///
-/// # Safety
-/// `out` holds one float.
-#[kernel(cooperative)]
-pub unsafe fn grid_reduce_loop(rounds: u32, out: Out<f32>) {
-    let grid = this_grid();
-    let mut v = grid.thread_rank() as f32 * 1e-6;
-    let mut k = 0;
-    while k < rounds {
-        v = grid.reduce(v, Plus) * 1e-9;
-        k += 1;
-    }
-    if grid.thread_rank() == 0 {
-        // SAFETY: one float.
-        unsafe { out.write(0, v) };
-    }
-}
-
-/// `rounds` grid exclusive scans of one `u32` per thread back to back, each
-/// depending on the last: what one costs. The grid's last thread writes
-/// its last value.
-///
-/// # Safety
-/// `out` holds one `u32`.
-#[kernel(cooperative)]
-pub unsafe fn grid_scan_loop(rounds: u32, out: Out<u32>) {
-    let grid = this_grid();
-    let mut v = grid.thread_rank() as u32 & 7;
-    let mut k = 0;
-    while k < rounds {
-        v = grid.exclusive_scan(v, Plus) & 7;
-        k += 1;
-    }
-    if grid.thread_rank() == grid.num_threads() - 1 {
-        // SAFETY: one value.
-        unsafe { out.write(0, v) };
-    }
-}
-
 /// A mistake: only the even blocks call `grid.reduce`; the odd ones return.
 ///
 /// # Safety

@@ -1,7 +1,7 @@
 //! Loops of one grid collective each, and nothing else: `rounds` calls
 //! back to back, each depending on the last, so that the time of a launch
 //! of `rounds` calls less that of a launch of none, over `rounds`, is what
-//! one call costs. `grid_sync_loop` is the barrier they are measured against.
+//! one call costs. `sync_loop` is the barrier they are measured against.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_gpu_kernel))]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs)]
