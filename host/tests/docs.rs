@@ -149,9 +149,9 @@ fn the_check_sees_a_missing_link_a_missing_path_a_wrong_line_and_a_path_outside(
 
 /// The README is the door, and the chapters hold the detail.
 #[test]
-fn the_readme_stays_under_350_lines() {
+fn the_readme_stays_within_300_lines() {
     let lines = std::fs::read_to_string(root().join("README.md")).unwrap().lines().count();
-    assert!(lines < 350, "README.md has {lines} lines: move detail into a chapter under docs/");
+    assert!(lines <= 300, "README.md has {lines} lines, over 300: move detail into a chapter under docs/");
 }
 
 /// The times a paragraph of `text` gives in seconds (`14 s`, `1.6-1.9 s`,
