@@ -42,24 +42,44 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-/// The files of top-level module `module`: `module.rs`, or everything under `module/`.
-fn files_of(module: &str) -> Vec<PathBuf> {
-    let file = src().join(format!("{module}.rs"));
+/// The launcher's modules, lowest first: `crates/cg-launcher/src/lib.rs`'s
+/// files may import only down this list (its `group` and `observe` are
+/// re-exports written in `lib.rs` itself).
+const LAUNCHER_LAYERS: &[&str] = &["sizing", "error", "shape", "driver", "nccl", "device", "launch"];
+
+fn launcher_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/cg-launcher/src")
+}
+
+/// The files of top-level module `module` of the crate whose source is
+/// `src`: `module.rs`, or everything under `module/`, folders within too.
+fn files_of(src: &Path, module: &str) -> Vec<PathBuf> {
+    let file = src.join(format!("{module}.rs"));
     if file.exists() {
         return vec![file];
     }
-    let mut files: Vec<PathBuf> = fs::read_dir(src().join(module))
-        .unwrap_or_else(|e| panic!("module {module}: neither src/{module}.rs nor src/{module}/ ({e})"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        .collect();
+    let mut files = Vec::new();
+    let mut stack = vec![src.join(module)];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap_or_else(|e| panic!("module {module}: neither {module}.rs nor {module}/ in {} ({e})", src.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
     files
 }
 
-/// The top-level modules named after each `crate::` in `text`, with the
-/// line they are on; `crate::{a::X, b}` names `a` and `b`.
+/// The top-level modules named after each `crate::` in `text`'s code (a
+/// comment's, a doc link's, imports nothing), with the line they are on;
+/// `crate::{a::X, b}` names `a` and `b`.
 fn crate_uses(text: &str) -> Vec<(String, usize)> {
+    let code: String = text.lines().map(|l| format!("{}\n", l.split("//").next().unwrap_or(""))).collect();
+    let text = code.as_str();
     let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
     let mut found = Vec::new();
     for (at, _) in text.match_indices("crate::") {
@@ -101,25 +121,27 @@ fn every_module_of_lib_rs_has_a_place_in_the_layers() {
     assert!(lib.contains(&reexported), "host/src/lib.rs should say `{reexported}`");
 }
 
-#[test]
-fn each_module_uses_only_the_layers_before_it() {
-    let lib = fs::read_to_string(src().join("lib.rs")).unwrap();
+/// The imports in the files of `layers` (in the crate whose source is `src`)
+/// that run up the list: each module may use the modules before it, those
+/// of `outside` (another crate's, below all), and `lib.rs`'s own items.
+fn upward_imports(src: &Path, layers: &[&str], outside: &[&str]) -> Vec<String> {
+    let lib = fs::read_to_string(src.join("lib.rs")).unwrap();
     let root_items: Vec<String> = lib
         .lines()
         .filter_map(|l| {
             let l = l.trim();
-            let name = l.strip_prefix("pub const ").or_else(|| l.strip_prefix("pub fn "))?;
-            Some(name.split([':', '(']).next()?.to_string())
+            let name = ["pub const ", "pub fn ", "pub(crate) fn ", "fn "].iter().find_map(|p| l.strip_prefix(p))?;
+            Some(name.split([':', '(', '<']).next()?.to_string())
         })
         .collect();
     let mut wrong = Vec::new();
-    for (rank, module) in LAYERS.iter().enumerate() {
-        for file in files_of(module) {
+    for (rank, module) in layers.iter().enumerate() {
+        for file in files_of(src, module) {
             let text = fs::read_to_string(&file).unwrap();
             for (used, line) in crate_uses(&text) {
-                let used_rank = LAYERS.iter().position(|m| *m == used);
+                let used_rank = layers.iter().position(|m| *m == used);
                 match used_rank {
-                    _ if LAUNCHER.contains(&used.as_str()) => {}
+                    _ if outside.contains(&used.as_str()) => {}
                     Some(r) if r <= rank => {}
                     Some(_) => wrong.push(format!("{}:{line}: {module} uses crate::{used}, a layer above it", file.display())),
                     // An item of lib.rs itself (`kernels()`), below every module.
@@ -129,7 +151,33 @@ fn each_module_uses_only_the_layers_before_it() {
             }
         }
     }
+    wrong
+}
+
+#[test]
+fn each_module_uses_only_the_layers_before_it() {
+    let wrong = upward_imports(&src(), LAYERS, LAUNCHER);
     assert!(wrong.is_empty(), "imports that run back up the layers:\n{}", wrong.join("\n"));
+}
+
+/// The same of the launcher library, where the devices, the driver's calls
+/// and the launches once imported each other in a circle (`Shape` now has a
+/// module of its own below all three).
+#[test]
+fn each_module_of_the_launcher_uses_only_the_layers_before_it() {
+    let lib = fs::read_to_string(launcher_src().join("lib.rs")).unwrap();
+    let declared: BTreeSet<&str> = lib
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("pub mod ").or_else(|| l.strip_prefix("mod "))?;
+            l.strip_suffix(';')
+        })
+        .collect();
+    let listed: BTreeSet<&str> = LAUNCHER_LAYERS.iter().copied().collect();
+    assert_eq!(declared, listed, "cg-launcher's lib.rs modules and LAUNCHER_LAYERS differ: place the new module in both");
+    let wrong = upward_imports(&launcher_src(), LAUNCHER_LAYERS, &[]);
+    assert!(wrong.is_empty(), "imports that run back up the launcher's layers:\n{}", wrong.join("\n"));
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! [`crate::device`] and [`crate::launch`] may call them.
 
 use crate::error::{Error, Result};
-use crate::launch::Shape;
+use crate::shape::Shape;
 use cudarc::driver::sys;
 use std::ffi::c_void;
 

@@ -114,6 +114,7 @@ pub mod observe {
     use crate::device::Gpu;
     pub use crate::device::observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
 }
+mod shape;
 pub mod sizing;
 
 /// The PTX of kernel crate `krate` linked into this program (its

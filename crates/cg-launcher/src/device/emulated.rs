@@ -5,7 +5,7 @@ use super::group::Comm;
 use super::{ArgRepr, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
 use crate::error::plural;
 use crate::error::{Error, Result};
-use crate::launch::Shape;
+use crate::shape::Shape;
 use crate::sizing::SmResources;
 use cg_emulator as emu;
 use std::cell::{Cell, RefCell};

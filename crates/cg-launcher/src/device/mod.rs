@@ -28,7 +28,7 @@ pub(crate) use observe::{BlockTrace, LaunchTrace, Launched, TraceUnit, Tracing};
 pub use ptx_index::ptx_calls_grid_sync;
 
 use crate::error::{Error, Result};
-use crate::launch::Shape;
+use crate::shape::Shape;
 use crate::sizing::SmResources;
 use serde::Serialize;
 use std::sync::Arc;

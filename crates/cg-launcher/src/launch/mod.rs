@@ -97,29 +97,8 @@ mod args;
 mod cluster;
 
 pub use args::{Arg, Args};
-pub use cg_emulator::ClusterShape;
+pub use crate::shape::{ClusterShape, Shape};
 pub use cluster::{ClusterKernel, ClusterLaunch, ClusterLimits};
-
-/// The launch shape, as `cudaLaunchConfig_t` holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shape {
-    /// Blocks in the grid.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-    /// Blocks per cluster (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`), for a
-    /// cluster launch.
-    pub cluster: Option<ClusterShape>,
-}
-
-impl Shape {
-    /// A launch of `blocks` blocks of `threads_per_block`, with `shared_bytes` of dynamic shared memory, no clusters.
-    pub fn new(blocks: u32, threads_per_block: u32, shared_bytes: u32) -> Shape {
-        Shape { blocks, threads_per_block, shared_bytes, cluster: None }
-    }
-}
 
 /// Fails with [`Error::BufferTooShort`] unless `got >= needed`: how a safe
 /// wrapper around an `unsafe` launch checks a buffer against its kernel's

@@ -19,7 +19,7 @@ use super::ptx_index::PtxIndex;
 use super::{ArgRepr, Backend, Captured, DeviceInfo, Function, KernelSpec, Memory, Module, Occupancy, Owner, Queued, SharedOwner};
 use crate::driver;
 use crate::error::{Error, Result};
-use crate::launch::Shape;
+use crate::shape::Shape;
 use crate::sizing::SmResources;
 use cg_kernel::cg::barrier::{WATCHED_ENTRY_SUFFIX, is_watched, watched};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUevent_flags, CUfunction_attribute as FnAttr};
