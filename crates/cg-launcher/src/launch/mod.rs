@@ -96,8 +96,8 @@
 mod args;
 mod cluster;
 
-pub use args::{Arg, Args};
 pub use crate::shape::{ClusterShape, Shape};
+pub use args::{Arg, Args};
 pub use cluster::{ClusterKernel, ClusterLaunch, ClusterLimits};
 
 /// Fails with [`Error::BufferTooShort`] unless `got >= needed`: how a safe
